@@ -1,0 +1,82 @@
+"""Resolving model and dataset references: a local path, a Hugging Face hub id, or a ``tiny-*`` name.
+
+Every model and dataset reference in a profile goes through :func:`resolve`.
+A local folder is used as is.  A hub id is used as is when the hub answers, or
+from the local Hugging Face cache when it was downloaded before.  When neither
+works the run stops within seconds with :class:`MissingResourceError`, which
+names the resource and says how to point at a local copy — never a hang, never a
+bare traceback from deep inside ``from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlparse
+
+
+class MissingResourceError(RuntimeError):
+    """A model or dataset that can be neither found locally nor downloaded."""
+
+
+def hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+
+
+@lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Can a TCP connection to the hub be opened within ``timeout`` seconds? (Checked once per process.)"""
+    if offline():
+        return False
+    url = urlparse(hub_endpoint())
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _cached_snapshot(repo_id: str, repo_type: str) -> str | None:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(repo_id, repo_type=repo_type, local_files_only=True)
+    except Exception:  # noqa: BLE001 - any failure means "not in the local cache"
+        return None
+
+
+def resolve(ref: str, *, kind: str = "model", what: str = "") -> str:
+    """Turn a reference into something ``from_pretrained`` / ``load_dataset`` can open without hanging.
+
+    ``kind`` is ``"model"`` or ``"dataset"``; ``what`` names the setting the
+    reference came from (e.g. ``"glue.backbones"``) for the error message.
+    """
+    if not ref:
+        raise MissingResourceError(f"empty {kind} reference{f' in {what}' if what else ''}")
+    path = Path(os.path.expanduser(ref))
+    if path.exists():
+        return str(path.resolve())
+    if ref.startswith(("/", "./", "../", "~")) or path.suffix in (".csv", ".json", ".tsv", ".txt"):
+        raise MissingResourceError(f"{kind} '{ref}'{f' ({what})' if what else ''}: no such file or folder")
+    repo_type = "dataset" if kind == "dataset" else "model"
+    if hub_reachable():
+        return ref
+    cached = _cached_snapshot(ref, repo_type)
+    if cached:
+        return cached if kind == "model" else ref
+    reason = "offline mode is on (HF_HUB_OFFLINE=1)" if offline() else f"the hub ({hub_endpoint()}) cannot be reached"
+    setting = f" Set {what} to that folder" if what else " Point the profile's setting at that folder"
+    raise MissingResourceError(
+        f"{kind} '{ref}' is needed but {reason} and it is not in the local Hugging Face cache.\n"
+        f"  Fix: on a machine with network, run\n"
+        f"      huggingface-cli download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir /some/folder/{ref.split('/')[-1]}\n"
+        f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), "
+        f"e.g. as a papermill override: -p overrides '{{\"{what or 'section.key'}\": \"/some/folder/{ref.split('/')[-1]}\"}}'."
+    )

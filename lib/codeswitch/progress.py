@@ -1,0 +1,88 @@
+"""Progress bars that read well both in JupyterLab and in a log file.
+
+In a notebook opened by a person, :func:`progress` is ``tqdm.auto`` (a widget).
+Under ``reproduce.sh`` (``CODESWITCH_LOG_PROGRESS=1``) or any non-interactive
+stream it prints whole lines instead of carriage-return redraws, at most one every
+``CODESWITCH_PROGRESS_INTERVAL`` seconds (default 10), plus the final line::
+
+    [glue] 12/60 run  20% | 0:00:41 elapsed, 0:02:44 left
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Iterable
+
+from tqdm import tqdm as _tqdm
+
+
+class LogTqdm(_tqdm):
+    """tqdm that writes one plain line per update interval (no ``\\r``)."""
+
+    def __init__(self, *args, **kwargs):
+        self._last_line = 0.0
+        self._interval = float(os.environ.get("CODESWITCH_PROGRESS_INTERVAL", "10"))
+        kwargs.setdefault("file", sys.stderr)
+        kwargs.setdefault("mininterval", 0.5)
+        kwargs["dynamic_ncols"] = False
+        kwargs["ascii"] = True
+        super().__init__(*args, **kwargs)
+
+    def display(self, msg=None, pos=None):  # noqa: D401 - tqdm API
+        now = time.monotonic()
+        finished = self.total is not None and self.n >= self.total
+        if not finished and now - self._last_line < self._interval and self.n > 0:
+            return True
+        self._last_line = now
+        d = self.format_dict
+        elapsed = _hms(d.get("elapsed", 0))
+        if self.total:
+            rate = self.n / d["elapsed"] if d.get("elapsed") else 0
+            left = _hms((self.total - self.n) / rate) if rate else "?"
+            line = f"[{self.desc or 'progress'}] {self.n}/{self.total} {self.unit}  {100 * self.n / self.total:3.0f}% | {elapsed} elapsed, {left} left"
+        else:
+            line = f"[{self.desc or 'progress'}] {self.n} {self.unit} | {elapsed} elapsed"
+        if self.postfix:
+            line += f" | {self.postfix}"
+        self.fp.write(line + "\n")
+        self.fp.flush()
+        return True
+
+    def close(self):
+        if not self.disable and self.n and (self.total is None or self.n < self.total):
+            self._last_line = 0.0
+            self.display()
+        self.disable = True  # we already printed the final line ourselves
+        super().close()
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def log_mode() -> bool:
+    """True when progress should be printed as log lines (headless runs, non-TTY streams)."""
+    if os.environ.get("CODESWITCH_LOG_PROGRESS") == "1":
+        return True
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is not None:
+            return False
+    except ImportError:
+        pass
+    return not sys.stderr.isatty()
+
+
+def progress(iterable: Iterable | None = None, *, total: int | None = None, desc: str | None = None, unit: str = "it", **kwargs):
+    """A progress bar over ``iterable`` suited to where the code runs (see module doc)."""
+    if os.environ.get("CODESWITCH_NO_PROGRESS") == "1":
+        kwargs["disable"] = True
+    if log_mode():
+        return LogTqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)

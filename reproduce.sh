@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Regenerate every table and figure: run the numbered notebooks headlessly with papermill.
+#
+#   ./reproduce.sh                       # smoke profile: CPU, no network, minutes
+#   ./reproduce.sh --profile paper       # the papers' settings (GPU, Hugging Face hub)
+#   ./reproduce.sh --only 02,03          # some notebooks
+#   ./reproduce.sh --list                # what each notebook writes
+#   ./reproduce.sh --set seeds=[1]       # override a profile value (JSON)
+#
+# Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
+# figures/<profile>/ with INDEX.md.  Interrupt at any moment and run again: finished
+# runs are cached under runs/<profile>/ and are not redone.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+case "${1:-}" in
+  -h|--help)
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0 ;;
+esac
+source scripts/env.sh
+exec python -m codeswitch.pipeline "$@"

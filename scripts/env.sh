@@ -1,0 +1,51 @@
+# Sourced by ./reproduce.sh and ./test.sh: make sure a suitable Python environment is active.
+#
+# "Suitable" = Python >= 3.11 with every pin of requirements.txt installed and the
+# `codeswitch` package importable from this checkout (scripts/check_env.py says).
+# If the active environment (a venv or conda env) is suitable it is used as is;
+# otherwise a local .venv at the repository root is created (once) and filled from
+# requirements.txt + constraints.txt (torch stays on 2.13.0, CPU build on a CPU
+# machine), then re-synced whenever those files change.
+set -euo pipefail
+_cs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_cs_stamp_of() { cat "$_cs_root/requirements.txt" "$_cs_root/constraints.txt" "$_cs_root/pyproject.toml" | sha256sum | cut -c1-16; }
+
+_cs_suitable() {  # $1 = python executable
+  "$1" "$_cs_root/scripts/check_env.py" "$_cs_root" >/dev/null 2>&1
+}
+
+_cs_pick_python() {
+  for py in python3.11 python3.12 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] <= (3, 12) else 1)' 2>/dev/null; then
+      command -v "$py"; return 0
+    fi
+  done
+  echo "error: Python 3.11 or 3.12 is needed (found none on PATH); or use conda: conda env create -f environment.yml" >&2
+  return 1
+}
+
+if [ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ] && [ "${VIRTUAL_ENV:-}" != "$_cs_root/.venv" ] && _cs_suitable python; then
+  echo "[env] using the active environment: $(command -v python)" >&2
+else
+  _cs_venv="$_cs_root/.venv"
+  if [ ! -x "$_cs_venv/bin/python" ]; then
+    _cs_py="$(_cs_pick_python)"
+    echo "[env] creating $_cs_venv with $_cs_py" >&2
+    "$_cs_py" -m venv "$_cs_venv"
+  fi
+  _cs_want="$(_cs_stamp_of)"
+  if [ "$(cat "$_cs_venv/.codeswitch-stamp" 2>/dev/null)" != "$_cs_want" ] || ! _cs_suitable "$_cs_venv/bin/python"; then
+    echo "[env] installing the pinned dependency set into .venv (first time: several minutes)" >&2
+    "$_cs_venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true
+    "$_cs_venv/bin/python" -m pip install --quiet -r "$_cs_root/requirements.txt" -c "$_cs_root/constraints.txt" >&2
+    "$_cs_venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$_cs_root" >&2
+    "$_cs_venv/bin/python" "$_cs_root/scripts/check_env.py" "$_cs_root" >&2
+    echo "$_cs_want" > "$_cs_venv/.codeswitch-stamp"
+  fi
+  export VIRTUAL_ENV="$_cs_venv"
+  export PATH="$_cs_venv/bin:$PATH"
+  unset PYTHONHOME || true
+fi
+export TOKENIZERS_PARALLELISM="${TOKENIZERS_PARALLELISM:-false}"
+export PYTHONHASHSEED="${PYTHONHASHSEED:-0}"
+set +euo pipefail

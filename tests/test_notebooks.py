@@ -1,0 +1,75 @@
+"""Every notebook runs under the smoke profile and writes its artifacts; notebooks are committed clean."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import nbformat
+import pandas as pd
+import pytest
+
+from codeswitch import pipeline
+
+from .conftest import REPO, execute_all_notebooks
+
+SPECS = pipeline.available(REPO)
+
+
+def test_notebooks_are_registered():
+    files = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    registered = {s.file for s in pipeline.NOTEBOOKS}
+    assert [f for f in files if f not in registered] == [], "every notebook in notebooks/ must be registered in codeswitch.pipeline.NOTEBOOKS"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_committed_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs, f"{path.name}: a code cell has outputs"
+            assert cell.execution_count is None, f"{path.name}: a code cell has an execution count"
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
+    assert "profile" in tagged[0].source and "overrides" in tagged[0].source
+    assert "trust_remote_code=True" not in "\n".join(c.source for c in nb.cells)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.stem)
+def test_notebook_writes_its_artifacts(spec, smoke_outputs):
+    fig_dir = smoke_outputs / "figures" / "smoke"
+    executed = smoke_outputs / "runs" / "smoke" / "notebooks" / spec.file
+    assert executed.is_file()
+    index = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (fig_dir / ".index").glob("*.json")}
+    for name in spec.artifacts:
+        assert name in index, f"{spec.file} did not write {name}"
+        assert index[name]["notebook"] == spec.stem
+        if index[name]["kind"] == "table":
+            for ext in ("md", "csv", "tex"):
+                assert (fig_dir / f"{name}.{ext}").stat().st_size > 0
+            df = pd.read_csv(fig_dir / f"{name}.csv")
+            assert len(df) > 0, f"{name}.csv is empty"
+            numeric = df.select_dtypes("number")
+            value_cols = [c for c in ("mean", "value") if c in numeric] or list(numeric.columns)
+            assert value_cols, f"{name}.csv has no numeric column"
+            values = numeric[value_cols].to_numpy().ravel()
+            assert all(math.isfinite(v) for v in values), f"{name}.csv holds non-finite numbers"
+        else:
+            for ext in ("png", "pdf"):
+                assert (fig_dir / f"{name}.{ext}").stat().st_size > 1000
+    assert (fig_dir / "INDEX.md").is_file()
+
+
+@pytest.mark.slow
+def test_smoke_run_is_deterministic(smoke_outputs, tmp_path_factory):
+    """A second smoke run from an empty cache gives identical result CSVs."""
+    if not SPECS:
+        pytest.skip("no notebooks yet")
+    second = tmp_path_factory.mktemp("smoke_run_b")
+    execute_all_notebooks(second)
+    a_dir, b_dir = smoke_outputs / "figures" / "smoke", second / "figures" / "smoke"
+    a = sorted(p.name for p in a_dir.glob("*.csv"))
+    assert a and a == sorted(p.name for p in b_dir.glob("*.csv"))
+    for name in a:
+        assert (a_dir / name).read_text() == (b_dir / name).read_text(), f"{name} differs between two smoke runs"

@@ -1,0 +1,78 @@
+"""The papermill driver: success, failure naming notebook and cell, index."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from codeswitch import pipeline
+
+from .conftest import REPO
+
+
+def _fake_root(tmp_path, body: str):
+    root = tmp_path / "repo"
+    (root / "configs").mkdir(parents=True)
+    (root / "notebooks").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname='x'\n")
+    shutil.copy(REPO / "configs" / "smoke.yaml", root / "configs" / "smoke.yaml")
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "smoke"\noverrides = {}')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), params, nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "notebooks" / pipeline.NOTEBOOKS[0].file)
+    return root
+
+
+WRITE_TABLE = """
+import pandas as pd
+from codeswitch.profiles import load_profile
+from codeswitch.report import save_table, comparison
+cfg = load_profile(profile, overrides)
+m = pd.DataFrame({"row": ["a"], "column": ["x"], "mean": [1.5], "std": [0.1], "n": [2]})
+wide, long = comparison(m, paper=None, table=None)
+save_table(wide, "concse_table1", cfg, caption="demo", long=long)
+print("seeds", cfg.seeds)
+"""
+
+
+def test_run_notebook_writes_executed_copy_and_index(tmp_path):
+    root = _fake_root(tmp_path, WRITE_TABLE)
+    out = tmp_path / "out"
+    spec = pipeline.NOTEBOOKS[0]
+    executed = pipeline.run_notebook(spec, "smoke", output_root=out, root=root, overrides={"seeds": [7]}, log_output=False)
+    assert executed == out / "runs" / "smoke" / "notebooks" / spec.file
+    nb = nbformat.read(executed, as_version=4)
+    assert "seeds (7,)" in "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert (out / "figures" / "smoke" / "concse_table1.csv").read_text().startswith("row,column,mean,std,n")
+    index = pipeline.write_index("smoke", output_root=out, root=root).read_text()
+    assert "`concse_table1`" in index and f"`{spec.stem}`" in index and "git commit" in index
+    assert not list((out / "runs" / "smoke" / "notebooks").glob("*.running.ipynb"))
+
+
+def test_failing_notebook_names_the_cell_and_keeps_the_copy(tmp_path):
+    root = _fake_root(tmp_path, "x = 1\nraise ValueError('boom in the third cell')")
+    with pytest.raises(pipeline.NotebookFailed) as info:
+        pipeline.run_notebook(pipeline.NOTEBOOKS[0], "smoke", output_root=tmp_path / "out", root=root, log_output=False)
+    err = info.value
+    assert err.cell == 3 and "boom in the third cell" in str(err) and pipeline.NOTEBOOKS[0].file in str(err)
+    nb = nbformat.read(err.executed, as_version=4)
+    assert any(o.get("ename") == "ValueError" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_cli_list_and_unknown_notebook(capsys):
+    assert pipeline.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(s.file in out for s in pipeline.NOTEBOOKS)
+    with pytest.raises(SystemExit, match="no notebook numbered 99"):
+        pipeline.select(pipeline.available(REPO), "99")
+
+
+def test_reproduce_help_needs_no_environment():
+    res = subprocess.run([str(REPO / "reproduce.sh"), "--help"], capture_output=True, text=True, timeout=20)
+    assert res.returncode == 0 and "--profile paper" in res.stdout and "--only" in res.stdout
