@@ -9,8 +9,9 @@ Generated tables put these beside the numbers the project *measured* (see
 :func:`codeswitch.report.comparison`); a reported number never stands where a
 measured one belongs.
 
-One module per paper (``concse``, ``contrastivemix``, ``alignment``, ``calbert``)
-defines ``ENTRIES``; this module collects them.
+Each submodule (one per paper or per group of tables: ``concse_dataset``,
+``concse_glue``, ``concse_sts``, ``contrastivemix``, ``alignment``, ``calbert``)
+defines ``ENTRIES``, a list of :class:`Reported`; this module collects them all.
 
 Example::
 
@@ -21,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -49,12 +51,8 @@ class Reported:
 
 
 def _modules():
-    for paper in PAPERS:
-        try:
-            yield importlib.import_module(f"{__name__}.{paper}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{paper}":
-                raise
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        yield importlib.import_module(f"{__name__}.{info.name}")
 
 
 def all_entries() -> list[Reported]:
