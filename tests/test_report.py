@@ -1,0 +1,65 @@
+"""Tables beside the papers' numbers; files written; reported-number registry."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from codeswitch import reported
+from codeswitch.profiles import load_profile
+from codeswitch.report import comparison, fmt_mean_std, save_figure, save_table, summarise
+
+from .conftest import REPO
+
+
+def test_summarise_mean_std_over_seeds():
+    df = pd.DataFrame({"row": ["a"] * 3 + ["b"], "column": ["x"] * 4, "score": [1.0, 2.0, 3.0, 5.0]})
+    s = summarise(df, by=["row", "column"])
+    a = s[s.row == "a"].iloc[0]
+    assert a["mean"] == 2.0 and a["std"] == pytest.approx(1.0) and a["n"] == 3
+    assert s[s.row == "b"].iloc[0]["std"] == 0.0
+    assert fmt_mean_std(74.356, 0.521) == "74.36 ± 0.52"
+
+
+def test_comparison_puts_reported_beside_measured(monkeypatch):
+    fake = [
+        reported.Reported("p", "t1", "m", "A", 80.0, 0.2),
+        reported.Reported("p", "t1", "m", "B", None, note="lost in conversion"),
+    ]
+    monkeypatch.setattr(reported, "all_entries", lambda: fake)
+    measured = pd.DataFrame({"row": ["m", "m", "m"], "column": ["A", "B", "C"], "mean": [81.5, 70.0, 1.0], "std": [0.5, 0.1, 0.0], "n": [5, 5, 5]})
+    wide, long = comparison(measured, paper="p", table="t1")
+    assert wide.loc["m", "A"] == "81.50 ± 0.50 · paper 80.00 (Δ +1.50)"
+    assert wide.loc["m", "B"] == "70.00 ± 0.10 · paper ?"
+    assert wide.loc["m", "C"] == "1.00 ± 0.00"
+    assert long["diff"].tolist()[0] == pytest.approx(1.5)
+    assert pd.isna(long["paper"].tolist()[1]) and long["paper_note"].tolist()[1] == "unknown (lost in conversion)"
+
+
+def test_save_table_and_figure_write_every_format(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cfg = load_profile("smoke", root=REPO, output_root=tmp_path)
+    measured = pd.DataFrame({"row": ["m"], "column": ["A"], "mean": [0.123456789], "std": [0.0], "n": [1]})
+    wide, long = comparison(measured, paper=None, table=None)
+    paths = save_table(wide, "demo_table", cfg, caption="A & B_1", long=long)
+    assert set(paths) == {"md", "tex", "csv"}
+    assert "0.1235" in paths["csv"].read_text()
+    assert r"A \& B\_1" in paths["tex"].read_text()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    fpaths = save_figure(fig, "demo_fig", cfg, caption="line")
+    assert fpaths["png"].read_bytes()[:4] == b"\x89PNG" and fpaths["pdf"].read_bytes()[:4] == b"%PDF"
+    assert {p.name for p in (cfg.figures_dir / ".index").iterdir()} == {"demo_table.json", "demo_fig.json"}
+
+
+def test_reported_registry_is_unique_and_typed():
+    entries = reported.all_entries()
+    keys = [(e.paper, e.table, e.row, e.column) for e in entries]
+    assert len(keys) == len(set(keys))
+    for e in entries:
+        assert e.paper in reported.PAPERS, e.source
+        assert e.value is None or isinstance(e.value, float), e.source

@@ -1,0 +1,72 @@
+"""The run cache: hashing, atomic writes, skip-if-done, resume after a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from codeswitch.runs import RunCache, atomic_write_text, config_hash, run_grid
+
+
+def test_hash_is_canonical_and_complete():
+    a = {"backbone": "tiny-bert", "seed": 1, "lr": 5e-5, "tasks": ["cola", "sst2"]}
+    b = {"tasks": ["cola", "sst2"], "lr": 5e-5, "seed": 1, "backbone": "tiny-bert"}
+    assert config_hash(a) == config_hash(b)
+    assert config_hash(a) != config_hash({**a, "seed": 2})
+    assert config_hash({"t": (1, 2)}) == config_hash({"t": [1, 2]})
+    assert len(config_hash(a)) == 16
+
+
+def test_run_computes_once_and_reads_back(tmp_path):
+    cache = RunCache(tmp_path / "exp")
+    calls = []
+
+    def fn():
+        calls.append(1)
+        return {"score": 0.5, "per_task": {"cola": 1.0}}
+
+    cfg = {"seed": 1}
+    assert cache.run(cfg, fn) == {"score": 0.5, "per_task": {"cola": 1.0}}
+    assert cache.run(cfg, fn) == {"score": 0.5, "per_task": {"cola": 1.0}}
+    assert len(calls) == 1
+    rec = json.loads(cache.path(cfg).read_text())
+    assert rec["config"] == cfg and rec["key"] == config_hash(cfg) and rec["seconds"] >= 0
+    assert [r["config"] for r in cache.records()] == [cfg]
+
+
+def test_crash_midway_then_resume_gives_the_same_results(tmp_path):
+    grid = [{"seed": s} for s in range(5)]
+    done = []
+
+    def fn(c, crash_at=None):
+        if c["seed"] == crash_at:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C during this run
+        done.append(c["seed"])
+        return {"score": c["seed"] * 10}
+
+    cache = RunCache(tmp_path / "exp")
+    with pytest.raises(KeyboardInterrupt):
+        run_grid(cache, grid, lambda c: fn(c, crash_at=3))
+    assert done == [0, 1, 2]
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == sorted(f"{config_hash(c)}.json" for c in grid[:3])
+    results = run_grid(cache, grid, fn)
+    assert done == [0, 1, 2, 3, 4]  # finished runs were not redone
+    assert [r["score"] for r in results] == [0, 10, 20, 30, 40]
+    fresh = run_grid(RunCache(tmp_path / "fresh"), grid, fn)
+    assert results == fresh
+
+
+def test_atomic_write_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "t.json"
+    atomic_write_text(target, "old")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
