@@ -10,6 +10,10 @@ set -euo pipefail
 _cs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _cs_stamp_of() { cat "$_cs_root/requirements.txt" "$_cs_root/constraints.txt" "$_cs_root/pyproject.toml" | sha256sum | cut -c1-16; }
 
+_cs_pip() {  # pip, minus the noise of unreadable local index folders some machines configure
+  "$_cs_venv/bin/python" -m pip "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+}
+
 _cs_suitable() {  # $1 = python executable
   "$1" "$_cs_root/scripts/check_env.py" "$_cs_root" >/dev/null 2>&1
 }
@@ -36,9 +40,9 @@ else
   _cs_want="$(_cs_stamp_of)"
   if [ "$(cat "$_cs_venv/.codeswitch-stamp" 2>/dev/null)" != "$_cs_want" ] || ! _cs_suitable "$_cs_venv/bin/python"; then
     echo "[env] installing the pinned dependency set into .venv (first time: several minutes)" >&2
-    "$_cs_venv/bin/python" -m pip install --quiet --upgrade pip >&2 || true
-    "$_cs_venv/bin/python" -m pip install --quiet -r "$_cs_root/requirements.txt" -c "$_cs_root/constraints.txt" >&2
-    "$_cs_venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$_cs_root" >&2
+    _cs_pip install --quiet --upgrade pip setuptools wheel >&2 || true
+    _cs_pip install --quiet -r "$_cs_root/requirements.txt" -c "$_cs_root/constraints.txt" >&2
+    _cs_pip install --quiet --no-deps --no-build-isolation -e "$_cs_root" >&2
     "$_cs_venv/bin/python" "$_cs_root/scripts/check_env.py" "$_cs_root" >&2
     echo "$_cs_want" > "$_cs_venv/.codeswitch-stamp"
   fi

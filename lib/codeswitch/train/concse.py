@@ -1,0 +1,245 @@
+"""Training ConCSE and SimCSE encoders: thin glue over ``SentenceTransformerTrainer``.
+
+The encoder (as in the authors' released code, which builds on SimCSE)::
+
+    text ──► backbone ──► first token ([CLS] / <s>), (B, H) ──► Linear(H, H) + tanh ──► embedding, (B, H)
+
+used the same way in training and in evaluation.  It is an ordinary
+sentence-transformers model (``Transformer`` → ``Pooling("cls")`` → ``Dense(tanh)``),
+so a trained model saves, loads and encodes like any other.
+
+One run = one (backbone, method, seed, settings): train for ``epochs`` epochs with
+AdamW, a linear schedule with 10 % warm-up and gradient clipping; after each
+epoch score Koglish STS-B dev (code-switched pairs) and keep the best epoch's
+weights; return them (model selection as in §A.2: the best epoch on dev).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+import pandas as pd
+import torch
+from transformers import TrainerCallback
+
+from ..evaluate.sts import spearman_x100, sts_evaluator
+from ..losses.concse import CONCSE_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
+from ..progress import progress
+
+__all__ = ["TrainSpec", "KeepBestEpoch", "build_encoder", "nli_dataset", "train_encoder", "evaluate_encoder", "NLI_TO_COLUMNS"]
+
+# Koglish-NLI column -> the loss's column name (and order: e0, e1, e2, c0, c1, c2).
+NLI_TO_COLUMNS = {
+    "sentence1": "premise",
+    "sentence2": "entailment",
+    "hard_neg": "contradiction",
+    "cross1": "cs_premise",
+    "cross2": "cs_entailment",
+    "cross_hard_neg": "cs_contradiction",
+}
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """Everything one training run depends on (besides the data and the backbone folder)."""
+
+    method: str  # "concse" | "simcse"
+    batch_size: int
+    learning_rate: float
+    epochs: int
+    max_length: int
+    seed: int
+    warmup_ratio: float = 0.1
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0
+    temperature: float = 0.05
+    margin: float = 1.0
+    triplet_weight: float = 1.2
+    terms: tuple[str, ...] = ("contrastive", "triplet", "align")
+    variant: str = "official"
+    eval_batch_size: int = 128
+
+    def __post_init__(self):
+        if self.method not in ("concse", "simcse"):
+            raise ValueError(f"method must be 'concse' or 'simcse', got {self.method!r}")
+
+
+def build_encoder(model_path: str, *, max_length: int, seed: int):
+    """The first-token + dense-tanh encoder over ``model_path`` (a folder or hub id).
+
+    The dense layer is initialised like a fresh BERT layer (normal(0, initializer_range),
+    zero bias), as SimCSE's MLP head is; seeding happens before it is built.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer
+
+    from ..utils import set_seed
+
+    set_seed(seed)
+    transformer = Transformer(model_path, max_seq_length=max_length)
+    hidden = transformer.get_embedding_dimension()
+    pooling = Pooling(hidden, pooling_mode="cls")  # the first token: [CLS] for BERT, <s> for XLM-R
+    dense = Dense(hidden, hidden, activation_function=torch.nn.Tanh())
+    std = getattr(transformer.auto_model.config, "initializer_range", 0.02)
+    torch.nn.init.normal_(dense.linear.weight, mean=0.0, std=std)
+    torch.nn.init.zeros_(dense.linear.bias)
+    return SentenceTransformer(modules=[transformer, pooling, dense], device="cpu")
+
+
+def nli_dataset(nli: pd.DataFrame, method: str, *, where: str = "Koglish-NLI"):
+    """A ``datasets.Dataset`` with the loss's columns, in the loss's order.
+
+    ConCSE reads all six columns; SimCSE reads the three code-switched ones (§5.2:
+    "we leverage SimCSE to train M using CS-augmented sentence triplets").
+    """
+    from datasets import Dataset
+
+    missing = [c for c in NLI_TO_COLUMNS if c not in nli.columns]
+    if missing:
+        raise ValueError(f"{where}: missing column(s) {missing} (columns: {list(nli.columns)})")
+    for col in NLI_TO_COLUMNS:
+        bad = nli.index[nli[col].isna() | (nli[col].astype(str).str.strip() == "")]
+        if len(bad):
+            raise ValueError(f"{where}: row {bad[0]} has an empty field '{col}'")
+    df = nli[list(NLI_TO_COLUMNS)].rename(columns=NLI_TO_COLUMNS).astype(str)
+    columns = CONCSE_COLUMNS if method == "concse" else SIMCSE_COLUMNS
+    return Dataset.from_pandas(df[list(columns)].reset_index(drop=True), preserve_index=False)
+
+
+class KeepBestEpoch(TrainerCallback):
+    """After each evaluation, keep a CPU copy of the weights when the dev score improved.
+
+    (The Trainer's own ``load_best_model_at_end`` needs a checkpoint on disk per
+    epoch — gigabytes for XLM-R-large — for the same effect.)
+    """
+
+    def __init__(self, metric: str, bar=None):
+        self.metric = metric
+        self.bar = bar
+        self.history: list[float] = []
+        self.best: float | None = None
+        self.best_epoch = 0
+        self.state: dict[str, torch.Tensor] | None = None
+
+    def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
+        score = float(metrics[self.metric])
+        self.history.append(score)
+        if self.best is None or score > self.best:
+            self.best, self.best_epoch = score, len(self.history)
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.update(1)
+
+
+@contextmanager
+def _quiet_transformers():
+    """No per-run "Loading weights" bars or log-dict prints (one progress line per epoch instead)."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
+def _trainer_class():
+    from sentence_transformers import SentenceTransformerTrainer
+    from transformers import PrinterCallback
+
+    class Trainer(SentenceTransformerTrainer):
+        """The sentence-transformers trainer, minus model-card bookkeeping and printed log dicts."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.remove_callback(PrinterCallback)
+
+        def add_model_card_callback(self, default_args_dict):  # no model card is written
+            pass
+
+    return Trainer
+
+
+def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
+    """Train one encoder; return ``(model with the best dev epoch's weights, info dict)``."""
+    with _quiet_transformers():
+        return _train(spec, model_path, train, dev, profile=profile, desc=desc)
+
+
+def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
+    device = profile.torch_device()
+    amp = profile.amp_dtype()
+    if spec.method == "concse":
+        loss = ConCSELoss(
+            model,
+            temperature=spec.temperature,
+            margin=spec.margin,
+            triplet_weight=spec.triplet_weight,
+            terms=spec.terms,
+            variant=spec.variant,
+        )
+    else:
+        loss = simcse_loss(model, temperature=spec.temperature)
+    dataset = nli_dataset(train, spec.method)
+    dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.eval_batch_size, where="Koglish STS-B dev")
+    bar = progress(total=spec.epochs, desc=desc, unit="epoch")
+    keep = KeepBestEpoch(metric="eval_stsb-dev_spearman_cosine", bar=bar)
+    with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=out_dir,
+            num_train_epochs=spec.epochs,
+            per_device_train_batch_size=spec.batch_size,
+            learning_rate=spec.learning_rate,
+            lr_scheduler_type="linear",
+            warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
+            max_grad_norm=spec.max_grad_norm,
+            weight_decay=spec.weight_decay,
+            optim="adamw_torch",
+            seed=spec.seed,
+            data_seed=spec.seed,
+            eval_strategy="epoch",
+            save_strategy="no",  # the best epoch's weights are kept in memory by _KeepBestEpoch
+            logging_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            use_cpu=device.type == "cpu",
+            bf16=amp == torch.bfloat16,
+            fp16=amp == torch.float16,
+            dataloader_num_workers=0,
+        )
+        trainer = _trainer_class()(
+            model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep]
+        )
+        try:
+            out = trainer.train()
+        finally:
+            bar.close()
+    if keep.state is not None:
+        model.load_state_dict(keep.state)
+    info = {
+        "train_rows": len(dataset),
+        "steps": int(out.global_step),
+        "train_loss": float(out.training_loss),
+        "dev_history": keep.history,
+        "best_epoch": keep.best_epoch,
+        "dev": keep.best,
+    }
+    return model, info
+
+
+def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int = 128) -> dict[str, float]:
+    """Spearman × 100 of ``model`` on each test table (code-switched pairs), in the order given."""
+    return {
+        task: spearman_x100(model, sts_evaluator(df, name=task, batch_size=batch_size, where=f"Koglish-STS {task} test"))
+        for task, df in tests.items()
+    }

@@ -1,0 +1,364 @@
+"""Fine-tuning a multilingual backbone on one Koglish-GLUE task (ConCSE §5.1, Appendix A.1).
+
+Three scenarios differ only in which *language* each split is read in::
+
+    scenario   train   select (best epoch)   test
+    EN2EN      en      en                    en
+    EN2CS      en      en                    cs
+    CS2CS      cs      cs                    cs
+
+``en`` is the GLUE text (``sentence`` / ``sentence1``, ``sentence2``); ``cs`` is
+its code-switched Koglish copy (``cross`` / ``cross1``, ``cross2``), row for row
+the same examples and labels.  EN2EN and EN2CS share the training *and* the
+selection, so :func:`training_runs` groups them into one run evaluated on both
+test sets: a third less compute than training each scenario.  This is also what
+the authors' released loaders amount to (``en2en``/``en2cross`` read the same
+English train and valid files).
+
+The model is ``AutoModelForSequenceClassification`` (BERT and XLM-R: a head on
+the first token; mBART: its ``MBartForSequenceClassification`` head on the last
+``</s>`` of the decoder), two labels with cross-entropy, or one output with MSE
+for STS-B.  Training is the Hugging Face ``Trainer`` (accelerate underneath, so
+``accelerate launch`` or ``torchrun`` spreads it over GPUs unchanged): AdamW,
+linear schedule with warm-up, dynamic padding, one evaluation per epoch.
+
+Best epoch: after every epoch the validation split *and* the test split(s) are
+scored; the epoch with the best validation score (task metric, first one on a
+tie) is kept and its test scores are reported.  This equals
+``load_best_model_at_end=True`` followed by a test evaluation — the weights at
+that epoch are the same — without writing a checkpoint per epoch (a few GB each
+for the large backbones), so nothing is left on disk after a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from transformers import TrainerCallback
+
+from ..evaluate.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
+from ..utils import set_seed
+
+LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
+
+
+# --------------------------------------------------------------------------- tasks and scenarios
+@dataclass(frozen=True)
+class GlueTask:
+    """One Koglish-GLUE task: its input columns and its head (as ``task_to_keys`` in run_glue.py)."""
+
+    name: str
+    pair: bool  # two sentences (MRPC, STS-B, QNLI, RTE) or one (CoLA, SST-2)
+    num_labels: int  # 1 = regression with MSE (STS-B)
+
+    def text_columns(self, lang: str) -> tuple[str, ...]:
+        """The column(s) holding this task's input in language ``lang``."""
+        if lang not in LANGS:
+            raise ValueError(f"unknown language '{lang}' (known: {', '.join(LANGS)})")
+        base = "sentence" if lang == "en" else "cross"
+        return (f"{base}1", f"{base}2") if self.pair else (base,)
+
+    @property
+    def metric(self) -> str:
+        return TASK_METRIC[self.name]
+
+
+TASKS: Mapping[str, GlueTask] = {
+    "cola": GlueTask("cola", pair=False, num_labels=2),
+    "sst2": GlueTask("sst2", pair=False, num_labels=2),
+    "mrpc": GlueTask("mrpc", pair=True, num_labels=2),
+    "stsb": GlueTask("stsb", pair=True, num_labels=1),
+    "qnli": GlueTask("qnli", pair=True, num_labels=2),
+    "rte": GlueTask("rte", pair=True, num_labels=2),
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Which language the train, selection (validation) and test splits are read in."""
+
+    name: str
+    train: str
+    select: str
+    test: str
+
+
+SCENARIOS: Mapping[str, Scenario] = {
+    "EN2EN": Scenario("EN2EN", train="en", select="en", test="en"),
+    "EN2CS": Scenario("EN2CS", train="en", select="en", test="cs"),
+    "CS2CS": Scenario("CS2CS", train="cs", select="cs", test="cs"),
+}
+
+
+def training_runs(scenarios: Sequence[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """One training per distinct (train, select) language pair, with every test language it serves.
+
+    >>> training_runs(["EN2EN", "EN2CS", "CS2CS"])
+    {('en', 'en'): ('en', 'cs'), ('cs', 'cs'): ('cs',)}
+    """
+    runs: dict[tuple[str, str], tuple[str, ...]] = {}
+    for name in scenarios:
+        if name not in SCENARIOS:
+            raise ValueError(f"unknown scenario '{name}' (known: {', '.join(SCENARIOS)})")
+        s = SCENARIOS[name]
+        tests = runs.setdefault((s.train, s.select), ())
+        if s.test not in tests:
+            runs[(s.train, s.select)] = (*tests, s.test)
+    return runs
+
+
+def scenario_of(train: str, select: str, test: str) -> str | None:
+    """The scenario name for a (train, select, test) triple, or ``None`` if it is none of the three."""
+    for s in SCENARIOS.values():
+        if (s.train, s.select, s.test) == (train, select, test):
+            return s.name
+    return None
+
+
+# --------------------------------------------------------------------------- data
+def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: int):
+    """Tokenise one split in language ``lang`` into a ``datasets.Dataset`` (no padding: the collator pads per batch)."""
+    import datasets
+
+    cols = task.text_columns(lang)
+    missing = [c for c in (*cols, "label") if c not in df.columns]
+    if missing:
+        raise KeyError(f"{task.name} ({lang}): the split has no column(s) {missing}; it has {list(df.columns)}")
+    texts = [df[c].astype(str).tolist() for c in cols]
+    enc = tokenizer(*texts, truncation=True, max_length=max_length)
+    dtype = np.float32 if task.name in REGRESSION_TASKS else np.int64
+    data = {k: list(v) for k, v in enc.items()}
+    data["labels"] = df["label"].to_numpy().astype(dtype).tolist()
+    return datasets.Dataset.from_dict(data)
+
+
+# --------------------------------------------------------------------------- training
+@dataclass(frozen=True)
+class FineTuneSettings:
+    """The hyperparameters of one fine-tuning run (Appendix A.1, Table 8)."""
+
+    epochs: int = 5
+    batch_size: int = 128  # the total batch; split over the processes of a multi-GPU launch
+    learning_rate: float = 5e-5
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_length_single: int = 115
+    max_length_pair: int = 230
+    eval_batch_size: int = 256
+    seed: int = 11111
+    device: str = "cpu"  # "cpu" or "cuda"
+    cpu_threads: int | None = None  # torch intra-op threads on CPU (None: leave torch's default)
+    precision: str = "fp32"  # "fp32" | "bf16" | "fp16"
+    log_epochs: bool = True  # print one line per epoch
+
+    def max_length(self, task: GlueTask) -> int:
+        return self.max_length_pair if task.pair else self.max_length_single
+
+
+def fine_tune(
+    model_path: str,
+    task_name: str,
+    train_df: pd.DataFrame,
+    valid_df: pd.DataFrame,
+    test_dfs: Mapping[str, pd.DataFrame],
+    *,
+    train_lang: str,
+    select_lang: str,
+    settings: FineTuneSettings,
+    desc: str = "",
+) -> dict:
+    """Fine-tune ``model_path`` on one task; score the best epoch on each test language.
+
+    ``test_dfs`` maps a test language to its split (the same examples in both
+    languages).  Returns a JSON-able dict::
+
+        {"metric": "accuracy", "best_epoch": 3, "valid": 71.2,
+         "test": {"en": 70.4, "cs": 55.0},            # Table 2 numbers, best epoch
+         "test_all": {"en": {...every metric...}, ...},
+         "epochs": [{"epoch": 1, "loss": .., "valid": .., "test_en": .., "test_cs": ..}, ...]}
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer
+    from transformers.trainer_callback import PrinterCallback
+    from transformers.utils import logging as hf_logging
+
+    task = TASKS[task_name]
+    metric = task.metric
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    max_len = settings.max_length(task)
+    train_ds = encode(train_df, task, train_lang, tokenizer, max_len)
+    eval_sets = {"valid": encode(valid_df, task, select_lang, tokenizer, max_len)}
+    for lang, df in test_dfs.items():
+        eval_sets[f"test_{lang}"] = encode(df, task, lang, tokenizer, max_len)
+
+    set_seed(settings.seed)  # before the model: the classification head is initialised at random
+    with _quiet(hf_logging):
+        model = AutoModelForSequenceClassification.from_pretrained(
+            model_path,
+            num_labels=task.num_labels,
+            problem_type="regression" if task.num_labels == 1 else "single_label_classification",
+        )
+    if hasattr(model.config, "use_cache"):
+        model.config.use_cache = False  # mBART: no decoder cache in the outputs (only logits are needed)
+
+    recorder = _EpochRecorder(metric, desc, settings.log_epochs, list(eval_sets))
+    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, _quiet(hf_logging), _cpu_threads(settings), _frozen_gc():
+        trainer = Trainer(
+            model=model,
+            args=_training_arguments(tmp, settings, metric),
+            train_dataset=train_ds,
+            eval_dataset=eval_sets,
+            data_collator=DataCollatorWithPadding(tokenizer),
+            processing_class=tokenizer,
+            compute_metrics=compute_metrics_for(task_name),
+            preprocess_logits_for_metrics=_logits_only,
+            callbacks=[recorder],
+        )
+        trainer.remove_callback(PrinterCallback)  # it prints every log dict; the recorder prints one line per epoch
+        trainer.train()
+    result = recorder.result(list(test_dfs))
+    if not np.isclose(result["valid"], trainer.state.best_metric):
+        raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
+    return result
+
+
+def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
+    from transformers import TrainingArguments
+
+    world = max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    if s.batch_size % world:
+        raise ValueError(f"batch size {s.batch_size} is not divisible by the {world} processes of this launch")
+    return TrainingArguments(
+        output_dir=output_dir,
+        num_train_epochs=s.epochs,
+        per_device_train_batch_size=s.batch_size // world,
+        per_device_eval_batch_size=s.eval_batch_size,
+        learning_rate=s.learning_rate,
+        lr_scheduler_type="linear",
+        warmup_steps=s.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
+        weight_decay=s.weight_decay,
+        optim="adamw_torch_fused",  # AdamW (fused kernel: CPU and GPU)
+        eval_strategy="epoch",
+        logging_strategy="epoch",
+        save_strategy="no",  # best epoch picked from the per-epoch scores; see the module docstring
+        metric_for_best_model=f"valid_{metric}",  # the Trainer tracks the best too; we check we agree
+        greater_is_better=True,
+        seed=s.seed,
+        data_seed=s.seed,
+        use_cpu=s.device == "cpu",
+        bf16=s.precision == "bf16",
+        fp16=s.precision == "fp16",
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        report_to=[],
+        log_level="error",
+    )
+
+
+def _logits_only(logits, labels):
+    """Keep only the logits of each eval batch (mBART also returns encoder states: GBs on a large test set)."""
+    return logits[0] if isinstance(logits, (tuple, list)) else logits
+
+
+@contextlib.contextmanager
+def _quiet(hf_logging):
+    """Silence transformers' info/warnings (e.g. 'newly initialised head') and its loading bars for a block."""
+    level = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+@contextlib.contextmanager
+def _frozen_gc():
+    """Exempt the objects that exist before training from garbage collection while it runs.
+
+    ``Trainer.train`` starts with accelerate's ``free_memory()``, a full
+    ``gc.collect()`` over every object of the process (a notebook holds many);
+    for the small smoke runs that was a third of the run time.  ``gc.freeze``
+    leaves the objects alone (nothing is leaked: they are unfrozen afterwards).
+    """
+    import gc
+
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _cpu_threads(settings: FineTuneSettings):
+    """Run a CPU fine-tuning with ``settings.cpu_threads`` torch threads, restoring the count afterwards.
+
+    Tiny models on a shared CPU are several times faster on one thread than on
+    two competing ones; the count is fixed so that results are reproducible.
+    """
+    import torch
+
+    if settings.device != "cpu" or settings.cpu_threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(settings.cpu_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class _EpochRecorder(TrainerCallback):
+    """Collects the per-epoch training loss and evaluation scores; prints one line per epoch."""
+
+    def __init__(self, metric: str, desc: str, verbose: bool, eval_names: list[str]):
+        self.metric, self.desc, self.verbose, self.eval_names = metric, desc, verbose, eval_names
+        self.epochs: dict[int, dict] = {}
+
+    def _row(self, state) -> dict:
+        epoch = int(round(state.epoch or 0))
+        return self.epochs.setdefault(epoch, {"epoch": epoch})
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self._row(state)["loss"] = float(logs["loss"])
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        row = self._row(state)
+        for name in self.eval_names:
+            prefix = f"eval_{name}_"
+            found = {k[len(prefix):]: float(v) for k, v in (metrics or {}).items() if k.startswith(prefix)}
+            if self.metric in found:
+                row[name] = found[self.metric]
+                row[f"{name}_all"] = {k: v for k, v in found.items() if k not in ("loss", "runtime", "samples_per_second", "steps_per_second")}
+        if self.verbose and all(n in row for n in self.eval_names):
+            scores = "  ".join(f"{n} {row[n]:.2f}" for n in self.eval_names)
+            print(f"[glue] {self.desc} epoch {row['epoch']}/{int(args.num_train_epochs)}  loss {row.get('loss', float('nan')):.4f}  {self.metric}: {scores}", flush=True)
+
+    def result(self, test_langs: list[str]) -> dict:
+        rows = [self.epochs[e] for e in sorted(self.epochs) if "valid" in self.epochs[e]]
+        if not rows:
+            raise RuntimeError(f"{self.desc}: no evaluation was recorded (did training run?)")
+        # first epoch with the best validation score: strict '>' as the Trainer's own best-model tracking
+        best = rows[0]
+        for r in rows[1:]:
+            if r["valid"] > best["valid"]:
+                best = r
+        return {
+            "metric": self.metric,
+            "best_epoch": best["epoch"],
+            "valid": best["valid"],
+            "test": {lang: best[f"test_{lang}"] for lang in test_langs},
+            "test_all": {lang: best[f"test_{lang}_all"] for lang in test_langs},
+            "epochs": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in rows],
+        }

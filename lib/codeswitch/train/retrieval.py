@@ -1,0 +1,357 @@
+"""Training mDPR, NaiveMix and ContrastiveMix dual encoders (ContrastiveMix §3, §4.3).
+
+The model (DPR with separate encoders, as Tevatron trains it)::
+
+    query   ──► query encoder   (mBERT) ──► last layer, first token ──► q ∈ R^H
+    passage ──► passage encoder (mBERT) ──► last layer, first token ──► p ∈ R^H
+    relevance(query, passage) = q · p          (no pooler, no normalisation)
+
+One training step on a global batch of ``B`` queries, each with its first positive
+passage and one hard negative (passage text = title + " " + text):
+
+=================  ===========================================================================
+method             what is encoded, and the loss
+=================  ===========================================================================
+mDPR               q, p⁺, p⁻;   L = L_ir(q, [p⁺; p⁻])
+NaiveMix           as mDPR, but each query (with probability r_s) and, independently, each
+                   query's passages (with probability r_s) are code-mixed (rate r_w) first
+ContrastiveMix     as mDPR on English, plus every query's code-mixed copy q̃ (rate r_w);
+                   L = L_ir + w · L_c(q, q̃)
+=================  ===========================================================================
+
+Table 3's ablations put the mixing on the query side, the passage side, or both
+(:class:`TrainSpec` ``mix_query`` / ``mix_passage``; for ContrastiveMix the passage
+side aligns each positive passage with its mixed copy in the passage encoder).
+Mixing is redrawn every epoch from a generator seeded by (seed, epoch, query id),
+so a run is reproducible and independent of the order of batches.
+
+Data parallelism (``accelerate launch``): each device encodes its slice of the
+global batch; :func:`gather_with_grad` concatenates the slices of all devices while
+keeping the autograd graph of the local one, so every query is scored against all
+2B passages of the global batch (the loss is multiplied by the number of devices
+because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..data.codemix import code_mix
+from ..data.retrieval import passage_text
+from ..losses.contrastivemix import contrastivemix_loss, ir_loss
+from ..progress import progress
+from ..runs import atomic_write_json
+
+__all__ = ["METHODS", "TrainSpec", "DualEncoder", "gather_with_grad", "tokenize", "train_dual_encoder", "load_dual_encoder", "encoder_fn", "quiet_transformers"]
+
+METHODS = ("mdpr", "naivemix", "contrastivemix")
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """Everything one training run depends on besides the data, the dictionary and the backbone."""
+
+    method: str = "mdpr"  # "mdpr" | "naivemix" | "contrastivemix"
+    mix_query: bool = False  # code-mix on the query side
+    mix_passage: bool = False  # code-mix on the passage side
+    sentence_rate: float = 0.2  # r_s: NaiveMix's probability that a query (or its passages) is mixed
+    word_rate: float = 0.5  # r_w: probability that a dictionary word is switched
+    align_weight: float = 0.1  # w of L = L_ir + w L_c (ContrastiveMix)
+    epochs: int = 40
+    batch_size: int = 128  # global: queries per step over all devices
+    learning_rate: float = 1e-5
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    query_max_length: int = 32
+    passage_max_length: int = 128
+    case_sensitive: bool = False  # True: look words up as written (the released code)
+    mixed_special_tokens: bool = True  # False: encode mixed text without [CLS]/[SEP] (the released code)
+    seed: int = 11111
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method == "mdpr" and (self.mix_query or self.mix_passage):
+            raise ValueError("mDPR trains on English only: mix_query and mix_passage must be false")
+        if self.method != "mdpr" and not (self.mix_query or self.mix_passage):
+            raise ValueError(f"{self.method} needs mix_query, mix_passage or both")
+
+    @property
+    def mixes(self) -> bool:
+        return self.method != "mdpr"
+
+
+# --------------------------------------------------------------------------- model
+class DualEncoder(nn.Module):
+    """Two encoders; every embedding is the last layer's first-token vector."""
+
+    def __init__(self, query_model: nn.Module, passage_model: nn.Module):
+        super().__init__()
+        self.query_model = query_model
+        self.passage_model = passage_model
+
+    @staticmethod
+    def _first_token(model: nn.Module, batch: Mapping[str, Tensor]) -> Tensor:
+        return model(**batch).last_hidden_state[:, 0]  # (B, L, H) -> (B, H)
+
+    def forward(self, **groups: Mapping[str, Tensor] | None) -> dict[str, Tensor]:
+        """Encode named groups in one call (one forward for DDP): ``query*`` groups with the query encoder, the rest with the passage encoder."""
+        out = {}
+        for name, batch in groups.items():
+            if batch is None:
+                continue
+            model = self.query_model if name.startswith("query") else self.passage_model
+            out[name] = self._first_token(model, batch)
+        return out
+
+    def save(self, directory: Path, tokenizer) -> None:
+        for side, model in (("query", self.query_model), ("passage", self.passage_model)):
+            model.save_pretrained(directory / side, safe_serialization=True)
+            tokenizer.save_pretrained(directory / side)
+
+
+def load_dual_encoder(path: str | Path, *, separate: bool = True):
+    """``(DualEncoder, tokenizer)`` from a backbone (both encoders start from it) or a saved checkpoint."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = Path(path)
+    if (path / "query").is_dir() and (path / "passage").is_dir():
+        q_path, p_path = path / "query", path / "passage"
+    else:
+        q_path = p_path = path
+    kwargs = {"add_pooling_layer": False}  # DPR pools the first token of the last layer, no pooler
+
+    def load(p):
+        try:
+            return AutoModel.from_pretrained(p, **kwargs)
+        except TypeError:  # a family without a pooler argument
+            return AutoModel.from_pretrained(p)
+
+    with quiet_transformers():
+        tokenizer = AutoTokenizer.from_pretrained(q_path)
+        return DualEncoder(load(q_path), load(p_path)), tokenizer
+
+
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' per-load reports and progress bars (e.g. 'pooler: UNEXPECTED', expected here)."""
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def tokenize(tokenizer, texts: Sequence[str], max_length: int, special: Sequence[bool] | None = None) -> dict[str, Tensor]:
+    """Tokenise a batch; texts whose ``special`` flag is False get no [CLS]/[SEP] (the released code's mixed inputs)."""
+    if special is None or all(special):
+        return dict(tokenizer(list(texts), max_length=max_length, truncation=True, padding=True, return_tensors="pt"))
+    ids = []
+    for text, sp in zip(texts, special):
+        ids.append(tokenizer(text, max_length=max_length, truncation=True, add_special_tokens=sp)["input_ids"])
+    padded = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+    return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"]}
+
+
+def gather_with_grad(x: Tensor) -> Tensor:
+    """All devices' ``x`` concatenated, (world × b, H); the local slice keeps its autograd graph.
+
+    ``torch.distributed.all_gather`` returns tensors without gradient; putting the
+    local tensor back in its slot lets the loss of the global batch back-propagate
+    into this device's encoders (the other slices are constants here and get their
+    gradients on their own devices).  The identity on a single process.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return x
+    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, x.contiguous())
+    parts[dist.get_rank()] = x
+    return torch.cat(parts, dim=0)  # (world * b, H)
+
+
+# --------------------------------------------------------------------------- data
+class _Batcher:
+    """Turns training rows into one step's texts, mixing as the method asks."""
+
+    def __init__(self, spec: TrainSpec, dictionary: Mapping[str, Sequence[str]] | None):
+        if spec.mixes and not dictionary:
+            raise ValueError(f"{spec.method} needs a bilingual dictionary")
+        self.spec, self.dictionary = spec, dictionary or {}
+
+    def _mix(self, text: str, rng: random.Random) -> str:
+        return code_mix(text, self.dictionary, self.spec.word_rate, rng, case_sensitive=self.spec.case_sensitive)
+
+    def texts(self, rows: Mapping[str, list], epoch: int) -> dict[str, tuple[list[str], list[bool]]]:
+        s = self.spec
+        groups: dict[str, tuple[list[str], list[bool]]] = {"query": ([], []), "pos": ([], []), "neg": ([], [])}
+        if s.method == "contrastivemix":
+            if s.mix_query:
+                groups["query_mixed"] = ([], [])
+            if s.mix_passage:
+                groups["pos_mixed"] = ([], [])
+        for qid, query, positives, negatives in zip(rows["query_id"], rows["query"], rows["positive_passages"], rows["negative_passages"]):
+            rng = random.Random(f"{s.seed}|{epoch}|{qid}")
+            pos = passage_text(positives[0].get("title"), positives[0]["text"])  # the first positive, as Tevatron
+            neg_rows = list(negatives)
+            random.Random(f"{s.seed}|negatives|{qid}").shuffle(neg_rows)  # a new hard negative each epoch
+            n = neg_rows[epoch % len(neg_rows)]
+            neg = passage_text(n.get("title"), n["text"])
+            q_mixed = p_mixed = False
+            if s.method == "naivemix":
+                # Draw both decisions always, so the query side's randomness does not depend on the passage side's setting.
+                u_q, u_p = rng.random(), rng.random()
+                if s.mix_query and u_q < s.sentence_rate:
+                    query, q_mixed = self._mix(query, rng), True
+                if s.mix_passage and u_p < s.sentence_rate:
+                    pos, neg, p_mixed = self._mix(pos, rng), self._mix(neg, rng), True
+            self._add(groups["query"], query, q_mixed)
+            self._add(groups["pos"], pos, p_mixed)
+            self._add(groups["neg"], neg, p_mixed)
+            if "query_mixed" in groups:
+                self._add(groups["query_mixed"], self._mix(query, rng), True)
+            if "pos_mixed" in groups:
+                self._add(groups["pos_mixed"], self._mix(pos, rng), True)
+        return groups
+
+    def _add(self, group, text: str, mixed: bool) -> None:
+        group[0].append(text)
+        group[1].append(not (mixed and not self.spec.mixed_special_tokens))
+
+
+# --------------------------------------------------------------------------- training
+def train_dual_encoder(
+    train_set,
+    spec: TrainSpec,
+    *,
+    backbone: str,
+    out_dir: Path | None = None,
+    dictionary: Mapping[str, Sequence[str]] | None = None,
+    device: str = "auto",
+    mixed_precision: str = "no",
+    desc: str = "train",
+) -> dict:
+    """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
+
+    Returns ``(model, tokenizer, stats)``: the trained :class:`DualEncoder` (unwrapped),
+    its tokenizer, and ``{"steps", "epochs", "loss": [mean total loss per epoch],
+    "ir": [...], "align": [...]}``.  ``out_dir`` is written atomically (a temporary
+    sibling renamed into place).
+    """
+    from accelerate import Accelerator
+    from transformers import get_linear_schedule_with_warmup
+
+    from ..utils import set_seed
+
+    accelerator = Accelerator(cpu=(device == "cpu"), mixed_precision=mixed_precision)
+    world, rank = accelerator.num_processes, accelerator.process_index
+    if spec.batch_size % world:
+        raise ValueError(f"the global batch ({spec.batch_size}) must be divisible by the number of devices ({world})")
+    local_bs = spec.batch_size // world
+    n_batches = len(train_set) // spec.batch_size  # the last incomplete batch is dropped, as DPR does
+    if n_batches == 0:
+        raise ValueError(f"{len(train_set)} training queries do not fill one batch of {spec.batch_size}")
+
+    set_seed(spec.seed, deterministic=accelerator.device.type == "cuda")
+    model, tokenizer = load_dual_encoder(backbone)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay)
+    total = n_batches * spec.epochs
+    # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
+    # would step it once per device).
+    scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    batcher = _Batcher(spec, dictionary)
+    lengths = {"query": spec.query_max_length, "query_mixed": spec.query_max_length}
+
+    history = {"loss": [], "ir": [], "align": []}
+    model.train()
+    # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
+    bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
+    for epoch in range(spec.epochs):
+        g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
+        order = torch.randperm(len(train_set), generator=g).tolist()
+        sums = {"loss": 0.0, "ir": 0.0, "align": 0.0}
+        for b in range(n_batches):
+            global_idx = order[b * spec.batch_size : (b + 1) * spec.batch_size]
+            local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
+            groups = batcher.texts(train_set[local_idx], epoch)
+            inputs = {
+                name: {k: v.to(accelerator.device) for k, v in tokenize(tokenizer, texts, lengths.get(name, spec.passage_max_length), special).items()}
+                for name, (texts, special) in groups.items()
+            }
+            emb = {k: gather_with_grad(v) for k, v in model(**inputs).items()}  # each (B, H)
+            if spec.method == "contrastivemix":
+                losses = contrastivemix_loss(
+                    emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
+                    weight=spec.align_weight, p_mixed=emb.get("pos_mixed"),
+                )
+            else:
+                ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
+                losses = {"ir": ir, "align": ir.new_zeros(()), "total": ir}
+            accelerator.backward(losses["total"] * world)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            for k, name in (("loss", "total"), ("ir", "ir"), ("align", "align")):
+                sums[k] += float(losses[name].detach())
+            bar.update(1)
+        for k in history:
+            history[k].append(sums[k] / n_batches)
+        bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
+    bar.close()
+
+    accelerator.wait_for_everyone()
+    unwrapped = accelerator.unwrap_model(model)
+    if out_dir is not None and accelerator.is_main_process:
+        out_dir = Path(out_dir)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+        try:
+            unwrapped.save(tmp, tokenizer)
+            atomic_write_json(tmp / "train.json", {"spec": spec.__dict__, **history})
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            os.replace(tmp, out_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    accelerator.wait_for_everyone()
+    unwrapped.eval()
+    return unwrapped, tokenizer, {"steps": total, "epochs": spec.epochs, **history}
+
+
+def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None):
+    """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder."""
+    encoder = model.query_model if side == "query" else model.passage_model
+    encoder.eval().to(device)
+
+    @torch.inference_mode()
+    def encode(texts: list[str]) -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), batch_size):
+            batch = {k: v.to(device) for k, v in tokenize(tokenizer, texts[i : i + batch_size], max_length).items()}
+            with torch.autocast(device_type=torch.device(device).type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                emb = DualEncoder._first_token(encoder, batch)  # (b, H)
+            out.append(emb.float().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, encoder.config.hidden_size), dtype=np.float32)
+
+    return encode
