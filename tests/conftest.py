@@ -52,3 +52,10 @@ def smoke_outputs(tmp_path_factory, backbones_dir) -> Path:
     root = tmp_path_factory.mktemp("smoke_run_a")
     execute_all_notebooks(root)
     return root
+
+
+def pytest_configure(config):
+    # Tiny models on a small CPU: one torch thread avoids contention between threads.
+    import torch
+
+    torch.set_num_threads(1)

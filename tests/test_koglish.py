@@ -226,20 +226,53 @@ def test_bracket_parser_and_parse_cache(tmp_path):
     again = C.CachedParser(Counting(), tmp_path / "parses.sqlite")  # a new process: the file persists
     assert again.parse_many(["He slept ."])[0] == first[1] and again.parser.seen == []
     assert C.BracketParser(TREES).parse_many(["The  big dog ran ."])[0].leaves()[:2] == ["The", "big"]
+    from nltk import Tree
+
+    paren = Tree("S", [Tree("NP", [Tree("-LRB-", ["("]), Tree("CD", ["1953"])]), Tree(")", [")"])])
+    assert C._tree_from_json(C._tree_json(paren)) == paren  # leaves like "(" survive the cache
     with pytest.raises(ValueError, match="PTB"):
         C.parse_ptb("(S (NP")
 
 
 def test_benepar_download_failure_is_a_clear_error(monkeypatch):
-    import benepar
+    import sys
+    import types
 
     def no_model(*a, **k):
         raise LookupError("Resource benepar_en3 not found")
 
-    monkeypatch.setattr(benepar, "Parser", no_model)
-    monkeypatch.setattr(benepar, "download", lambda *a, **k: False)  # what nltk's downloader does offline
+    # a stand-in for the benepar module (importing the real one costs seconds): no model installed,
+    # and download() returns False, which is what nltk's downloader does offline
+    fake = types.SimpleNamespace(Parser=no_model, download=lambda *a, **k: False)
+    monkeypatch.setitem(sys.modules, "benepar", fake)
     with pytest.raises(C.ParserUnavailable, match=r"(?s)benepar\.download returned False.*benepar\.download\('benepar_en3'\)"):
         C.BeneparParser().parse_many(["A sentence ."])
+
+
+def test_benepar_gets_pretokenised_words_and_batches(monkeypatch):
+    import sys
+    import types
+    from dataclasses import dataclass as dc
+
+    @dc
+    class InputSentence:
+        words: list
+        escaped_words: list
+
+    class Parser:
+        def __init__(self, name, batch_size):
+            self.name = name
+
+        def parse_sents(self, inputs):
+            from nltk import Tree
+
+            for inp in inputs:  # a flat tree over the words, as the real parser returns an nltk.Tree
+                yield Tree("S", [Tree("NN", [w]) for w in inp.escaped_words])
+
+    fake = types.SimpleNamespace(Parser=Parser, InputSentence=InputSentence, download=lambda *a, **k: True)
+    monkeypatch.setitem(sys.modules, "benepar", fake)
+    trees = C.BeneparParser("benepar_en3").parse_many(["The film ( 1953 ) won .", "", "Two words"])
+    assert trees[0].leaves() == ["The", "film", "(", "1953", ")", "won", "."] and trees[1] is None and len(trees[2]) == 2
 
 
 # =========================================================================== translation backends
@@ -607,3 +640,76 @@ def test_reported_table1():
     assert reported.lookup("concse", "table1", "STS/STS12", "Train") is None  # blank in the paper
     assert reported.lookup("concse", "table1_exclusions", "GLUE/CoLA", "excluded %").value == 29.1
     assert len(reported.table("concse", "table1")) == 6 * 4 + 7 * 3 + 2
+
+
+# =========================================================================== notebook 01's library calls
+def test_pretokenize_matches_the_released_style():
+    from codeswitch.experiments.koglish import pretokenize
+
+    assert pretokenize("Mr. Rollins made $721,154 in Dell's year.") == "Mr . Rollins made $ 721 , 154 in Dell ' s year ."
+    assert pretokenize("  It  (1953)  ") == "It ( 1953 )"
+
+
+def test_write_sts_layouts(tmp_path):
+    res = C.build(pd.DataFrame({"sentence1": ["The big dog ran ."] * 5, "sentence2": ["The old cat sat ."] * 5, "label": [1.0] * 5}), switcher(), "pair")
+    assert C.write_sts(tmp_path, "sts13", res, seed=0) == {"valid": 2, "test": 3}  # round(2.5) == 2
+    assert C.write_sts(tmp_path, "sick", res, seed=0, ratios=None) == {"test": 5}
+    assert C.write_sts(tmp_path, "stsb", res, seed=0) == {"valid": 2, "test": 3}
+    assert len(K.load_sts(str(tmp_path), "sts13", "valid")) == 2 and len(K.load_sts(str(tmp_path), "sick")) == 5
+    assert (tmp_path / "Koglish_STS/stsb_for_Koglish/en_valid.csv").read_text().startswith(",sentence1,source1_np0,")
+
+
+def test_table1_exclusions_and_figure(mini):
+    from codeswitch.experiments import koglish as E
+
+    wide, long = E.table1(str(mini))
+    cola = long[(long["row"] == "GLUE/CoLA")].set_index("column")
+    assert cola.loc["Train", "mean"] == len(K.load_glue(str(mini), "cola", "train")) and cola.loc["Train", "paper"] == 4341
+    assert cola.loc["Total", "mean"] == sum(len(K.load_glue(str(mini), "cola", s)) for s in K.GLUE_SPLITS)
+    assert "STS/STS12" in wide.index and wide.loc["STS/STS12", "Dev"] == "–"  # the repository layout has no STS12 dev
+    stats = S.construction_stats(mini)
+    w, lg = E.exclusions({"cola": stats["glue"]["cola"], "nli:nli": stats["nli"]["nli"]})
+    row = lg[(lg["row"] == "GLUE/CoLA") & (lg["column"] == "excluded %")].iloc[0]
+    assert row["paper"] == 29.1 and abs(row["mean"] - 100 * (1 - stats["glue"]["cola"]["kept"] / 400)) < 1e-9
+    assert w.loc["GLUE/CoLA", "input"] == "400" and list(w.index) == ["GLUE/CoLA", "NLI/NLI"]
+
+    trees = E._synthetic_trees(str(mini))
+    sw = C.CodeSwitcher(C.BracketParser(trees), T.DictionaryTranslator.from_muse(S.GLOSSARY))
+    sentence = next(s for s in trees if s.startswith("She said that"))
+    (o,) = sw.switch_many([sentence])
+    ex = E.pick_example([(o, C.parse_ptb(trees[sentence]))])
+    fig = E.figure1(ex)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "NP ✗" in texts and o.target_np0 in " ".join(texts).replace("\u00a0", " ")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypatch):
+    """The paper-profile path (construct_source: glue) with the hub and the parser replaced by fakes."""
+    from codeswitch.experiments import koglish as E
+    from codeswitch.profiles import load_profile
+
+    cfg = load_profile("smoke", {"koglish.construct_source": "glue", "koglish.parser": "benepar"}, output_root=tmp_path)
+    kc = E.config(cfg)
+    raw = {
+        "single": pd.DataFrame({"sentence": ["The big dog ran .", "He slept .", "The old cat sat .", "A movie ."], "label": [1, 0, 1, 0]}),
+        "pair": pd.DataFrame({"sentence1": ["The big dog ran .", "Wait here ."], "sentence2": ["The old cat sat .", "The red car left ."], "label": [0, 1]}),
+    }
+    calls = []
+
+    def fake_raw(kc_, task):
+        calls.append(task)
+        return raw[K.GLUE_KIND[task]].copy()
+
+    monkeypatch.setattr(E, "_raw_glue", fake_raw)
+    monkeypatch.setattr(E, "make_switcher", lambda cfg_, kc_, trees=None: switcher())
+    stats = E.exclusion_stats(cfg, kc)
+    assert stats["cola"] == {"input": 4, "kept": 2, "excluded": {"no_qualifying_np": 1, "sentence_is_np": 1}, "details": {}, "splits": {"train": 1, "valid": 0, "test": 1}}
+    assert stats["rte"]["excluded"] == {"no_np": 1}
+    assert E.exclusion_stats(cfg, kc) == stats and len(calls) == 6  # the second time everything comes from the run cache
+    folder = E.built_folder(cfg, kc)
+    assert len(K.load_glue(str(folder), "cola", "train")) == 1
+    with pytest.raises(Exception, match="koglish.translator"):
+        load_profile("smoke", {"koglish.translator": "babelfish"}).section("koglish", E.KoglishConfig)

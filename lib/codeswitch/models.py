@@ -37,6 +37,7 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 CORPUS_DIR = ASSETS / "corpus"
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4
 TINY_VOCAB = 4000
+BUILD_VERSION = 2  # bump when the way tiny backbones are built changes
 
 TINY_BACKBONES: dict[str, dict] = {
     "tiny-bert": dict(
@@ -79,6 +80,20 @@ def corpus_fingerprint() -> str:
         h.update(p.name.encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:10]
+
+
+def backbone_id(ref: str) -> str:
+    """The backbone as a run-cache key.
+
+    A hub id or path stands for itself.  A ``tiny-*`` name gets the fingerprint of
+    its recipe (tokenizer corpus, size, build version) — the name of the folder it
+    is built into — so that editing the corpus invalidates cached runs instead of
+    silently reusing results of an older tiny model.
+    """
+    if ref not in TINY_BACKBONES:
+        return ref
+    recipe = f"{BUILD_VERSION}|{corpus_fingerprint()}|{sorted(TINY_BACKBONES[ref].items())}"
+    return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
 
 
 def backbone_cache_dir(root: Path | None = None) -> Path:
@@ -152,7 +167,7 @@ def _tiny_config(name: str, vocab_size: int):
     family = spec.pop("family")
     ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
     if family == "bert":
-        return BertConfig(vocab_size=vocab_size, pad_token_id=0, **spec)
+        return BertConfig(vocab_size=vocab_size, **ids, **spec)
     if family == "xlm-roberta":
         return XLMRobertaConfig(vocab_size=vocab_size, type_vocab_size=1, **ids, **spec)
     if family == "mbart":
@@ -163,14 +178,15 @@ def _tiny_config(name: str, vocab_size: int):
 def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
     """Build (once) and return the folder of the tiny backbone ``name``.
 
-    The folder name carries a fingerprint of the tokenizer corpus, so editing the
-    corpus builds a new backbone instead of silently reusing a stale one.  The
+    The folder name carries a fingerprint of the recipe (tokenizer corpus, size,
+    build version), so editing any of them builds a new backbone instead of
+    silently reusing a stale one.  The
     folder is written to a temporary sibling and renamed into place.
     """
     import torch
     from transformers import AutoModel
 
-    dest = Path(cache_dir) / f"{name}-{corpus_fingerprint()}"
+    dest = Path(cache_dir) / backbone_id(name)
     if (dest / "config.json").is_file():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ import yaml
 T = TypeVar("T")
 
 PROFILES = ("smoke", "paper")
-_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source")
+_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
 
 
 class ConfigError(ValueError):
@@ -70,6 +70,7 @@ class Profile:
     precision: str = "auto"  # "auto" (bf16 on GPUs that have it, else fp32) | "fp32" | "bf16" | "fp16"
     offline: bool = False  # True: never touch the network (HF_HUB_OFFLINE=1)
     koglish_source: str = "Jangyeong"  # hub namespace or a local folder in the released layout
+    cpu_threads: int | None = None  # torch intra-op threads when running on CPU (None: torch's default)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)  # project root; outputs live below it
     output_root: Path | None = None  # where runs/ and figures/ go (default: root)
@@ -123,6 +124,7 @@ class Profile:
             f"device       {self.device}",
             f"precision    {self.precision}",
             f"offline      {self.offline}",
+            f"cpu threads  {self.cpu_threads or 'default'}",
             f"koglish      {self.koglish_source}",
             f"runs         {self.runs_dir}",
             f"figures      {self.figures_dir}",
@@ -186,11 +188,17 @@ def load_profile(
         precision=kwargs.precision,
         offline=kwargs.offline,
         koglish_source=kwargs.koglish_source,
+        cpu_threads=kwargs.cpu_threads,
         sections=types.MappingProxyType(sections),
         root=root_p,
         output_root=out,
         source_file=str(path.relative_to(root_p)) if path.is_relative_to(root_p) else str(path),
     )
+    if prof.cpu_threads and prof.device == "cpu":
+        # Tiny models on a small CPU: one thread avoids contention (measured 5-30x faster per step on 2 shared cores).
+        import torch
+
+        torch.set_num_threads(prof.cpu_threads)
     if prof.offline:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
@@ -206,6 +214,7 @@ class _TopLevel:
     precision: str = "auto"
     offline: bool = False
     koglish_source: str = "Jangyeong"
+    cpu_threads: int | None = None
 
 
 def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:

@@ -26,10 +26,12 @@ reads built and released data alike.
 from __future__ import annotations
 
 import collections
+import io
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,6 +58,11 @@ __all__ = [
     "build",
     "split_frame",
     "invariant_violations",
+    "csv_text",
+    "write_files",
+    "write_glue",
+    "write_nli",
+    "write_sts",
 ]
 
 # --------------------------------------------------------------------------- exclusion reasons
@@ -168,6 +175,24 @@ class BeneparParser:
         return [None if x is None else next(trees) for x in inputs]
 
 
+def _tree_json(tree) -> str:
+    """A tree as JSON ``[label, child, ...]`` (leaves are strings): unlike a bracket string, safe for ``(`` leaves."""
+
+    def enc(t):
+        return t if isinstance(t, str) else [t.label(), *[enc(c) for c in t]]
+
+    return json.dumps(enc(tree), ensure_ascii=False)
+
+
+def _tree_from_json(text: str):
+    from nltk import Tree
+
+    def dec(x):
+        return x if isinstance(x, str) else Tree(x[0], [dec(c) for c in x[1:]])
+
+    return dec(json.loads(text))
+
+
 class CachedParser:
     """A persistent parse cache (SQLite, keyed by parser and sentence) in front of any parser."""
 
@@ -190,9 +215,9 @@ class CachedParser:
         with sqlite3.connect(self.path) as db:
             db.executemany(
                 "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
-                [(self.key, s, t.pformat(margin=10**9)) for s, t in fresh.items() if t is not None],
+                [(self.key, s, _tree_json(t)) for s, t in fresh.items() if t is not None],
             )
-        return [parse_ptb(found[s]) if s in found else fresh[s] for s in sentences]
+        return [_tree_from_json(found[s]) if s in found else fresh[s] for s in sentences]
 
 
 # --------------------------------------------------------------------------- NP selection
@@ -233,14 +258,35 @@ def _base_label(label: str) -> str:
     return label if label.startswith("-") else label.split("-")[0].split("=")[0]
 
 
-def _np_nodes(tree, order: str):
-    """(position, depth) of every NP node, top-down: pre-order (default) or level order."""
-    positions = [p for p in tree.treepositions() if not isinstance(tree[p], str) and _base_label(tree[p].label()) == "NP"]
+def _constituents(tree) -> list[tuple]:
+    """``(subtree, depth, start, end)`` of every constituent in pre-order; ``[start, end)`` is its token span.
+
+    One recursive pass with a running leaf counter (looking nodes up by tree
+    position is quadratic in nltk).
+    """
+    out: list = []
+
+    def walk(t, depth: int, start: int) -> int:
+        slot = len(out)
+        out.append(None)
+        pos = start
+        for child in t:
+            pos = pos + 1 if isinstance(child, str) else walk(child, depth + 1, pos)
+        out[slot] = (t, depth, start, pos)
+        return pos
+
+    walk(tree, 0, 0)
+    return out
+
+
+def _np_nodes(tree, order: str) -> list[tuple]:
+    """Every NP constituent, top-down: pre-order (default) or level order (shallowest first, then left to right)."""
+    nodes = [n for n in _constituents(tree) if _base_label(n[0].label()) == "NP"]
     if order == "level":
-        positions.sort(key=lambda p: (len(p), p))
+        nodes.sort(key=lambda n: n[1])  # stable: pre-order within a level is left to right
     elif order != "preorder":
         raise ValueError(f"unknown NP search order {order!r} (preorder | level)")
-    return [(p, len(p)) for p in positions]  # treepositions() is already pre-order
+    return nodes
 
 
 def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preorder", min_tokens: int = 2) -> Selection:
@@ -254,16 +300,14 @@ def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preord
     escapes in the leaves (``-LRB-``) never leak into the output.
     """
     tree = _unwrap(tree)
-    leaves = tree.leaves()
-    toks = list(tokens) if tokens is not None else list(leaves)
+    pos_tags = tree.pos()  # [(leaf, preterminal label)]
+    toks = list(tokens) if tokens is not None else [w for w, _ in pos_tags]
     sentence = " ".join(toks)
-    if len(leaves) != len(toks):
+    if len(pos_tags) != len(toks):
         return Selection(sentence, None, None, "parse_failed")
     if not toks:
         return Selection(sentence, None, None, "empty_sentence")
-    leaf_pos = tree.treepositions("leaves")
-    index = {p: i for i, p in enumerate(leaf_pos)}
-    tags = [tree[p[:-1]].label() for p in leaf_pos]
+    tags = [t for _, t in pos_tags]
     # "made solely of noun phrases": the root is an NP, or an NP plus punctuation (FRAG (NP ...) (. .))
     top = [c for c in tree if not isinstance(c, str) and c.label() not in PUNCT_TAGS]
     if _base_label(tree.label()) == "NP" or (len(top) == 1 and _base_label(top[0].label()) == "NP"):
@@ -273,9 +317,7 @@ def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preord
     if not nodes:
         return Selection(sentence, None, None, "no_np")
     trace = []
-    for pos, depth in nodes:
-        span = [index[pos + lp] for lp in tree[pos].treepositions("leaves")]
-        start, end = min(span), max(span) + 1
+    for _, depth, start, end in nodes:
         text = " ".join(toks[start:end])
         words = range(start, end)
         if all(tags[i] in PRONOUN_TAGS or toks[i].lower() in PRONOUNS or tags[i] in PUNCT_TAGS for i in words):
@@ -492,6 +534,55 @@ def split_frame(n: int, ratios: Sequence[float], seed: int) -> list[np.ndarray]:
     return parts
 
 
+# --------------------------------------------------------------------------- writing the released layout
+def csv_text(df: pd.DataFrame) -> str:
+    """A table as the released files are: UTF-8 CSV with pandas' unnamed index column, ``\\n`` line ends."""
+    buf = io.StringIO()
+    df.reset_index(drop=True).to_csv(buf, index=True, lineterminator="\n")
+    return buf.getvalue()
+
+
+def write_files(root: str | Path, en_rel: str, cs_rel: str, result: BuildResult, rows: Sequence[int] | None = None) -> None:
+    """Write the English and code-switched tables of ``result`` (rows ``rows``, default all), each atomically."""
+    from ..runs import atomic_write_text
+
+    rows = range(result.n_kept) if rows is None else sorted(int(r) for r in rows)
+    atomic_write_text(Path(root) / en_rel, csv_text(result.english.iloc[list(rows)]))
+    atomic_write_text(Path(root) / cs_rel, csv_text(result.cross.iloc[list(rows)]))
+
+
+def write_glue(root: str | Path, task: str, result: BuildResult, *, seed: int, ratios: Sequence[float] = (0.64, 0.16, 0.20)) -> dict[str, int]:
+    """``Koglish_GLUE/<task>/{parsed,cross}_{train,valid,test}.csv``, split with ``ratios`` (ConCSE §3.2 step 3)."""
+    sizes = {}
+    for split, rows in zip(("train", "valid", "test"), split_frame(result.n_kept, ratios, seed)):
+        write_files(root, f"Koglish_GLUE/{task}/parsed_{split}.csv", f"Koglish_GLUE/{task}/cross_{split}.csv", result, rows)
+        sizes[split] = len(rows)
+    return sizes
+
+
+def write_nli(root: str | Path, result: BuildResult) -> None:
+    """``Koglish_NLI/{parsed,cross}_train.csv`` (NLI is not split)."""
+    write_files(root, "Koglish_NLI/parsed_train.csv", "Koglish_NLI/cross_train.csv", result)
+
+
+def write_sts(root: str | Path, task: str, result: BuildResult, *, seed: int, ratios: Sequence[float] | None = (0.5, 0.5)) -> dict[str, int]:
+    """An STS set in the repository layout, split 0.5/0.5 into valid/test (``ratios=None``: all rows in test).
+
+    ``stsb`` -> ``Koglish_STS/stsb_for_Koglish/{en,cross}_<split>.csv``; ``sick`` ->
+    ``Koglish_STS/sick/{parsed,cross}_<split>.csv``; ``sts12``..``sts16`` ->
+    ``Koglish_STS/sts_12_16/<task>/{parsed,cross}_<split>.csv``.
+    """
+    folder = {"stsb": "stsb_for_Koglish", "sick": "sick"}.get(task, f"sts_12_16/{task}")
+    english = "en" if task == "stsb" else "parsed"
+    parts = [range(result.n_kept)] if ratios is None else split_frame(result.n_kept, ratios, seed)
+    splits = ("test",) if ratios is None else ("valid", "test")
+    sizes = {}
+    for split, rows in zip(splits, parts):
+        write_files(root, f"Koglish_STS/{folder}/{english}_{split}.csv", f"Koglish_STS/{folder}/cross_{split}.csv", result, rows)
+        sizes[split] = len(rows)
+    return sizes
+
+
 # --------------------------------------------------------------------------- invariants
 def invariant_violations(df: pd.DataFrame, *, min_np_tokens: int = 2) -> pd.DataFrame:
     """Rows of a ``cross_*`` table that break the released data's invariants.
@@ -513,18 +604,3 @@ def invariant_violations(df: pd.DataFrame, *, min_np_tokens: int = 2) -> pd.Data
             if src.strip() == s.strip():
                 bad.append((i, f, "NP is the whole sentence"))
     return pd.DataFrame(bad, columns=["row", "field", "rule"])
-
-
-def exclusion_table(results: Mapping[str, BuildResult]) -> pd.DataFrame:
-    """Per task: input, kept, excluded %, and the count per reason (long: ``task, reason, count``)."""
-    rows = []
-    for task, r in results.items():
-        rows.append({"task": task, "reason": "input", "count": r.n_input})
-        rows.append({"task": task, "reason": "kept", "count": r.n_kept})
-        for reason in REASONS:
-            rows.append({"task": task, "reason": reason, "count": int(r.exclusions.get(reason, 0))})
-    return pd.DataFrame(rows)
-
-
-def iter_kinds() -> Iterable[str]:
-    return iter(KINDS)

@@ -346,35 +346,37 @@ def _judged(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
 # --------------------------------------------------------------------------- synthetic set
 _SYLLABLES = ("ka", "lo", "ri", "van", "tel", "mor", "sa", "din", "bra", "qu", "el", "zo", "ni", "tor", "ha", "gen", "fal", "ru", "mi", "os")
 
-# relation -> (query, title, passage); slots in braces are entity names.
+# relation -> (query, title, passage); slots in braces are entity names.  Queries
+# paraphrase their passage ("established" / "founded by"), and every entity occurs
+# in several passages, so matching names alone (BM25's easy route) is not enough.
 TEMPLATES: dict[str, tuple[str, str, str]] = {
     "capital": (
-        "what is the capital of {country}",
+        "which city is the seat of government of {country}",
         "{country}",
         "{country} is a country near the sea . the capital of {country} is {city} , a large city .",
     ),
     "founded": (
-        "who founded the city of {city}",
+        "who established {city}",
         "{city}",
         "{city} is an old city in {country} . the city was founded by {person} in {year} .",
     ),
     "river": (
-        "which river flows through {city}",
+        "what river runs through {city}",
         "{river}",
         "the {river} is a long river . it flows through {city} and {city2} .",
     ),
     "born": (
-        "where was {person} born",
+        "what is the birthplace of {person}",
         "{person}",
         "{person} was a famous writer . {person} was born in {city} in {year} .",
     ),
     "book": (
-        "who wrote the book {book}",
+        "who is the author of {book}",
         "{book}",
         "{book} is a famous book . the book was written by {person} in {year} .",
     ),
     "mountain": (
-        "what is the highest mountain in {country}",
+        "what is the tallest peak in {country}",
         "{mountain}",
         "{mountain} is the highest mountain in {country} .",
     ),

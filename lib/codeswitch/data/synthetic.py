@@ -47,7 +47,6 @@ notebook 01 have something to count.  These shares are set here by design
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import random
@@ -62,7 +61,7 @@ import pandas as pd
 
 from ..profiles import as_dict, build_dataclass
 from ..runs import atomic_write_json, atomic_write_text, config_hash
-from .construct import BracketParser, BuildResult, CodeSwitcher, build, split_frame
+from .construct import BracketParser, BuildResult, CodeSwitcher, build, write_glue, write_nli, write_sts
 from .translate import DictionaryTranslator
 
 __all__ = ["SyntheticConfig", "GLOSSARY", "build_mini_koglish", "ensure_mini_koglish", "corpus_text", "generate_raw", "construction_stats"]
@@ -503,17 +502,6 @@ def generate_raw(name: str, n: int, seed: int) -> tuple[pd.DataFrame, dict[str, 
 
 
 # --------------------------------------------------------------------------- the build
-def _csv(df: pd.DataFrame) -> str:
-    buf = io.StringIO()
-    df.reset_index(drop=True).to_csv(buf, index=True, lineterminator="\n")  # the released files carry the index
-    return buf.getvalue()
-
-
-def _write_pair(root: Path, en_rel: str, cs_rel: str, result: BuildResult, rows) -> None:
-    atomic_write_text(root / en_rel, _csv(result.english.iloc[rows]))
-    atomic_write_text(root / cs_rel, _csv(result.cross.iloc[rows]))
-
-
 def _stats(result: BuildResult) -> dict:
     return {
         "input": result.n_input,
@@ -537,26 +525,21 @@ def build_mini_koglish(out: str | Path, config: SyntheticConfig = SyntheticConfi
 
     for i, (task, (kind, _)) in enumerate(GLUE_GENERATORS.items()):
         res = construct(task, config.glue_size, kind)
-        parts = split_frame(res.n_kept, config.glue_split, config.seed + i)
-        for split, rows in zip(("train", "valid", "test"), parts):
-            _write_pair(out, f"Koglish_GLUE/{task}/parsed_{split}.csv", f"Koglish_GLUE/{task}/cross_{split}.csv", res, sorted(rows))
+        write_glue(out, task, res, seed=config.seed + i, ratios=config.glue_split)
         stats["glue"][task] = _stats(res)
 
     res = construct("nli", config.nli_size, "nli")
-    _write_pair(out, "Koglish_NLI/parsed_train.csv", "Koglish_NLI/cross_train.csv", res, range(res.n_kept))
+    write_nli(out, res)
     stats["nli"]["nli"] = _stats(res)
 
     res = construct("sts:stsb", config.stsb_size, "pair")
-    for split, rows in zip(("valid", "test"), split_frame(res.n_kept, config.sts_split, config.seed)):
-        _write_pair(out, f"Koglish_STS/stsb_for_Koglish/en_{split}.csv", f"Koglish_STS/stsb_for_Koglish/cross_{split}.csv", res, sorted(rows))
+    write_sts(out, "stsb", res, seed=config.seed, ratios=config.sts_split)
     stats["sts"]["stsb"] = _stats(res)
     for name in STS_SETS:
-        if name == "stsb":
-            continue
-        res = construct(f"sts:{name}", config.sts_size, "pair")
-        folder = "sick" if name == "sick" else f"sts_12_16/{name}"
-        _write_pair(out, f"Koglish_STS/{folder}/parsed_test.csv", f"Koglish_STS/{folder}/cross_test.csv", res, range(res.n_kept))
-        stats["sts"][name] = _stats(res)
+        if name != "stsb":  # like the authors' repository: the test half only
+            res = construct(f"sts:{name}", config.sts_size, "pair")
+            write_sts(out, name, res, seed=config.seed, ratios=None)
+            stats["sts"][name] = _stats(res)
 
     atomic_write_json(out / TREES_FILE, dict(sorted(all_trees.items())))
     atomic_write_json(out / STATS_FILE, {"config": as_dict(config), "translator": translator.key, "parser": "ptb (gold trees)", **stats})

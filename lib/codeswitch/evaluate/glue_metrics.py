@@ -78,6 +78,9 @@ def spearman(labels, scores) -> float:
     returns NaN); we count it as 0 so a degenerate epoch can never be chosen as
     the best one and no NaN reaches a table.
     """
+    labels, scores = np.asarray(labels, dtype=float), np.asarray(scores, dtype=float)
+    if np.ptp(scores) == 0 or np.ptp(labels) == 0:
+        return 0.0
     return _finite_or_zero(stats.spearmanr(labels, scores).statistic)
 
 

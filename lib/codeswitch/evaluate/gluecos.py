@@ -43,12 +43,20 @@ def weighted_f1(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
 
 
 def entity_f1(true_tags: Sequence[Sequence[str]], pred_tags: Sequence[Sequence[str]]) -> float:
-    """Entity-level F1 of IOB tag sequences (seqeval), in percent."""
+    """Entity-level F1 of IOB tag sequences (seqeval), in percent.
+
+    GLUECoS's Hindi–English NER writes the outside tag as ``Other``; it is read as
+    ``O`` (seqeval treats it as outside anyway, with a warning per occurrence).
+    """
     from seqeval.metrics import f1_score
 
     if len(true_tags) != len(pred_tags) or any(len(t) != len(p) for t, p in zip(true_tags, pred_tags)):
         raise ValueError("entity_f1: gold and predicted tag sequences differ in number or length")
-    return 100.0 * float(f1_score([list(t) for t in true_tags], [list(p) for p in pred_tags], zero_division=0))
+
+    def norm(seqs):
+        return [["O" if t == "Other" else t for t in s] for s in seqs]
+
+    return 100.0 * float(f1_score(norm(true_tags), norm(pred_tags), zero_division=0))
 
 
 # --------------------------------------------------------------------------- SQuAD v2

@@ -58,6 +58,7 @@ __all__ = [
     "AlignTable",
     "TABLES",
     "load_config",
+    "backbone_id",
     "align_configs",
     "finetune_configs",
     "run_alignment",
@@ -74,8 +75,9 @@ __all__ = [
 
 EXPERIMENT = "alignment"
 PAPER = "alignment"
-FIGURE_FILE = Path(__file__).resolve().parents[1] / "assets" / "alignment" / "figure3_1.tsv"
-SYNTHETIC_GLUECOS = Path(__file__).resolve().parents[1] / "assets" / "alignment" / "gluecos"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "alignment"
+FIGURE_FILE = ASSETS / "figure3_1.tsv"
+SYNTHETIC_GLUECOS = ASSETS / "gluecos"
 
 
 # --------------------------------------------------------------------------- config
@@ -195,18 +197,47 @@ TABLES = {"table3_1": TABLE3_1, "table3_2": TABLE3_2}
 
 
 # --------------------------------------------------------------------------- configs (the cache keys)
+def backbone_id(ref: str) -> str:
+    """The backbone as a cache key: a hub id or path as given; a ``tiny-*`` name with its tokenizer-corpus
+    fingerprint, so that editing the corpus (hence the tiny tokenizer and weights) invalidates cached runs."""
+    from ..models import TINY_BACKBONES, corpus_fingerprint
+
+    return f"{ref}-{corpus_fingerprint()}" if ref in TINY_BACKBONES else ref
+
+
+def _fingerprint(source: str, path: Path) -> str | None:
+    """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
+    ``None`` for hub ids, URLs and local paths, which are keyed by name."""
+    if source != "synthetic":
+        return None
+    files = [path] if path.is_file() else sorted(x for x in path.rglob("*") if x.is_file())
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def _align_seed(cfg: Profile, ac: AlignmentConfig) -> int:
     return ac.align_seed if ac.align_seed is not None else cfg.seeds[0]
 
 
 def _data_key(ac: AlignmentConfig, system: System) -> dict:
     if system.data == "parallel":
-        return {"kind": "parallel", "source": ac.parallel_source, "train_size": ac.parallel_train_size, "valid_size": ac.parallel_valid_size}
-    return {"kind": "lexicon", "source": ac.lexicon_source, "train_size": ac.lexicon_train_size, "valid_size": ac.lexicon_valid_size}
+        source, path, n_train, n_valid = ac.parallel_source, ASSETS / "parallel", ac.parallel_train_size, ac.parallel_valid_size
+    else:
+        source, path = ac.lexicon_source, ASSETS / "lexicon_en_hi.txt"
+        n_train, n_valid = ac.lexicon_train_size, ac.lexicon_valid_size
+    return {"kind": system.data, "source": source, "fingerprint": _fingerprint(source, path), "train_size": n_train, "valid_size": n_valid}
 
 
 def _extraction_key(ac: AlignmentConfig) -> dict:
-    return {"layer": ac.align_layer, "softmax_threshold": ac.softmax_threshold, "prob_threshold": ac.align_prob_threshold, "max_length": ac.max_length}
+    return {
+        "layer": ac.align_layer,
+        "softmax_threshold": ac.softmax_threshold,
+        "prob_threshold": ac.align_prob_threshold,
+        "max_length": ac.max_length,
+    }
 
 
 def align_config(cfg: Profile, system: System, mode: str) -> dict | None:
@@ -233,7 +264,7 @@ def align_config(cfg: Profile, system: System, mode: str) -> dict | None:
     out = {
         "experiment": EXPERIMENT,
         "stage": "align",
-        "backbone": ac.backbone,
+        "backbone": backbone_id(ac.backbone),
         "data": _data_key(ac, system),
         "script": system.script,
         "args": args,
@@ -258,7 +289,8 @@ def align_configs(cfg: Profile) -> list[dict]:
 def _gluecos_key(ac: AlignmentConfig, task: str) -> dict:
     from ..data.gluecos import TASKS
 
-    return {"dir": ac.gluecos_dir, "subdir": ac.task_subdirs.get(task, TASKS[task].default_subdir)}
+    subdir = ac.task_subdirs.get(task, TASKS[task].default_subdir)
+    return {"dir": ac.gluecos_dir, "fingerprint": _fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), "subdir": subdir}
 
 
 def finetune_config(cfg: Profile, table: AlignTable, system: System, task: str, seed: int) -> dict:
@@ -269,7 +301,7 @@ def finetune_config(cfg: Profile, table: AlignTable, system: System, task: str, 
         "task": task,
         "data": _gluecos_key(ac, task),
         "args": as_dict(getattr(ac, task)),
-        "backbone": ac.backbone,
+        "backbone": backbone_id(ac.backbone),
         "alignment": align_config(cfg, system, table.mode),
         "random_head": system.random_head,
         "seed": seed,
@@ -293,9 +325,12 @@ def finetune_configs(cfg: Profile, tables: Sequence[AlignTable] = (TABLE3_1, TAB
 def _setup(cfg: Profile) -> AlignmentConfig:
     import torch
 
+    from transformers.utils import logging as hf_logging
+
     ac = load_config(cfg)
     if ac.cpu_threads and cfg.torch_device().type == "cpu":
         torch.set_num_threads(ac.cpu_threads)
+    hf_logging.disable_progress_bar()  # ~50 checkpoint loads: their bars would bury the run's own progress lines
     return ac
 
 
@@ -345,7 +380,8 @@ def _with_alignments(cfg: Profile, config: dict, data, encoder, tokenizer, devic
     spec = config["alignments"]
     if data.alignments is not None and spec["use"] == "auto":
         return data, "file"
-    key = config_hash({"backbone": config["backbone"], "pairs": hashlib.sha256(json.dumps(data.pairs, ensure_ascii=False).encode()).hexdigest(), **spec})
+    pairs_digest = hashlib.sha256(json.dumps(data.pairs, ensure_ascii=False).encode()).hexdigest()
+    key = config_hash({"backbone": config["backbone"], "pairs": pairs_digest, **spec})
     path = _cache(cfg).root / "extracted" / f"{key}.align"
     if path.is_file():
         return data.with_alignments(read_pharaoh(path, data.pairs)), "extracted (cached)"
@@ -381,7 +417,9 @@ def _train_one(cfg: Profile, config: dict) -> dict:
         train, source = _with_alignments(cfg, config, train, encoder, tokenizer, device)
         valid, _ = _with_alignments(cfg, config, valid, encoder, tokenizer, device)
     aligner = Aligner(encoder, args.mode, sentence_vector=args.sentence_vector)  # the linear head is built under the seed
-    history = train_alignment(aligner, tokenizer, train, valid, args, seed=config["seed"], device=device, desc=f"align {args.objective}/{args.mode}")
+    history = train_alignment(
+        aligner, tokenizer, train, valid, args, seed=config["seed"], device=device, desc=f"align {args.objective}/{args.mode}"
+    )
     save_aligner(aligner, tokenizer, _checkpoint_dir(cfg, config), meta={"key": config_hash(config)})
     n_pairs = sum(len(a) for a in train.alignments) if train.alignments is not None else None
     return {**history, "checkpoint": config_hash(config), "train_pairs": len(train), "valid_pairs": len(valid),
@@ -468,7 +506,8 @@ def data_preview(cfg: Profile, n: int = 3) -> pd.DataFrame:
         d = load_parallel(ac.parallel_source, "train", script=script, limit=n)
         for (en, hi), al in zip(d.pairs, d.alignments or [()] * len(d)):
             we, wh = words(en), words(hi)
-            rows.append({"script": script, "english": en, "hindi": hi, "aligned words": ", ".join(f"{we[i]}–{wh[j]}" for i, j in al) or "(no file)"})
+            links = ", ".join(f"{we[i]}–{wh[j]}" for i, j in al) or "(no file)"
+            rows.append({"script": script, "english": en, "hindi": hi, "aligned words": links})
     return pd.DataFrame(rows)
 
 
@@ -489,7 +528,7 @@ def extraction_check(cfg: Profile, n: int = 32) -> pd.DataFrame:
     if gold.alignments is None:
         return pd.DataFrame()
     thresholds = (None, ac.align_prob_threshold) if ac.align_prob_threshold is not None else (None,)
-    config = {"experiment": EXPERIMENT, "stage": "extraction_check", "backbone": ac.backbone, "source": ac.parallel_source,
+    config = {"experiment": EXPERIMENT, "stage": "extraction_check", "backbone": backbone_id(ac.backbone), "source": ac.parallel_source,
               "n": n, "thresholds": list(thresholds), **_extraction_key(ac)}
 
     def run(_):
@@ -503,11 +542,15 @@ def extraction_check(cfg: Profile, n: int = 32) -> pd.DataFrame:
             a = sum(len(p) for p in pred)
             g = sum(len(x) for x in gold.alignments)
             hit = sum(len(set(p) & set(x)) for p, x in zip(pred, gold.alignments))
-            out.append({"probability threshold": "none" if thr is None else thr, "layer": layer, "links": a, "gold links": g,
-                        "precision": hit / a if a else 0.0, "recall": hit / g if g else 0.0, "AER": 1 - 2 * hit / (a + g) if a + g else 0.0})
+            out.append({
+                "probability threshold": "none" if thr is None else thr, "layer": layer, "links": a, "gold links": g,
+                "precision": hit / a if a else 0.0, "recall": hit / g if g else 0.0,
+                "AER": 1 - 2 * hit / (a + g) if a + g else 0.0,
+            })
         return {"rows": out}
 
-    return pd.DataFrame(run_grid(_cache(cfg), [config], run, desc="extraction check")[0]["rows"])
+    columns = ["probability threshold", "layer", "links", "gold links", "precision", "recall", "AER"]
+    return pd.DataFrame(run_grid(_cache(cfg), [config], run, desc="extraction check")[0]["rows"])[columns]
 
 
 # --------------------------------------------------------------------------- tables
@@ -579,7 +622,9 @@ def figure_sentences(path: Path = FIGURE_FILE) -> pd.DataFrame:
         for lang, word, sent in (("English", w_en, en), ("Hindi", w_hi, hi)):
             hits = [k for k, w in enumerate(sent.split()) if norm(w) == norm(word)]
             if len(hits) != 1:
-                raise ValueError(f"{path}, line {lineno}, field '{lang}': {word!r} occurs {len(hits)} times in {sent!r} (exactly once needed)")
+                raise ValueError(
+                    f"{path}, line {lineno}, field '{lang}': {word!r} occurs {len(hits)} times in {sent!r} (exactly once needed)"
+                )
             # the label spells the Hindi word in ITRANS: plotting fonts often lack Devanagari
             rows.append({"pair": f"{w_en} / {to_itrans(w_hi)}", "language": lang, "sentence": sent, "target": hits[0]})
     return pd.DataFrame(rows)
@@ -603,8 +648,15 @@ def _figure_config(cfg: Profile) -> dict:
     if system is None or system.objective is None:
         raise ValueError(f"alignment.figure_system: {ac.figure_system!r} is not an aligned row of Table 3.1")
     text = FIGURE_FILE.read_bytes()
-    return {"experiment": EXPERIMENT, "stage": "figure3_1", "backbone": ac.backbone, "alignment": align_config(cfg, system, TABLE3_1.mode),
-            "sentences": hashlib.sha256(text).hexdigest()[:16], "perplexity": ac.tsne_perplexity, "seed": cfg.seeds[0]}
+    return {
+        "experiment": EXPERIMENT,
+        "stage": "figure3_1",
+        "backbone": backbone_id(ac.backbone),
+        "alignment": align_config(cfg, system, TABLE3_1.mode),
+        "sentences": hashlib.sha256(text).hexdigest()[:16],
+        "perplexity": ac.tsne_perplexity,
+        "seed": cfg.seeds[0],
+    }
 
 
 def _figure_run(cfg: Profile, config: dict) -> dict:
@@ -644,8 +696,10 @@ def figure3_1(cfg: Profile) -> dict[str, Path]:
     for ax, name, title in zip(axes, ("before", "after"), ("(a) baseline", f"(b) aligned: {load_config(cfg).figure_system}")):
         xy = np.asarray(r[name])
         frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "word pair": r["pair"], "language": r["language"]})
-        sns.scatterplot(data=frame, x="x", y="y", hue="word pair", hue_order=order, style="language", markers={"English": "o", "Hindi": "X"},
-                        s=55, ax=ax, legend=name == "after")
+        sns.scatterplot(
+            data=frame, x="x", y="y", hue="word pair", hue_order=order, style="language",
+            markers={"English": "o", "Hindi": "X"}, s=55, ax=ax, legend=name == "after",
+        )
         ax.set_title(f"{title}\ncross-lingual word retrieval P@1 = {r[f'retrieval_at_1_{name}']:.2f}", fontsize=10)
         ax.set_xlabel("")
         ax.set_ylabel("")
@@ -655,8 +709,10 @@ def figure3_1(cfg: Profile) -> dict[str, Path]:
     fig.tight_layout()
     paths = save_figure(
         fig, "alignment_figure3_1", cfg,
-        caption=f"t-SNE of 48 occurrences per language of 6 Hindi–English word pairs, before and after alignment ({load_config(cfg).figure_system}); "
-        "colour = word pair, marker = language (Figure 3.1)",
+        caption=(
+            "t-SNE of 48 occurrences per language of 6 Hindi–English word pairs, before and after alignment "
+            f"({load_config(cfg).figure_system}); colour = word pair, marker = language (Figure 3.1)"
+        ),
     )
     plt.close(fig)
     return paths

@@ -43,7 +43,7 @@ import pandas as pd
 from .. import report
 from ..data.calbert import SHIPPED_PAIRS, Pair, load_pairs, split_heldout
 from ..data.romanize import to_itrans
-from ..data.sentiment import FORMATS, SentimentExample, load_sentiment_splits
+from ..data.sentiment import SentimentExample, load_sentiment_splits
 from ..hub import MissingResourceError
 from ..models import resolve_model
 from ..profiles import Profile, as_dict
@@ -191,11 +191,17 @@ def _local_source(source: str, cfg: Profile, task: str) -> Path:
 
 def _fingerprint_files(path: Path) -> str:
     """A content hash of a data file or folder (names and bytes), for run keys."""
-    h = hashlib.sha256()
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for p in files:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
+    return _hash_files(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+
+
+@lru_cache(maxsize=32)
+def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
+    # Keyed by (path, size, mtime): a grid builds one config per run, the bytes are read once.
+    h = hashlib.sha256()
+    for name, _, _ in signature:
+        h.update(Path(name).name.encode())
+        h.update(Path(name).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -385,7 +391,9 @@ def pretrain(cfg: Profile) -> pd.DataFrame:
     c = settings(cfg)
     grid = pretrain_grid(cfg, c)
     for b in c.backbones:
-        resolve_backbone(b.ref, cfg)  # fail fast, before any training, on a missing backbone
+        resolve_backbone(b.ref, cfg)  # fail fast, before hours of training, on a missing backbone...
+    for task in TASKS:
+        _local_source(_task_config(c, task).source, cfg, task)  # ...or missing task data
     cache = _pretrain_cache(cfg)
     for _, _, config in grid:
         if config in cache and not _has_checkpoint(checkpoint_dir(cfg, config)):
@@ -400,7 +408,9 @@ def finetune(cfg: Profile) -> pd.DataFrame:
     """Fine-tune every (task, backbone, variant, seed); return the long results frame."""
     c = settings(cfg)
     for task in TASKS:
-        task_splits(cfg, task, c)  # fail fast on missing or malformed task data
+        task_splits(cfg, task, c)  # fail fast on missing or malformed task data...
+    for b in c.backbones:
+        resolve_backbone(b.ref, cfg)  # ...or a missing backbone
     grid = finetune_grid(cfg, c)
     lookup = {config_hash(conf): (task, b, v, s) for task, b, v, s, conf in grid}
 

@@ -38,7 +38,7 @@ import pandas as pd
 
 from .. import reported as _reported
 from ..losses.concse import TERMS, VARIANTS
-from ..profiles import Profile, as_dict
+from ..profiles import Profile
 from ..report import comparison, save_figure, save_table, seaborn_style
 from ..runs import RunCache, run_grid
 
@@ -379,7 +379,7 @@ def _frozen_heap():
 
     The HF Trainer calls ``gc.collect()`` at the start of every ``train()``; over the
     whole heap of a notebook that costs about half a second per run, more than a
-    smoke run's training.  Frozen objects are only skipped, never freed early.
+    smoke run's training.  Frozen objects are merely not collected until the grid ends.
     """
     gc.freeze()
     try:

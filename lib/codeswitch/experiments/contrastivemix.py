@@ -443,7 +443,7 @@ class _Context:
             model, tokenizer, stats = train_dual_encoder(
                 self.train_set(),
                 self.spec(run),
-                backbone=self.backbone_path,
+                backbone=self.memo("backbone", lambda: load_dual_encoder(self.backbone_path)),  # read from disk once
                 out_dir=ckpt if self.c.keep_checkpoints else None,
                 dictionary=None if run.language is None else self.dictionary(run.language),
                 device=self.cfg.torch_device().type,
@@ -494,12 +494,13 @@ class _Context:
         tune = SplitRuns(tune_split, tune_q.qrels, dense["tune"], sparse["tune"], docid_of)
         grid = hybrid_grid(self.c.hybrid_step)
         dense_pq = evaluate_run(dense["report"].to_run(docid_of, self.c.depth), report_q.qrels)
+        shared: dict = {}  # each split's hybrid scores over the grid, computed once for both settings
         result = {
             "n_queries": len(report_q),
             "n_passages": len(coll),
             "dense": {"mean": mean_scores(dense_pq), "per_query": dense_pq},
-            "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=self.c.depth),
-            "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=self.c.depth, tune_on_report_split=True),
+            "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=self.c.depth, cache=shared),
+            "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=self.c.depth, tune_on_report_split=True, cache=shared),
         }
         if not self.c.keep_corpus_embeddings:
             for p in path.parent.glob(f"{path.stem}.*"):

@@ -282,7 +282,7 @@ def table2_long(results: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[st
 
 
 def mark_best(wide: pd.DataFrame, long: pd.DataFrame, blocks: Sequence[str] = ("EN2CS", "CS2CS")) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Bold the best backbone of each column within the EN2CS and CS2CS blocks (as the paper highlights them)."""
+    """Bold the best backbone(s) of each column within the EN2CS and CS2CS blocks (as the paper highlights them)."""
     wide, long = wide.copy(), long.copy()
     long["best"] = False
     for block in blocks:
@@ -290,10 +290,11 @@ def mark_best(wide: pd.DataFrame, long: pd.DataFrame, blocks: Sequence[str] = ("
         if not in_block.any():
             continue
         for column, group in long[in_block].groupby("column", sort=False):
-            best = group["mean"].idxmax()
-            long.loc[best, "best"] = True
-            row = long.loc[best, "row"]
-            wide.loc[row, column] = f"**{wide.loc[row, column]}**"
+            top = group["mean"].max()
+            for idx in group.index[np.isclose(group["mean"], top, rtol=0.0, atol=5e-5)]:  # ties: all of them
+                long.loc[idx, "best"] = True
+                row = long.loc[idx, "row"]
+                wide.loc[row, column] = f"**{wide.loc[row, column]}**"
     return wide, long
 
 

@@ -27,11 +27,11 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..data import koglish as K
-from ..data.construct import REASONS, BeneparParser, BracketParser, CachedParser, CodeSwitcher, Selection, build
-from ..data.synthetic import GLOSSARY, STATS_FILE, TREES_FILE, SyntheticConfig, construction_stats, generate_raw
+from ..data.construct import REASONS, BeneparParser, BracketParser, CachedParser, CodeSwitcher, Selection, build, write_glue
+from ..data.synthetic import GLOSSARY, TREES_FILE, SyntheticConfig, construction_stats, generate_raw
 from ..data.translate import make_translator
 from ..profiles import Profile, as_dict
-from ..runs import RunCache, run_grid
+from ..runs import RunCache, config_hash, run_grid
 
 __all__ = [
     "KoglishConfig",
@@ -91,6 +91,7 @@ class KoglishConfig:
     np_order: str = "preorder"  # top-down walk over NP nodes: "preorder" | "level"
     replace: str = "first_occurrence"  # released data: first occurrence of the NP; "span": the parsed span
     min_np_tokens: int = 2
+    split_seed: int = 20240820  # seeds the 0.64/0.16/0.20 split of what the construction run builds
     walkthrough_task: str = "cola"  # the GLUE task whose raw sentences the walk-through shows
     walkthrough_n: int = 6  # sentences shown step by step
 
@@ -250,22 +251,26 @@ def _synthetic_trees(source: str) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- invariants
 def _tables(source: str):
-    """Every table of a source as (name, loaded frame), skipping splits the source does not have."""
+    """Every table of a source as (dataset, task, split, loader)."""
     for t in K.GLUE_TASKS:
         for s in K.GLUE_SPLITS:
-            yield f"GLUE {t}/{s}", lambda t=t, s=s: K.load_glue(source, t, s)
-    yield "NLI", lambda: K.load_nli(source)
+            yield "glue", t, s, lambda t=t, s=s: K.load_glue(source, t, s)
+    yield "nli", "nli", "train", lambda: K.load_nli(source)
     for t in K.STS_TASKS:
         for s in ("valid", "test"):
-            yield f"STS {t}/{s}", lambda t=t, s=s: K.load_sts(source, t, s)
+            yield "sts", t, s, lambda t=t, s=s: K.load_sts(source, t, s)
 
 
 def invariant_report(source: str) -> pd.DataFrame:
-    """Rows and invariant violations per loaded table (see :func:`codeswitch.data.construct.invariant_violations`)."""
+    """Load (and so validate) every table of ``source``; rows and invariant violations per table.
+
+    Splits the source does not have (e.g. STS12-16 dev in the repository layout)
+    are skipped.  See :func:`codeswitch.data.construct.invariant_violations`.
+    """
     from ..data.construct import invariant_violations
 
     rows = []
-    for name, load in _tables(source):
+    for group, task, split, load in _tables(source):
         try:
             df = load()
         except K.KoglishFormatError as exc:
@@ -273,54 +278,52 @@ def invariant_report(source: str) -> pd.DataFrame:
                 continue
             raise
         bad = invariant_violations(df)
-        starts = [s.startswith(n) for s, n in zip(df[K.text_fields(df)[0][0]], df[[c for c in df.columns if c.endswith("np0")][0]])]
+        s_col, np_col = ("sentence", "source_np0") if "sentence" in df.columns else ("sentence1", "source1_np0")
+        starts = sum(s.startswith(n) for s, n in zip(df[s_col], df[np_col]))
         rows.append(
             {
-                "table": name,
+                "table": f"{TASK_LABELS[(group, task)]} {split}",
+                "dataset": group,
+                "task": task,
+                "split": split,
                 "rows": len(df),
                 "violations": len(bad),
                 "first violation": "" if bad.empty else f"row {bad.iloc[0]['row']}, {bad.iloc[0]['field']}: {bad.iloc[0]['rule']}",
-                "NP at first token %": round(100.0 * sum(starts) / len(df), 1),
+                "NP at first token %": round(100.0 * starts / len(df), 1),
             }
         )
     return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- Table 1
-def _count(loader, *args) -> int | None:
-    try:
-        return len(loader(*args))
-    except K.KoglishFormatError as exc:
-        if "no file found" in str(exc):
-            return None  # this split is not part of the source (e.g. STS12-16 dev in the repository layout)
-        raise
+def table1_counts(source: str, report: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows per task and split of the data as loaded (validated) from ``source``; long: ``row, column, mean``.
 
-
-def table1_counts(source: str) -> pd.DataFrame:
-    """Rows per task and split of the data as loaded (validated) from ``source``; long: ``row, column, mean``."""
-    recs = []
-    for t in K.GLUE_TASKS:
-        counts = {s: _count(K.load_glue, source, t, s) for s in K.GLUE_SPLITS}
-        recs.append((TASK_LABELS[("glue", t)], counts))
-    for t in K.STS_TASKS:
-        counts = {s: _count(K.load_sts, source, t, s) for s in ("valid", "test")}
-        recs.append((TASK_LABELS[("sts", t)], counts))
-    recs.append(("NLI/NLI", {"train": len(K.load_nli(source))}))
+    ``report`` (from :func:`invariant_report`) saves loading everything a second time.
+    """
+    report = invariant_report(source) if report is None else report
     rows = []
-    for label, counts in recs:
-        present = {s: c for s, c in counts.items() if c is not None}
-        for s, c in present.items():
-            rows.append({"row": label, "column": SPLIT_COLUMNS[s], "mean": float(c)})
-        rows.append({"row": label, "column": "Total", "mean": float(sum(present.values()))})
-    return pd.DataFrame(rows)
+    for (group, task), part in report.groupby(["dataset", "task"], sort=False):
+        label = TASK_LABELS[(group, task)]
+        for split, n in zip(part["split"], part["rows"]):
+            rows.append({"row": label, "column": SPLIT_COLUMNS[split], "mean": float(n)})
+        rows.append({"row": label, "column": "Total", "mean": float(part["rows"].sum())})
+    out = pd.DataFrame(rows)
+    order = {r: i for i, r in enumerate(TABLE1_ROWS)}
+    return out.sort_values("row", key=lambda col: col.map(order), kind="stable").reset_index(drop=True)  # the paper's row order
 
 
-def table1(source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table1(source: str, report: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 1 (wide, long): measured counts beside the paper's."""
     from ..report import comparison
 
     return comparison(
-        table1_counts(source), paper="concse", table="table1", digits=0, row_order=TABLE1_ROWS, column_order=["Train", "Dev", "Test", "Total"]
+        table1_counts(source, report),
+        paper="concse",
+        table="table1",
+        digits=0,
+        row_order=TABLE1_ROWS,
+        column_order=["Train", "Dev", "Test", "Total"],
     )
 
 
@@ -335,7 +338,7 @@ def _run_config(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
 
         out["code"] = _fingerprint()
     else:
-        out.update(glue_hub=kc.glue_hub, construct_n=kc.construct_n)
+        out.update(glue_hub=kc.glue_hub, construct_n=kc.construct_n, split_seed=kc.split_seed)
         out.update({"hf": [kc.hf_model, kc.hf_src_lang, kc.hf_tgt_lang]} if kc.translator == "hf" else {})
         out.update({"benepar_model": kc.benepar_model} if kc.parser == "benepar" else {})
         out.update({"dictionary": kc.dictionary or "glossary"} if kc.translator == "dictionary" else {})
@@ -353,7 +356,22 @@ def _construct(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
         return stats[group][name]
     raw, trees = _raw(cfg, kc, task)
     res = build(raw, make_switcher(cfg, kc, trees), K.GLUE_KIND[task])
-    return {"input": res.n_input, "kept": res.n_kept, "excluded": dict(sorted(res.exclusions.items())), "details": dict(sorted(res.details.items()))}
+    # what was built is kept, in the released layout, so it can be loaded like Koglish (koglish_source=<folder>)
+    folder = built_folder(cfg, kc)
+    sizes = write_glue(folder, task, res, seed=kc.split_seed)
+    return {
+        "input": res.n_input,
+        "kept": res.n_kept,
+        "excluded": dict(sorted(res.exclusions.items())),
+        "details": dict(sorted(res.details.items())),
+        "splits": sizes,
+    }
+
+
+def built_folder(cfg: Profile, kc: KoglishConfig) -> Path:
+    """Where the construction run on real GLUE writes its Koglish-GLUE (one folder per construction setting)."""
+    key = config_hash({k: v for k, v in _run_config(cfg, kc, "").items() if k != "task"})
+    return cfg.runs_dir / "koglish_built" / key
 
 
 def exclusion_stats(cfg: Profile, kc: KoglishConfig | None = None) -> dict[str, dict]:
@@ -411,7 +429,10 @@ def hangul_font():
     for f in font_manager.fontManager.ttflist:
         if any(k in f.name for k in ("Nanum", "Noto Sans CJK", "Noto Sans KR", "Malgun", "AppleGothic", "Unifont")):
             return font_manager.FontProperties(fname=f.fname)
-    return font_manager.FontProperties()  # Hangul will show as boxes; say so rather than fail
+    import warnings
+
+    warnings.warn("no font with Hangul glyphs found: Korean text in figures will show as boxes (pip install koreanize-matplotlib)", stacklevel=2)
+    return font_manager.FontProperties()
 
 
 def pick_example(examples: Sequence) -> tuple:

@@ -216,9 +216,10 @@ def gather_aligned_words(
         raise ValueError(f"{len(alignments)} alignment lists for a batch of {x_words.shape[0]} pairs")
     rows, ms, ns = [], [], []
     Wx, Wy = x_words.shape[1], y_words.shape[1]
+    xp, yp = x_present.tolist(), y_present.tolist()  # one device sync, not one per pair
     for i, pairs in enumerate(alignments):
         for m, n in pairs:
-            if m < Wx and n < Wy and bool(x_present[i, m]) and bool(y_present[i, n]):
+            if m < Wx and n < Wy and xp[i][m] and yp[i][n]:
                 rows.append(i)
                 ms.append(m)
                 ns.append(n)

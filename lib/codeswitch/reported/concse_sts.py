@@ -26,7 +26,9 @@ unaligned, as ``table6_printed`` (columns ``#1`` … ``#6``).  (The text names
 
 The ± of Table 3 behave like *population* standard deviations (``ddof=0``):
 only then do the printed p-values follow from the printed means and ± with
-Student's t-test (see :mod:`codeswitch.evaluate.sts`).
+Student's t-test — 17 of 21 to within rounding; XLM-R-base STS15 and SICK and
+XLM-R-large STS-B and STS15 print p-values 10–100× smaller than their means and
+± allow, recorded here as printed (see :mod:`codeswitch.evaluate.sts`).
 """
 
 from __future__ import annotations

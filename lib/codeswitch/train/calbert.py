@@ -19,7 +19,8 @@ L_cos = 0; the in-batch-negatives objective, not in the paper, rules that out::
 (``MultipleNegativesRankingLoss``: each English sentence must pick its own
 code-mixed sentence among the batch's).  Table 3's settings: 10 epochs, 100
 warm-up steps, learning rate 2.5e-5, weight decay 0.01, AdamW, max grad norm 1.0;
-batch size 16 as in the released code.  The adapted transformer is then saved as
+batch size 16 as in the released code.  AdamW is torch's fused implementation
+(the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
 an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
 
 Fine-tuning
@@ -248,6 +249,7 @@ def siamese_pretrain(
             trainer.remove_callback(PrinterCallback)  # it prints raw log dicts when tqdm is off
             out = trainer.train()
         tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the checkpoint is an ordinary folder
         try:
             with _quiet_transformers():
                 model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors

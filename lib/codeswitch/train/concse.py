@@ -19,6 +19,7 @@ from __future__ import annotations
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
+
 import pandas as pd
 import torch
 from transformers import TrainerCallback

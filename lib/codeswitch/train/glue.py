@@ -18,9 +18,12 @@ English train and valid files).
 The model is ``AutoModelForSequenceClassification`` (BERT and XLM-R: a head on
 the first token; mBART: its ``MBartForSequenceClassification`` head on the last
 ``</s>`` of the decoder), two labels with cross-entropy, or one output with MSE
-for STS-B.  Training is the Hugging Face ``Trainer`` (accelerate underneath, so
-``accelerate launch`` or ``torchrun`` spreads it over GPUs unchanged): AdamW,
-linear schedule with warm-up, dynamic padding, one evaluation per epoch.
+for STS-B.  Sentence pairs are encoded the way each tokenizer builds them
+(BERT ``[CLS] a [SEP] b [SEP]``, XLM-R ``<s> a </s></s> b </s>``, mBART-50
+``en_XX a b </s>``).  Training is the Hugging Face ``Trainer`` (accelerate
+underneath; several GPUs are used as the Trainer uses them): AdamW, linear
+schedule with warm-up, dynamic padding (``DataCollatorWithPadding``), one
+evaluation per epoch.
 
 Best epoch: after every epoch the validation split *and* the test split(s) are
 scored; the epoch with the best validation score (task metric, first one on a
@@ -33,7 +36,6 @@ for the large backbones), so nothing is left on disk after a run.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -228,15 +230,13 @@ def fine_tune(
 
 
 def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
+    """The ``TrainingArguments`` of one run; ``s.batch_size`` is the total batch over every device."""
     from transformers import TrainingArguments
 
-    world = max(1, int(os.environ.get("WORLD_SIZE", "1")))
-    if s.batch_size % world:
-        raise ValueError(f"batch size {s.batch_size} is not divisible by the {world} processes of this launch")
-    return TrainingArguments(
+    args = TrainingArguments(
         output_dir=output_dir,
         num_train_epochs=s.epochs,
-        per_device_train_batch_size=s.batch_size // world,
+        per_device_train_batch_size=s.batch_size,  # divided by the device count below
         per_device_eval_batch_size=s.eval_batch_size,
         learning_rate=s.learning_rate,
         lr_scheduler_type="linear",
@@ -258,6 +258,13 @@ def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
         report_to=[],
         log_level="error",
     )
+    # Table 8's batch is the total: split it over the processes of a distributed launch
+    # and over the GPUs one process drives (the Trainer's DataParallel when n_gpu > 1).
+    devices = args.world_size * max(1, args.n_gpu)
+    if s.batch_size % devices:
+        raise ValueError(f"batch size {s.batch_size} cannot be split evenly over {devices} devices")
+    args.per_device_train_batch_size = s.batch_size // devices
+    return args
 
 
 def _logits_only(logits, labels):

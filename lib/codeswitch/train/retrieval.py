@@ -34,6 +34,7 @@ because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import random
@@ -243,7 +244,7 @@ def train_dual_encoder(
     train_set,
     spec: TrainSpec,
     *,
-    backbone: str,
+    backbone: "str | Path | tuple[DualEncoder, object]",
     out_dir: Path | None = None,
     dictionary: Mapping[str, Sequence[str]] | None = None,
     device: str = "auto",
@@ -251,6 +252,10 @@ def train_dual_encoder(
     desc: str = "train",
 ) -> dict:
     """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
+
+    ``backbone`` is a folder or hub id both encoders start from, or an already
+    loaded ``(DualEncoder, tokenizer)`` pair, which is copied (not modified): a grid of
+    runs then reads the backbone from disk once.
 
     Returns ``(model, tokenizer, stats)``: the trained :class:`DualEncoder` (unwrapped),
     its tokenizer, and ``{"steps", "epochs", "loss": [mean total loss per epoch],
@@ -272,8 +277,12 @@ def train_dual_encoder(
         raise ValueError(f"{len(train_set)} training queries do not fill one batch of {spec.batch_size}")
 
     set_seed(spec.seed, deterministic=accelerator.device.type == "cuda")
-    model, tokenizer = load_dual_encoder(backbone)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay)
+    if isinstance(backbone, tuple):
+        model, tokenizer = copy.deepcopy(backbone[0]), backbone[1]
+    else:
+        model, tokenizer = load_dual_encoder(backbone)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay, foreach=True)
     total = n_batches * spec.epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).

@@ -1,0 +1,215 @@
+"""Alignment experiment: readers (parallel text, Pharaoh alignments, MUSE, GLUECoS), metrics, reported numbers, config."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import numpy as np
+import pytest
+
+from codeswitch.data.gluecos import GluecosFormatError, load_task, read_conll, read_squad_v2
+from codeswitch.data.parallel import (
+    ParallelFormatError,
+    lexicon_as_parallel,
+    load_lexicon,
+    load_parallel,
+    parse_pharaoh_line,
+    read_lexicon,
+    read_parallel,
+    read_pharaoh,
+    romanise,
+    write_pharaoh,
+)
+from codeswitch.evaluate.gluecos import entity_f1, qa_predictions, squad_token_f1, squad_v2_f1, weighted_f1
+from codeswitch.hub import MissingResourceError
+
+
+# --------------------------------------------------------------------------- parallel text and alignments
+def test_pharaoh_reader_on_a_tiny_example(tmp_path):
+    (tmp_path / "p.tsv").write_text("the boy drinks water\tलड़का पानी पीता है\nhello\tनमस्ते\n", encoding="utf-8")
+    (tmp_path / "p_alignments").write_text("1-0 3-1 2-2 2-3 2-2\n\n", encoding="utf-8")
+    pairs = read_parallel(tmp_path / "p.tsv")
+    assert pairs == [("the boy drinks water", "लड़का पानी पीता है"), ("hello", "नमस्ते")]
+    al = read_pharaoh(tmp_path / "p_alignments", pairs)
+    assert al == [[(1, 0), (2, 2), (2, 3), (3, 1)], []]  # sorted, duplicate removed, empty line = no links
+    write_pharaoh(tmp_path / "round", al)
+    assert read_pharaoh(tmp_path / "round", pairs) == al
+
+
+def test_pharaoh_reader_errors_name_file_line_and_item(tmp_path):
+    pairs = [("a b", "x y"), ("c", "z")]
+    bad = tmp_path / "bad"
+    bad.write_text("0-0 1-x\n0-0\n")
+    with pytest.raises(ParallelFormatError, match=r"bad, line 1: alignment item '1-x'"):
+        read_pharaoh(bad, pairs)
+    bad.write_text("0-0\n0-1\n")
+    with pytest.raises(ParallelFormatError, match=r"line 2: item '0-1': hindi word index 1 out of range \(the sentence has 1 words"):
+        read_pharaoh(bad, pairs)
+    bad.write_text("0-0\n")
+    with pytest.raises(ParallelFormatError, match="1 alignment lines for 2 sentence pairs"):
+        read_pharaoh(bad, pairs)
+    assert parse_pharaoh_line("3-1 0-0") == [(0, 0), (3, 1)]
+
+
+def test_parallel_reader_errors(tmp_path):
+    p = tmp_path / "x.tsv"
+    p.write_text("good\tअच्छा\nno tab here\n", encoding="utf-8")
+    with pytest.raises(ParallelFormatError, match=r"x.tsv, line 2: expected 'english<TAB>hindi'"):
+        read_parallel(p)
+    p.write_text("good\t  \n", encoding="utf-8")
+    with pytest.raises(ParallelFormatError, match="line 1: the hindi field is empty"):
+        read_parallel(p)
+
+
+def test_synthetic_parallel_and_romanisation_keep_alignments():
+    dev = load_parallel("synthetic", "train", script="devanagari")
+    rom = load_parallel("synthetic", "train", script="roman")
+    assert len(dev) == len(rom) == 120 and dev.alignments == rom.alignments
+    assert rom.pairs[0][1] == "la.DakI gA.Nva meM dUdha pItI hai|"  # ITRANS of लड़की गाँव में दूध पीती है।
+    assert [len(h.split()) for _, h in dev.pairs] == [len(h.split()) for _, h in rom.pairs]
+
+
+def test_lexicon_reader_and_split(tmp_path):
+    p = tmp_path / "en-xx.txt"
+    p.write_text("water पानी\nwater जल\n\nbook\tकिताब\n", encoding="utf-8")
+    assert read_lexicon(p) == [("water", "पानी"), ("water", "जल"), ("book", "किताब")]
+    p.write_text("a b c\n", encoding="utf-8")
+    with pytest.raises(ParallelFormatError, match="line 1: expected 'english<SEP>foreign'"):
+        read_lexicon(p)
+    entries = load_lexicon("synthetic")
+    train, valid = lexicon_as_parallel(entries, n_valid=10, seed=0)
+    again, _ = lexicon_as_parallel(entries, n_valid=10, seed=0)
+    assert len(valid) == 10 and len(train) == len(entries) - 10 and train.pairs == again.pairs
+    assert set(train.pairs).isdisjoint(valid.pairs) and all(a == ((0, 0),) for a in train.alignments)
+
+
+def test_offline_hub_sources_fail_clearly(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(MissingResourceError, match="offline"):
+        load_parallel("cfilt/iitb-english-hindi", "train", limit=5)
+    with pytest.raises(MissingResourceError, match="lexicon_source"):
+        load_lexicon("https://example.org/en-hi.txt", cache_dir="/nonexistent-cache")
+
+
+@pytest.mark.shared
+def test_real_cfilt_files_read_and_validate(shared_data):
+    for script in ("Devanagari", "Romanized"):
+        d = load_parallel(str(shared_data / "cfilt_en_hi"), "valid", script="roman" if script == "Romanized" else "devanagari")
+        assert len(d) == 850 and d.alignments is not None
+        assert d.alignments[0] == ((1, 0), (2, 1), (6, 8), (11, 6), (12, 12), (15, 18))
+    pairs = read_parallel(shared_data / "cfilt_en_hi" / "Devanagari" / "valid.tsv")
+    roman = romanise(pairs)  # ITRANS keeps every word count, hence every alignment
+    assert roman[0][1].startswith("unake nirdesha para")
+
+
+@pytest.mark.shared
+def test_real_muse_and_sail(shared_data):
+    entries = read_lexicon(shared_data / "muse" / "en-hi.txt")
+    assert len(entries) > 30000 and entries[0] == ("and", "और")
+    splits = load_task(shared_data, "sentiment", str(shared_data / "sail2017"))
+    assert len(splits["train"]) == 10080 and len(splits["validation"]) == 1260
+    assert splits["train"][0] == ("Han wo bhi baat hai", 1)  # neutral
+
+
+# --------------------------------------------------------------------------- GLUECoS readers
+def test_conll_reader(tmp_path):
+    p = tmp_path / "ner.txt"
+    p.write_text("Rahul\tB-Per\naaj\tOther\n\nDelhi\tB-Loc\n", encoding="utf-8")
+    s = read_conll(p)
+    assert [x.words for x in s] == [("Rahul", "aaj"), ("Delhi",)] and s[0].tags == ("B-Per", "Other")
+    p.write_text("Rahul\tB-Per\tx\n", encoding="utf-8")
+    with pytest.raises(GluecosFormatError, match=r"ner.txt, line 1: expected 'token<TAB>tag'"):
+        read_conll(p)
+    p.write_text("Rahul\nDelhi\n", encoding="utf-8")
+    assert read_conll(p)[0].tags is None  # GLUECoS's unlabelled test layout
+
+
+def test_squad_reader_checks_spans(tmp_path):
+    ctx = "Rahul Delhi mein rehta hai."
+    doc = {"data": [{"paragraphs": [{"context": ctx, "qas": [
+        {"id": "a", "question": "kahan?", "answers": [{"text": "Delhi", "answer_start": 6}], "is_impossible": False},
+        {"id": "b", "question": "car?", "answers": [], "is_impossible": True},
+    ]}]}]}
+    p = tmp_path / "dev-v2.0.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    ex = read_squad_v2(p)
+    assert ex[0].answers == (("Delhi", 6),) and ex[1].is_impossible and ex[1].answers == ()
+    doc["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 5
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(GluecosFormatError, match=r"question id 'a'.*'Delhi' is not at character 5"):
+        read_squad_v2(p)
+
+
+def test_synthetic_gluecos_layout_loads():
+    from codeswitch.experiments.alignment import SYNTHETIC_GLUECOS
+
+    sizes = {t: {k: len(v) for k, v in load_task(SYNTHETIC_GLUECOS, t).items()} for t in ("sentiment", "ner", "qa")}
+    assert sizes == {"sentiment": {"train": 60, "validation": 24, "test": 24}, "ner": {"train": 44, "validation": 14, "test": 14},
+                     "qa": {"train": 50, "validation": 30}}
+    with pytest.raises(MissingResourceError, match="GLUECoS ner"):
+        load_task("/nonexistent", "ner")
+
+
+# --------------------------------------------------------------------------- metrics
+def test_weighted_and_entity_f1_hand_examples():
+    # class 0: P=1/2, R=1 (F1 2/3, support 1); class 1: P=1, R=1/2 (F1 2/3, support 2); class 2: 1 (support 1)
+    assert weighted_f1([0, 1, 1, 2], [0, 0, 1, 2]) == pytest.approx(100 * (2 / 3 * 1 + 2 / 3 * 2 + 1 * 1) / 4)
+    gold = [["B-Per", "I-Per", "Other"], ["B-Loc"]]
+    pred = [["B-Per", "I-Per", "Other"], ["Other"]]  # one of two entities found, no false positive
+    assert entity_f1(gold, pred) == pytest.approx(100 * 2 * 1.0 * 0.5 / 1.5)
+
+
+def test_squad_v2_f1():
+    assert squad_token_f1("the Delhi city", "delhi") == pytest.approx(2 * 1 * 0.5 / 1.5)
+    assert squad_token_f1("", "") == 1.0 and squad_token_f1("", "x") == 0.0
+    gold = {"a": ["Delhi", "New Delhi"], "b": []}
+    assert squad_v2_f1({"a": "new delhi!", "b": ""}, gold) == 100.0
+    assert squad_v2_f1({"a": "Delhi"}, gold) == pytest.approx(100.0)  # b missing = "" = right
+    assert squad_v2_f1({"a": "Mumbai", "b": "x"}, gold) == 0.0
+
+
+def test_qa_predictions_best_span_and_null():
+    ctx = "aa bb cc"
+    feat = {"example_id": "q", "offset_mapping": [None, None, (0, 2), (3, 5), (6, 8)]}
+    start = np.array([[0.0, 9.0, 1.0, 5.0, 0.0]])  # token 1 is the question: never a span end
+    end = np.array([[0.0, 9.0, 0.0, 1.0, 4.0]])
+    assert qa_predictions([feat], start, end, {"q": ctx}) == {"q": "bb cc"}  # 5 + 4 beats 5 + 1
+    start[0, 0] = end[0, 0] = 10.0  # null score 20 > 9
+    assert qa_predictions([feat], start, end, {"q": ctx}) == {"q": ""}
+
+
+# --------------------------------------------------------------------------- figure sentences, reported numbers, config
+def test_figure_sentences():
+    from codeswitch.experiments.alignment import figure_sentences
+
+    df = figure_sentences()
+    assert len(df) == 96 and df.groupby(["pair", "language"]).size().eq(8).all() and df["pair"].nunique() == 6
+    for _, r in df.iterrows():
+        word = r["sentence"].split()[r["target"]]
+        assert unicodedata.normalize("NFC", word).strip(".,।").lower() != ""
+
+
+def test_reported_labels_match_the_measured_tables():
+    from codeswitch import reported
+    from codeswitch.experiments.alignment import TABLES
+
+    for key, t in TABLES.items():
+        labels = {(s.row, c) for s in t.rows for c, task, _ in t.columns if (s.row, task) not in t.skip}
+        entries = reported.table("alignment", key)
+        assert entries and all((e.row, e.column) in labels for e in entries), key
+    assert reported.lookup("alignment", "table3_1", "Lm (|| Devanagari)", "test").value == 68.9
+    assert reported.lookup("alignment", "table3_2", "Lc (MUSE Roman)", "NER dev") is None  # "-": not run
+
+
+def test_profiles_build_and_paper_restates_the_defaults():
+    from codeswitch.experiments.alignment import AlignmentConfig, align_configs, finetune_configs, load_config
+    from codeswitch.profiles import load_profile
+
+    smoke = load_profile("smoke")
+    paper_cfg = load_profile("paper")
+    paper = load_config(paper_cfg)
+    assert paper == AlignmentConfig(task_subdirs=paper.task_subdirs)
+    assert load_config(smoke).backbone == "tiny-bert"
+    assert len(align_configs(smoke)) == 10  # 4 all-layers + 6 linear-head runs
+    assert len(finetune_configs(paper_cfg)) == (5 + 6 + 8) * 5  # SA 5 rows, NER 6, QA 8; five seeds

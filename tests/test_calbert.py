@@ -1,0 +1,244 @@
+"""CalBERT: pairs readers, the two Siamese objectives, metrics, the tables, and the data path end to end (tiny-bert)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from codeswitch import reported
+from codeswitch.data.calbert import (
+    Pair,
+    PairsFormatError,
+    load_pairs,
+    read_pairs_json,
+    read_parallel_tsv,
+    split_heldout,
+)
+from codeswitch import hub
+from codeswitch.hub import MissingResourceError
+from codeswitch.profiles import load_profile
+
+
+# --------------------------------------------------------------------------- pairs
+def _write(tmp_path, records, name="pairs.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    return p
+
+
+def test_read_pairs_json_released_layout(tmp_path):
+    p = _write(
+        tmp_path,
+        [
+            {"source": "नई दिल्ली", "translation": "New Delhi (JNN)\n ", "transliteration": "naee dillee", "cleaned-transliteration": "nai dilli"},
+            {"source": "", "translation": "  ", "transliteration": "khaali", "cleaned-transliteration": "khaali"},  # empty side: skipped
+            {"source": "", "translation": "Hello   there", "transliteration": "नमस्ते", "cleaned-transliteration": "namaste"},
+        ],
+    )
+    with pytest.warns(UserWarning, match="skipped 1 of 3 records"):
+        pairs = read_pairs_json(p)
+    # whitespace normalised; Devanagari left in the romanised side goes to ITRANS
+    assert pairs == [Pair("New Delhi (JNN)", "naee dillee"), Pair("Hello there", "namaste")]
+    with pytest.warns(UserWarning):
+        assert [x.codemixed for x in read_pairs_json(p, field="cleaned-transliteration")] == ["nai dilli", "namaste"]
+
+
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        ({"translation": "x"}, r"pairs\.json: expected a JSON list"),
+        (["just a string"], r"pairs\.json, record 0: expected an object"),
+        ([{"translation": "a", "transliteration": "b"}, {"translation": "c"}], r"pairs\.json, record 1, field 'transliteration': missing"),
+        ([{"translation": 3, "transliteration": "b"}], r"record 0, field 'translation': expected a string, found int"),
+    ],
+)
+def test_read_pairs_json_errors(tmp_path, records, message):
+    with pytest.raises(PairsFormatError, match=message):
+        read_pairs_json(_write(tmp_path, records))
+
+
+def test_read_parallel_tsv_romanises_hindi(tmp_path):
+    p = tmp_path / "valid.tsv"
+    p.write_text("People started gathering.\t लोगों की भीड़ जमा होने लगी।\nok\talready roman\n", encoding="utf-8")
+    assert read_parallel_tsv(p) == [
+        Pair("People started gathering.", "logom ki bhi.da jama hone lagi|"),
+        Pair("ok", "already roman"),
+    ]
+    p.write_text("one\ttwo\tthree\n", encoding="utf-8")
+    with pytest.raises(PairsFormatError, match=r"valid\.tsv, row 1: expected 'english<TAB>hindi', found 3"):
+        read_parallel_tsv(p)
+
+
+def test_load_pairs_sources(tmp_path):
+    shipped = load_pairs("shipped")
+    assert len(shipped) == 48 and all(p.english and p.codemixed for p in shipped)
+    _write(tmp_path, [{"translation": "a b", "transliteration": "c d"}], "1.json")
+    _write(tmp_path, [{"translation": "e", "transliteration": "f"}], "2.json")
+    assert load_pairs(str(tmp_path)) == [Pair("a b", "c d"), Pair("e", "f")]  # a folder: every *.json, sorted
+    assert load_pairs("1.json", root=tmp_path) == [Pair("a b", "c d")]  # relative to the project root
+
+
+def test_split_heldout_is_seeded_and_disjoint():
+    pairs = [Pair(str(i), str(i)) for i in range(10)]
+    train, held = split_heldout(pairs, 3, seed=0)
+    assert len(train) == 7 and len(held) == 3 and not set(train) & set(held)
+    assert split_heldout(pairs, 3, seed=0) == (train, held)
+    assert split_heldout(pairs, 3, max_train=4, seed=0)[0] == train[:4]
+    with pytest.raises(ValueError, match="cannot hold out 10 of 10"):
+        split_heldout(pairs, 10)
+
+
+@pytest.mark.shared
+def test_real_hinglish_pairs(shared_data):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pairs = load_pairs(str(shared_data / "hinglish_pairs"))
+    assert len(pairs) == (1981 - 18) + (4663 - 17)  # records with an empty transliteration are skipped
+    assert sum("skipped" in str(w.message) for w in caught) == 2
+    assert pairs[0] == Pair("New Delhi (JNN)", "naee dillee (jeenen)")
+    # the released translation "...let's know\n is\n " is whitespace-normalised
+    assert pairs[1].english.endswith("less than Rs 25 lakh, let's know is")
+    assert pairs[1].codemixed.startswith("har kisee ka sapana hota hai")
+
+
+# --------------------------------------------------------------------------- the two objectives
+def test_cosine_similarity_loss_is_squared_cosine_distance():
+    from sentence_transformers.sentence_transformer import losses
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(5, 8, generator=g), torch.randn(5, 8, generator=g)
+    expected = sum((1 - torch.dot(a[i], b[i]) / (a[i].norm() * b[i].norm())) ** 2 for i in range(5)) / 5
+    got = losses.CosineSimilarityLoss(None).compute_loss_from_embeddings([a, b], torch.ones(5))
+    assert got.item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_mnrl_is_in_batch_softmax_over_scaled_cosines():
+    from sentence_transformers.sentence_transformer import losses
+
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(4, 6, generator=g), torch.randn(4, 6, generator=g)
+    cos = lambda u, v: (torch.dot(u, v) / (u.norm() * v.norm())).item()  # noqa: E731
+    expected = 0.0
+    for i in range(4):
+        logits = [20.0 * cos(a[i], b[j]) for j in range(4)]
+        expected += -(logits[i] - math.log(sum(math.exp(x) for x in logits))) / 4
+    got = losses.MultipleNegativesRankingLoss(None, scale=20.0).compute_loss_from_embeddings([a, b], torch.ones(4))
+    assert got.item() == pytest.approx(expected, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- metrics and tables
+def test_classification_metrics_hand_computed():
+    from codeswitch.train.calbert import classification_metrics
+
+    # class 0: P 1/2, R 1/1; class 1: P 1/1, R 1/2; class 2: P 1/1, R 1/1; supports 1, 2, 1
+    m = classification_metrics([0, 1, 1, 2], [0, 1, 0, 2])
+    assert m["accuracy"] == pytest.approx(0.75)
+    assert m["precision"] == pytest.approx((0.5 * 1 + 1.0 * 2 + 1.0 * 1) / 4)
+    assert m["recall"] == pytest.approx((1.0 * 1 + 0.5 * 2 + 1.0 * 1) / 4)
+    f1 = [2 * 0.5 * 1 / 1.5, 2 * 1 * 0.5 / 1.5, 1.0]
+    assert m["f1"] == pytest.approx((f1[0] * 1 + f1[1] * 2 + f1[2] * 1) / 4)
+
+
+def test_task_table_mean_std_and_best_run():
+    from codeswitch.experiments.calbert import task_table
+
+    rows = []
+    for seed, f1, p in ((1, 0.50, 0.40), (2, 0.70, 0.60), (3, 0.70, 0.90), (4, 0.60, 0.50)):
+        for metric, v in (("f1", f1), ("precision", p)):
+            rows.append({"task": "sail", "backbone": "B", "variant": "cosine", "row": "CalBERT-B", "seed": seed, "split": "validation", "metric": metric, "value": v})
+    rows.append({"task": "sail", "backbone": "B", "variant": "none", "row": "B", "seed": 1, "split": "validation", "metric": "f1", "value": 0.1})
+    t = task_table(pd.DataFrame(rows), "sail", ("f1", "precision"), select_by="f1", variants=("cosine",))
+    cell = {c: r for c, r in zip(t["column"], t.to_dict("records")) if r["row"] == "CalBERT-B"}
+    assert cell["F1 (val)"]["mean"] == pytest.approx(0.625)
+    assert cell["F1 (val)"]["std"] == pytest.approx(np.std([0.5, 0.7, 0.7, 0.6], ddof=1))
+    # best run = the first seed with the highest F1 (seed 2), and *its* precision
+    assert cell["F1 (val, best run)"]["mean"] == pytest.approx(0.70)
+    assert cell["Precision (val, best run)"]["mean"] == pytest.approx(0.60)
+    assert cell["Precision (val, best run)"]["n"] == 4
+    assert set(t["row"]) == {"CalBERT-B"}  # the variant filter
+
+
+def test_reported_labels_match_the_tables():
+    from codeswitch.experiments.calbert import PAPER_BACKBONES, _column_order, row_label
+
+    assert reported.lookup("calbert", "table6", "CalBERT-XLM-RoBERTa", "F1 (val, best run)").value == 0.620
+    assert reported.lookup("calbert", "table7", "IndicBERT", "F1 (val)").value == 0.544
+    assert reported.lookup("calbert", "table12", "CalBERT-DistilBERT", "Accuracy (val)").value == 0.564
+    rows = {e.row for e in reported.table("calbert", "table7")} - {"SAIL-2017 Benchmark"}
+    assert rows == {row_label(b.name, v) for b in PAPER_BACKBONES for v in ("none", "cosine")}
+    columns = {e.column for e in reported.table("calbert", "table6")}
+    assert columns <= set(_column_order(("f1", "precision", "recall")))
+
+
+def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypatch):
+    from codeswitch.experiments import calbert
+
+    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.setenv(var, "1")  # restored after the test (load_profile sets them for offline profiles)
+    cfg = load_profile("paper", {"offline": True})
+    assert calbert.settings(cfg) == calbert.CalbertConfig()
+    try:
+        with pytest.raises(MissingResourceError, match="bert-base-uncased"):
+            calbert.pretrain(cfg)
+        with pytest.raises(MissingResourceError, match=r"calbert\.sail\.source: .*data/sail2017 is not a folder"):
+            calbert.finetune(cfg)
+    finally:
+        hub.hub_reachable.cache_clear()  # it remembered "offline"; later tests must ask again
+
+
+# --------------------------------------------------------------------------- end to end (tiny-bert)
+@pytest.mark.slow
+def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
+    """Pairs -> Siamese pre-training -> checkpoint -> fine-tuning -> Tables 6/7/12, then everything cached."""
+    from transformers import AutoModel
+
+    from codeswitch.experiments import calbert
+
+    cfg = load_profile(
+        "smoke",
+        {
+            "seeds": [1, 2],
+            "calbert.backbones": [{"name": "tiny", "ref": "tiny-bert"}],
+            "calbert.pretrain.heldout_pairs": 40,  # 8 pairs to train on: a handful
+            "calbert.pretrain.batch_size": 4,
+            "calbert.pretrain.max_seq_length": 16,
+            "calbert.sail.variants": ["none", "cosine"],
+            "calbert.sail.max_seq_length": 16,
+            "calbert.iitp.max_seq_length": 16,
+        },
+        output_root=tmp_path,
+    )
+    diag = calbert.pretrain(cfg)
+    assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
+    assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
+    (_, _, pre_conf), = calbert.pretrain_grid(cfg)
+    ckpt = calbert.checkpoint_dir(cfg, pre_conf)
+    assert (ckpt / "model.safetensors").is_file()
+    assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder
+
+    df = calbert.finetune(cfg)
+    # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4
+    assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4
+    assert df["value"].between(0, 1).all()
+    for table in (calbert.table6, calbert.table7, calbert.table12):
+        paths = table(cfg, df)
+        long = pd.read_csv(paths["csv"])
+        assert long["mean"].notna().all()
+    t7 = pd.read_csv(cfg.figures_dir / "calbert_table7.csv")
+    assert set(t7["row"]) == {"tiny", "CalBERT-tiny"}
+    assert set(t7["column"]) == {"F1 (val)", "F1 (val, best run)", "F1 (test)"}
+
+    # A second pass trains nothing: every run comes from the cache.
+    def boom(*a, **k):
+        raise AssertionError("a cached run was recomputed")
+
+    monkeypatch.setattr(calbert, "siamese_pretrain", boom)
+    monkeypatch.setattr(calbert, "finetune_classifier", boom)
+    calbert.pretrain(cfg)
+    pd.testing.assert_frame_equal(calbert.finetune(cfg), df)
