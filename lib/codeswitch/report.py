@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -139,6 +140,9 @@ def _round_floats(df: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
 def _to_latex(df: pd.DataFrame, caption: str, label: str) -> str:
     def esc(s: str) -> str:
         s = str(s)
+        bold = re.fullmatch(r"\*\*(.*)\*\*", s)  # Markdown bold (e.g. best values) -> \textbf
+        if bold:
+            return r"\textbf{" + esc(bold.group(1)) + "}"
         for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("±", r"$\pm$"), ("Δ", r"$\Delta$"), ("–", "--"), ("·", r"$\cdot$")):
             s = s.replace(a, b)
         return s

@@ -37,7 +37,6 @@ import dataclasses
 import math
 import re
 import shutil
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -125,8 +124,6 @@ class ContrastiveMixConfig:
     umap_points: int = 500  # validation queries (and their passages) per language
     umap_neighbors: int = 15
     umap_min_dist: float = 0.1
-    # --- CPU runs: torch intra-op threads (0 = torch's default); 1 is fastest for tiny models on shared cores
-    torch_threads: int = 0
 
     def __post_init__(self):
         for name in ("sentence_rate", "word_rate"):
@@ -226,19 +223,6 @@ def plan(cfg: Profile) -> list[ModelRun]:
 
 
 # --------------------------------------------------------------------------- running
-@contextmanager
-def _torch_threads(n: int):
-    import torch
-
-    before = torch.get_num_threads()
-    if n > 0:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 class _Context:
     """The profile, the caches and the (lazily loaded, memoised) data of one experiment."""
 
@@ -257,10 +241,9 @@ class _Context:
     # ---- references
     @cached_property
     def backbone_id(self) -> str:
-        from ..models import TINY_BACKBONES, corpus_fingerprint
+        from ..models import backbone_id
 
-        # A tiny backbone is rebuilt when the tokenizer corpus changes: key on it.
-        return f"{self.c.backbone}@{corpus_fingerprint()}" if self.c.backbone in TINY_BACKBONES else self.c.backbone
+        return backbone_id(self.c.backbone)  # a tiny backbone's id changes with its recipe (so do the cache keys)
 
     @cached_property
     def backbone_path(self) -> str:
@@ -545,14 +528,13 @@ def run(cfg: Profile) -> "Results":
     """Train and evaluate every model of :func:`plan` (cached runs are skipped); return :func:`load_results`."""
     ctx = _Context(cfg)
     runs = plan(cfg)
-    with _torch_threads(ctx.c.torch_threads):
-        targets = sorted({t for r in runs for t in r.targets}, key=lambda t: (t.benchmark, t.language))
-        for t in progress(targets, desc="BM25", unit="language"):
-            ctx.bm25(t)
-        todo = [r for r in runs if not ctx.complete(r)]
-        print(f"contrastivemix: {len(runs)} models, {len(runs) - len(todo)} cached, {len(todo)} to run", flush=True)
-        for r in progress(todo, desc="contrastivemix models", unit="model"):
-            ctx.run_model(r)
+    targets = sorted({t for r in runs for t in r.targets}, key=lambda t: (t.benchmark, t.language))
+    for t in progress(targets, desc="BM25", unit="language"):
+        ctx.bm25(t)
+    todo = [r for r in runs if not ctx.complete(r)]
+    print(f"contrastivemix: {len(runs)} models, {len(runs) - len(todo)} cached, {len(todo)} to run", flush=True)
+    for r in progress(todo, desc="contrastivemix models", unit="model"):
+        ctx.run_model(r)
     return load_results(cfg)
 
 
@@ -563,6 +545,7 @@ SETTINGS = {
     "dense": " · dense only",
 }
 METRIC_KEYS = {"MRR@100": "mrr@100", "Recall@100": "recall@100"}
+BM25_SEED = -1  # BM25 has no seed: its rows carry this placeholder
 
 
 @dataclass
@@ -605,7 +588,7 @@ def load_results(cfg: Profile) -> Results:
     for t in sorted({(x["benchmark"], x["language"]) for x in rows}):
         rec = ctx.caches["bm25"].get(ctx.bm25_config(Target(*t)))
         for metric, value in rec["mean"].items():
-            rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=None, setting="bm25",
+            rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=BM25_SEED, setting="bm25",
                              metric=metric, value=value, weight=None, report_split=ctx.splits(t[0])[0]))
     return Results(pd.DataFrame(rows), per_query)
 

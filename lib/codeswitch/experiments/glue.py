@@ -179,17 +179,21 @@ def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | N
     """Run (or read from the cache) every training of the grid; return one row per (task, backbone, seed, scenario).
 
     Columns: ``task, backbone, seed, scenario, score, metric, best_epoch, train,
-    test``.  Backbones are resolved first, so a missing model stops the run
-    within seconds with :class:`~codeswitch.hub.MissingResourceError`.
+    test``.  The backbones that still have runs to do are resolved before any
+    training, so a missing model stops the grid within seconds with
+    :class:`~codeswitch.hub.MissingResourceError`; a fully cached grid needs the
+    data (its fingerprint is part of every run's key) but no model.
     """
     from ..data.koglish import resolve_source
 
     glue = glue or load_config(cfg)
     source_ref = koglish_source or cfg.koglish_source
     source = resolve_source(cfg, koglish_source)
-    paths = {label: resolve_model(bb.model, cfg, what=f"glue.backbones.{label}.model") for label, bb in glue.backbones.items()}
     data = load_data(source, glue.tasks, glue)
     configs = grid(cfg, glue, koglish_source=source_ref, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
+    cache = RunCache(cfg.runs_dir / EXPERIMENT)
+    needed = dict.fromkeys(c["backbone"] for c in configs if c not in cache)
+    paths = {label: resolve_model(glue.backbones[label].model, cfg, what=f"glue.backbones.{label}.model") for label in needed}
     device = cfg.torch_device().type
 
     def one(config: Mapping) -> dict:
@@ -223,7 +227,7 @@ def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | N
         result["scenarios"] = {scenario_of(config["train"], config["select"], lang): result["test"][lang] for lang in config["test"]}
         return result
 
-    results = run_grid(RunCache(cfg.runs_dir / EXPERIMENT), configs, one, desc="Koglish-GLUE")
+    results = run_grid(cache, configs, one, desc="Koglish-GLUE")
     return results_frame(configs, results, glue.scenarios)
 
 
@@ -312,7 +316,7 @@ def table2(results: pd.DataFrame, cfg: Profile) -> dict:
     notes = [
         "EN2EN and EN2CS share one training run per seed (English train and validation), evaluated on the English and the code-switched test set.",
         "Avg: per seed, the mean of the task scores; then mean ± std over seeds.",
-        "Paper values: only the mBART-large CS2CS row survived in our copy of the paper (column order inferred, see codeswitch.reported.concse_glue); '?' = lost in conversion.",
+        "Paper values: only the mBART-large CS2CS row survived in our copy of the paper (without its column header: only its Avg is placed; its six numbers in printed order are in codeswitch.reported.concse_glue as table2_printed); '?' = lost in conversion.",
     ]
     return save_table(wide, TABLE, cfg, caption=caption, long=long, notes=notes)
 

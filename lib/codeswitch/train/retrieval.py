@@ -289,7 +289,6 @@ def train_dual_encoder(
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
     model, optimizer = accelerator.prepare(model, optimizer)
     batcher = _Batcher(spec, dictionary)
-    lengths = {"query": spec.query_max_length, "query_mixed": spec.query_max_length}
 
     history = {"loss": [], "ir": [], "align": []}
     model.train()
@@ -303,11 +302,20 @@ def train_dual_encoder(
             global_idx = order[b * spec.batch_size : (b + 1) * spec.batch_size]
             local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
             groups = batcher.texts(train_set[local_idx], epoch)
-            inputs = {
-                name: {k: v.to(accelerator.device) for k, v in tokenize(tokenizer, texts, lengths.get(name, spec.passage_max_length), special).items()}
-                for name, (texts, special) in groups.items()
-            }
-            emb = {k: gather_with_grad(v) for k, v in model(**inputs).items()}  # each (B, H)
+            # One forward per encoder: every query-side group (English, mixed) in one
+            # batch, every passage-side group (positives, negatives, mixed) in another.
+            sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
+            inputs = {}
+            for side, names in sides.items():
+                texts = [t for n in names for t in groups[n][0]]
+                special = [f for n in names for f in groups[n][1]]
+                max_len = spec.query_max_length if side == "query" else spec.passage_max_length
+                inputs[side] = {k: v.to(accelerator.device) for k, v in tokenize(tokenizer, texts, max_len, special).items()}
+            out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
+            emb = {}
+            for side, names in sides.items():
+                for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
+                    emb[name] = gather_with_grad(chunk)  # (B, H)
             if spec.method == "contrastivemix":
                 losses = contrastivemix_loss(
                     emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),

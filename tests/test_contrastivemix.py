@@ -1,0 +1,455 @@
+"""ContrastiveMix: MUSE dictionaries, code-mixing, the losses, retrieval metrics, the hybrid, the data readers."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from codeswitch.data.codemix import MuseFormatError, code_mix, load_muse, word_spans
+from codeswitch.evaluate.retrieval import (
+    Ranking,
+    SplitRuns,
+    analyze,
+    bm25_rank,
+    dense_rank,
+    encode_to_memmap,
+    evaluate_hybrid,
+    evaluate_run,
+    fuse,
+    hybrid_grid,
+    mean_scores,
+    paired_t_test,
+)
+from codeswitch.losses import alignment_loss, contrastivemix_loss, ir_loss
+
+
+# --------------------------------------------------------------------------- MUSE dictionaries
+def test_load_muse_tab_and_space_separated(tmp_path):
+    tab = tmp_path / "en-ko.txt"
+    tab.write_text("country\t나라\ncountry\t국가\nand\t그리고\n\ncountry\t나라\nutc\tutc\n", encoding="utf-8")
+    d = load_muse(tab)
+    assert d == {"country": ["나라", "국가"], "and": ["그리고"], "utc": ["utc"]}  # repeated line kept once
+    space = tmp_path / "en-es.txt"
+    space.write_text("the el\nthe la\nthe los\ncity ciudad\n", encoding="utf-8")
+    assert load_muse(space) == {"the": ["el", "la", "los"], "city": ["ciudad"]}
+
+
+def test_load_muse_bad_line_names_file_and_line(tmp_path):
+    bad = tmp_path / "en-xx.txt"
+    bad.write_text("one uno\ntwo dos tres\n", encoding="utf-8")
+    with pytest.raises(MuseFormatError, match=r"en-xx\.txt, line 2"):
+        load_muse(bad)
+    with pytest.raises(FileNotFoundError):
+        load_muse(tmp_path / "missing.txt")
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(
+    "name, words, pairs",
+    [("en-ko.txt", 17517, 22357), ("en-hi.txt", 31719, 38221), ("en-es.txt", 93084, 112580)],
+)
+def test_load_muse_real_files(shared_data, name, words, pairs):
+    d = load_muse(shared_data / "muse" / name)  # en-ko, en-hi: tabs; en-es: spaces
+    assert len(d) == words
+    assert sum(len(v) for v in d.values()) == pairs
+    assert all(k == k.lower() for k in list(d)[:1000])
+
+
+def test_shipped_glossaries_parse():
+    from codeswitch.data.retrieval import GLOSSARY_DIR
+
+    files = sorted(GLOSSARY_DIR.glob("en-*.txt"))
+    assert {p.stem for p in files} >= {"en-ar", "en-es", "en-ko", "en-ru", "en-zh"}
+    for p in files:
+        assert len(load_muse(p)) >= 30
+
+
+# --------------------------------------------------------------------------- code-mixing
+DICT = {"what": ["무엇"], "capital": ["수도", "자본"], "country": ["나라", "국가"], "city": ["도시"]}
+TEXT = "What is the capital of the country? The city's capital, not the country."
+
+
+def test_code_mix_rate_zero_returns_text_unchanged():
+    for seed in range(5):
+        assert code_mix(TEXT, DICT, 0.0, random.Random(seed)) == TEXT
+
+
+def test_code_mix_rate_one_switches_every_dictionary_word():
+    out = code_mix(TEXT, DICT, 1.0, random.Random(0))
+    before, after = [w for w, _, _ in word_spans(TEXT)], [w for w, _, _ in word_spans(out)]
+    assert len(before) == len(after)
+    switched = 0
+    for b, a in zip(before, after):
+        if b.lower() in DICT:
+            assert a in DICT[b.lower()], (b, a)
+            switched += 1
+        else:
+            assert a == b  # other words, punctuation and case are kept
+    assert switched == 6  # What, capital ×2, country ×2, city ("The"/"the" are not in DICT)
+    assert out.endswith(".") and "?" in out and "'s" in out
+
+
+def test_code_mix_is_reproducible_with_a_seeded_rng():
+    long = " ".join(["the capital city of the country"] * 50)
+    a = code_mix(long, DICT, 0.5, random.Random(123))
+    assert a == code_mix(long, DICT, 0.5, random.Random(123))
+    assert len({code_mix(long, DICT, 0.5, random.Random(s)) for s in range(5)}) > 1
+    # About half of the 150 dictionary words are switched.
+    n_switched = sum(w in ("수도", "자본", "나라", "국가", "도시") for w, _, _ in word_spans(a))
+    assert 50 <= n_switched <= 100
+
+
+def test_code_mix_case_handling():
+    assert code_mix("Country", DICT, 1.0, random.Random(0)) in ("나라", "국가")
+    # The released code looks words up as written: capitalised words never switch.
+    assert code_mix("Country city", DICT, 1.0, random.Random(0), case_sensitive=True) == "Country 도시"
+
+
+# --------------------------------------------------------------------------- losses
+def _reference_ce(scores: torch.Tensor) -> float:
+    """mean_i −log(exp(s_ii) / Σ_j exp(s_ij)), by explicit loops."""
+    total = 0.0
+    for i in range(scores.shape[0]):
+        denom = sum(math.exp(float(scores[i, j])) for j in range(scores.shape[1]))
+        total += -math.log(math.exp(float(scores[i, i])) / denom)
+    return total / scores.shape[0]
+
+
+def test_contrastivemix_loss_hand_computed():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    p_pos = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    p_neg = torch.tensor([[0.0, 1.0], [1.0, 1.0]])
+    q_mixed = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+    out = contrastivemix_loss(q, p_pos, p_neg, q_mixed, weight=0.5)
+    # q · [p+; p-]ᵀ = [[1, 0, 0, 1], [0, 2, 1, 1]]; targets 0 and 1.
+    ir = (-math.log(math.e / (math.e + 1 + 1 + math.e)) - math.log(math.e**2 / (1 + math.e**2 + math.e + math.e))) / 2
+    # q · q̃ᵀ = [[1, 0], [1, 0]]; targets 0 and 1.
+    align = (-math.log(math.e / (math.e + 1)) - math.log(1 / (math.e + 1))) / 2
+    assert out["ir"].item() == pytest.approx(ir, rel=1e-6)
+    assert out["align"].item() == pytest.approx(align, rel=1e-6)
+    assert out["total"].item() == pytest.approx(ir + 0.5 * align, rel=1e-6)
+
+
+def test_contrastivemix_loss_matches_loop_reference_on_random_tensors():
+    g = torch.Generator().manual_seed(0)
+    B, H = 5, 7
+    q, p_pos, p_neg, q_mixed, p_mixed = (torch.randn(B, H, generator=g) for _ in range(5))
+    out = contrastivemix_loss(q, p_pos, p_neg, q_mixed, weight=0.1)
+    ir = _reference_ce(q @ torch.cat([p_pos, p_neg]).T)  # (B, 2B)
+    align = _reference_ce(q @ q_mixed.T)  # (B, B)
+    assert out["ir"].item() == pytest.approx(ir, rel=1e-5)
+    assert out["align"].item() == pytest.approx(align, rel=1e-5)
+    assert out["total"].item() == pytest.approx(ir + 0.1 * align, rel=1e-5)
+    assert ir_loss(q, p_pos, p_neg).item() == pytest.approx(ir, rel=1e-5)
+    # Table 3's passage-side and both-sides variants.
+    align_p = _reference_ce(p_pos @ p_mixed.T)
+    only_p = contrastivemix_loss(q, p_pos, p_neg, None, p_mixed=p_mixed, weight=0.2)
+    assert only_p["align"].item() == pytest.approx(align_p, rel=1e-5)
+    both = contrastivemix_loss(q, p_pos, p_neg, q_mixed, p_mixed=p_mixed, weight=0.2)
+    assert both["total"].item() == pytest.approx(ir + 0.2 * (align + align_p), rel=1e-5)
+    assert alignment_loss(q, q_mixed).item() == pytest.approx(align, rel=1e-5)
+
+
+def test_contrastivemix_loss_rejects_bad_shapes():
+    x = torch.randn(3, 4)
+    with pytest.raises(ValueError, match="same shape"):
+        contrastivemix_loss(x, x, torch.randn(2, 4), x)
+    with pytest.raises(ValueError, match="q_mixed, p_mixed"):
+        contrastivemix_loss(x, x, x, None)
+
+
+# --------------------------------------------------------------------------- metrics
+def test_metrics_hand_computed_example():
+    qrels = {"q1": {"d1": 1, "d9": 0}, "q2": {"d3": 1, "d4": 1}, "q3": {"d7": 1}}
+    run = {
+        "q1": {"d2": 0.9, "d1": 0.5, "d5": 0.1},  # relevant at rank 2 -> RR 1/2, recall 1
+        "q2": {"d5": 0.3, "d6": 0.2, "d3": 0.1},  # one of two relevant, at rank 3 -> RR 1/3, recall 1/2
+    }  # q3 retrieves nothing -> 0 and 0 (trec_eval -c)
+    per_query = evaluate_run(run, qrels)
+    assert per_query["mrr@100"] == pytest.approx({"q1": 0.5, "q2": 1 / 3, "q3": 0.0})
+    assert per_query["recall@100"] == pytest.approx({"q1": 1.0, "q2": 0.5, "q3": 0.0})
+    assert mean_scores(per_query) == pytest.approx({"mrr@100": 100 * (0.5 + 1 / 3) / 3, "recall@100": 50.0})
+
+
+def test_metrics_cut_at_depth_100():
+    docs = {f"d{i:03d}": 1000.0 - i for i in range(150)}  # d000 best ... d149 worst
+    per_query = evaluate_run({"q": docs}, {"q": {"d120": 1, "d004": 1}})
+    assert per_query["mrr@100"]["q"] == pytest.approx(1 / 5)
+    assert per_query["recall@100"]["q"] == pytest.approx(0.5)  # d120 is ranked 121st
+
+
+def test_paired_t_test():
+    from scipy import stats
+
+    a = {"q1": 0.5, "q2": 1.0, "q3": 0.2, "q4": 0.0}
+    b = {"q1": 0.4, "q2": 0.5, "q3": 0.2, "q4": 0.1, "q5": 1.0}  # q5 is not common: ignored
+    expected = stats.ttest_rel([0.5, 1.0, 0.2, 0.0], [0.4, 0.5, 0.2, 0.1]).pvalue
+    assert paired_t_test(a, b) == pytest.approx(expected)
+    assert paired_t_test(a, a) == 1.0
+
+
+# --------------------------------------------------------------------------- search and hybrid
+def test_dense_rank_matches_brute_force_across_chunks():
+    rng = np.random.default_rng(0)
+    corpus = rng.standard_normal((37, 8)).astype(np.float16)
+    queries = rng.standard_normal((5, 8)).astype(np.float32)
+    ranking = dense_rank(queries, corpus, [f"q{i}" for i in range(5)], depth=6, device="cpu", chunk_size=10, query_batch=2)
+    scores = queries @ corpus.astype(np.float32).T  # (5, 37)
+    for i in range(5):
+        expected = np.argsort(-scores[i], kind="stable")[:6]
+        assert ranking.indices[i].tolist() == expected.tolist()
+        assert np.allclose(ranking.scores[i], scores[i][expected], atol=1e-4)
+
+
+def test_encode_to_memmap_resumes(tmp_path):
+    texts = [f"t{i}" for i in range(10)]
+    calls = []
+
+    def encode(batch):
+        calls.append(len(batch))
+        return np.array([[float(t[1:]), 1.0] for t in batch])
+
+    path = tmp_path / "emb.npy"
+    full = np.array(encode_to_memmap(encode, lambda a, b: texts[a:b], 10, 2, path, batch_size=3, flush_every=1))
+    assert full[:, 0].tolist() == list(range(10)) and full.dtype == np.float16
+    # Simulate an interruption after 6 rows: the next call encodes only rows 6..9.
+    path.with_suffix(".done.json").unlink()
+    path.with_suffix(".progress.json").write_text(json.dumps({"n": 10, "dim": 2, "rows_done": 6}))
+    calls.clear()
+    again = np.array(encode_to_memmap(encode, lambda a, b: texts[a:b], 10, 2, path, batch_size=3))
+    assert calls == [3, 1]
+    assert np.array_equal(again, full)
+
+
+def test_analyze_and_bm25():
+    assert analyze("Who founded Seoul?", "en") == ["who", "founded", "seoul"]
+    assert analyze("서울을 세운 사람", "ko") == ["서울", "울을", "세운", "사람"]  # CJK-style character bigrams
+    assert analyze("北京 is big", "zh") == ["北京", "is", "big"]
+    passages = ["the river flows", "a city near the river", "mountains and valleys", "river river river"]
+    out = bm25_rank(passages, {"report": {"q": "river"}, "tune": {"q0": "valleys", "q1": "xyz"}}, "en", depth=10)
+    ranking = out["report"]
+    assert ranking.indices.shape == (1, 4)
+    assert ranking.indices[0, 0] == 3  # the highest term frequency
+    assert 2 not in ranking.indices[0].tolist()  # shares no term with the query: not retrieved
+    assert out["tune"].indices[0, 0] == 2 and (out["tune"].indices[1] == -1).all()
+
+
+def _runs(split: str, dense: dict, sparse: dict, qrels: dict) -> SplitRuns:
+    def ranking(scores):
+        qids = list(scores)
+        k = max(len(v) for v in scores.values())
+        idx = np.full((len(qids), k), -1)
+        sc = np.full((len(qids), k), -np.inf, dtype=np.float32)
+        for r, q in enumerate(qids):
+            for c, (d, s) in enumerate(sorted(scores[q].items(), key=lambda kv: -kv[1])):
+                idx[r, c], sc[r, c] = d, s
+        return Ranking(qids, idx, sc)
+
+    docid_of = {i: f"d{i}" for i in range(10)}
+    return SplitRuns(split, qrels, ranking(dense), ranking(sparse), docid_of)
+
+
+def test_fuse_min_max_weight_on_dense():
+    dense = {"q": {0: 10.0, 1: 9.0, 2: 4.0}}  # normalised: 1, 5/6, 0
+    sparse = {"q": {2: 7.0, 3: 5.0, 0: 3.0}}  # normalised: 1, 0.5, 0; doc 1 missing -> min -> 0
+    runs = _runs("dev", dense, sparse, {"q": {"d0": 1}})
+    # weight 0: BM25 order; doc 1 (BM25 min) ties doc 0 at 0 and loses on row number.
+    assert fuse(runs.dense, runs.sparse, 0.0).indices[0, :4].tolist() == [2, 3, 0, 1]
+    # weight 1: 0 -> 0 + 1, 1 -> 0 + 5/6, 2 -> 1 + 0, 3 -> 0.5 + 0 (dense min).
+    fused = fuse(runs.dense, runs.sparse, 1.0)
+    assert fused.indices[0, :4].tolist() == [0, 2, 1, 3]
+    assert fused.scores[0, :4] == pytest.approx([1.0, 1.0, 5 / 6, 0.5])
+
+
+def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
+    # On "dev" BM25 alone (w = 0) is best; on "test" the dense run (large w) is best.
+    # (Scores chosen so that no two passages tie: trec_eval breaks ties by doc id.)
+    dev = _runs("dev", {"q": {0: 0.0, 1: 2.0, 2: 1.0}}, {"q": {0: 2.0, 1: 1.9, 2: 0.0}}, {"q": {"d0": 1}})
+    test = _runs("test", {"q": {0: 2.0, 1: 1.0, 2: 0.0}}, {"q": {0: 1.5, 1: 2.0, 2: 0.0}}, {"q": {"d0": 1}})
+    grid = hybrid_grid(0.5)
+    assert grid == [0.0, 0.5, 1.0]
+    honest = evaluate_hybrid(test, dev, grid=grid)
+    assert honest["tuned_on"] == "dev" and honest["weight"] == 0.0
+    assert honest["mean"]["mrr@100"] == pytest.approx(50.0)  # w = 0 on test ranks d0 second
+    released = evaluate_hybrid(test, None, grid=grid, tune_on_report_split=True)
+    assert released["tuned_on"] == "test" and released["weight"] == 1.0
+    assert released["mean"]["mrr@100"] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="refusing to tune"):
+        evaluate_hybrid(test, _runs("test", {"q": {0: 1.0}}, {"q": {0: 1.0}}, {"q": {"d0": 1}}), grid=grid)
+    with pytest.raises(ValueError, match="tuning split is needed"):
+        evaluate_hybrid(test, None, grid=grid)
+
+
+# --------------------------------------------------------------------------- data
+def test_synthetic_retrieval_set_is_consistent():
+    from codeswitch.data.retrieval import CORPUS_FILE, corpus_lines, load_collection, load_queries, load_train_set, synthetic_facts
+
+    facts = synthetic_facts()
+    assert {f.split for f in facts} == {"train", "dev", "test"}
+    assert len({f.fact_id for f in facts}) == len(facts)
+    train = load_train_set("synthetic")
+    assert len(train) == sum(f.split == "train" for f in facts)
+    assert all(row["positive_passages"][0]["docid"] not in {n["docid"] for n in row["negative_passages"]} for row in train)
+    test = load_queries("mrtydi", "synthetic", "ko", "test")
+    docids = set(load_collection("mrtydi", "synthetic", "ko").dataset["docid"])
+    assert all(set(r) <= docids for r in test.qrels.values())
+    assert not set(test.queries) & {f"q-{f.fact_id}" for f in facts if f.split != "test"}
+    assert "수도" in load_collection("mrtydi", "synthetic", "ko").texts(0, 1)[0]  # translated through the glossary
+    # The tiny tokenizer's corpus file is up to date with the data (python -m codeswitch.data.retrieval).
+    assert CORPUS_FILE.read_text(encoding="utf-8").splitlines() == corpus_lines()
+
+
+def _gz_jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def test_mrtydi_and_miracl_readers_on_local_copies(tmp_path):
+    from codeswitch.data.retrieval import TrainDataError, load_collection, load_queries
+
+    mrtydi = tmp_path / "mr-tydi"
+    _gz_jsonl(mrtydi / "mrtydi-v1.1-korean" / "test.jsonl.gz", [
+        {"query_id": "1", "query": "서울은?", "positive_passages": [{"docid": "7#0", "title": "서울", "text": "서울은 수도"}], "negative_passages": []},
+        {"query_id": "2", "query": "부산은?", "positive_passages": [{"docid": "8#1", "title": "부산", "text": "부산은 항구"}], "negative_passages": []},
+    ])
+    corpus = tmp_path / "mr-tydi-corpus"
+    _gz_jsonl(corpus / "mrtydi-v1.1-korean" / "corpus.jsonl.gz", [
+        {"docid": "7#0", "title": "서울", "text": "서울은 수도"}, {"docid": "8#1", "title": "부산", "text": "부산은 항구"},
+    ])
+    qs = load_queries("mrtydi", str(mrtydi), "ko", "test")
+    assert list(qs.queries) == ["1", "2"] and qs.qrels["2"] == {"8#1": 1}
+    assert qs.positives["1"] == ["서울 서울은 수도"]  # title + " " + text
+    coll = load_collection("mrtydi", str(corpus), "ko")
+    assert len(coll) == 2 and coll.texts(1, 2) == ["부산 부산은 항구"] and coll.docids([1]) == {1: "8#1"}
+
+    miracl = tmp_path / "miracl" / "miracl-v1.0-zh"
+    (miracl / "topics").mkdir(parents=True)
+    (miracl / "qrels").mkdir()
+    (miracl / "topics" / "topics.miracl-v1.0-zh-dev.tsv").write_text("10\t北京在哪里\n11\t上海\n", encoding="utf-8")
+    (miracl / "qrels" / "qrels.miracl-v1.0-zh-dev.tsv").write_text("10\tQ0\t5#0\t1\n10\tQ0\t6#0\t0\n11\tQ0\t6#0\t0\n", encoding="utf-8")
+    qs = load_queries("miracl", str(tmp_path / "miracl"), "zh", "dev")
+    assert list(qs.queries) == ["10"]  # query 11 has no relevant passage: it cannot be scored
+    assert qs.qrels["10"] == {"5#0": 1, "6#0": 0}
+    (miracl / "qrels" / "qrels.miracl-v1.0-zh-dev.tsv").write_text("10\tQ0\t5#0\tyes\n", encoding="utf-8")
+    with pytest.raises(TrainDataError, match=r"line 1: field 'relevance'"):
+        load_queries("miracl", str(tmp_path / "miracl"), "zh", "dev")
+
+
+def test_missing_hub_data_fails_fast_and_clearly(monkeypatch):
+    from codeswitch.data.retrieval import load_queries
+    from codeswitch.hub import MissingResourceError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(MissingResourceError, match="contrastivemix.mrtydi"):
+        load_queries("mrtydi", "castorini/mr-tydi-not-cached", "ko", "test", what="contrastivemix.mrtydi")
+
+
+# --------------------------------------------------------------------------- training data flow
+def test_batcher_mixing_by_method():
+    from codeswitch.data.retrieval import load_train_set
+    from codeswitch.train.retrieval import TrainSpec, _Batcher
+
+    rows = load_train_set("synthetic")[0:4]
+    glossary = {"what": ["WHAT"], "who": ["WHO"], "which": ["WHICH"], "is": ["IS"], "the": ["THE"], "city": ["CITY"], "country": ["COUNTRY"]}
+    mdpr = _Batcher(TrainSpec(method="mdpr"), None).texts(rows, epoch=0)
+    assert set(mdpr) == {"query", "pos", "neg"} and mdpr["query"][0] == rows["query"]
+    naive = _Batcher(TrainSpec(method="naivemix", mix_query=True, mix_passage=True, sentence_rate=1.0, word_rate=1.0), glossary).texts(rows, 0)
+    assert all(q != o for q, o in zip(naive["query"][0], rows["query"]))  # every query mixed
+    assert any("COUNTRY" in p or "CITY" in p for p in naive["pos"][0])
+    cmix = _Batcher(TrainSpec(method="contrastivemix", mix_query=True, word_rate=1.0, mixed_special_tokens=False), glossary).texts(rows, 0)
+    assert cmix["query"][0] == rows["query"]  # IR on English ...
+    assert all(m != q for m, q in zip(cmix["query_mixed"][0], rows["query"]))  # ... plus a mixed copy
+    assert cmix["query"][1] == [True] * 4 and cmix["query_mixed"][1] == [False] * 4  # released-code option: no [CLS]/[SEP]
+    # A new hard negative each epoch, the same one for the same epoch.
+    b = _Batcher(TrainSpec(method="mdpr"), None)
+    assert b.texts(rows, 0)["neg"][0] == b.texts(rows, 0)["neg"][0] != b.texts(rows, 1)["neg"][0]
+
+
+def test_gather_with_grad_is_identity_on_one_process():
+    from codeswitch.train.retrieval import gather_with_grad
+
+    x = torch.randn(3, 4, requires_grad=True)
+    assert gather_with_grad(x) is x
+
+
+# --------------------------------------------------------------------------- config and reported numbers
+def test_profiles_build_and_plan():
+    from codeswitch.experiments.contrastivemix import config, plan
+    from codeswitch.profiles import load_profile
+
+    paper = load_profile("paper")
+    c = config(paper)
+    assert (c.learning_rate, c.batch_size, c.epochs, c.sentence_rate, c.word_rate, c.align_weight) == (1e-5, 128, 40, 0.2, 0.5, 0.1)
+    assert len(plan(paper)) == 5 * (1 + 2 * 13 + 4 * 6)
+    smoke = load_profile("smoke")
+    runs = plan(smoke)
+    assert [r.variant.key for r in runs[:1]] == ["mdpr"] and len(runs[0].targets) == 5
+
+
+def test_reported_averages_match_their_cells():
+    from codeswitch import reported
+
+    def val(table, row, col):
+        return reported.lookup("contrastivemix", table, row, col).value
+
+    for table in ("table1", "table4"):
+        for row in ("mDPR", "NaiveMix", "ContrastiveMix (ours)"):
+            low = np.mean([val(table, row, c) for c in ("Ar", "Th", "Ja", "Ko", "Id", "Fi")])
+            high = np.mean([val(table, row, c) for c in ("Ru", "Bn")])
+            assert low == pytest.approx(val(table, row, "Avg (low)"), abs=0.011)
+            assert high == pytest.approx(val(table, row, "Avg (high)"), abs=0.011)
+            assert val("table3", {"NaiveMix": "NaiveMix (query+passage)", "ContrastiveMix (ours)": "ContrastiveMix (query)"}.get(row, row),
+                       "MRR@100" if table == "table1" else "Recall@100") == val(table, row, "Avg (low)")
+    for row in ("mDPR", "NaiveMix", "ContrastiveMix (ours)"):
+        avg = np.mean([val("table2", row, c) for c in ("fa", "es", "fr", "hi")])
+        assert avg == pytest.approx(val("table2", row, "Avg (high)"), abs=0.011)
+
+
+def _gather_worker(rank: int, world: int, port: int, q_all, p_all, weight, out_file: str) -> None:
+    """One 'device' of a 2-process CPU (gloo) group: the DDP recipe of train_dual_encoder, on a linear encoder."""
+    import torch.distributed as dist
+
+    from codeswitch.train.retrieval import gather_with_grad
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        enc = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=False)
+        enc.weight.data.copy_(weight)
+        b = q_all.shape[0] // world
+        q = gather_with_grad(enc(q_all[rank * b : (rank + 1) * b]))  # (B, H): the global batch
+        p = gather_with_grad(enc(p_all[rank * b : (rank + 1) * b]))
+        (ir_loss(q, p) * world).backward()  # × world: DDP averages the devices' gradients
+        grad = enc.weight.grad.clone()
+        dist.all_reduce(grad)
+        grad /= world
+        if rank == 0:
+            torch.save(grad, out_file)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_gather_with_grad_two_processes_match_one_big_batch(tmp_path):
+    """Slices gathered across devices, local slice with its graph: the same gradient as the whole batch on one device."""
+    import socket
+
+    import torch.multiprocessing as mp
+
+    g = torch.Generator().manual_seed(0)
+    q_all, p_all, weight = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g), torch.randn(3, 5, generator=g)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "grad.pt"
+    mp.spawn(_gather_worker, args=(2, port, q_all, p_all, weight, str(out)), nprocs=2, join=True)
+    enc = torch.nn.Linear(5, 3, bias=False)
+    enc.weight.data.copy_(weight)
+    ir_loss(enc(q_all), enc(p_all)).backward()
+    assert torch.allclose(torch.load(out, weights_only=True), enc.weight.grad, atol=1e-6)
