@@ -2,9 +2,9 @@
 
 * ``shared_data``: the folder ``../shared/data`` of real samples (tests that use it
   skip when it is absent, as in a user's clone).
-* ``smoke_outputs``: every notebook executed once under the smoke profile, through
+* ``smoke_run``: notebooks executed under the smoke profile, through
   :func:`codeswitch.pipeline.run_notebook` (the path ``reproduce.sh`` takes), into a
-  temporary output root shared by the whole session.
+  temporary output root shared by the whole session (each notebook at most once).
 """
 
 from __future__ import annotations
@@ -37,22 +37,36 @@ def backbones_dir(tmp_path_factory) -> Path:
     return d
 
 
-def execute_all_notebooks(output_root: Path) -> dict[str, Path]:
-    from codeswitch import pipeline
+class SmokeRun:
+    """Notebooks executed under the smoke profile into one output root, each at most once, on demand.
 
-    executed = {}
-    for spec in pipeline.available(REPO):
-        executed[spec.number] = pipeline.run_notebook(spec, "smoke", output_root=output_root, root=REPO, log_output=False)
-    pipeline.write_index("smoke", output_root=output_root, root=REPO)
-    return executed
+    Lazy, so ``./test.sh -k 03_`` executes only notebook 03 (it builds what it
+    needs itself, e.g. the mini Koglish); the determinism test asks for all.
+    """
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.executed: dict[str, Path] = {}
+
+    def ensure(self, spec) -> Path:
+        from codeswitch import pipeline
+
+        if spec.number not in self.executed:
+            self.executed[spec.number] = pipeline.run_notebook(spec, "smoke", output_root=self.root, root=REPO, log_output=False)
+            pipeline.write_index("smoke", output_root=self.root, root=REPO)
+        return self.executed[spec.number]
+
+    def ensure_all(self) -> "SmokeRun":
+        from codeswitch import pipeline
+
+        for spec in pipeline.available(REPO):
+            self.ensure(spec)
+        return self
 
 
 @pytest.fixture(scope="session")
-def smoke_outputs(tmp_path_factory, backbones_dir) -> Path:
-    root = tmp_path_factory.mktemp("smoke_run_a")
-    execute_all_notebooks(root)
-    return root
-
+def smoke_run(tmp_path_factory, backbones_dir) -> SmokeRun:
+    return SmokeRun(tmp_path_factory.mktemp("smoke_run_a"))
 
 def pytest_configure(config):
     # Tiny models on a small CPU: one torch thread avoids contention between threads.

@@ -11,7 +11,7 @@ import pytest
 
 from codeswitch import pipeline
 
-from .conftest import REPO, execute_all_notebooks
+from .conftest import REPO, SmokeRun
 
 SPECS = pipeline.available(REPO)
 
@@ -37,10 +37,10 @@ def test_notebook_committed_without_outputs(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.stem)
-def test_notebook_writes_its_artifacts(spec, smoke_outputs):
-    fig_dir = smoke_outputs / "figures" / "smoke"
-    executed = smoke_outputs / "runs" / "smoke" / "notebooks" / spec.file
-    assert executed.is_file()
+def test_notebook_writes_its_artifacts(spec, smoke_run):
+    executed = smoke_run.ensure(spec)
+    fig_dir = smoke_run.root / "figures" / "smoke"
+    assert executed == smoke_run.root / "runs" / "smoke" / "notebooks" / spec.file and executed.is_file()
     index = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (fig_dir / ".index").glob("*.json")}
     for name in spec.artifacts:
         assert name in index, f"{spec.file} did not write {name}"
@@ -62,13 +62,13 @@ def test_notebook_writes_its_artifacts(spec, smoke_outputs):
 
 
 @pytest.mark.slow
-def test_smoke_run_is_deterministic(smoke_outputs, tmp_path_factory):
-    """A second smoke run from an empty cache gives identical result CSVs."""
+def test_smoke_run_is_deterministic(smoke_run, tmp_path_factory):
+    """A second smoke run of every notebook, from an empty cache, gives byte-identical result CSVs."""
     if not SPECS:
         pytest.skip("no notebooks yet")
-    second = tmp_path_factory.mktemp("smoke_run_b")
-    execute_all_notebooks(second)
-    a_dir, b_dir = smoke_outputs / "figures" / "smoke", second / "figures" / "smoke"
+    first = smoke_run.ensure_all()
+    second = SmokeRun(tmp_path_factory.mktemp("smoke_run_b")).ensure_all()
+    a_dir, b_dir = first.root / "figures" / "smoke", second.root / "figures" / "smoke"
     a = sorted(p.name for p in a_dir.glob("*.csv"))
     assert a and a == sorted(p.name for p in b_dir.glob("*.csv"))
     for name in a:

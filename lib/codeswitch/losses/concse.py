@@ -79,6 +79,9 @@ __all__ = [
     "simcse_loss",
     "CONCSE_COLUMNS",
     "SIMCSE_COLUMNS",
+    "length_buckets",
+    "bucket_features",
+    "embed_length_buckets",
 ]
 
 TERMS = ("contrastive", "triplet", "align")
@@ -174,6 +177,18 @@ def concse_loss(
     """
     embeddings = (e0, e1, e2, c0, c1, c2)
     terms = _check(embeddings, terms, variant, temperature)
+    # Mixed precision: the encoder may run in bf16/fp16, the loss never does.  Logits
+    # up to 1/τ = 20 in bf16 (8 bits of mantissa) would be off by ~0.1; so half inputs
+    # are upcast and autocast is switched off for the similarity matmul below.
+    embeddings = tuple(e.float() if e.dtype in (torch.float16, torch.bfloat16) else e for e in embeddings)
+    with torch.autocast(device_type=e0.device.type, enabled=False):
+        return _concse_loss(embeddings, temperature, margin, triplet_weight, terms, variant)
+
+
+def _concse_loss(
+    embeddings: tuple[Tensor, ...], temperature: float, margin: float, triplet_weight: float, terms: tuple[str, ...], variant: str
+) -> dict[str, Tensor]:
+    e0 = embeddings[0]
     B = e0.shape[0]
     zero = e0.new_zeros(())
     out = {"contrastive": zero, "triplet": zero, "align": zero}
@@ -215,6 +230,85 @@ def concse_loss(
     return {"total": out["total"], "contrastive": out["contrastive"], "triplet": out["triplet"], "align": out["align"]}
 
 
+# --------------------------------------------------------------------------- one step, few forwards
+def length_buckets(lengths: Sequence[int], token_budget: int) -> list[tuple[int, int]]:
+    """Split rows, sorted by decreasing length, into runs of at most ``token_budget`` padded tokens.
+
+    ``lengths`` must be sorted in decreasing order; returns ``[(start, stop), …]`` over
+    it.  Each run is padded to its first (longest) row, so it holds
+    ``(stop − start) × lengths[start] ≤ token_budget`` tokens (at least one row).  This
+    is the "max tokens per batch" rule of fairseq, applied *inside* one step.
+    """
+    out, start, n = [], 0, len(lengths)
+    while start < n:
+        width = max(int(lengths[start]), 1)
+        stop = min(n, start + max(1, token_budget // width))
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+def bucket_features(features_list: Sequence[dict[str, Any]], token_budget: int | None) -> list[dict[str, Any]]:
+    """Regroup a step's tokenised columns into length buckets (on the CPU, in the data collator).
+
+    All ``N = k·B`` sentences of the ``k`` columns are concatenated column-major
+    (row ``j·B + i`` is row ``i`` of column ``j``).  If the whole step fits in
+    ``token_budget`` padded tokens (or ``token_budget`` is None) it stays one forward
+    in its original order — exactly the merged forward of sentence-transformers'
+    ``embed_columns``.  Otherwise the rows are sorted by length and cut by
+    :func:`length_buckets`, each bucket trimmed to its own longest row: the same
+    sentences, far less padding, the same loss (the rows of a transformer forward
+    are independent; only dropout masks are drawn differently).
+
+    Each bucket is a feature dict for the model plus ``"rows"``, the (n_k,) positions
+    of its sentences in the column-major order; :func:`embed_length_buckets` undoes
+    the permutation.
+    """
+    from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+
+    merged = merge_feature_batches(list(features_list)) if len(features_list) > 1 else dict(features_list[0])
+    if merged is None:
+        raise ValueError("bucket_features: the columns cannot be merged (different tokenisers or feature sets)")
+    mask = merged["attention_mask"]  # (N, L)
+    N, L = mask.shape
+    if token_budget is None or N * L <= token_budget:
+        return [{**merged, "rows": torch.arange(N)}]
+    lengths = mask.sum(dim=1)  # (N,)
+    right_padded = bool((mask.cumprod(dim=1).sum(dim=1) == lengths).all())  # ones, then zeros
+    order = torch.argsort(lengths, descending=True, stable=True)  # (N,), longest first
+    sorted_lengths = lengths[order].tolist() if right_padded else [L] * N
+    buckets = []
+    for start, stop in length_buckets(sorted_lengths, token_budget):
+        idx = order[start:stop]  # (n_k,)
+        width = sorted_lengths[start]
+        bucket = {}
+        for key, value in merged.items():
+            if isinstance(value, Tensor) and value.ndim >= 2 and value.shape[0] == N:
+                bucket[key] = value[idx, :width].contiguous()  # (n_k, width)
+            elif isinstance(value, Tensor) and value.ndim == 1 and value.shape[0] == N and key != "prompt_length":
+                bucket[key] = value[idx]
+            else:
+                bucket[key] = value  # batch-level metadata
+        bucket["rows"] = idx
+        buckets.append(bucket)
+    return buckets
+
+
+def embed_length_buckets(model: nn.Module, buckets: Sequence[dict[str, Any]], n_columns: int) -> list[Tensor]:
+    """Embed the buckets of :func:`bucket_features` (one forward each); return the ``n_columns`` (B, H) blocks."""
+    outputs, rows = [], []
+    for bucket in buckets:
+        features = dict(bucket)  # the model writes its outputs into the dict: keep the caller's clean
+        rows.append(features.pop("rows"))
+        outputs.append(model(features)["sentence_embedding"])  # (n_k, H)
+    emb = torch.cat(outputs, dim=0) if len(outputs) > 1 else outputs[0]  # (N, H), bucket order
+    index = torch.cat(rows).to(emb.device) if len(rows) > 1 else rows[0].to(emb.device)  # (N,)
+    ordered = emb.new_empty(emb.shape).index_copy(0, index, emb)  # (N, H), column-major order again
+    if ordered.shape[0] % n_columns:
+        raise ValueError(f"embed_length_buckets: {ordered.shape[0]} rows do not split into {n_columns} columns")
+    return list(ordered.view(n_columns, -1, ordered.shape[-1]).unbind(0))  # n_columns × (B, H)
+
+
 class ConCSELoss(nn.Module):
     """sentence-transformers loss over the six Koglish-NLI text columns (see :func:`concse_loss`).
 
@@ -229,6 +323,14 @@ class ConCSELoss(nn.Module):
     ``forward`` returns the weighted terms as a dict (``contrastive``,
     ``triplet`` = λ·L_tri, ``align``); the trainer sums them into the total and logs
     each.  Terms not in ``terms`` are left out of the dict.
+
+    All 6B sentences of a step go through the encoder together: either the six
+    column feature dicts of the sentence-transformers collator (merged into one
+    forward), or the length buckets of :func:`bucket_features` (one forward per
+    bucket, built by the trainer's collator; recognised by their ``"rows"`` key).
+    With ``gather_across_devices`` the six blocks are gathered from every process
+    (see :mod:`codeswitch.distributed`), so the loss of W devices is the loss of
+    one device at the same global batch.
 
     Example::
 
@@ -246,9 +348,11 @@ class ConCSELoss(nn.Module):
         triplet_weight: float = 1.2,
         terms: Iterable[str] = TERMS,
         variant: Literal["official", "paper"] = "official",
+        gather_across_devices: bool = False,
     ) -> None:
         super().__init__()
         self.model = model
+        self.gather_across_devices = bool(gather_across_devices)
         self.temperature = float(temperature)
         self.margin = float(margin)
         self.triplet_weight = float(triplet_weight)
@@ -259,12 +363,20 @@ class ConCSELoss(nn.Module):
         _check([torch.zeros(1, 1)] * 6, self.terms, variant, self.temperature)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
-        from sentence_transformers.base.losses.merged_forward import embed_columns
+        features = list(sentence_features)
+        if features and "rows" in features[0]:  # length buckets from the trainer's collator
+            embeddings = embed_length_buckets(self.model, features, n_columns=len(CONCSE_COLUMNS))  # 6 × (B, H)
+        else:
+            from sentence_transformers.base.losses.merged_forward import embed_columns
 
-        # All six columns are sentences of one kind: one merged forward over 6B rows.
-        embeddings = embed_columns(self.model, sentence_features, separate_first=False)  # 6 × (B, H)
+            # All six columns are sentences of one kind: one merged forward over 6B rows.
+            embeddings = embed_columns(self.model, features, separate_first=False)  # 6 × (B, H)
         if len(embeddings) != 6:
             raise ValueError(f"ConCSELoss expects the six columns {CONCSE_COLUMNS}, got {len(embeddings)} column(s)")
+        if self.gather_across_devices:
+            from ..distributed import gather_with_grad
+
+            embeddings = [gather_with_grad(e) for e in embeddings]  # 6 × (W·B, H)
         out = concse_loss(
             *embeddings,
             temperature=self.temperature,
@@ -274,7 +386,12 @@ class ConCSELoss(nn.Module):
             variant=self.variant,
         )
         weights = {"contrastive": 1.0, "triplet": self.triplet_weight, "align": 1.0}
-        return {t: weights[t] * out[t] for t in TERMS if t in self.terms}
+        terms = {t: weights[t] * out[t] for t in TERMS if t in self.terms}
+        if self.gather_across_devices:
+            from ..distributed import sum_local_gradients
+
+            terms = {t: sum_local_gradients(v) for t, v in terms.items()}  # DDP averages; see codeswitch.distributed
+        return terms
 
     def get_config_dict(self) -> dict[str, Any]:
         return {
@@ -283,6 +400,7 @@ class ConCSELoss(nn.Module):
             "triplet_weight": self.triplet_weight,
             "terms": list(self.terms),
             "variant": self.variant,
+            "gather_across_devices": self.gather_across_devices,
         }
 
     @property
@@ -293,15 +411,18 @@ class ConCSELoss(nn.Module):
         )
 
 
-def simcse_loss(model: nn.Module, *, temperature: float = 0.05) -> nn.Module:
+def simcse_loss(model: nn.Module, *, temperature: float = 0.05, gather_across_devices: bool = False) -> nn.Module:
     """Supervised SimCSE: (anchor, positive, hard negative) with in-batch negatives.
 
     ``L = mean_i −log exp(S(a, p)_ii) / Σ_j (exp(S(a, p)_ij) + exp(S(a, n)_ij))`` —
     exactly ConCSE's H1 term on one triplet; this *is* sentence-transformers'
     ``MultipleNegativesRankingLoss`` with cosine similarity and ``scale = 1/τ``
-    (``tests/test_concse_loss.py`` checks the equality).
+    (``tests/test_concse_loss.py`` checks the equality).  ``gather_across_devices``:
+    in-batch negatives from every process (multi-GPU), as sentence-transformers implements it.
     """
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.util import cos_sim
 
-    return MultipleNegativesRankingLoss(model, scale=1.0 / temperature, similarity_fct=cos_sim)
+    return MultipleNegativesRankingLoss(
+        model, scale=1.0 / temperature, similarity_fct=cos_sim, gather_across_devices=gather_across_devices
+    )
