@@ -453,3 +453,20 @@ def test_gather_with_grad_two_processes_match_one_big_batch(tmp_path):
     enc.weight.data.copy_(weight)
     ir_loss(enc(q_all), enc(p_all)).backward()
     assert torch.allclose(torch.load(out, weights_only=True), enc.weight.grad, atol=1e-6)
+
+
+def test_config_refuses_tuning_on_the_reported_split():
+    from codeswitch.experiments.contrastivemix import config
+    from codeswitch.profiles import ConfigError, load_profile
+
+    with pytest.raises(ConfigError, match="mrtydi_tune_split must differ"):
+        config(load_profile("smoke", {"contrastivemix.mrtydi_tune_split": "test"}))
+
+
+def test_batcher_names_the_bad_training_row():
+    from codeswitch.data.retrieval import TrainDataError
+    from codeswitch.train.retrieval import TrainSpec, _Batcher
+
+    rows = {"query_id": ["q7"], "query": ["who?"], "positive_passages": [[{"title": "t", "text": None}]], "negative_passages": [[{"title": "n", "text": "x"}]]}
+    with pytest.raises(TrainDataError, match=r"q7.*positive_passages\[0\]\.text"):
+        _Batcher(TrainSpec(method="mdpr"), None).texts(rows, 0)

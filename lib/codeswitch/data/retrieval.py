@@ -31,7 +31,8 @@ the files are fetched with ``huggingface_hub`` and read as JSON lines instead.
 **The synthetic set** (smoke profile) is a small world of invented countries,
 cities, people, rivers, books and mountains, with six kinds of fact.  Each fact
 gives an English question and the passage that answers it; facts are split into
-train / dev / test.  The target-language version of a text replaces every word of
+train / dev / test.  The collection also holds one passage per entity that
+answers nothing (92 facts + 92 such passages).  The target-language version of a text replaces every word of
 the shipped glossary (``assets/retrieval/en-<xx>.txt``, MUSE format) by its first
 translation — word order and names stay — so "target-language" retrieval differs
 from English exactly in the words code-mixing can switch.
@@ -381,6 +382,17 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
         "{mountain} is the highest mountain in {country} .",
     ),
 }
+# One more passage per entity that answers no query: it shares the entity's name and
+# much of the wording with the answering passages (so it competes with them) and
+# makes the collection larger than the 100 passages the metrics look at.
+DISTRACTORS: dict[str, str] = {
+    "country": "{name} is a large country with an old city near the sea .",
+    "city": "{name} is a large city near a long river .",
+    "person": "{name} was a famous writer and lived in an old city .",
+    "river": "the {name} is a long river near the sea .",
+    "book": "{name} is a famous book .",
+    "mountain": "{name} is a mountain near the sea .",
+}
 _COUNTS = {"country": 12, "city": 24, "person": 16, "river": 12, "book": 16, "mountain": 12}
 SPLITS = ("train", "dev", "test")
 
@@ -442,6 +454,16 @@ def synthetic_facts() -> tuple[Fact, ...]:
             split = "train" if rank < 0.5 else ("dev" if rank < 0.75 else "test")
             facts.append(Fact(f"{relation}-{i:02d}", relation, split, q_t.format(**s), title_t.format(**s), text_t.format(**s)))
     return tuple(facts)
+
+
+@lru_cache(maxsize=1)
+def _distractors() -> tuple[tuple[str, str, str], ...]:
+    """(docid, title, text) of the passages that answer no query."""
+    return tuple(
+        (f"doc-extra-{kind}-{i:02d}", name, DISTRACTORS[kind].format(name=name))
+        for kind, names in _entities().items()
+        for i, name in enumerate(names)
+    )
 
 
 def synthetic_glossary_path(language: str) -> Path:
@@ -507,13 +529,13 @@ def _synthetic_queries(benchmark: str, language: str, split: str) -> QuerySet:
 def _synthetic_collection(language: str) -> Collection:
     from datasets import Dataset
 
-    facts = synthetic_facts()
+    docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in synthetic_facts()] + list(_distractors())
     return Collection(
         f"synthetic-{language}",
         Dataset.from_dict({
-            "docid": [f"doc-{f.fact_id}" for f in facts],
-            "title": [_in_language(f.title, language) for f in facts],
-            "text": [_in_language(f.text, language) for f in facts],
+            "docid": [d for d, _, _ in docs],
+            "title": [_in_language(t, language) for _, t, _ in docs],
+            "text": [_in_language(x, language) for _, _, x in docs],
         }),
     )
 
@@ -527,6 +549,7 @@ def corpus_lines() -> list[str]:
     lines = []
     for f in synthetic_facts():
         lines += [f.query, f.text]
+    lines += [text for _, _, text in _distractors()]
     languages = sorted(p.stem.split("-")[1] for p in GLOSSARY_DIR.glob("en-*.txt"))
     for lang in languages:
         g = _glossary(lang)

@@ -18,7 +18,10 @@ The pieces, in the order a run uses them (ContrastiveMix §4.1, following Mr.TyD
   (the weight sits on the dense score, as ``--weight-on-dense`` in the released
   script).  ``w`` is chosen by MRR@100 on a *tuning* split and applied to the
   reported one; tuning on the reported split itself (what the released script
-  does) happens only when asked for (``tune_on_report_split=True``).
+  does) happens only when asked for (``tune_on_report_split=True``).  The released
+  script centres the normalised scores (``(s − (min+max)/2) / (max − min)``): a
+  per-query constant shift, so the same ranking; it also guards the dense
+  division with the *BM25* range, a slip not copied here.
 * :func:`evaluate_run` — MRR@100 and Recall@100 per query with ``ir_measures``
   (trec_eval's definitions; a query with no retrieved relevant passage scores 0).
 * :func:`paired_t_test` — per-query paired t-test of two systems.

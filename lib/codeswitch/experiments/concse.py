@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .. import reported as _reported
-from ..losses.concse import TERMS, VARIANTS
+from ..losses.concse import DEFAULT_BUCKET_COST, TERMS, VARIANTS
 from ..profiles import Profile
 from ..report import comparison, save_figure, save_table, seaborn_style
 from ..runs import RunCache, run_grid
@@ -128,6 +128,10 @@ class ConCSEConfig:
     eval_batch_size: int = 128
     std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see module doc)
     cpu_threads: int | None = None  # torch intra-op threads on CPU (None: torch's default)
+    # ConCSE steps are encoded in length buckets where that saves more padded tokens than
+    # this per extra forward (None: one forward per step); see codeswitch.train.concse.
+    # Speed only, but dropout masks fall differently, so it is part of a run's key.
+    bucket_cost: int | None = DEFAULT_BUCKET_COST
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -232,6 +236,7 @@ def run_config(
         variant=(variant or c.variant) if ("contrastive" in terms or uses_tri) else None,
         batch_size=backbone.concse_batch_size,
         max_length=c.max_length,
+        bucket_cost=c.bucket_cost,
     )
     return key
 
@@ -357,6 +362,7 @@ def _runner(c: ConCSEConfig, profile: Profile, data: _Koglish):
             terms=tuple(key.get("terms") or TERMS),
             variant=key.get("variant") or c.variant,
             eval_batch_size=c.eval_batch_size,
+            bucket_cost=key.get("bucket_cost"),
         )
         path = resolve_model(key["model"], profile, what=f"{EXPERIMENT}.backbones")
         threads = torch.get_num_threads()

@@ -14,8 +14,11 @@ Table 3's four ablations    each low-similarity    that language
 Every training, BM25 run, evaluation, embedding and UMAP fit is a record of the run
 cache (``runs/<profile>/contrastivemix/{train,bm25,eval,embed,umap}/``) keyed by its
 complete config; tables and figures are built from these records alone.  With
-``keep_checkpoints`` the trained encoders are saved (safetensors) so that an
-interrupted evaluation resumes without retraining.
+``save_checkpoints`` the trained encoders are saved (safetensors) so that an
+interrupted evaluation resumes without retraining; they are deleted once the
+model's evaluations are all cached unless ``keep_checkpoints``.  Training can be
+spread over GPUs apart from the notebook: ``accelerate launch -m
+codeswitch.experiments.contrastivemix --profile paper`` (see :func:`train_all`).
 
 Conventions (the authors' released code unless said otherwise; the other reading
 is a named option of :class:`ContrastiveMixConfig`):
@@ -55,6 +58,7 @@ __all__ = [
     "VARIANTS",
     "plan",
     "run",
+    "train_all",
     "load_results",
     "Results",
     "examples",
@@ -117,7 +121,8 @@ class ContrastiveMixConfig:
     bm25_b: float = 0.4
     encode_batch_size: int = 256
     search_chunk_size: int = 131072
-    keep_checkpoints: bool = True  # save trained encoders (so evaluation can resume without retraining)
+    save_checkpoints: bool = True  # save trained encoders (safetensors) so an interrupted evaluation resumes without retraining
+    keep_checkpoints: bool = False  # keep them once all of the model's evaluations are cached (≈1.4 GB per mBERT model)
     keep_corpus_embeddings: bool = False  # keep each model's float16 corpus embeddings after its evaluation
     # --- figures
     figure_language: str = "ko"
@@ -131,6 +136,12 @@ class ContrastiveMixConfig:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if not 0 < self.hybrid_step <= 1:
             raise ValueError(f"hybrid_step must be in (0, 1], got {self.hybrid_step}")
+        for bench in ("mrtydi", "miracl"):
+            if getattr(self, f"{bench}_tune_split") == getattr(self, f"{bench}_report_split"):
+                raise ValueError(
+                    f"{bench}_tune_split must differ from {bench}_report_split: the hybrid weight is never tuned on the "
+                    "reported split (that setting, the released script's, is reported anyway as extra rows)"
+                )
         if self.fusion_depth < self.depth:
             raise ValueError(f"fusion_depth ({self.fusion_depth}) must be at least depth ({self.depth})")
         if not self.low_similarity and not self.high_similarity and not self.miracl_target and not self.miracl_high_similarity:
@@ -316,6 +327,8 @@ class _Context:
                 spec.pop(k)
         elif run.variant.method == "naivemix":
             spec.pop("align_weight")
+        else:  # ContrastiveMix mixes a copy of every query: r_s plays no part
+            spec.pop("sentence_rate")
         return {
             "kind": "contrastivemix-train",
             "backbone": self.backbone_id,
@@ -427,7 +440,7 @@ class _Context:
                 self.train_set(),
                 self.spec(run),
                 backbone=self.memo("backbone", lambda: load_dual_encoder(self.backbone_path)),  # read from disk once
-                out_dir=ckpt if self.c.keep_checkpoints else None,
+                out_dir=ckpt if self.c.save_checkpoints else None,
                 dictionary=None if run.language is None else self.dictionary(run.language),
                 device=self.cfg.torch_device().type,
                 mixed_precision=_mixed_precision(self.cfg),
@@ -440,6 +453,8 @@ class _Context:
         if run.embed:
             cfg = self.embed_config(run)
             self.caches["embed"].run(cfg, lambda: self._embed(model, tokenizer, cfg))
+        if ckpt.exists() and not self.c.keep_checkpoints and self.complete(run):
+            shutil.rmtree(ckpt)  # everything this model is needed for is cached
 
     def _encoders(self, model, tokenizer):
         from ..train.retrieval import encoder_fn
@@ -536,6 +551,58 @@ def run(cfg: Profile) -> "Results":
     for r in progress(todo, desc="contrastivemix models", unit="model"):
         ctx.run_model(r)
     return load_results(cfg)
+
+
+def train_all(cfg: Profile) -> None:
+    """Train and save every model of the grid, without evaluating: the part worth spreading over GPUs.
+
+    ``accelerate launch -m codeswitch.experiments.contrastivemix --profile paper``
+    starts one process per GPU; every process encodes its slice of each global
+    batch and the passages are gathered across devices (see
+    :mod:`codeswitch.train.retrieval`).  Checkpoints are always saved here; the
+    notebook (``./reproduce.sh --profile paper --only 05``) then finds them and only
+    evaluates.  Models already trained or fully evaluated are skipped.
+    """
+    from accelerate import PartialState
+
+    from ..train.retrieval import load_dual_encoder, train_dual_encoder
+
+    ctx = _Context(cfg)
+    main = PartialState().is_main_process
+    for r in progress(plan(cfg), desc="contrastivemix training", unit="model", disable=not main):
+        train_cfg = ctx.train_config(r)
+        ckpt = ctx.root / "checkpoints" / config_hash(train_cfg)
+        if (ckpt / "train.json").is_file() or ctx.complete(r):
+            continue
+        _, _, stats = train_dual_encoder(
+            ctx.train_set(), ctx.spec(r),
+            backbone=ctx.memo("backbone", lambda: load_dual_encoder(ctx.backbone_path)),
+            out_dir=ckpt,
+            dictionary=None if r.language is None else ctx.dictionary(r.language),
+            device=cfg.torch_device().type,
+            mixed_precision=_mixed_precision(cfg),
+            desc=f"train {r.name}",
+        )
+        if main:
+            ctx.caches["train"].put(train_cfg, stats)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    from ..pipeline import _parse_overrides
+    from ..profiles import load_profile
+
+    parser = argparse.ArgumentParser(
+        prog="python -m codeswitch.experiments.contrastivemix",
+        description="Train every ContrastiveMix model of a profile (run under `accelerate launch` for several GPUs); "
+        "notebook 05 then evaluates them.",
+    )
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args(argv)
+    train_all(load_profile(args.profile, _parse_overrides(args.overrides)))
+    return 0
 
 
 # --------------------------------------------------------------------------- results
@@ -682,7 +749,7 @@ def _notes(cfg: Profile, benchmark: str) -> list[str]:
         "* after the paper's value: starred in the paper.",
         "Averages: over the configured languages of the group, per seed, then over seeds.",
     ]
-    if cfg.name == "smoke":
+    if c.train_data == "synthetic":
         notes.append("smoke profile: tiny random-init encoders on the synthetic retrieval set; numbers test the pipeline, not the paper.")
     return notes
 
@@ -861,3 +928,9 @@ def figure3(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
     lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
     return _figure(cfg, coords, "naivemix", ("query", "passage"), "contrastivemix_figure3", f"NaiveMix (target: {lang})",
                    f"UMAP of English and {lang} validation queries / passages from NaiveMix's encoders (ContrastiveMix Figure 3)")
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Literal, Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -82,6 +83,7 @@ __all__ = [
     "length_buckets",
     "bucket_features",
     "embed_length_buckets",
+    "DEFAULT_BUCKET_COST",
 ]
 
 TERMS = ("contrastive", "triplet", "align")
@@ -121,6 +123,13 @@ TRIPLETS: tuple[tuple[int, int, int], ...] = (
     (E0, C0, E2),
     (E1, C1, C2),
 )
+
+# What one more forward costs, in padded token positions, when a step's sentences are
+# cut into length buckets (bucket_features): a step is split only where that saves
+# more padding than this.  A BERT-base forward on a GPU has a few milliseconds of
+# launch and framework overhead, about the time of 2-3k tokens.  Steps smaller than
+# this (the smoke profile's: 96 sentences × ≤ 16 tokens) are never split.
+DEFAULT_BUCKET_COST = 2048
 
 # The dataset columns the wrapper expects, in this order (e0, e1, e2, c0, c1, c2).
 CONCSE_COLUMNS = ("premise", "entailment", "contradiction", "cs_premise", "cs_entailment", "cs_contradiction")
@@ -231,34 +240,55 @@ def _concse_loss(
 
 
 # --------------------------------------------------------------------------- one step, few forwards
-def length_buckets(lengths: Sequence[int], token_budget: int) -> list[tuple[int, int]]:
-    """Split rows, sorted by decreasing length, into runs of at most ``token_budget`` padded tokens.
+def length_buckets(lengths: Sequence[int], cost: float) -> list[tuple[int, int]]:
+    """Cut rows sorted by decreasing length into buckets with the fewest padded tokens.
 
-    ``lengths`` must be sorted in decreasing order; returns ``[(start, stop), …]`` over
-    it.  Each run is padded to its first (longest) row, so it holds
-    ``(stop − start) × lengths[start] ≤ token_budget`` tokens (at least one row).  This
-    is the "max tokens per batch" rule of fairseq, applied *inside* one step.
+    A bucket ``[start, stop)`` is padded to its first (longest) row, so it computes
+    ``(stop − start) · lengths[start]`` token positions; every bucket is one more
+    forward, charged ``cost`` positions (the launch and framework overhead a GPU
+    cannot hide, in units of tokens).  Minimises ``Σ positions + cost · buckets``
+    exactly, by dynamic programming over the runs of equal length (a bucket never
+    gains by starting inside a run).  Returns ``[(start, stop), …]`` covering every row.
+
+    >>> length_buckets([9, 9, 9, 2, 2, 2, 2, 2], cost=10)   # 27 + 10 + 10 + 10 < 72 + 10
+    [(0, 3), (3, 8)]
+    >>> length_buckets([9, 9, 9, 2, 2, 2, 2, 2], cost=100)
+    [(0, 8)]
     """
-    out, start, n = [], 0, len(lengths)
-    while start < n:
-        width = max(int(lengths[start]), 1)
-        stop = min(n, start + max(1, token_budget // width))
-        out.append((start, stop))
-        start = stop
-    return out
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    if n == 0:
+        return []
+    if (np.diff(lengths) > 0).any():
+        raise ValueError("length_buckets: lengths must be sorted in decreasing order")
+    starts = np.flatnonzero(np.r_[True, lengths[1:] != lengths[:-1]])  # (m,) the first row of each run
+    bounds = np.r_[starts, n]  # (m + 1,)
+    best = np.zeros(len(starts) + 1)  # best[j]: cheapest cover of runs 0..j-1
+    back = np.zeros(len(starts) + 1, dtype=np.int64)
+    for j in range(1, len(starts) + 1):
+        i = np.arange(j)  # the bucket covering runs i..j-1
+        total = best[:j] + (bounds[j] - starts[i]) * lengths[starts[i]] + cost  # (j,)
+        back[j] = int(np.argmin(total))
+        best[j] = total[back[j]]
+    cuts, j = [], len(starts)
+    while j > 0:
+        cuts.append((int(starts[back[j]]), int(bounds[j])))
+        j = back[j]
+    return cuts[::-1]
 
 
-def bucket_features(features_list: Sequence[dict[str, Any]], token_budget: int | None) -> list[dict[str, Any]]:
+def bucket_features(features_list: Sequence[dict[str, Any]], cost: float | None) -> list[dict[str, Any]]:
     """Regroup a step's tokenised columns into length buckets (on the CPU, in the data collator).
 
     All ``N = k·B`` sentences of the ``k`` columns are concatenated column-major
-    (row ``j·B + i`` is row ``i`` of column ``j``).  If the whole step fits in
-    ``token_budget`` padded tokens (or ``token_budget`` is None) it stays one forward
-    in its original order — exactly the merged forward of sentence-transformers'
-    ``embed_columns``.  Otherwise the rows are sorted by length and cut by
-    :func:`length_buckets`, each bucket trimmed to its own longest row: the same
-    sentences, far less padding, the same loss (the rows of a transformer forward
-    are independent; only dropout masks are drawn differently).
+    (row ``j·B + i`` is row ``i`` of column ``j``) and padded to the longest: one
+    forward, exactly the merged forward of sentence-transformers' ``embed_columns``.
+    When cutting the rows, sorted by length, into buckets — each trimmed to its own
+    longest row — saves more padded positions than the ``cost`` of the extra forwards
+    (:func:`length_buckets`), the step becomes those buckets instead: the same
+    sentences, less padding, the same loss (the rows of a transformer forward are
+    independent; only the dropout masks fall differently).  ``cost=None``: always one
+    forward.  A single bucket keeps the original row order.
 
     Each bucket is a feature dict for the model plus ``"rows"``, the (n_k,) positions
     of its sentences in the column-major order; :func:`embed_length_buckets` undoes
@@ -271,16 +301,19 @@ def bucket_features(features_list: Sequence[dict[str, Any]], token_budget: int |
         raise ValueError("bucket_features: the columns cannot be merged (different tokenisers or feature sets)")
     mask = merged["attention_mask"]  # (N, L)
     N, L = mask.shape
-    if token_budget is None or N * L <= token_budget:
-        return [{**merged, "rows": torch.arange(N)}]
     lengths = mask.sum(dim=1)  # (N,)
     right_padded = bool((mask.cumprod(dim=1).sum(dim=1) == lengths).all())  # ones, then zeros
-    order = torch.argsort(lengths, descending=True, stable=True)  # (N,), longest first
-    sorted_lengths = lengths[order].tolist() if right_padded else [L] * N
+    cuts = []
+    if cost is not None and right_padded and N * L > cost:  # below that no split can pay for itself
+        order = torch.argsort(lengths, descending=True, stable=True)  # (N,), longest first
+        sorted_lengths = lengths[order]
+        cuts = length_buckets(sorted_lengths.tolist(), cost)
+    if len(cuts) <= 1:
+        return [{**merged, "rows": torch.arange(N)}]
     buckets = []
-    for start, stop in length_buckets(sorted_lengths, token_budget):
+    for start, stop in cuts:
         idx = order[start:stop]  # (n_k,)
-        width = sorted_lengths[start]
+        width = int(sorted_lengths[start])
         bucket = {}
         for key, value in merged.items():
             if isinstance(value, Tensor) and value.ndim >= 2 and value.shape[0] == N:

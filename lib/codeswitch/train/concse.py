@@ -12,6 +12,25 @@ One run = one (backbone, method, seed, settings): train for ``epochs`` epochs wi
 AdamW, a linear schedule with 10 % warm-up and gradient clipping; after each
 epoch score Koglish STS-B dev (code-switched pairs) and keep the best epoch's
 weights; return them (model selection as in §A.2: the best epoch on dev).
+
+The fast path (issue 8; measured by ``python -m codeswitch.bench``):
+
+* mixed precision from the profile (:meth:`Profile.amp_dtype`): bf16 autocast on
+  GPUs that have it, fp16 with loss scaling on those that do not, fp32 on CPU; the
+  loss itself is always computed in fp32 (:func:`~codeswitch.losses.concse.concse_loss`);
+* PyTorch's scaled-dot-product attention (``attn_implementation="sdpa"``);
+* dynamic padding, and all 6B sentences of a step in as few forwards as possible:
+  the collator (:class:`LengthBucketCollator`, in the DataLoader workers) sorts the
+  step's sentences by length and cuts them into the length buckets with the least
+  padding plus ``bucket_cost`` per extra forward — the batch itself is drawn at random as in the released code
+  (length-grouped *batches* would change which negatives meet; buckets inside a
+  step do not change the loss);
+* no host synchronisation in the step (no NaN filter on the logged loss, batches
+  copied to the GPU from pinned memory without blocking, the next one prefetched);
+* fused AdamW on GPU;
+* several GPUs (``accelerate launch``): the global batch is split over the
+  processes and the in-batch negatives are gathered from all of them
+  (:mod:`codeswitch.distributed`), so the loss equals the single-GPU loss.
 """
 
 from __future__ import annotations
@@ -25,10 +44,21 @@ import torch
 from transformers import TrainerCallback
 
 from ..evaluate.sts import spearman_x100, sts_evaluator
-from ..losses.concse import CONCSE_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
+from ..losses.concse import CONCSE_COLUMNS, DEFAULT_BUCKET_COST, SIMCSE_COLUMNS, ConCSELoss, bucket_features, simcse_loss
 from ..progress import progress
 
-__all__ = ["TrainSpec", "KeepBestEpoch", "build_encoder", "nli_dataset", "train_encoder", "evaluate_encoder", "NLI_TO_COLUMNS"]
+__all__ = [
+    "TrainSpec",
+    "KeepBestEpoch",
+    "LengthBucketCollator",
+    "build_encoder",
+    "nli_dataset",
+    "train_encoder",
+    "evaluate_encoder",
+    "NLI_TO_COLUMNS",
+    "DEFAULT_BUCKET_COST",
+]
+
 
 # Koglish-NLI column -> the loss's column name (and order: e0, e1, e2, c0, c1, c2).
 NLI_TO_COLUMNS = {
@@ -60,17 +90,24 @@ class TrainSpec:
     terms: tuple[str, ...] = ("contrastive", "triplet", "align")
     variant: str = "official"
     eval_batch_size: int = 128
+    bucket_cost: int | None = DEFAULT_BUCKET_COST  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
 
     def __post_init__(self):
         if self.method not in ("concse", "simcse"):
             raise ValueError(f"method must be 'concse' or 'simcse', got {self.method!r}")
+        if self.bucket_cost is not None and self.bucket_cost < 0:
+            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or None, got {self.bucket_cost}")
 
 
-def build_encoder(model_path: str, *, max_length: int, seed: int):
+def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implementation: str = "sdpa"):
     """The first-token + dense-tanh encoder over ``model_path`` (a folder or hub id).
 
     The dense layer is initialised like a fresh BERT layer (normal(0, initializer_range),
-    zero bias), as SimCSE's MLP head is; seeding happens before it is built.
+    zero bias), as SimCSE's MLP head is; seeding happens before it is built.  Attention
+    is PyTorch's fused scaled-dot-product attention (``"eager"`` is the reference
+    implementation, for comparisons).  The backbone's own pooler (BERT/XLM-R's dense
+    layer on [CLS]) is not built: the encoder never uses it, and under DDP a layer
+    without gradients would need the slower unused-parameter search.
     """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer
@@ -78,7 +115,12 @@ def build_encoder(model_path: str, *, max_length: int, seed: int):
     from ..utils import set_seed
 
     set_seed(seed)
-    transformer = Transformer(model_path, max_seq_length=max_length)
+    kwargs = {"attn_implementation": attn_implementation}
+    with _quiet_transformers():  # the load report lists the pooler's weights as unexpected: they are, on purpose
+        try:
+            transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs={**kwargs, "add_pooling_layer": False})
+        except TypeError:  # a family without a pooler argument
+            transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs=kwargs)
     hidden = transformer.get_embedding_dimension()
     pooling = Pooling(hidden, pooling_mode="cls")  # the first token: [CLS] for BERT, <s> for XLM-R
     dense = Dense(hidden, hidden, activation_function=torch.nn.Tanh())
@@ -106,6 +148,37 @@ def nli_dataset(nli: pd.DataFrame, method: str, *, where: str = "Koglish-NLI"):
     df = nli[list(NLI_TO_COLUMNS)].rename(columns=NLI_TO_COLUMNS).astype(str)
     columns = CONCSE_COLUMNS if method == "concse" else SIMCSE_COLUMNS
     return Dataset.from_pandas(df[list(columns)].reset_index(drop=True), preserve_index=False)
+
+
+def _collator_base():
+    from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
+
+    return SentenceTransformerDataCollator
+
+
+class LengthBucketCollator(_collator_base()):
+    """sentence-transformers' collator, then the step's columns regrouped into length buckets.
+
+    Runs where the collator runs (the DataLoader workers), so sorting and slicing cost
+    the GPU nothing and the loss needs no host synchronisation to plan its forwards.
+    The output holds ``bucket<k>_input_ids``, ``bucket<k>_attention_mask``, … and
+    ``bucket<k>_rows`` (see :func:`~codeswitch.losses.concse.bucket_features`), which
+    the trainer hands to :class:`~codeswitch.losses.concse.ConCSELoss` as one feature
+    dict per bucket.
+    """
+
+    def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, **kwargs):
+        super().__init__(preprocess_fn=preprocess_fn, **kwargs)
+        self.bucket_cost = bucket_cost
+
+    def __call__(self, features: list[dict]) -> dict:
+        batch = super().__call__(features)
+        columns = [c for c in features[0] if f"{c}_input_ids" in batch]
+        per_column = [{k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(f"{c}_")} for c in columns]
+        out = {k: v for k, v in batch.items() if not any(k.startswith(f"{c}_") for c in columns)}  # labels, if any
+        for i, bucket in enumerate(bucket_features(per_column, self.bucket_cost)):
+            out.update({f"bucket{i}_{k}": v for k, v in bucket.items()})
+        return out
 
 
 class KeepBestEpoch(TrainerCallback):
@@ -180,17 +253,7 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
     model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
     device = profile.torch_device()
     amp = profile.amp_dtype()
-    if spec.method == "concse":
-        loss = ConCSELoss(
-            model,
-            temperature=spec.temperature,
-            margin=spec.margin,
-            triplet_weight=spec.triplet_weight,
-            terms=spec.terms,
-            variant=spec.variant,
-        )
-    else:
-        loss = simcse_loss(model, temperature=spec.temperature)
+    cuda = device.type == "cuda"
     dataset = nli_dataset(train, spec.method)
     dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.eval_batch_size, where="Koglish STS-B dev")
     bar = progress(total=spec.epochs, desc=desc, unit="epoch")
@@ -199,27 +262,53 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         args = SentenceTransformerTrainingArguments(
             output_dir=out_dir,
             num_train_epochs=spec.epochs,
-            per_device_train_batch_size=spec.batch_size,
+            per_device_train_batch_size=spec.batch_size,  # the global batch; divided by the process count below
             learning_rate=spec.learning_rate,
             lr_scheduler_type="linear",
             warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
             max_grad_norm=spec.max_grad_norm,
             weight_decay=spec.weight_decay,
-            optim="adamw_torch",
+            optim="adamw_torch_fused" if cuda else "adamw_torch",  # the fused kernel: one launch per step
             seed=spec.seed,
             data_seed=spec.seed,
             eval_strategy="epoch",
             save_strategy="no",  # the best epoch's weights are kept in memory by _KeepBestEpoch
             logging_strategy="no",
+            logging_nan_inf_filter=False,  # the filter reads the loss on the host every step (a GPU sync)
             report_to="none",
             disable_tqdm=True,
             use_cpu=device.type == "cpu",
             bf16=amp == torch.bfloat16,
-            fp16=amp == torch.float16,
-            dataloader_num_workers=0,
+            fp16=amp == torch.float16,  # the Trainer adds loss scaling
+            # GPU: tokenise and bucket in two worker processes, copy from pinned memory without
+            # blocking (accelerate prefetches the next batch); CPU: no workers (process start-up
+            # would cost more than the tiny smoke steps).
+            dataloader_num_workers=2 if cuda else 0,
+            dataloader_pin_memory=cuda,
+            dataloader_persistent_workers=cuda,
+            accelerator_config={"non_blocking": cuda},
+            ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
         )
+        world = args.world_size
+        if spec.batch_size % world:
+            raise ValueError(f"batch size {spec.batch_size} cannot be split evenly over {world} processes")
+        args.per_device_train_batch_size = spec.batch_size // world
+        collator = None
+        if spec.method == "concse":
+            loss = ConCSELoss(
+                model,
+                temperature=spec.temperature,
+                margin=spec.margin,
+                triplet_weight=spec.triplet_weight,
+                terms=spec.terms,
+                variant=spec.variant,
+                gather_across_devices=world > 1,
+            )
+            collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
+        else:
+            loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
         trainer = _trainer_class()(
-            model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep]
+            model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )
         try:
             out = trainer.train()

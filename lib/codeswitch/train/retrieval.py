@@ -23,13 +23,16 @@ Table 3's ablations put the mixing on the query side, the passage side, or both
 (:class:`TrainSpec` ``mix_query`` / ``mix_passage``; for ContrastiveMix the passage
 side aligns each positive passage with its mixed copy in the passage encoder).
 Mixing is redrawn every epoch from a generator seeded by (seed, epoch, query id),
-so a run is reproducible and independent of the order of batches.
+so a run is reproducible and independent of the order of batches; so is the hard
+negative (a seeded shuffle of the query's negatives, advanced by one each epoch,
+as Tevatron does).  The positive is always the query's first one.
 
 Data parallelism (``accelerate launch``): each device encodes its slice of the
 global batch; :func:`gather_with_grad` concatenates the slices of all devices while
 keeping the autograd graph of the local one, so every query is scored against all
 2B passages of the global batch (the loss is multiplied by the number of devices
-because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up.
+because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up, no
+gradient clipping; the last incomplete batch of an epoch is dropped.
 """
 
 from __future__ import annotations
@@ -211,6 +214,7 @@ class _Batcher:
             if s.mix_passage:
                 groups["pos_mixed"] = ([], [])
         for qid, query, positives, negatives in zip(rows["query_id"], rows["query"], rows["positive_passages"], rows["negative_passages"]):
+            _check_texts(qid, query, positives, negatives)
             rng = random.Random(f"{s.seed}|{epoch}|{qid}")
             pos = passage_text(positives[0].get("title"), positives[0]["text"])  # the first positive, as Tevatron
             neg_rows = list(negatives)
@@ -239,6 +243,20 @@ class _Batcher:
         group[1].append(not (mixed and not self.spec.mixed_special_tokens))
 
 
+def _check_texts(qid, query, positives, negatives) -> None:
+    """A clear error (query id and field) instead of a tokenizer failing on None or NaN deep inside a step."""
+    from ..data.retrieval import TrainDataError
+
+    if not isinstance(query, str) or not query.strip():
+        raise TrainDataError(f"training query {qid!r}: field 'query' is {query!r}, not text")
+    for field_name, passages in (("positive_passages", positives), ("negative_passages", negatives)):
+        if not passages:
+            raise TrainDataError(f"training query {qid!r}: '{field_name}' is empty")
+        for j, p in enumerate(passages):
+            if not isinstance(p.get("text"), str):
+                raise TrainDataError(f"training query {qid!r}: {field_name}[{j}].text is {p.get('text')!r}, not text")
+
+
 # --------------------------------------------------------------------------- training
 def train_dual_encoder(
     train_set,
@@ -250,7 +268,7 @@ def train_dual_encoder(
     device: str = "auto",
     mixed_precision: str = "no",
     desc: str = "train",
-) -> dict:
+) -> tuple[DualEncoder, object, dict]:
     """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
 
     ``backbone`` is a folder or hub id both encoders start from, or an already
@@ -343,7 +361,8 @@ def train_dual_encoder(
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
         try:
-            unwrapped.save(tmp, tokenizer)
+            with quiet_transformers():
+                unwrapped.save(tmp, tokenizer)
             atomic_write_json(tmp / "train.json", {"spec": spec.__dict__, **history})
             if out_dir.exists():
                 shutil.rmtree(out_dir)

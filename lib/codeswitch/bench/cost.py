@@ -1,0 +1,268 @@
+"""Estimated GPU-hours of each notebook in the paper profile, from the benchmark's measured rates.
+
+``python -m codeswitch.bench cost runs/bench/bench.json [--profile paper]`` prints one
+Markdown table.  The method (every input is printed beside the result):
+
+* **runs**: the notebook's own grid, read from its experiment module under the
+  profile (ConCSE ``table3_configs`` / ``ablation_cells``, Koglish-GLUE's tasks ×
+  backbones × seeds × trainings, ContrastiveMix ``plan``) — so the estimate follows
+  the configuration, not a hand count;
+* **data sizes**: ConCSE Table 1 (Koglish-NLI 218,255 triplets; the GLUE tasks'
+  train/dev/test; the STS sets) and, for ContrastiveMix, the NQ training questions
+  and the Mr.TyDi / MIRACL corpus sizes in :data:`RETRIEVAL_SIZES` (approximate,
+  rounded — check them against the dataset cards);
+* **rates**: the measured step time of (a), (b), (c) and the passages/s of (d); a
+  backbone other than the measured one is scaled by its matmul weights per token
+  (:data:`LINEAR_PARAMS`, i.e. the same MFU is assumed); a run's evaluation is
+  counted as forward passes at a third of the training cost per token;
+* not counted: notebooks the harness does not measure (01 construction, 06, 07),
+  data loading, BM25, start-up.
+
+Example::
+
+    python -m codeswitch.bench --full --out runs/bench
+    python -m codeswitch.bench cost runs/bench/bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from . import lengths as L
+
+# Matmul weights per token (the FLOPs model's N) of the paper backbones: encoder layers
+# 4h² + 2hf, decoder layers (mBART) 8h² + 2hf.
+def _enc(layers: int, h: int, f: int) -> int:
+    return layers * (4 * h * h + 2 * h * f)
+
+
+LINEAR_PARAMS: Mapping[str, int] = {
+    "bert-base-multilingual-cased": _enc(12, 768, 3072),
+    "bert-base-multilingual-uncased": _enc(12, 768, 3072),
+    "xlm-roberta-base": _enc(12, 768, 3072),
+    "xlm-roberta-large": _enc(24, 1024, 4096),
+    "facebook/mbart-large-50": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
+}
+
+# ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
+# 2020, Table 1), which Tevatron/wikipedia-nq holds.  Corpora: passages, in millions,
+# rounded to 0.1 M, from the Mr.TyDi (Zhang et al. 2021) and MIRACL (Zhang et al. 2023)
+# statistics tables — approximate; override with --sizes FILE.
+RETRIEVAL_SIZES: dict = {
+    "nq_train_queries": 58880,
+    "mrtydi_corpus_millions": {"ar": 2.1, "bn": 0.3, "fi": 1.9, "id": 1.5, "ja": 7.0, "ko": 1.5, "ru": 9.6, "th": 0.6},
+    "miracl_corpus_millions": {"zh": 4.9, "fa": 2.2, "es": 10.4, "fr": 14.6, "hi": 0.5},
+}
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What the benchmark measured, per unit of work."""
+
+    concse_s_per_sentence: float  # (a): training seconds per sentence, measured backbone
+    concse_linear: int
+    glue_s_per_token: float  # (b): training seconds per non-padding token
+    glue_linear: int
+    ir_s_per_step: float  # (c): one step at the measured batch
+    ir_batch: int
+    encode_passages_per_s: float  # (d)
+    device: str
+    full: bool
+
+    @classmethod
+    def from_report(cls, report: Mapping) -> "Rates":
+        rows = {m["key"]: m for m in report["measurements"] if m.get("status") == "ok"}
+        missing = [k for k in ("a", "b", "c", "d") if k not in rows]
+        if missing:
+            raise ValueError(f"the benchmark report lacks measured hot path(s) {missing}")
+        sizes, models = report["sizes"], report["models"]
+        concse_arch, glue_arch = models["concse"], models["glue"]
+        layers_cap = models.get("layers_cap")
+        lin = lambda a: _enc(min(a["num_hidden_layers"], layers_cap or a["num_hidden_layers"]), a["hidden_size"], a["intermediate_size"])  # noqa: E731
+        return cls(
+            concse_s_per_sentence=rows["a"]["step_time_s"] / (6 * sizes["concse_batch"]),
+            concse_linear=lin(concse_arch),
+            glue_s_per_token=1.0 / rows["b"]["tokens_per_s"],
+            glue_linear=lin(glue_arch),
+            ir_s_per_step=rows["c"]["step_time_s"],
+            ir_batch=sizes["ir_batch"],
+            encode_passages_per_s=rows["d"]["sequences_per_s"],
+            device=report["environment"]["device"],
+            full=concse_arch["hidden_size"] >= 768 and not layers_cap,
+        )
+
+
+def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float, length_table: str | None = None) -> dict:
+    """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
+
+    Token counts are the means of the length table at the paper's maximum lengths;
+    attention FLOPs are left out (a few per cent at these lengths).
+    """
+    from .hotpaths import FULL, MBERT_BASE, XLMR_LARGE
+
+    flops_per_s = mfu * peak_tflops * 1e12
+    base, large = _enc(12, 768, 3072), _enc(24, 1024, 4096)
+    nli = L.nli_columns(length_table)
+    a_tokens = FULL.concse_batch * sum(d.mean(FULL.concse_max_length) for d in nli.values())
+    q, pas = L.mrtydi("queries", length_table), L.mrtydi("passages", length_table)
+    c_tokens = FULL.ir_batch * 2 * (q.mean(FULL.query_max_length) + pas.mean(FULL.passage_max_length))
+    arch = lambda a: {"num_hidden_layers": a.num_hidden_layers, "hidden_size": a.hidden_size, "intermediate_size": a.intermediate_size}  # noqa: E731
+    return {
+        "environment": {"device": f"assumed: {mfu:.0%} MFU of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s"},
+        "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch},
+        "models": {"concse": arch(MBERT_BASE), "glue": arch(XLMR_LARGE), "layers_cap": None},
+        "measurements": [
+            {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops_per_s},
+            {"key": "b", "status": "ok", "tokens_per_s": flops_per_s / (6 * large)},
+            {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops_per_s},
+            {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
+        ],
+    }
+
+
+def _ratio(model: str, measured: int) -> float | None:
+    n = LINEAR_PARAMS.get(model)
+    return None if n is None else n / measured
+
+
+def _table1(row: str, column: str) -> float:
+    from ..reported import lookup
+
+    rep = lookup("concse", "table1", row, column)
+    if rep is None or rep.value is None:
+        raise KeyError(f"ConCSE Table 1 has no value for {row} / {column}")
+    return rep.value
+
+
+GLUE_LABEL = {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qnli": "QNLI", "rte": "RTE"}
+STS_ROWS = ("STS/STS-B", "STS/STS12", "STS/STS13", "STS/STS14", "STS/STS15", "STS/STS16", "STS/SICK-R")
+
+
+# --------------------------------------------------------------------------- per notebook
+def concse_hours(profile, rates: Rates) -> tuple[dict, dict]:
+    """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice)."""
+    from ..experiments import concse as C
+    from ..runs import config_hash
+
+    c = C.load_config(profile)
+    nli = _table1("NLI/NLI", "Train")
+    eval_sentences = 2 * (_table1("STS/STS-B", "Dev") * c.epochs + sum(_table1(r, "Test") for r in STS_ROWS))
+
+    def hours(conf) -> float:
+        ratio = _ratio(conf["model"], rates.concse_linear) or math.nan
+        columns = 6 if conf["method"] == "concse" else 3
+        train = conf["epochs"] * nli * columns * rates.concse_s_per_sentence * ratio
+        return (train + eval_sentences * rates.concse_s_per_sentence * ratio / 3) / 3600
+
+    t3 = {config_hash(k): k for k in C.table3_configs(c, profile, "Jangyeong")}
+    abl = {config_hash(cell.config): cell.config for cell in C.ablation_cells(c, profile, "Jangyeong")}
+    only_abl = {h: k for h, k in abl.items() if h not in t3}
+    return (
+        {"runs": len(t3), "hours": sum(hours(k) for k in t3.values())},
+        {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values())},
+    )
+
+
+def glue_hours(profile, rates: Rates, length_table: str | None = None) -> dict:
+    """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations."""
+    from ..experiments import glue as G
+    from ..train.glue import TASKS, training_runs
+
+    g = G.load_config(profile)
+    runs, total = 0, 0.0
+    for task in g.tasks:
+        row = f"GLUE/{GLUE_LABEL[task]}"
+        limit = g.max_length_pair if TASKS[task].pair else g.max_length_single
+        tokens_per_row = L.glue_task(task, length_table).mean(limit)
+        train_rows, dev_rows, test_rows = (_table1(row, col) for col in ("Train", "Dev", "Test"))
+        for label, bb in g.backbones.items():
+            ratio = _ratio(bb.model, rates.glue_linear) or math.nan
+            for _seed in g.seeds_for(profile):
+                for _langs, tests in training_runs(g.scenarios).items():
+                    runs += 1
+                    train = g.epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
+                    evals = g.epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
+                    total += (train + evals) / 3600
+    return {"runs": runs, "hours": total}
+
+
+def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> dict:
+    """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
+    from ..experiments import contrastivemix as X
+
+    c = X.config(profile)
+    ratio = _ratio(c.backbone, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
+    queries = c.train_max_queries or sizes["nq_train_queries"]
+    steps = c.epochs * (queries // c.batch_size)
+    step_s = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio
+    corpora = {("mrtydi", k): v for k, v in sizes["mrtydi_corpus_millions"].items()}
+    corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
+    train_h = encode_h = 0.0
+    models = X.plan(profile)
+    for m in models:
+        train_h += steps * step_s / 3600
+        for t in m.targets:
+            encode_h += corpora.get((t.benchmark, t.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+    return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
+
+
+# --------------------------------------------------------------------------- the table
+def cost_table(report: Mapping, profile_name: str = "paper", sizes: Mapping = RETRIEVAL_SIZES, length_table: str | None = None) -> str:
+    from ..profiles import load_profile
+
+    rates = Rates.from_report(report)
+    profile = load_profile(profile_name)
+    t3, t4 = concse_hours(profile, rates)
+    rows = [
+        ("02", "Koglish-GLUE (Table 2)", glue_hours(profile, rates, length_table), "(b), scaled per backbone"),
+        ("03", "ConCSE vs SimCSE (Table 3)", t3, "(a), scaled per backbone"),
+        ("04", "ConCSE ablations (Tables 4-7), runs not in 03", t4, "(a)"),
+        ("05", "ContrastiveMix (Tables 1-4)", retrieval_hours(profile, rates, sizes), "(c) + (d)"),
+    ]
+    total = sum(r[2]["hours"] for r in rows)
+    lines = [
+        f"Estimated GPU-hours, profile '{profile_name}', rates from {rates.device}"
+        + ("" if rates.full else " — NOT the full sizes: not representative"),
+        "",
+        "| notebook | what | training runs | GPU-hours | from |",
+        "|---|---|---|---|---|",
+    ]
+    for nb, what, r, src in rows:
+        extra = f" (train {r['train_hours']:.1f} + encode {r['encode_hours']:.1f})" if "train_hours" in r else ""
+        lines.append(f"| {nb} | {what} | {r['runs']} | {r['hours']:.1f}{extra} | {src} |")
+    lines.append(f"| **all** | (01, 06, 07 not measured) | {sum(r[2]['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
+    lines += [
+        "",
+        f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token; "
+        f"ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step (batch {rates.ir_batch}); encoding {rates.encode_passages_per_s:,.0f} passages/s",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m codeswitch.bench cost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report", nargs="?", help="bench.json written by `python -m codeswitch.bench --full --out DIR`")
+    p.add_argument("--assume-mfu", type=float, default=None,
+                   help="instead of a report: the rates this MFU would give (with --peak-tflops, --passages-per-s), for planning")
+    p.add_argument("--peak-tflops", type=float, default=989.0)
+    p.add_argument("--passages-per-s", type=float, default=20000.0)
+    p.add_argument("--profile", default="paper")
+    p.add_argument("--sizes", default=None, help="JSON overriding RETRIEVAL_SIZES (nq_train_queries, *_corpus_millions)")
+    p.add_argument("--lengths", default=None, help="length table (default: the shipped one)")
+    a = p.parse_args(list(argv) if argv is not None else None)
+    if a.assume_mfu is not None:
+        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s, a.lengths)
+    elif a.report:
+        report = json.loads(Path(a.report).read_text(encoding="utf-8"))
+    else:
+        p.error("give a bench.json or --assume-mfu")
+    sizes = dict(RETRIEVAL_SIZES)
+    if a.sizes:
+        sizes.update(json.loads(Path(a.sizes).read_text(encoding="utf-8")))
+    print(cost_table(report, a.profile, sizes, a.lengths))
+    return 0

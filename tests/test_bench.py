@@ -1,0 +1,170 @@
+"""The benchmark harness: FLOPs by hand, length distributions, and the CI-sized run end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from codeswitch.bench import lengths as L
+from codeswitch.bench.measure import FlopModel, Measurement, markdown_table, peak_for_name
+
+
+# --------------------------------------------------------------------------- FLOPs and peaks
+def test_flops_by_hand():
+    from transformers import BertConfig, BertModel
+
+    H, I, layers = 16, 40, 3
+    model = BertModel(BertConfig(vocab_size=100, hidden_size=H, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=I))
+    fm = FlopModel.of(model)
+    # per layer: Q, K, V, attention output (4 · H²) and the two feed-forward matrices (2 · H · I)
+    assert fm.linear == layers * (4 * H * H + 2 * H * I)
+    assert (fm.layers, fm.hidden) == (layers, H)
+    # two sequences of 3 and 5 tokens: 2·N·8 + 4·ℓ·H·(3² + 5²); training is three times that
+    want = 2 * fm.linear * 8 + 4 * layers * H * (9 + 25)
+    assert fm.forward([3, 5]) == want
+    assert fm.train(torch.tensor([3, 5])) == 3 * want
+
+
+def test_peak_table_order():
+    assert peak_for_name("NVIDIA H200") == 989.0
+    assert peak_for_name("NVIDIA H100 80GB HBM3") == 989.0
+    assert peak_for_name("NVIDIA H100 PCIe") == 756.0  # not the SXM figure
+    assert peak_for_name("NVIDIA A100-SXM4-80GB") == 312.0
+    assert peak_for_name("NVIDIA GeForce GTX 1080") is None
+
+
+def test_cpu_table_has_no_mfu():
+    row = Measurement("a", "(a) x", "m", "b", steps=1, step_time_s=0.5, sequences_per_s=2.0, tokens_per_s=10.0, padding=0.25,
+                      tflops=0.1, mfu=None, peak_mem_gib=1.0, speedup=3.0)
+    cpu, gpu = markdown_table([row], cpu=True), markdown_table([row], cpu=False)
+    assert "MFU" not in cpu and "MFU" in gpu and "peak host RSS" in cpu
+    assert "| 500.0 |" in cpu and "25.0 %" in cpu and "3.00×" in cpu
+
+
+# --------------------------------------------------------------------------- length distributions
+def test_histogram_and_lognormal():
+    d = L.LengthDist.from_histogram("x", {"3": 1, "10": 3})
+    assert d.values.tolist() == [3, 10] and d.probs.tolist() == [0.25, 0.75]
+    assert d.mean(max_length=8) == pytest.approx(0.25 * 3 + 0.75 * 8)  # truncation at 8
+    s = d.sample(4000, np.random.default_rng(0), max_length=8)
+    assert set(s.tolist()) == {3, 8} and abs((s == 8).mean() - 0.75) < 0.03
+    ln = L.LengthDist.lognormal("y", median=20, sigma=0.5, low=1, high=400)
+    assert ln.probs.sum() == pytest.approx(1.0)
+    assert np.interp(0.5, np.cumsum(ln.probs), ln.values) == pytest.approx(20, abs=1)
+    with pytest.raises(ValueError, match="empty"):
+        L.LengthDist.from_histogram("z", {})
+
+
+def test_shipped_table_is_complete_and_never_constant():
+    cols = L.nli_columns()
+    assert sorted(cols) == sorted(L.NLI_COLUMNS.values())
+    for d in [*cols.values(), L.glue_pairs(), L.mrtydi("queries"), L.mrtydi("passages")]:
+        assert len(d.values) > 5 and d.probs.max() < 0.5, d.name  # a spread of lengths, not one
+    # code-switched Korean is longer in tokens than the English it replaces
+    assert cols["cs_premise"].mean(64) > cols["premise"].mean(64)
+    assert 8 < L.mrtydi("queries").mean(32) < 32 and L.mrtydi("passages").mean(128) > 64
+
+
+def test_token_batch():
+    b = L.token_batch(np.array([2, 5, 3]), 50, np.random.default_rng(0), cls_id=2, sep_id=3, pad_id=0)
+    assert b["input_ids"].shape == (3, 5) and b["attention_mask"].sum(1).tolist() == [2, 5, 3]
+    assert b["input_ids"][:, 0].tolist() == [2, 2, 2] and b["input_ids"][1, 4] == 3 and b["input_ids"][2, 3:].tolist() == [0, 0]
+    assert L.token_batch(np.array([2]), 50, np.random.default_rng(0), cls_id=2, sep_id=3, pad_id=0, pad_to=7)["input_ids"].shape == (1, 7)
+
+
+def test_length_histograms_from_a_koglish_folder(shared_data, backbones_dir):
+    from transformers import AutoTokenizer
+
+    from codeswitch.models import resolve_model
+
+    tok = AutoTokenizer.from_pretrained(resolve_model("tiny-bert"))
+    entries = L.koglish_histograms(str(shared_data / "koglish_sample"), tok, max_rows=20)
+    nli = entries["koglish_nli"]["columns"]
+    assert sorted(nli) == sorted(L.NLI_COLUMNS.values()) and all(sum(h.values()) == 20 for h in nli.values())
+    glue = entries["koglish_glue_pairs"]
+    assert sorted(glue["tasks"]) == sorted(L.GLUE_PAIR_TASKS)
+    assert all(sum(h.values()) == 40 for h in glue["tasks"].values())  # 20 pairs in English + 20 code-switched
+    assert glue["weights"]["qnli"] == 61764.0  # ConCSE Table 1
+
+
+def test_grouped_batches_are_sorted_within_megabatches():
+    from codeswitch.bench.hotpaths import _grouped
+
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 100, size=2 * 50 * 4)
+    batches = _grouped(lengths, 4, rng)
+    assert len(batches) == 100 and sorted(np.concatenate(batches).tolist()) == sorted(lengths.tolist())
+    assert np.mean([b.max() - b.min() for b in batches]) < 5  # neighbours in length share a batch
+
+
+# --------------------------------------------------------------------------- the harness, CI-sized
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory, backbones_dir):
+    from codeswitch.bench import run
+
+    out = tmp_path_factory.mktemp("bench")
+    rows, report = run(["--threads", "1", "--steps", "2", "--warmup", "1", "--out", str(out)])
+    return rows, report, out
+
+
+def test_ci_run_measures_every_hot_path(ci_run):
+    rows, report, out = ci_run
+    by = {r.key: r for r in rows}
+    assert list(by) == ["a", "a_ref", "b", "b_grp", "c", "c_mrg", "d", "d_srt"]
+    for r in rows:
+        assert r.status == "ok", (r.key, r.status)
+        for v in (r.step_time_s, r.sequences_per_s, r.tokens_per_s, r.tflops):
+            assert v is not None and math.isfinite(v) and v > 0, r.key
+        assert 0 <= r.padding < 1 and r.mfu is None  # CPU: no peak, no MFU
+    # (a) and its reference ran the same sentences: same tokens per step, the reference pads every column to the maximum
+    a, ref = by["a"], by["a_ref"]
+    assert a.tokens_per_s / a.sequences_per_s == pytest.approx(ref.tokens_per_s / ref.sequences_per_s)
+    assert ref.padding > a.padding
+    assert ref.speedup == 1.0 and a.speedup == pytest.approx(ref.step_time_s / a.step_time_s)
+    assert by["b_grp"].padding < by["b"].padding  # length grouping removes padding
+    saved = json.loads((out / "bench.json").read_text())
+    assert [m["key"] for m in saved["measurements"]] == list(by) and saved["environment"]["device_type"] == "cpu"
+    assert "| (a) ConCSE step |" in (out / "bench.md").read_text()
+
+
+def test_missing_module_is_reported_unavailable(monkeypatch, backbones_dir):
+    from codeswitch.bench import run
+
+    monkeypatch.setitem(sys.modules, "codeswitch.train.retrieval", None)  # as if the trainer did not exist yet
+    rows, _ = run(["--threads", "1", "--steps", "1", "--warmup", "0", "--paths", "d"])
+    assert rows[0].status.startswith("unavailable") and "codeswitch.train.retrieval" in rows[0].status
+
+
+# --------------------------------------------------------------------------- the cost estimate
+def test_cost_estimate_follows_the_paper_grids():
+    from codeswitch.bench.cost import LINEAR_PARAMS, Rates, concse_hours, cost_table, glue_hours, retrieval_hours
+    from codeswitch.profiles import load_profile
+
+    paper = load_profile("paper")
+    base = LINEAR_PARAMS["bert-base-multilingual-uncased"]
+    r = 1e-4  # seconds per training sentence (mBERT-base)
+    rates = Rates(concse_s_per_sentence=r, concse_linear=base, glue_s_per_token=1e-6, glue_linear=LINEAR_PARAMS["xlm-roberta-large"],
+                  ir_s_per_step=0.05, ir_batch=128, encode_passages_per_s=20000.0, device="test", full=True)
+    t3, t4 = concse_hours(paper, rates)
+    assert (t3["runs"], t4["runs"]) == (3 * 2 * 5, 19 * 5)  # Table 3: 3 backbones × 2 methods × 5 seeds; 21 ablation runs a seed, 2 in Table 3
+    # Table 3 by hand: per seed and backbone, ConCSE reads 6 and SimCSE 3 sentences per Koglish-NLI row (218,255 rows, 5 epochs);
+    # evaluation: STS-B dev each epoch and the seven test sets once (Table 1), both sentences of a pair, at a third of the cost
+    ratios = [1.0, 1.0, LINEAR_PARAMS["xlm-roberta-large"] / base]
+    eval_sentences = 2 * (3334 * 5 + (3334 + 2142 + 622 + 1561 + 1351 + 496 + 4767))
+    per_run = lambda cols, ratio: (5 * 218255 * cols * r + eval_sentences * r / 3) * ratio / 3600  # noqa: E731
+    assert t3["hours"] == pytest.approx(5 * sum(per_run(6, q) + per_run(3, q) for q in ratios))
+    assert glue_hours(paper, rates)["runs"] == 6 * 4 * 5 * 2  # tasks × backbones × seeds × (English, code-switched) trainings
+    cm = retrieval_hours(paper, rates)
+    assert cm["runs"] == 5 * (1 + 2 * 13 + 4 * 6)  # per seed: mDPR, NaiveMix and ContrastiveMix per target language, 4 ablations × 6
+    assert cm["train_hours"] == pytest.approx(cm["runs"] * 40 * (58880 // 128) * 0.05 / 3600)
+    table = cost_table({"environment": {"device": "x"}, "sizes": {"concse_batch": 128, "ir_batch": 128},
+                        "models": {"concse": {"num_hidden_layers": 12, "hidden_size": 768, "intermediate_size": 3072},
+                                   "glue": {"num_hidden_layers": 24, "hidden_size": 1024, "intermediate_size": 4096}, "layers_cap": None},
+                        "measurements": [{"key": "a", "status": "ok", "step_time_s": 768 * r}, {"key": "b", "status": "ok", "tokens_per_s": 1e6},
+                                         {"key": "c", "status": "ok", "step_time_s": 0.05}, {"key": "d", "status": "ok", "sequences_per_s": 2e4}]})
+    assert "| 03 | ConCSE vs SimCSE (Table 3) | 30 |" in table and "**all**" in table
