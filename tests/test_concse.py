@@ -188,7 +188,7 @@ def test_encoder_is_first_token_dense_tanh(backbones_dir):
     assert float(dense.bias.detach().abs().max()) == 0.0 and 0.015 < float(dense.weight.detach().std()) < 0.025
     sents = ["the small pig rested .", "작은 돼지 rested at the park ."]
     got = model.encode(sents, convert_to_tensor=True)
-    tok, bert = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
+    tok, bert = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path, add_pooling_layer=False)  # the encoder never builds the pooler
     bert.load_state_dict(model[0].auto_model.state_dict())
     bert.eval()
     with torch.no_grad():

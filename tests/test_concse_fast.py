@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from codeswitch.losses.concse import (
-    CONCSE_COLUMNS,
     ConCSELoss,
     bucket_features,
     concse_loss,

@@ -29,6 +29,8 @@ from .profiles import as_dict
 from .progress import progress
 
 SCHEMA = 1
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 # --------------------------------------------------------------------------- atomic I/O
@@ -42,6 +44,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file ordinary permissions
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -185,11 +185,11 @@ def _lengths(batches: list[dict]) -> torch.Tensor:
 class _Optimizer:
     """AdamW (+ loss scaling for fp16) as the trainers use it: ``step(loss, clip)`` does backward, clip, update."""
 
-    def __init__(self, params, ctx: Context, *, lr: float, fused: bool):
+    def __init__(self, params, ctx: Context, *, lr: float, fused: bool, mixed: bool = True):
         self.params = [p for p in params if p.requires_grad]
         kind = {"fused": True} if fused and ctx.cuda else {"foreach": True}
         self.opt = torch.optim.AdamW(self.params, lr=lr, **kind)
-        self.scaler = torch.amp.GradScaler("cuda") if ctx.amp == torch.float16 else None
+        self.scaler = torch.amp.GradScaler("cuda") if mixed and ctx.amp == torch.float16 else None
 
     def step(self, loss: torch.Tensor, clip: float | None) -> None:
         if self.scaler is not None:
@@ -293,7 +293,7 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
         if reference:
             encoder = _encoder(folder, ctx, attn_implementation="eager")
             fm = FlopModel.of(encoder[0].auto_model)
-            opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=False)
+            opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=False, mixed=False)  # fp32 throughout
             cols_pinned = [[_pin(c, ctx) for c in cols] for cols in padded]
             stats = [Step(6 * B, int(ln.sum()), _positions(cols), fm.train(ln)) for cols, ln in zip(padded, lengths)]
 

@@ -289,10 +289,14 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             accelerator_config={"non_blocking": cuda},
             ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
         )
+        # Table 9's batch is the global one: split it over the processes of a distributed
+        # launch (DDP: the loss gathers the negatives, below) and over the GPUs one process
+        # drives (the Trainer's DataParallel, which gathers the embeddings itself).
         world = args.world_size
-        if spec.batch_size % world:
-            raise ValueError(f"batch size {spec.batch_size} cannot be split evenly over {world} processes")
-        args.per_device_train_batch_size = spec.batch_size // world
+        devices = world * max(1, args.n_gpu)
+        if spec.batch_size % devices:
+            raise ValueError(f"batch size {spec.batch_size} cannot be split evenly over {devices} devices")
+        args.per_device_train_batch_size = spec.batch_size // devices
         collator = None
         if spec.method == "concse":
             loss = ConCSELoss(
