@@ -33,3 +33,31 @@ def timed(label: str):
     start = time.perf_counter()
     yield
     print(f"[timing] {label}: {time.perf_counter() - start:.1f} s", flush=True)
+
+
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' load reports, info logs and progress bars (and those of datasets and
+    sentence-transformers) inside a block; the trainers report progress themselves, one line per epoch."""
+    import logging
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    ds_bars = datasets.is_progress_bar_enabled()
+    st_logger = logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+        if ds_bars:
+            datasets.enable_progress_bars()
+        st_logger.setLevel(st_level)

@@ -39,13 +39,14 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..models import backbone_id  # re-exported: a tiny backbone's id carries its recipe
 from ..profiles import Profile, as_dict
 from ..report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..runs import RunCache, config_hash, run_grid
@@ -197,14 +198,6 @@ TABLES = {"table3_1": TABLE3_1, "table3_2": TABLE3_2}
 
 
 # --------------------------------------------------------------------------- configs (the cache keys)
-def backbone_id(ref: str) -> str:
-    """The backbone as a cache key: a hub id or path as given; a ``tiny-*`` name with its tokenizer-corpus
-    fingerprint, so that editing the corpus (hence the tiny tokenizer and weights) invalidates cached runs."""
-    from ..models import TINY_BACKBONES, corpus_fingerprint
-
-    return f"{ref}-{corpus_fingerprint()}" if ref in TINY_BACKBONES else ref
-
-
 def _fingerprint(source: str, path: Path) -> str | None:
     """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
     ``None`` for hub ids, URLs and local paths, which are keyed by name."""
@@ -438,7 +431,6 @@ def run_alignment(cfg: Profile) -> list[dict]:
 
 
 def _finetune_one(cfg: Profile, config: dict) -> dict:
-    import torch
     from torch import nn
     from transformers import AutoModel
 

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluate.glue_metrics import TASK_LABEL, TASK_METRIC
+from ..evaluate.glue_metrics import TASK_LABEL
 from ..models import TINY_BACKBONES, corpus_fingerprint, resolve_model
 from ..profiles import Profile, build_dataclass
 from ..report import comparison, save_figure, save_table, seaborn_style, summarise

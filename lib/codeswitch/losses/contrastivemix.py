@@ -31,7 +31,7 @@ batch mean.  Table 3's ablations move the alignment term to the passage encoder
 total is mDPR's loss.
 
 Under data parallelism the inputs are the *global* batch (gathered across devices,
-see :func:`codeswitch.train.retrieval.gather_with_grad`), so a query is scored
+see :func:`codeswitch.distributed.gather_with_grad`), so a query is scored
 against every passage of the global batch.
 
 References: Karpukhin et al., "Dense Passage Retrieval" (EMNLP 2020); Do, Lee and

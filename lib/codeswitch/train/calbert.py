@@ -34,7 +34,6 @@ does not say it selects an epoch).  Metrics: weighted F1, precision and recall
 
 from __future__ import annotations
 
-import contextlib
 import math
 import shutil
 import tempfile
@@ -46,7 +45,7 @@ import numpy as np
 
 from ..data.calbert import Pair
 from ..data.sentiment import LABELS, SentimentExample
-from ..utils import set_seed
+from ..utils import quiet_transformers, set_seed
 
 __all__ = [
     "OBJECTIVES",
@@ -98,37 +97,6 @@ class FinetuneArgs:
 
 
 # --------------------------------------------------------------------------- helpers
-@contextlib.contextmanager
-def _quiet_transformers():
-    """Silence load reports, info logs and per-call progress bars of transformers / datasets inside a block.
-
-    Progress is reported by this module instead: one line per epoch (see :func:`_epoch_printer`).
-    """
-    import logging
-
-    import datasets
-    from transformers.utils import logging as hf_logging
-
-    before = hf_logging.get_verbosity()
-    bars_before = hf_logging.is_progress_bar_enabled()
-    ds_bars_before = datasets.is_progress_bar_enabled()
-    st_logger = logging.getLogger("sentence_transformers")
-    st_before = st_logger.level
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    datasets.disable_progress_bars()
-    st_logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(before)
-        if bars_before:
-            hf_logging.enable_progress_bar()
-        if ds_bars_before:
-            datasets.enable_progress_bars()
-        st_logger.setLevel(st_before)
-
-
 def _precision_flags(amp_dtype) -> dict:
     import torch
 
@@ -170,7 +138,7 @@ def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer import modules
 
-    with _quiet_transformers():
+    with quiet_transformers():
         encoder = modules.Transformer(model_path, max_seq_length=max_seq_length)
         pooling = modules.Pooling(encoder.get_embedding_dimension(), pooling_mode="mean")
         return SentenceTransformer(modules=[encoder, pooling], device=device)
@@ -242,7 +210,7 @@ def siamese_pretrain(
             dataloader_num_workers=0,
             **_precision_flags(amp_dtype),
         )
-        with _quiet_transformers():
+        with quiet_transformers():
             trainer = _siamese_trainer_class()(
                 model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, args.epochs)]
             )
@@ -251,7 +219,7 @@ def siamese_pretrain(
         tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
         tmp.chmod(0o755)  # mkdtemp makes it private; the checkpoint is an ordinary folder
         try:
-            with _quiet_transformers():
+            with quiet_transformers():
                 model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
             if output_dir.exists():
                 shutil.rmtree(output_dir)
@@ -323,7 +291,7 @@ def finetune_classifier(
     )
 
     set_seed(seed)  # the classifier head is initialised from this seed
-    with _quiet_transformers():
+    with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(model_path)
         model = AutoModelForSequenceClassification.from_pretrained(
             model_path,
@@ -359,7 +327,7 @@ def finetune_classifier(
             dataloader_num_workers=0,
             **_precision_flags(amp_dtype),
         )
-        with _quiet_transformers():
+        with quiet_transformers():
             trainer = Trainer(
                 model=model,
                 args=targs,

@@ -36,7 +36,6 @@ The fast path (issue 8; measured by ``python -m codeswitch.bench``):
 from __future__ import annotations
 
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pandas as pd
@@ -46,6 +45,7 @@ from transformers import TrainerCallback
 from ..evaluate.sts import spearman_x100, sts_evaluator
 from ..losses.concse import CONCSE_COLUMNS, DEFAULT_BUCKET_COST, SIMCSE_COLUMNS, ConCSELoss, bucket_features, simcse_loss
 from ..progress import progress
+from ..utils import quiet_transformers
 
 __all__ = [
     "TrainSpec",
@@ -116,7 +116,7 @@ def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implement
 
     set_seed(seed)
     kwargs = {"attn_implementation": attn_implementation}
-    with _quiet_transformers():  # the load report lists the pooler's weights as unexpected: they are, on purpose
+    with quiet_transformers():  # the load report lists the pooler's weights as unexpected: they are, on purpose
         try:
             transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs={**kwargs, "add_pooling_layer": False})
         except TypeError:  # a family without a pooler argument
@@ -208,22 +208,6 @@ class KeepBestEpoch(TrainerCallback):
             self.bar.update(1)
 
 
-@contextmanager
-def _quiet_transformers():
-    """No per-run "Loading weights" bars or log-dict prints (one progress line per epoch instead)."""
-    from transformers.utils import logging as hf_logging
-
-    was_enabled, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
 def _trainer_class():
     from sentence_transformers import SentenceTransformerTrainer
     from transformers import PrinterCallback
@@ -243,7 +227,7 @@ def _trainer_class():
 
 def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
     """Train one encoder; return ``(model with the best dev epoch's weights, info dict)``."""
-    with _quiet_transformers():
+    with quiet_transformers():
         return _train(spec, model_path, train, dev, profile=profile, desc=desc)
 
 

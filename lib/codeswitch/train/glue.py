@@ -45,7 +45,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..evaluate.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
-from ..utils import set_seed
+from ..utils import quiet_transformers, set_seed
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
 
@@ -187,7 +187,6 @@ def fine_tune(
     """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer
     from transformers.trainer_callback import PrinterCallback
-    from transformers.utils import logging as hf_logging
 
     task = TASKS[task_name]
     metric = task.metric
@@ -199,7 +198,7 @@ def fine_tune(
         eval_sets[f"test_{lang}"] = encode(df, task, lang, tokenizer, max_len)
 
     set_seed(settings.seed)  # before the model: the classification head is initialised at random
-    with _quiet(hf_logging):
+    with quiet_transformers():
         model = AutoModelForSequenceClassification.from_pretrained(
             model_path,
             num_labels=task.num_labels,
@@ -209,7 +208,7 @@ def fine_tune(
         model.config.use_cache = False  # mBART: no decoder cache in the outputs (only logits are needed)
 
     recorder = _EpochRecorder(metric, desc, settings.log_epochs, list(eval_sets))
-    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, _quiet(hf_logging), _cpu_threads(settings), _frozen_gc():
+    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), _frozen_gc():
         trainer = Trainer(
             model=model,
             args=_training_arguments(tmp, settings, metric),
@@ -270,21 +269,6 @@ def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
 def _logits_only(logits, labels):
     """Keep only the logits of each eval batch (mBART also returns encoder states: GBs on a large test set)."""
     return logits[0] if isinstance(logits, (tuple, list)) else logits
-
-
-@contextlib.contextmanager
-def _quiet(hf_logging):
-    """Silence transformers' info/warnings (e.g. 'newly initialised head') and its loading bars for a block."""
-    level = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 @contextlib.contextmanager

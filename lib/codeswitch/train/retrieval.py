@@ -43,7 +43,6 @@ import os
 import random
 import shutil
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -53,10 +52,12 @@ import torch
 from torch import Tensor, nn
 
 from ..data.codemix import code_mix
+from ..distributed import gather_with_grad
 from ..data.retrieval import passage_text
 from ..losses.contrastivemix import contrastivemix_loss, ir_loss
 from ..progress import progress
 from ..runs import atomic_write_json
+from ..utils import quiet_transformers
 
 __all__ = ["METHODS", "TrainSpec", "DualEncoder", "gather_with_grad", "tokenize", "train_dual_encoder", "load_dual_encoder", "encoder_fn", "quiet_transformers"]
 
@@ -148,22 +149,6 @@ def load_dual_encoder(path: str | Path, *, separate: bool = True):
         return DualEncoder(load(q_path), load(p_path)), tokenizer
 
 
-@contextmanager
-def quiet_transformers():
-    """Silence transformers' per-load reports and progress bars (e.g. 'pooler: UNEXPECTED', expected here)."""
-    from transformers.utils import logging as hf_logging
-
-    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
 def tokenize(tokenizer, texts: Sequence[str], max_length: int, special: Sequence[bool] | None = None) -> dict[str, Tensor]:
     """Tokenise a batch; texts whose ``special`` flag is False get no [CLS]/[SEP] (the released code's mixed inputs)."""
     if special is None or all(special):
@@ -173,24 +158,6 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int, special: Sequence
         ids.append(tokenizer(text, max_length=max_length, truncation=True, add_special_tokens=sp)["input_ids"])
     padded = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
     return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"]}
-
-
-def gather_with_grad(x: Tensor) -> Tensor:
-    """All devices' ``x`` concatenated, (world × b, H); the local slice keeps its autograd graph.
-
-    ``torch.distributed.all_gather`` returns tensors without gradient; putting the
-    local tensor back in its slot lets the loss of the global batch back-propagate
-    into this device's encoders (the other slices are constants here and get their
-    gradients on their own devices).  The identity on a single process.
-    """
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return x
-    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, x.contiguous())
-    parts[dist.get_rank()] = x
-    return torch.cat(parts, dim=0)  # (world * b, H)
 
 
 # --------------------------------------------------------------------------- data
