@@ -348,16 +348,17 @@ def _sentiment(n: int, seed: int) -> pd.DataFrame:
 
 
 @pytest.mark.slow
-def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbones_dir):
+def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbones_dir, tmp_path, monkeypatch):
     from codeswitch.models import resolve_model
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a private temp dir: other processes' trainers cannot race this check
 
     path = resolve_model("tiny-bert")
     train, valid, test = _sentiment(96, 0), _sentiment(32, 1), _sentiment(48, 2)
     s = tg.FineTuneSettings(epochs=4, batch_size=8, learning_rate=3e-3, eval_batch_size=64, seed=11111, cpu_threads=1, log_epochs=False)
-    before = set(Path(tempfile.gettempdir()).glob("glue-trainer-*"))
     en = tg.fine_tune(path, "sst2", train, valid, {"en": test, "cs": test}, train_lang="en", select_lang="en", settings=s)
     cs = tg.fine_tune(path, "sst2", train, valid, {"cs": test}, train_lang="cs", select_lang="cs", settings=s)
-    assert set(Path(tempfile.gettempdir()).glob("glue-trainer-*")) == before  # no checkpoint left behind
+    assert list(tmp_path.glob("glue-trainer-*")) == []  # no checkpoint left behind
     assert en["metric"] == "accuracy" and len(en["epochs"]) == 4
     valid_curve = [e["valid"] for e in en["epochs"]]
     assert en["best_epoch"] == 1 + int(np.argmax(valid_curve)) and en["valid"] == max(valid_curve)
