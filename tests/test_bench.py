@@ -115,18 +115,21 @@ def ci_run(tmp_path_factory, backbones_dir):
 def test_ci_run_measures_every_hot_path(ci_run):
     rows, report, out = ci_run
     by = {r.key: r for r in rows}
-    assert list(by) == ["a", "a_ref", "b", "b_grp", "c", "c_mrg", "d", "d_srt"]
+    assert list(by) == ["a", "a_ref", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d"]
     for r in rows:
         assert r.status == "ok", (r.key, r.status)
-        for v in (r.step_time_s, r.sequences_per_s, r.tokens_per_s, r.tflops):
+        host = r.key.startswith("t_")  # host-side rows: no model FLOPs
+        for v in (r.step_time_s, r.sequences_per_s, r.tokens_per_s) + (() if host else (r.tflops,)):
             assert v is not None and math.isfinite(v) and v > 0, r.key
         assert 0 <= r.padding < 1 and r.mfu is None  # CPU: no peak, no MFU
+        assert (r.tflops is None) == host
     # (a) and its reference ran the same sentences: same tokens per step, the reference pads every column to the maximum
     a, ref = by["a"], by["a_ref"]
     assert a.tokens_per_s / a.sequences_per_s == pytest.approx(ref.tokens_per_s / ref.sequences_per_s)
     assert ref.padding > a.padding
     assert ref.speedup == 1.0 and a.speedup == pytest.approx(ref.step_time_s / a.step_time_s)
-    assert by["b_grp"].padding < by["b"].padding  # length grouping removes padding
+    assert by["b"].padding < by["b_rnd"].padding  # length grouping (the trainer's batches) removes padding
+    assert by["d_srt"].padding <= by["d"].padding
     saved = json.loads((out / "bench.json").read_text())
     assert [m["key"] for m in saved["measurements"]] == list(by) and saved["environment"]["device_type"] == "cpu"
     assert "| (a) ConCSE step |" in (out / "bench.md").read_text()
@@ -168,3 +171,15 @@ def test_cost_estimate_follows_the_paper_grids():
                         "measurements": [{"key": "a", "status": "ok", "step_time_s": 768 * r}, {"key": "b", "status": "ok", "tokens_per_s": 1e6},
                                          {"key": "c", "status": "ok", "step_time_s": 0.05}, {"key": "d", "status": "ok", "sequences_per_s": 2e4}]})
     assert "| 03 | ConCSE vs SimCSE (Table 3) | 30 |" in table and "**all**" in table
+
+
+def test_cost_table_takes_profile_overrides():
+    """`cost --set` changes the grid the estimate is made for, as reproduce.sh --set changes the run."""
+    from codeswitch.bench.cost import assumed_report, cost_table
+
+    report = assumed_report(0.4, 989.0, 20000.0)
+    full = cost_table(report, "paper")
+    fewer = cost_table(report, "paper", overrides={"contrastivemix.ablations": False})
+    assert "| 05 | ContrastiveMix (Tables 1-4) | 255 |" in full
+    assert "| 05 | ContrastiveMix (Tables 1-4) | 135 |" in fewer  # 5 seeds × (mDPR + 2 × 13 target languages)
+    assert '--set contrastivemix.ablations=false' in fewer.splitlines()[0]

@@ -388,8 +388,10 @@ def test_profiles_build_and_plan():
     paper = load_profile("paper")
     c = config(paper)
     assert (c.learning_rate, c.batch_size, c.epochs, c.sentence_rate, c.word_rate, c.align_weight) == (1e-5, 128, 40, 0.2, 0.5, 0.1)
+    assert c.encode_sort_window == 32  # corpus encoding sorts by length within 32 batches
     assert len(plan(paper)) == 5 * (1 + 2 * 13 + 4 * 6)
     smoke = load_profile("smoke")
+    assert config(smoke).encode_sort_window == 32
     runs = plan(smoke)
     assert [r.variant.key for r in runs[:1]] == ["mdpr"] and len(runs[0].targets) == 5
 

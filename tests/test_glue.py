@@ -148,6 +148,7 @@ def test_paper_profile_restates_the_defaults_and_smoke_parses():
     assert (paper.epochs, paper.warmup_ratio, paper.max_length_single, paper.max_length_pair) == (5, 0.1, 115, 230)
     smoke = eg.load_config(load_profile("smoke", root=REPO))
     assert set(smoke.backbones) <= {"tiny-bert", "tiny-xlmr", "tiny-mbart"} and smoke.tasks == TASKS
+    assert paper.group_by_length and smoke.group_by_length  # the fast path in both profiles (the same code path)
     local = load_profile("paper", {"glue.backbones.mBART-large.model": "/models/mbart"}, root=REPO)
     assert eg.load_config(local).backbones["mBART-large"].model == "/models/mbart"
 
@@ -177,7 +178,7 @@ def fake_training(monkeypatch, tmp_path):
     calls = []
 
     def fake_fine_tune(model_path, task, train_df, valid_df, test_dfs, *, train_lang, select_lang, settings, desc=""):
-        calls.append({"task": task, "model": model_path, "train": train_lang, "select": select_lang, "tests": sorted(test_dfs), "seed": settings.seed})
+        calls.append({"task": task, "model": model_path, "train": train_lang, "select": select_lang, "tests": sorted(test_dfs), "seed": settings.seed, "grouped": settings.group_by_length})
         score = {"en": 90.0, "cs": 50.0} if train_lang == "en" else {"cs": 80.0, "en": 60.0}
         return {"metric": gm.TASK_METRIC[task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + settings.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
 
@@ -200,6 +201,7 @@ def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     assert resolved == ["m-a", "m-b"]  # each backbone resolved once, before training
     # 2 tasks x 2 backbones x 2 seeds x 2 training languages; never one per scenario
     assert len(calls) == 16
+    assert all(c["grouped"] for c in calls)  # glue.group_by_length reaches the trainer
     english = [c for c in calls if c["train"] == "en"]
     assert len(english) == 8 and all(c["select"] == "en" and c["tests"] == ["cs", "en"] for c in english)
     assert all(c["select"] == "cs" and c["tests"] == ["cs"] for c in calls if c["train"] == "cs")
@@ -226,8 +228,12 @@ def test_grid_keys_cover_the_whole_config():
 
     assert len({config_hash(c) for c in configs}) == n
     c = configs[0]
-    for key in ("task", "model", "train", "select", "test", "seed", "koglish_source", "data", "epochs", "batch_size", "learning_rate", "warmup_ratio", "max_length", "precision"):
+    for key in ("task", "model", "train", "select", "test", "seed", "koglish_source", "data", "epochs", "batch_size", "learning_rate", "warmup_ratio", "max_length", "precision", "group_by_length"):
         assert key in c
+    import dataclasses
+
+    ungrouped = eg.grid(cfg, dataclasses.replace(glue, group_by_length=False), koglish_source="synthetic", data_fingerprints=fps)
+    assert config_hash(ungrouped[0]) != config_hash(c)  # another batch order: another run
     changed = eg.grid(cfg, glue, koglish_source="synthetic", data_fingerprints={t: "y" for t in glue.tasks})
     assert config_hash(changed[0]) != config_hash(c)  # other data: another run
 

@@ -213,7 +213,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
 
 
-def _parse_overrides(items: Sequence[str]) -> dict:
+def parse_overrides(items: Sequence[str]) -> dict:
+    """``["glue.epochs=2", "seeds=[1]"]`` → ``{"glue.epochs": 2, "seeds": [1]}`` (values read as JSON, else kept as text)."""
     out = {}
     for item in items:
         if "=" not in item:
@@ -247,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n('-' = registered but not in notebooks/ yet)")
         return 0
     chosen = select(specs, args.only)
-    overrides = _parse_overrides(args.overrides)
+    overrides = parse_overrides(args.overrides)
     prof = load_profile(args.profile, root=root)  # fails fast on a bad profile name
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.INFO)

@@ -5,6 +5,7 @@ Sub-commands::
     python -m codeswitch.bench [options]          the benchmark (default: CI-sized, CPU)
     python -m codeswitch.bench lengths ...        regenerate the Koglish length histograms
     python -m codeswitch.bench cost BENCH.json    estimated GPU-hours per notebook from measured rates
+    python -m codeswitch.bench memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N | auto (default: auto with --full, else cpu)")
     p.add_argument("--precision", default="auto", choices=("auto", "bf16", "fp16", "fp32"),
                    help="autocast of the fast paths: auto = bf16 on GPUs that have it, fp16 on those that do not, fp32 on CPU")
-    p.add_argument("--paths", default=None, help="comma-separated hot paths (a, b, b_grp, c, c_mrg, d, d_srt); default: all")
+    p.add_argument("--paths", default=None, help="comma-separated hot paths (a, b, b_rnd, c, c_sep, d, d_srt, t_a, t_d); default: all")
     p.add_argument("--no-reference", action="store_true", help="(a) without the released-code reference loop")
     p.add_argument("--steps", type=int, default=None, help="timed steps per path (default: 10 with --full, else 2)")
     p.add_argument("--warmup", type=int, default=None, help="untimed steps first (default: 3 with --full, else 1)")
@@ -200,6 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "lengths":
         return _lengths_command(argv[1:])
+    if argv and argv[0] == "memory":
+        from .memory import main as memory_main
+
+        return memory_main(argv[1:])
     if argv and argv[0] == "cost":
         from .cost import main as cost_main
 

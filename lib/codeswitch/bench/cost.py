@@ -212,11 +212,18 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> 
 
 
 # --------------------------------------------------------------------------- the table
-def cost_table(report: Mapping, profile_name: str = "paper", sizes: Mapping = RETRIEVAL_SIZES, length_table: str | None = None) -> str:
+def cost_table(
+    report: Mapping,
+    profile_name: str = "paper",
+    sizes: Mapping = RETRIEVAL_SIZES,
+    length_table: str | None = None,
+    overrides: Mapping | None = None,
+) -> str:
+    """The Markdown table of GPU-hours per notebook; ``overrides`` are the profile's dotted ``--set`` keys."""
     from ..profiles import load_profile
 
     rates = Rates.from_report(report)
-    profile = load_profile(profile_name)
+    profile = load_profile(profile_name, dict(overrides or {}))
     t3, t4 = concse_hours(profile, rates)
     rows = [
         ("02", "Koglish-GLUE (Table 2)", glue_hours(profile, rates, length_table), "(b), scaled per backbone"),
@@ -225,8 +232,9 @@ def cost_table(report: Mapping, profile_name: str = "paper", sizes: Mapping = RE
         ("05", "ContrastiveMix (Tables 1-4)", retrieval_hours(profile, rates, sizes), "(c) + (d)"),
     ]
     total = sum(r[2]["hours"] for r in rows)
+    changed = "".join(f" --set {k}={json.dumps(v)}" for k, v in (overrides or {}).items())
     lines = [
-        f"Estimated GPU-hours, profile '{profile_name}', rates from {rates.device}"
+        f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
         + ("" if rates.full else " — NOT the full sizes: not representative"),
         "",
         "| notebook | what | training runs | GPU-hours | from |",
@@ -254,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--profile", default="paper")
     p.add_argument("--sizes", default=None, help="JSON overriding RETRIEVAL_SIZES (nq_train_queries, *_corpus_millions)")
     p.add_argument("--lengths", default=None, help="length table (default: the shipped one)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
     a = p.parse_args(list(argv) if argv is not None else None)
     if a.assume_mfu is not None:
         report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s, a.lengths)
@@ -264,5 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = dict(RETRIEVAL_SIZES)
     if a.sizes:
         sizes.update(json.loads(Path(a.sizes).read_text(encoding="utf-8")))
-    print(cost_table(report, a.profile, sizes, a.lengths))
+    from ..pipeline import parse_overrides
+
+    print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides)))
     return 0

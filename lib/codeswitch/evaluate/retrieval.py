@@ -2,9 +2,11 @@
 
 The pieces, in the order a run uses them (ContrastiveMix §4.1, following Mr.TyDi):
 
-* :func:`encode_to_memmap` — encode a corpus in streamed batches with a progress
-  bar, writing float16 embeddings to a memory-mapped ``.npy`` file (a corpus of
-  millions of passages never sits in memory; a killed encoding resumes where it stopped).
+* :func:`encode_corpus` — encode a corpus (a memory-mapped collection read in
+  slices) into a float16 ``.npy`` file that searches then memory-map; streamed,
+  length-sorted, resumable (below).  :func:`encode_texts` does the same for a list
+  of texts in memory (queries); :func:`encode_to_memmap` is the plain version for
+  any ``texts -> array`` function (batches in corpus order).
 * :func:`dense_rank` — exact top-k inner-product search, batched over queries and
   over corpus chunks, in torch on the GPU when there is one.
 * :func:`bm25_rank` — BM25 (Lucene variant, ``k1 = 0.9, b = 0.4`` as Pyserini's
@@ -28,13 +30,53 @@ The pieces, in the order a run uses them (ContrastiveMix §4.1, following Mr.TyD
 
 Rankings are kept as arrays of corpus row numbers (:class:`Ranking`), and turned
 into ``{query id: {doc id: score}}`` runs only to be scored.
+
+Corpus encoding (issue 8 (d): ≥ 20,000 passages/s for mBERT-base on one H200, a
+million passages in < 4 GB of host memory).  The corpus is cut into *windows* of
+``sort_window`` batches (``W = sort_window · batch_size`` rows, 32 · 512 = 16,384 by
+default) and each window goes through::
+
+    background thread                         main thread (device)
+    ─────────────────────────────────────     ──────────────────────────────────────────────────
+    window w+1: texts(lo, hi) → tokenise      window w: for each batch (longest first):
+      (truncate to max_length) → sort rows      copy (pinned → device, non-blocking)
+      by token length, longest first,            → encoder (inference mode, autocast, SDPA)
+      stable → cut into batches, each            → first-token vectors into a device buffer
+      padded to its own longest → pin          one copy of the buffer to the host per window
+                                               (the only synchronisation), rows put back in
+                                               corpus order, written at their offset in the
+                                               .npy, progress recorded
+
+* **sorting** (within a window, never across the corpus) puts passages of similar
+  length in a batch, so little compute is spent on padding; with a passage's
+  padding masked, its embedding does not depend on its batch-mates (up to float
+  rounding: a test checks fp32 embeddings agree with the corpus-order batches
+  within 1e-5), and the window's permutation is inverted before writing, so row
+  ``i`` of the file is passage ``i``;
+* **memory**: the host holds at most two windows of text and token ids (the one
+  being encoded, the one being prepared), one window's embeddings, and nothing of
+  the corpus otherwise.  The rows are written with ``pwrite`` at their offset in
+  the ``.npy`` (not through a writable memory map, whose dirty pages would count
+  as this process's memory until the kernel writes them back), and the C heap's
+  free pages are handed back after each window (``malloc_trim``).
+  ``python -m codeswitch.bench memory`` measures it;
+* **one host synchronisation per window**: padding masks are made SDPA-ready on
+  the host (:func:`codeswitch.train.retrieval.sdpa_ready`), embeddings stay on the
+  device until the window's single device-to-host copy, which is waited for only
+  after the next window's first batch is queued (so the device does not idle);
+* **resume**: after each window, the file is synced and ``<name>.progress.json``
+  records the rows done; a killed encoding continues from there (the windows are
+  the same, so the result is the same as an uninterrupted run), and
+  ``<name>.done.json`` (written atomically, last) marks a complete file.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
@@ -52,6 +94,8 @@ __all__ = [
     "mean_scores",
     "analyze",
     "bm25_rank",
+    "encode_corpus",
+    "encode_texts",
     "encode_to_memmap",
     "dense_rank",
     "fuse",
@@ -240,6 +284,78 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- dense
+class _RowFile:
+    """A ``(n, dim)`` ``.npy`` file filled in row ranges, with the resume protocol of the corpus encoders.
+
+    ``<stem>.progress.json`` = ``{"n", "dim", "dtype", "rows_done"}`` after each synced
+    range; ``<stem>.done.json`` (atomic, last) marks a complete file.  Rows are written
+    with ``os.pwrite`` at ``header + row · dim · itemsize``.
+    """
+
+    def __init__(self, path: Path, n: int, dim: int, dtype, *, desc: str):
+        self.path, self.n, self.dim, self.dtype, self.desc = Path(path), n, dim, np.dtype(dtype), desc
+        self.done_marker = self.path.with_suffix(".done.json")
+        self.state = self.path.with_suffix(".progress.json")
+
+    def complete(self) -> np.ndarray | None:
+        """The finished array (memory-mapped, read-only), or None when the file must be (re)encoded."""
+        if not (self.done_marker.is_file() and self.path.is_file()):
+            return None
+        arr = np.load(self.path, mmap_mode="r")
+        return arr if arr.shape == (self.n, self.dim) and arr.dtype == self.dtype else None
+
+    def open(self) -> int:
+        """Open the file for writing (creating it unless a matching partial one exists); return the first row to encode."""
+        start = 0
+        if self.path.is_file() and self.state.is_file():
+            try:
+                info = json.loads(self.state.read_text())
+            except json.JSONDecodeError:
+                info = {}
+            same = info.get("n") == self.n and info.get("dim") == self.dim and info.get("dtype", "float16") == self.dtype.name
+            if same and 0 <= int(info.get("rows_done", 0)) <= self.n:
+                start = int(info["rows_done"])
+        self.done_marker.unlink(missing_ok=True)
+        if start == 0:
+            self.state.unlink(missing_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.lib.format.open_memmap(self.path, mode="w+", dtype=self.dtype, shape=(self.n, self.dim))  # header + sparse zeros
+        self.offset = self._data_offset()
+        self.fd = os.open(self.path, os.O_RDWR)
+        return start
+
+    def _data_offset(self) -> int:
+        arr = np.load(self.path, mmap_mode="r")  # reads the header only
+        if arr.shape != (self.n, self.dim) or arr.dtype != self.dtype or not arr.flags.c_contiguous:
+            raise ValueError(f"{self.desc}: {self.path} holds a {arr.shape} {arr.dtype} array, expected {(self.n, self.dim)} {self.dtype}")
+        return int(arr.offset)
+
+    def write(self, lo: int, rows: np.ndarray) -> None:
+        if rows.shape[1:] != (self.dim,) or lo + len(rows) > self.n:
+            raise ValueError(f"{self.desc}: rows {lo}:{lo + len(rows)} have shape {rows.shape}, expected (·, {self.dim}) within {self.n} rows")
+        data = memoryview(np.ascontiguousarray(rows, dtype=self.dtype)).cast("B")
+        pos = self.offset + lo * self.dim * self.dtype.itemsize
+        while len(data):
+            written = os.pwrite(self.fd, data, pos)
+            data, pos = data[written:], pos + written
+
+    def checkpoint(self, rows_done: int) -> None:
+        os.fsync(self.fd)
+        atomic_write_json(self.state, {"n": self.n, "dim": self.dim, "dtype": self.dtype.name, "rows_done": rows_done})
+
+    def finish(self) -> np.ndarray:
+        os.fsync(self.fd)
+        self.close()
+        atomic_write_json(self.done_marker, {"n": self.n, "dim": self.dim, "dtype": self.dtype.name})
+        self.state.unlink(missing_ok=True)
+        return np.load(self.path, mmap_mode="r")
+
+    def close(self) -> None:
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def encode_to_memmap(
     encode: Callable[[list[str]], np.ndarray],
     texts: Callable[[int, int], list[str]],
@@ -251,44 +367,306 @@ def encode_to_memmap(
     desc: str = "encode corpus",
     flush_every: int = 50,
 ) -> np.ndarray:
-    """Encode ``n`` texts into a float16 memory-mapped ``(n, dim)`` array at ``path`` (``.npy``).
+    """Encode ``n`` texts into a float16 ``(n, dim)`` ``.npy`` file at ``path``; return it memory-mapped.
 
     ``texts(start, stop)`` returns the texts of rows ``start:stop`` (read lazily from a
     memory-mapped dataset); ``encode(list_of_texts)`` returns their ``(len, dim)``
-    embeddings.  Progress is recorded in ``path.with_suffix('.progress.json')`` every
-    ``flush_every`` batches, so an interrupted encoding continues from there.
+    embeddings.  Batches go in corpus order.  Progress is recorded in
+    ``path.with_suffix('.progress.json')`` every ``flush_every`` batches, so an
+    interrupted encoding continues from there.  (The experiment encodes corpora with
+    :func:`encode_corpus`, which sorts by length and keeps the device busy.)
     """
-    path = Path(path)
-    done_marker = path.with_suffix(".done.json")
-    if done_marker.is_file():
-        return np.load(path, mmap_mode="r")
-    state = path.with_suffix(".progress.json")
-    start = 0
-    if path.is_file() and state.is_file():
-        info = json.loads(state.read_text())
-        if info.get("n") == n and info.get("dim") == dim:
-            start = int(info["rows_done"])
-    if start == 0:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=(n, dim))
-    else:
-        mm = np.load(path, mmap_mode="r+")
-    starts = range(start, n, batch_size)
-    for i, lo in enumerate(progress(starts, desc=desc, total=len(starts), unit="batch", disable=_short(n, 20000))):
-        hi = min(lo + batch_size, n)
-        emb = np.asarray(encode(texts(lo, hi)), dtype=np.float32)
-        if emb.shape != (hi - lo, dim):
-            raise ValueError(f"{desc}: encoder returned {emb.shape} for rows {lo}:{hi}, expected {(hi - lo, dim)}")
-        mm[lo:hi] = emb.astype(np.float16)
-        if (i + 1) % flush_every == 0:
-            mm.flush()
-            atomic_write_json(state, {"n": n, "dim": dim, "rows_done": hi})
-    mm.flush()
-    del mm
-    atomic_write_json(done_marker, {"n": n, "dim": dim})
-    if state.is_file():
-        state.unlink()
-    return np.load(path, mmap_mode="r")
+    out = _RowFile(path, n, dim, np.float16, desc=desc)
+    done = out.complete()
+    if done is not None:
+        return done
+    start = out.open()
+    try:
+        starts = range(start, n, batch_size)
+        for i, lo in enumerate(progress(starts, desc=desc, total=len(starts), unit="batch", disable=_short(n, 20000))):
+            hi = min(lo + batch_size, n)
+            emb = np.asarray(encode(texts(lo, hi)), dtype=np.float32)
+            if emb.shape != (hi - lo, dim):
+                raise ValueError(f"{desc}: encoder returned {emb.shape} for rows {lo}:{hi}, expected {(hi - lo, dim)}")
+            out.write(lo, emb.astype(np.float16))
+            if (i + 1) % flush_every == 0:
+                out.checkpoint(hi)
+        return out.finish()
+    finally:
+        out.close()
+
+
+@dataclass
+class _Window:
+    """One window on the host: rows ``lo:hi`` as batches sorted longest first, and where each sorted row came from."""
+
+    lo: int
+    hi: int
+    order: np.ndarray  # (hi - lo,): window-relative row of each sorted position
+    batches: list  # dicts of host tensors (pinned on CUDA), SDPA-ready
+
+
+_TOKENIZE_CHUNK = 1024  # texts tokenised per tokenizer call (bounds the tokenizer's per-token objects)
+
+
+def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: int, hi: int, *, max_length: int,
+                    batch_size: int, sort: bool, sdpa: bool, pin: bool, desc: str, pool=None, pool_width: int = 1) -> _Window:
+    """Rows ``lo:hi`` read, tokenised, sorted by length (longest first, stable) and cut into padded batches.
+
+    The window's token ids are kept in compact ``(rows, max_length)`` int32 arrays,
+    filled ``_TOKENIZE_CHUNK`` texts at a time: a fast tokenizer's result holds
+    tens of bytes of Python and Rust objects per token, so tokenising a whole window
+    (16,384 passages) in one call would hold ~10× the ids' size at once.
+    ``pool`` (a thread pool) tokenises the chunks in parallel: a fast tokenizer
+    releases the GIL, and one thread tokenises only ~3,000–4,000 Mr.TyDi-length
+    passages a second (benchmark row ``t_d``) — 20,000 passages/s needs several.
+    The ids are the same whatever the number of threads.
+    """
+    import torch
+
+    from ..train.retrieval import sdpa_ready
+
+    chunk = texts(lo, hi)
+    m = hi - lo
+    if len(chunk) != m:
+        raise ValueError(f"{desc}: asked for rows {lo}:{hi}, got {len(chunk)} texts")
+    for i, t in enumerate(chunk):
+        if not isinstance(t, str):
+            raise ValueError(f"{desc}: row {lo + i} is {type(t).__name__} {t!r:.60}, not text")
+    left = getattr(tokenizer, "padding_side", "right") == "left"
+    pad_value = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
+                 "attention_mask": 0, "special_tokens_mask": 1}
+    arrays: dict[str, np.ndarray] = {}
+
+    def tokenise(s: int):
+        return s, tokenizer(list(chunk[s : s + _TOKENIZE_CHUNK]), max_length=max_length, truncation=True, padding=True,
+                            return_tensors="np")
+
+    starts = list(range(0, m, _TOKENIZE_CHUNK))
+    width = pool_width if pool is not None else 1  # chunks in flight at once (bounds the tokenizer's objects)
+    results = (r for g in range(0, len(starts), width)
+               for r in (pool.map(tokenise, starts[g : g + width]) if pool is not None else map(tokenise, starts[g : g + width])))
+    for s, enc in results:
+        for k, v in enc.items():
+            if k not in arrays:
+                arrays[k] = np.full((m, max_length), pad_value.get(k, 0), dtype=np.int32)
+            w = v.shape[1]
+            arrays[k][s : s + len(v), (max_length - w if left else 0) : (max_length if left else w)] = v
+        del enc
+    chunk = None  # the window's texts are no longer needed
+    lengths = arrays["attention_mask"].sum(axis=1)  # tokens per row, [CLS]/[SEP] included
+    order = np.argsort(-lengths, kind="stable") if sort else np.arange(m)
+    batches = []
+    for s in range(0, m, batch_size):
+        rows = order[s : s + batch_size]
+        w = int(lengths[rows].max())  # padded to this batch's longest
+        cols = slice(max_length - w, max_length) if left else slice(0, w)
+        batch = {k: torch.from_numpy(a[rows, cols].astype(np.int64)) for k, a in arrays.items()}
+        batch = sdpa_ready(batch) if sdpa else batch
+        batches.append({k: v.pin_memory() for k, v in batch.items()} if pin else batch)
+    return _Window(lo, hi, order, batches)
+
+
+def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str]], start: int, n: int,
+                    sink: Callable[[int, int, np.ndarray], None], *, max_length: int, batch_size: int, sort_window: int,
+                    device, amp_dtype, out_dtype, prefetch: bool | None, embed, desc: str,
+                    tokenizer_threads: int | None = None) -> None:
+    """Encode rows ``start:n`` window by window; ``sink(lo, hi, rows)`` receives each window in corpus order."""
+    import torch
+
+    from ..train.retrieval import DualEncoder, prefetched, uses_sdpa
+
+    if batch_size < 1 or sort_window < 0:
+        raise ValueError(f"{desc}: batch_size must be >= 1 and sort_window >= 0, got {batch_size} and {sort_window}")
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    cuda = device.type == "cuda"
+    encoder.eval().to(device)
+    embed = embed or DualEncoder._first_token
+    dim = encoder.config.hidden_size
+    buf_dtype = torch.float16 if np.dtype(out_dtype) == np.float16 else torch.float32
+    rows_per_window = batch_size * max(sort_window, 1)
+    spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
+    threads = tokenizer_threads if tokenizer_threads is not None else default_tokenizer_threads(cuda)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="codeswitch-tokenise") if threads > 1 else None
+    prep = lambda lo, hi: _prepare_window(  # noqa: E731
+        tokenizer, texts, lo, hi, max_length=max_length, batch_size=batch_size, sort=sort_window > 0,
+        sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, pool=pool, pool_width=threads,
+    )
+
+    def finish(pending) -> None:
+        w, host, event = pending
+        if event is not None:
+            event.synchronize()  # the window's one wait for the device
+        got = host.numpy()
+        rows = np.empty_like(got)
+        rows[w.order] = got  # sorted position -> corpus row
+        sink(w.lo, w.hi, rows)
+
+    pending = None
+    windows = prefetched(prep, spans, enabled=True if prefetch is None else prefetch)
+    try:
+        for w in windows:
+            with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                buf = torch.empty((w.hi - w.lo, dim), dtype=buf_dtype, device=device)  # the window's embeddings, sorted order
+                pos = 0
+                for j, batch in enumerate(w.batches):
+                    batch = {k: v.to(device, non_blocking=cuda) for k, v in batch.items()}
+                    emb = embed(encoder, batch)  # (b, H)
+                    b = batch["input_ids"].shape[0]
+                    if tuple(emb.shape) != (b, dim):
+                        raise ValueError(f"{desc}: the encoder returned {tuple(emb.shape)} for a batch of {b} rows of window "
+                                         f"{w.lo}:{w.hi}, expected {(b, dim)}")
+                    buf[pos : pos + b] = emb
+                    pos += b
+                    if j == 0 and pending is not None:  # the device has work queued: now wait for the previous window
+                        finish(pending)
+                        pending = None
+                w.batches = []  # the token ids are no longer needed (a pinned block is reused only after its copy is done)
+                if cuda:
+                    host = torch.empty(buf.shape, dtype=buf.dtype, pin_memory=True)
+                    host.copy_(buf, non_blocking=True)
+                    event = torch.cuda.Event()
+                    event.record()
+                else:
+                    host, event = buf, None
+            if pending is not None:  # only if a window had no batch; keeps the order anyway
+                finish(pending)
+            pending = (w, host, event)
+            del w, buf, host, event
+        if pending is not None:
+            finish(pending)
+    finally:
+        windows.close()  # stops the background thread, also when encoding fails
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def default_tokenizer_threads(cuda: bool) -> int:
+    """Threads that tokenise a corpus window: 1 on CPU (the encoder needs the cores), on a GPU enough to feed it.
+
+    One thread tokenises ~3,000–4,000 passages of ≤ 128 tokens a second (benchmark
+    row ``t_d``); the 20,000 passages/s target needs 6–8.  Leaves two cores to the
+    main thread; ``CODESWITCH_TOKENIZER_THREADS`` overrides it.
+    """
+    import os
+
+    if os.environ.get("CODESWITCH_TOKENIZER_THREADS"):
+        return max(1, int(os.environ["CODESWITCH_TOKENIZER_THREADS"]))
+    if not cuda:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 4)
+    return max(2, min(8, cores - 2))
+
+
+_LIBC: list = []
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere).
+
+    Each window allocates and frees arrays and tensors of new shapes; glibc keeps the
+    freed pages (its mmap threshold grows with every large block freed), so without
+    this the resident memory of a long encoding creeps up by ~100 MB of *free* heap.
+    Calling it once per window costs about a millisecond.
+    """
+    if not _LIBC:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.append(libc.malloc_trim)
+        except (OSError, AttributeError):  # not glibc
+            _LIBC.append(None)
+    if _LIBC[0] is not None:
+        _LIBC[0](0)
+
+
+def encode_corpus(
+    encoder,
+    tokenizer,
+    texts: Callable[[int, int], Sequence[str]],
+    n: int,
+    path: Path,
+    *,
+    max_length: int,
+    batch_size: int,
+    sort_window: int = 32,
+    device=None,
+    amp_dtype=None,
+    dtype=np.float16,
+    prefetch: bool | None = None,
+    embed: Callable | None = None,
+    desc: str = "encode corpus",
+    tokenizer_threads: int | None = None,
+) -> np.ndarray:
+    """Encode ``n`` passages with ``encoder`` into an ``(n, H)`` ``.npy`` file at ``path``; return it memory-mapped.
+
+    ``texts(start, stop)`` returns the texts of rows ``start:stop`` (e.g.
+    :meth:`codeswitch.data.retrieval.Collection.texts`, read from a memory-mapped
+    dataset).  An embedding is ``embed(encoder, batch)``, by default the last layer's
+    first-token vector (DPR).  Windows of ``sort_window`` batches are sorted by token
+    length (``0``: batches in corpus order), tokenised one window ahead in a
+    background thread (``prefetch``, default on), encoded under
+    ``torch.inference_mode()`` and ``amp_dtype`` autocast, and copied to the host
+    once per window; see the module docstring.  ``dtype``: of the file (float16;
+    float32 for exact comparisons).  ``tokenizer_threads``: threads tokenising a window
+    (default :func:`default_tokenizer_threads`).  An interrupted call resumes at the last
+    completed window; a finished file is returned without encoding.
+    """
+    out = _RowFile(path, n, encoder.config.hidden_size, dtype, desc=desc)
+    done = out.complete()
+    if done is not None:
+        return done
+    start = out.open()
+    bar = progress(total=n, initial=start, desc=desc, unit="passage", disable=_short(n, 20000))
+
+    def sink(lo: int, hi: int, rows: np.ndarray) -> None:
+        out.write(lo, rows)
+        out.checkpoint(hi)
+        bar.update(hi - lo)
+        _trim_heap()
+
+    try:
+        _encode_windows(encoder, tokenizer, texts, start, n, sink, max_length=max_length, batch_size=batch_size,
+                        sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=dtype, prefetch=prefetch,
+                        embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+        return out.finish()
+    finally:
+        out.close()
+        bar.close()
+
+
+def encode_texts(
+    encoder,
+    tokenizer,
+    texts: Sequence[str],
+    *,
+    max_length: int,
+    batch_size: int,
+    sort_window: int = 32,
+    device=None,
+    amp_dtype=None,
+    prefetch: bool | None = False,
+    embed: Callable | None = None,
+    desc: str = "encode",
+    tokenizer_threads: int | None = None,
+) -> np.ndarray:
+    """``(len(texts), H)`` float32 embeddings of a list of texts (queries), by the pipeline of :func:`encode_corpus`.
+
+    Rows come back in the order of ``texts``; windows of ``sort_window`` batches are
+    sorted by token length first (``0``: not sorted).  Meant for lists that fit in
+    memory; a corpus goes through :func:`encode_corpus`.
+    """
+    out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
+
+    def sink(lo: int, hi: int, rows: np.ndarray) -> None:
+        out[lo:hi] = rows
+
+    _encode_windows(encoder, tokenizer, lambda lo, hi: texts[lo:hi], 0, len(texts), sink, max_length=max_length,
+                    batch_size=batch_size, sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32,
+                    prefetch=prefetch, embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+    return out
 
 
 def dense_rank(

@@ -76,6 +76,7 @@ class GlueConfig:
     max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
     max_eval_samples: int | None = None  # first N validation and test rows (None: all)
     cpu_threads: int | None = None  # torch threads for CPU runs (None: torch's default)
+    group_by_length: bool = True  # length-grouped training batches (train.glue's fast path; changes the batch order)
     log_epochs: bool = True  # one line per epoch of every run
 
     def __post_init__(self):
@@ -162,6 +163,7 @@ def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprin
                         "max_length": glue.max_length_pair if TASKS[task].pair else glue.max_length_single,
                         "eval_batch_size": glue.eval_batch_size,
                         "precision": precision,
+                        "group_by_length": glue.group_by_length,  # another batch order: another run
                     }
                     if bb.model in TINY_BACKBONES:  # a tiny backbone changes with its tokenizer corpus
                         config["tiny_corpus"] = corpus_fingerprint()
@@ -211,6 +213,7 @@ def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | N
             device=device,
             cpu_threads=glue.cpu_threads,
             precision=config["precision"],
+            group_by_length=config["group_by_length"],
             log_epochs=glue.log_epochs,
         )
         result = fine_tune(

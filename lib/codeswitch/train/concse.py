@@ -45,7 +45,7 @@ from transformers import TrainerCallback
 from ..evaluate.sts import spearman_x100, sts_evaluator
 from ..losses.concse import CONCSE_COLUMNS, DEFAULT_BUCKET_COST, SIMCSE_COLUMNS, ConCSELoss, bucket_features, simcse_loss
 from ..progress import progress
-from ..utils import quiet_transformers
+from ..utils import loader_workers, quiet_transformers
 
 __all__ = [
     "TrainSpec",
@@ -264,10 +264,11 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             use_cpu=device.type == "cpu",
             bf16=amp == torch.bfloat16,
             fp16=amp == torch.float16,  # the Trainer adds loss scaling
-            # GPU: tokenise and bucket in two worker processes, copy from pinned memory without
-            # blocking (accelerate prefetches the next batch); CPU: no workers (process start-up
-            # would cost more than the tiny smoke steps).
-            dataloader_num_workers=2 if cuda else 0,
+            # GPU: tokenise and bucket in worker processes (enough to outpace the GPU: see
+            # codeswitch.utils.loader_workers), copy from pinned memory without blocking
+            # (accelerate prefetches the next batch); CPU: no workers (process start-up would
+            # cost more than the tiny smoke steps).
+            dataloader_num_workers=loader_workers(cuda),
             dataloader_pin_memory=cuda,
             dataloader_persistent_workers=cuda,
             accelerator_config={"non_blocking": cuda},

@@ -25,6 +25,49 @@ underneath; several GPUs are used as the Trainer uses them): AdamW, linear
 schedule with warm-up, dynamic padding (``DataCollatorWithPadding``), one
 evaluation per epoch.
 
+The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performance.md):
+
+* **length-grouped batches** (``FineTuneSettings.group_by_length``, on in every
+  profile): the Trainer's ``LengthGroupedSampler``
+  (``train_sampling_strategy="group_by_length"``, the 5.x name of
+  ``group_by_length=True``).  Each epoch the training rows are shuffled, cut into
+  mega-batches of ``m`` batches, ``m = min(50, max(1, N // (4 B)))`` for ``N`` rows
+  and the per-process batch ``B``, and every mega-batch is sorted by length and
+  cut into batches, so a batch holds rows of similar length and is padded to
+  little more than its rows' own lengths (the longest row of the epoch is moved
+  into the first batch: an out-of-memory error comes at once).  The shuffle is
+  drawn from a generator seeded with ``data_seed`` (the Trainer would draw it
+  from torch's global stream: we make the order a function of the seed alone,
+  identical on every process of a distributed launch, where accelerate then
+  deals the batches out round-robin).
+  The lengths are read from the ``length`` column that :func:`encode` stores (the
+  Trainer does not re-tokenise or re-scan the data).  Grouping leaves the
+  objective alone here: a GLUE batch loss is the mean of per-row losses, and a
+  row's loss does not depend on the other rows of its batch (unlike ConCSE's
+  in-batch negatives, whose batches stay random); only which rows are averaged
+  into each update changes.  With grouping on, the Trainer also groups the
+  evaluation batches (a fixed order seeded by ``data_seed``); the scores do not
+  depend on the order, predictions and labels stay paired.
+* **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
+  (BERT, XLM-R and mBART all support it).
+* **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
+  ``fp16`` flags): bf16 autocast where the GPU has it; fp16 autocast with
+  accelerate's ``GradScaler`` (dynamic loss scaling) where it does not; fp32 on
+  CPU (the smoke profile).  ``tests/test_glue_fast.py`` checks that a few steps
+  in bf16 and fp32 differ by less than a different dropout draw does.
+* **no host synchronisation per step**: the Trainer keeps the running loss on the
+  device and reads it once per logging interval (here: per epoch); its per-step
+  NaN filter, which reads every loss on the host, is off
+  (``logging_nan_inf_filter=False``); gradient clipping (``max_grad_norm`` 1.0)
+  returns the norm as a device tensor, read only when logging; fused AdamW
+  (which also takes fp16's inf check on the device).  The one sync per forward
+  left is inside transformers (its SDPA mask check, documented in
+  docs/performance.md); ``tests/test_glue_fast.py`` counts the host reads of a
+  step outside the forward (none).
+* **data loading** on GPU: two persistent DataLoader workers pad the batches
+  (prefetching four each), pinned memory and non-blocking copies; on CPU no
+  workers (process start-up costs more than a tiny smoke step).
+
 Best epoch: after every epoch the validation split *and* the test split(s) are
 scored; the epoch with the best validation score (task metric, first one on a
 tie) is kept and its test scores are reported.  This equals
@@ -36,6 +79,7 @@ for the large backbones), so nothing is left on disk after a run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -124,8 +168,16 @@ def scenario_of(train: str, select: str, test: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- data
+LENGTH = "length"  # the column of each row's token count (the Trainer's ``length_column_name``)
+
+
 def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: int):
-    """Tokenise one split in language ``lang`` into a ``datasets.Dataset`` (no padding: the collator pads per batch)."""
+    """Tokenise one split in language ``lang`` into a ``datasets.Dataset`` (no padding: the collator pads per batch).
+
+    Columns: the tokenizer's outputs, ``labels``, and ``length`` = the row's
+    number of real (non-padding) tokens, the sum of its attention mask, which the
+    length-grouped sampler sorts by (the collator drops it before the model).
+    """
     import datasets
 
     cols = task.text_columns(lang)
@@ -137,6 +189,8 @@ def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: i
     dtype = np.float32 if task.name in REGRESSION_TASKS else np.int64
     data = {k: list(v) for k, v in enc.items()}
     data["labels"] = df["label"].to_numpy().astype(dtype).tolist()
+    mask = data.get("attention_mask")
+    data[LENGTH] = [int(sum(m)) for m in mask] if mask is not None else [len(ids) for ids in data["input_ids"]]
     return datasets.Dataset.from_dict(data)
 
 
@@ -157,6 +211,7 @@ class FineTuneSettings:
     device: str = "cpu"  # "cpu" or "cuda"
     cpu_threads: int | None = None  # torch intra-op threads on CPU (None: leave torch's default)
     precision: str = "fp32"  # "fp32" | "bf16" | "fp16"
+    group_by_length: bool = True  # batches of rows of similar length (see the module docstring)
     log_epochs: bool = True  # print one line per epoch
 
     def max_length(self, task: GlueTask) -> int:
@@ -185,11 +240,44 @@ def fine_tune(
          "test_all": {"en": {...every metric...}, ...},
          "epochs": [{"epoch": 1, "loss": .., "valid": .., "test_en": .., "test_cs": ..}, ...]}
     """
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding, Trainer
+    metric = TASKS[task_name].metric
+    recorder = _EpochRecorder(metric, desc, settings.log_epochs, ["valid", *(f"test_{lang}" for lang in test_dfs)])
+    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), _frozen_gc():
+        trainer = build_trainer(
+            model_path, task_name, train_df, valid_df, test_dfs,
+            train_lang=train_lang, select_lang=select_lang, settings=settings, output_dir=tmp, callbacks=[recorder],
+        )
+        trainer.train()
+    result = recorder.result(list(test_dfs))
+    if not np.isclose(result["valid"], trainer.state.best_metric):
+        raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
+    return result
+
+
+def build_trainer(
+    model_path: str,
+    task_name: str,
+    train_df: pd.DataFrame,
+    valid_df: pd.DataFrame,
+    test_dfs: Mapping[str, pd.DataFrame],
+    *,
+    train_lang: str,
+    select_lang: str,
+    settings: FineTuneSettings,
+    output_dir: str,
+    callbacks: Sequence[TrainerCallback] = (),
+):
+    """The Hugging Face ``Trainer`` of one run, ready to ``train()`` (what :func:`fine_tune` trains).
+
+    Tokenises the splits (evaluation sets ``valid`` and ``test_<lang>``), seeds,
+    loads the model (SDPA attention) and builds the Trainer with the fast-path
+    arguments of :func:`_training_arguments`.  Exposed so that tests can look at
+    its batches (``trainer.get_train_dataloader()``) without training.
+    """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.trainer_callback import PrinterCallback
 
     task = TASKS[task_name]
-    metric = task.metric
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     max_len = settings.max_length(task)
     train_ds = encode(train_df, task, train_lang, tokenizer, max_len)
@@ -203,35 +291,32 @@ def fine_tune(
             model_path,
             num_labels=task.num_labels,
             problem_type="regression" if task.num_labels == 1 else "single_label_classification",
+            attn_implementation="sdpa",  # PyTorch's fused attention (BERT, XLM-R, mBART all have it)
         )
-    if hasattr(model.config, "use_cache"):
-        model.config.use_cache = False  # mBART: no decoder cache in the outputs (only logits are needed)
-
-    recorder = _EpochRecorder(metric, desc, settings.log_epochs, list(eval_sets))
-    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), _frozen_gc():
-        trainer = Trainer(
+        if hasattr(model.config, "use_cache"):
+            model.config.use_cache = False  # mBART: no decoder cache in the outputs (only logits are needed)
+        trainer = _glue_trainer_class()(
             model=model,
-            args=_training_arguments(tmp, settings, metric),
+            args=_training_arguments(output_dir, settings, task.metric),
             train_dataset=train_ds,
             eval_dataset=eval_sets,
-            data_collator=DataCollatorWithPadding(tokenizer),
+            data_collator=PadWithoutLength(tokenizer),
             processing_class=tokenizer,
             compute_metrics=compute_metrics_for(task_name),
             preprocess_logits_for_metrics=_logits_only,
-            callbacks=[recorder],
+            callbacks=list(callbacks),
         )
-        trainer.remove_callback(PrinterCallback)  # it prints every log dict; the recorder prints one line per epoch
-        trainer.train()
-    result = recorder.result(list(test_dfs))
-    if not np.isclose(result["valid"], trainer.state.best_metric):
-        raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
-    return result
+    trainer.remove_callback(PrinterCallback)  # it prints every log dict; the recorder prints one line per epoch
+    return trainer
 
 
 def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
     """The ``TrainingArguments`` of one run; ``s.batch_size`` is the total batch over every device."""
     from transformers import TrainingArguments
 
+    if s.precision not in ("fp32", "bf16", "fp16"):
+        raise ValueError(f"precision must be fp32, bf16 or fp16; got {s.precision!r}")
+    cuda = s.device == "cuda"
     args = TrainingArguments(
         output_dir=output_dir,
         num_train_epochs=s.epochs,
@@ -251,8 +336,22 @@ def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
         data_seed=s.seed,
         use_cpu=s.device == "cpu",
         bf16=s.precision == "bf16",
-        fp16=s.precision == "fp16",
-        dataloader_num_workers=0,
+        fp16=s.precision == "fp16",  # autocast + accelerate's GradScaler (dynamic loss scaling)
+        # length-grouped batches (the 5.x spelling of group_by_length=True), lengths read from
+        # encode()'s column: the column must reach the sampler, so the Trainer may not drop
+        # unused columns (every other column is a model input; PadWithoutLength drops `length`)
+        train_sampling_strategy="group_by_length" if s.group_by_length else "random",
+        length_column_name=LENGTH,
+        remove_unused_columns=False,
+        logging_nan_inf_filter=False,  # the filter reads every step's loss on the host (a GPU sync)
+        # GPU: two persistent workers pad the batches ahead, pinned memory, non-blocking copies
+        # (accelerate prefetches the next batch); CPU: no workers (process start-up would cost
+        # more than the tiny smoke steps)
+        dataloader_num_workers=2 if cuda else 0,
+        dataloader_pin_memory=cuda,
+        dataloader_persistent_workers=cuda,
+        dataloader_prefetch_factor=4 if cuda else None,
+        accelerator_config={"non_blocking": cuda},
         disable_tqdm=True,
         report_to=[],
         log_level="error",
@@ -264,6 +363,64 @@ def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
         raise ValueError(f"batch size {s.batch_size} cannot be split evenly over {devices} devices")
     args.per_device_train_batch_size = s.batch_size // devices
     return args
+
+
+class PadWithoutLength:
+    """``DataCollatorWithPadding`` after dropping the ``length`` column (the sampler's, not a model input).
+
+    Pads every batch to its own longest row (dynamic padding).  A module-level
+    class, so that DataLoader worker processes can receive it.
+    """
+
+    def __init__(self, tokenizer):
+        from transformers import DataCollatorWithPadding
+
+        self.pad = DataCollatorWithPadding(tokenizer)
+
+    def __call__(self, features):
+        return self.pad([{k: v for k, v in f.items() if k != LENGTH} for f in features])
+
+
+def _int_list(lengths) -> list[int]:
+    """Lengths as a plain list: a ``datasets`` ``Column`` reads one row per index (~30 µs each)."""
+    if isinstance(lengths, list):
+        return lengths
+    if hasattr(lengths, "tolist"):
+        return lengths.tolist()
+    return list(lengths[:])  # a datasets Column: one Arrow read of the whole column
+
+
+@functools.cache
+def _glue_trainer_class():
+    """``Trainer`` with two repairs to its length-grouped sampler (transformers 5.23).
+
+    * the training order is drawn from a generator seeded with ``data_seed``
+      (the Trainer leaves it ``None``: torch's global stream, which ``data_seed``
+      never reaches) — so the batches depend on the seed alone and are the same
+      on every process of a distributed launch, as the batch sharding assumes;
+    * the lengths are handed over as a list (the Trainer passes the dataset's
+      ``Column``, and sorting a mega-batch would read it one row at a time).
+    """
+    import torch
+    from transformers import Trainer
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    class GlueTrainer(Trainer):
+        def _get_train_sampler(self, train_dataset=None):
+            sampler = super()._get_train_sampler(train_dataset)
+            if isinstance(sampler, LengthGroupedSampler):
+                sampler.lengths = _int_list(sampler.lengths)
+                seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
+                sampler.generator = torch.Generator().manual_seed(seed)
+            return sampler
+
+        def _get_eval_sampler(self, eval_dataset):
+            sampler = super()._get_eval_sampler(eval_dataset)
+            if isinstance(sampler, LengthGroupedSampler):
+                sampler.lengths = _int_list(sampler.lengths)  # its generator is seeded by the Trainer
+            return sampler
+
+    return GlueTrainer
 
 
 def _logits_only(logits, labels):

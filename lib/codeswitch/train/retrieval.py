@@ -33,6 +33,34 @@ keeping the autograd graph of the local one, so every query is scored against al
 2B passages of the global batch (the loss is multiplied by the number of devices
 because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up, no
 gradient clipping; the last incomplete batch of an epoch is dropped.
+
+The step (the fast path of issue 8, item 3)::
+
+    host (background thread, one step ahead)           device (main thread)
+    ─────────────────────────────────────────           ───────────────────────────────────────────
+    rows of step t+1 → mix → tokenise per encoder       step t: copy (non-blocking, from pinned memory)
+      → padding mask made SDPA-ready → pin                → 2 forwards (query side, passage side)
+                                                          → loss → backward → AdamW → schedule
+                                                          → loss sums += (total, ir, align)   (on device)
+
+* **one forward per encoder**: every query-side group (English, code-mixed) is one
+  batch, every passage-side group (positives, negatives, mixed positives) another,
+  padded to its longest sequence (dynamic padding);
+* **SDPA attention** (``attn_implementation="sdpa"``), the unused BERT/XLM-R pooler
+  not built; the (B, L) padding mask is turned *on the host* into the (B, 1, 1, L)
+  boolean mask SDPA reads (or dropped when a batch has no padding), so transformers
+  never asks the GPU whether the mask is all ones (:func:`sdpa_ready`);
+* **mixed precision** from the caller (``mixed_precision="bf16"``, or ``"fp16"`` with
+  accelerate's loss scaling where bf16 is missing); the losses are computed in fp32;
+* **no host synchronisation inside the step**: the per-epoch loss sums
+  ``Σ_t (L_t, L_ir,t, L_c,t)`` stay on the device (float64) and are read once per
+  epoch, ``history[k][epoch] = Σ_t L_k,t / n_batches`` — the same numbers the
+  per-step ``float(loss)`` reads gave;
+* **data never starves the GPU**: on CUDA a one-thread pool prepares step t+1's
+  pinned tensors while step t runs (HF fast tokenizers release the GIL).  Mixing is
+  seeded per (seed, epoch, query id) and tokenisation is deterministic, so the
+  prefetched run equals the plain one bit for bit (``prefetch=True`` on a CPU
+  checks it; a test does).
 """
 
 from __future__ import annotations
@@ -43,9 +71,12 @@ import os
 import random
 import shutil
 import tempfile
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 import torch
@@ -57,9 +88,12 @@ from ..data.retrieval import passage_text
 from ..losses.contrastivemix import contrastivemix_loss, ir_loss
 from ..progress import progress
 from ..runs import atomic_write_json
-from ..utils import quiet_transformers
+from ..utils import loader_workers, quiet_transformers
 
-__all__ = ["METHODS", "TrainSpec", "DualEncoder", "gather_with_grad", "tokenize", "train_dual_encoder", "load_dual_encoder", "encoder_fn", "quiet_transformers"]
+__all__ = [
+    "METHODS", "TrainSpec", "DualEncoder", "gather_with_grad", "tokenize", "sdpa_ready", "prefetched", "train_dual_encoder",
+    "load_encoder", "load_dual_encoder", "encoder_fn", "quiet_transformers",
+]
 
 METHODS = ("mdpr", "naivemix", "contrastivemix")
 
@@ -127,26 +161,38 @@ class DualEncoder(nn.Module):
             tokenizer.save_pretrained(directory / side)
 
 
+def load_encoder(path: str | Path):
+    """One encoder as DPR uses it: SDPA attention, no pooler (DPR pools the first token of the last layer)."""
+    from transformers import AutoModel
+
+    attn = {"attn_implementation": "sdpa"}
+    try:
+        try:
+            return AutoModel.from_pretrained(path, add_pooling_layer=False, **attn)
+        except TypeError:  # a family without a pooler argument
+            return AutoModel.from_pretrained(path, **attn)
+    except ValueError as exc:  # a family without SDPA support: transformers' default attention, slower
+        if "sdpa" not in str(exc).lower():
+            raise
+        warnings.warn(f"{path}: no SDPA attention for this model family ({exc}); using the default attention", stacklevel=2)
+        try:
+            return AutoModel.from_pretrained(path, add_pooling_layer=False)
+        except TypeError:
+            return AutoModel.from_pretrained(path)
+
+
 def load_dual_encoder(path: str | Path, *, separate: bool = True):
     """``(DualEncoder, tokenizer)`` from a backbone (both encoders start from it) or a saved checkpoint."""
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoTokenizer
 
     path = Path(path)
     if (path / "query").is_dir() and (path / "passage").is_dir():
         q_path, p_path = path / "query", path / "passage"
     else:
         q_path = p_path = path
-    kwargs = {"add_pooling_layer": False}  # DPR pools the first token of the last layer, no pooler
-
-    def load(p):
-        try:
-            return AutoModel.from_pretrained(p, **kwargs)
-        except TypeError:  # a family without a pooler argument
-            return AutoModel.from_pretrained(p)
-
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(q_path)
-        return DualEncoder(load(q_path), load(p_path)), tokenizer
+        return DualEncoder(load_encoder(q_path), load_encoder(p_path)), tokenizer
 
 
 def tokenize(tokenizer, texts: Sequence[str], max_length: int, special: Sequence[bool] | None = None) -> dict[str, Tensor]:
@@ -158,6 +204,75 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int, special: Sequence
         ids.append(tokenizer(text, max_length=max_length, truncation=True, add_special_tokens=sp)["input_ids"])
     padded = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
     return {"input_ids": padded["input_ids"], "attention_mask": padded["attention_mask"]}
+
+
+def uses_sdpa(model: nn.Module) -> bool:
+    """Whether ``model`` (a transformers model) runs PyTorch's scaled-dot-product attention."""
+    return getattr(getattr(model, "config", None), "_attn_implementation", None) == "sdpa"
+
+
+def sdpa_ready(batch: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """``batch`` (host tensors) with its padding mask in the form SDPA reads, decided on the host.
+
+    Given a (B, L) ``attention_mask`` of ones and zeros, transformers asks the device
+    ``mask.all()`` before every forward (to drop a mask without padding and let SDPA
+    pick its fastest kernel): a host synchronisation per forward.  Deciding it here,
+    on the CPU copy, avoids that: no padding → no mask; padding → the boolean
+    (B, 1, 1, L) mask (True = attend), which transformers hands to SDPA as it is and
+    SDPA broadcasts over heads and query positions — the same attention as the mask
+    transformers would build.  Only for models with ``attn_implementation="sdpa"``
+    (eager attention *adds* its mask).
+    """
+    mask = batch.get("attention_mask")
+    if mask is None or mask.ndim != 2:
+        return dict(batch)
+    if mask.device.type != "cpu":
+        raise ValueError("sdpa_ready: the attention mask must still be on the host (call it before copying the batch)")
+    out = dict(batch)
+    if bool(mask.all()):  # a CPU tensor: no device involved
+        del out["attention_mask"]
+    else:
+        out["attention_mask"] = mask.bool()[:, None, None, :]  # (B, 1, 1, L)
+    return out
+
+
+V = TypeVar("V")
+
+
+def prefetched(fn: Callable[..., V], keys: Iterable[tuple], *, enabled: bool = True, workers: int = 1) -> Iterator[V]:
+    """``fn(*key)`` for every key in order, the next ``workers`` computed in background threads meanwhile.
+
+    At most ``workers + 1`` results exist at a time (the one the caller holds and the
+    ones being prepared); results come back in the order of ``keys`` whatever thread
+    computed them, so ``fn`` must not depend on the order of its calls.  Several
+    workers help where ``fn`` spends its time outside the GIL (a fast tokenizer).  An
+    exception raised by ``fn`` reaches the caller when it asks for that result.
+    ``enabled=False``: computed in the caller's thread, one at a time.
+    """
+    from collections import deque
+
+    keys = iter(keys)
+    if not enabled:
+        for key in keys:
+            yield fn(*key)
+        return
+    workers = max(1, workers)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codeswitch-prefetch")
+    try:
+        queue: deque = deque()
+        for key in keys:
+            queue.append(pool.submit(fn, *key))
+            if len(queue) >= workers:
+                break
+        while queue:
+            result = queue.popleft().result()
+            key = next(keys, None)
+            if key is not None:
+                queue.append(pool.submit(fn, *key))
+            yield result
+            del result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- data
@@ -235,12 +350,16 @@ def train_dual_encoder(
     device: str = "auto",
     mixed_precision: str = "no",
     desc: str = "train",
+    prefetch: bool | None = None,
+    prefetch_workers: int | None = None,
 ) -> tuple[DualEncoder, object, dict]:
     """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
 
     ``backbone`` is a folder or hub id both encoders start from, or an already
     loaded ``(DualEncoder, tokenizer)`` pair, which is copied (not modified): a grid of
-    runs then reads the backbone from disk once.
+    runs then reads the backbone from disk once.  ``prefetch``: prepare the next
+    step's tensors in a background thread (default: on CUDA only; the result is the
+    same either way).
 
     Returns ``(model, tokenizer, stats)``: the trained :class:`DualEncoder` (unwrapped),
     its tokenizer, and ``{"steps", "epochs", "loss": [mean total loss per epoch],
@@ -267,58 +386,95 @@ def train_dual_encoder(
     else:
         model, tokenizer = load_dual_encoder(backbone)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay, foreach=True)
+    sdpa = uses_sdpa(model.query_model) and uses_sdpa(model.passage_model)
+    cuda = accelerator.device.type == "cuda"
+    # Fused AdamW on the GPU (one kernel for all parameters), the multi-tensor one elsewhere.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
+                                  **({"fused": True} if cuda else {"foreach": True}))
     total = n_batches * spec.epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
     model, optimizer = accelerator.prepare(model, optimizer)
     batcher = _Batcher(spec, dictionary)
+    orders: dict[int, list[int]] = {}
+    orders_lock = threading.Lock()
+    per_thread = threading.local()
+
+    def thread_tokenizer():
+        """The tokenizer for this thread: a fast tokenizer sets truncation on its shared backend at each
+        call, so threads tokenising queries (32) and passages (128) at once each need their own copy."""
+        tok = getattr(per_thread, "tokenizer", None)
+        if tok is None:
+            tok = per_thread.tokenizer = tokenizer if threading.current_thread() is threading.main_thread() else copy.deepcopy(tokenizer)
+        return tok
+
+    def host_step(epoch: int, b: int) -> tuple[dict[str, list[str]], dict[str, dict[str, Tensor]]]:
+        """Step ``b`` of ``epoch`` on the host: its rows mixed and tokenised per encoder, SDPA-ready, pinned on CUDA."""
+        with orders_lock:  # several threads prepare steps; at most two epochs are in flight at once
+            if epoch not in orders:
+                for old in [e for e in orders if e < epoch - 1]:
+                    del orders[old]
+                g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
+                orders[epoch] = torch.randperm(len(train_set), generator=g).tolist()  # a CPU tensor: no device read
+        global_idx = orders[epoch][b * spec.batch_size : (b + 1) * spec.batch_size]
+        local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
+        groups = batcher.texts(train_set[local_idx], epoch)
+        # One forward per encoder: every query-side group (English, mixed) in one
+        # batch, every passage-side group (positives, negatives, mixed) in another.
+        sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
+        inputs = {}
+        for side, names in sides.items():
+            texts = [t for n in names for t in groups[n][0]]
+            special = [f for n in names for f in groups[n][1]]
+            max_len = spec.query_max_length if side == "query" else spec.passage_max_length
+            batch = tokenize(thread_tokenizer(), texts, max_len, special)
+            batch = sdpa_ready(batch) if sdpa else batch
+            inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
+        return sides, inputs
 
     history = {"loss": [], "ir": [], "align": []}
+    keys = ("loss", "ir", "align")
     model.train()
     # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
     bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
-    for epoch in range(spec.epochs):
-        g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
-        order = torch.randperm(len(train_set), generator=g).tolist()
-        sums = {"loss": 0.0, "ir": 0.0, "align": 0.0}
-        for b in range(n_batches):
-            global_idx = order[b * spec.batch_size : (b + 1) * spec.batch_size]
-            local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
-            groups = batcher.texts(train_set[local_idx], epoch)
-            # One forward per encoder: every query-side group (English, mixed) in one
-            # batch, every passage-side group (positives, negatives, mixed) in another.
-            sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
-            inputs = {}
-            for side, names in sides.items():
-                texts = [t for n in names for t in groups[n][0]]
-                special = [f for n in names for f in groups[n][1]]
-                max_len = spec.query_max_length if side == "query" else spec.passage_max_length
-                inputs[side] = {k: v.to(accelerator.device) for k, v in tokenize(tokenizer, texts, max_len, special).items()}
-            out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
-            emb = {}
-            for side, names in sides.items():
-                for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
-                    emb[name] = gather_with_grad(chunk)  # (B, H)
-            if spec.method == "contrastivemix":
-                losses = contrastivemix_loss(
-                    emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
-                    weight=spec.align_weight, p_mixed=emb.get("pos_mixed"),
-                )
-            else:
-                ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
-                losses = {"ir": ir, "align": ir.new_zeros(()), "total": ir}
-            accelerator.backward(losses["total"] * world)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            for k, name in (("loss", "total"), ("ir", "ir"), ("align", "align")):
-                sums[k] += float(losses[name].detach())
-            bar.update(1)
-        for k in history:
-            history[k].append(sums[k] / n_batches)
-        bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
+    steps = ((epoch, b) for epoch in range(spec.epochs) for b in range(n_batches))
+    # GPU: several threads mix and tokenise the next steps (tokenising 4B texts a step in one
+    # thread is slower than the step itself: benchmark rows t_d and c); CPU: in line.
+    batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
+                         workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
+    sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
+    try:
+        for epoch in range(spec.epochs):
+            sums.zero_()
+            for b in range(n_batches):
+                sides, host = next(batches)
+                inputs = {side: {k: v.to(accelerator.device, non_blocking=cuda) for k, v in batch.items()} for side, batch in host.items()}
+                out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
+                emb = {}
+                for side, names in sides.items():
+                    for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
+                        emb[name] = gather_with_grad(chunk)  # (B, H)
+                if spec.method == "contrastivemix":
+                    losses = contrastivemix_loss(
+                        emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
+                        weight=spec.align_weight, p_mixed=emb.get("pos_mixed"),
+                    )
+                else:
+                    ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
+                    losses = {"ir": ir, "align": ir.new_zeros(()), "total": ir}
+                accelerator.backward(losses["total"] * world)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                sums += torch.stack([losses[name].detach().double() for name in ("total", "ir", "align")])  # stays on the device
+                bar.update(1)
+            means = (sums / n_batches).tolist()  # the epoch's one read of the device
+            for k, v in zip(keys, means):
+                history[k].append(v)
+            bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
+    finally:
+        batches.close()  # stops the background thread (also when a step fails)
     bar.close()
 
     accelerator.wait_for_everyone()
@@ -342,19 +498,21 @@ def train_dual_encoder(
     return unwrapped, tokenizer, {"steps": total, "epochs": spec.epochs, **history}
 
 
-def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None):
-    """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder."""
+def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None,
+               sort_window: int = 32):
+    """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder.
+
+    Texts are encoded by :func:`codeswitch.evaluate.retrieval.encode_texts`: sorted by
+    token length within windows of ``sort_window`` batches (less padding), rows
+    returned in the order given (``sort_window=0``: batches in the given order).
+    """
+    from ..evaluate.retrieval import encode_texts
+
     encoder = model.query_model if side == "query" else model.passage_model
     encoder.eval().to(device)
 
-    @torch.inference_mode()
-    def encode(texts: list[str]) -> np.ndarray:
-        out = []
-        for i in range(0, len(texts), batch_size):
-            batch = {k: v.to(device) for k, v in tokenize(tokenizer, texts[i : i + batch_size], max_length).items()}
-            with torch.autocast(device_type=torch.device(device).type, dtype=amp_dtype, enabled=amp_dtype is not None):
-                emb = DualEncoder._first_token(encoder, batch)  # (b, H)
-            out.append(emb.float().cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, encoder.config.hidden_size), dtype=np.float32)
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return encode_texts(encoder, tokenizer, list(texts), max_length=max_length, batch_size=batch_size, device=device,
+                            amp_dtype=amp_dtype, sort_window=sort_window)
 
     return encode

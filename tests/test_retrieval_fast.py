@@ -1,0 +1,341 @@
+"""The ContrastiveMix fast path: SDPA encoders, the trainer's step without host reads, the background
+prefetch (bit for bit the same run), length-sorted streaming corpus encoding (same embeddings, corpus
+order, resume), and the host memory of encoding a corpus (``python -m codeswitch.bench memory``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def tiny(backbones_dir):
+    """The tiny-bert dual encoder (random weights) and its tokenizer."""
+    from codeswitch.models import resolve_model
+    from codeswitch.train.retrieval import load_dual_encoder
+
+    path = resolve_model("tiny-bert")
+    model, tokenizer = load_dual_encoder(path)
+    return path, model.eval(), tokenizer
+
+
+def _passages(n_repeat: int = 1) -> list[str]:
+    """The synthetic Korean collection's passages (184), plus longer ones made by joining neighbours."""
+    from codeswitch.data.retrieval import load_collection
+
+    coll = load_collection("mrtydi", "synthetic", "ko")
+    texts = coll.texts(0, len(coll))
+    long = [" ".join(texts[i : i + 4]) for i in range(0, 60, 3)]  # > 32 tokens: truncated
+    return (texts + long) * n_repeat
+
+
+def _plain(encoder, tokenizer, texts, *, max_length, batch_size):
+    """The reference: batches in the given order, each padded to its longest, transformers' own 2-D masks."""
+    from codeswitch.train.retrieval import DualEncoder, tokenize
+
+    with torch.no_grad():
+        return np.concatenate([
+            DualEncoder._first_token(encoder, tokenize(tokenizer, texts[i : i + batch_size], max_length)).numpy()
+            for i in range(0, len(texts), batch_size)
+        ])
+
+
+# --------------------------------------------------------------------------- SDPA
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-xlmr"])
+def test_encoders_load_with_sdpa_and_without_pooler(backbones_dir, name):
+    from codeswitch.models import resolve_model
+    from codeswitch.train.retrieval import load_dual_encoder, uses_sdpa
+
+    model, _ = load_dual_encoder(resolve_model(name))
+    for enc in (model.query_model, model.passage_model):
+        assert enc.config._attn_implementation == "sdpa" and uses_sdpa(enc)
+        assert getattr(enc, "pooler", None) is None
+
+
+def test_sdpa_ready_masks_give_transformers_embeddings(tiny):
+    from codeswitch.train.retrieval import sdpa_ready, tokenize
+
+    _, model, tokenizer = tiny
+    enc = model.passage_model
+    padded = tokenize(tokenizer, ["a short one", "a much longer passage about a city near the sea , founded long ago"], 32)
+    ready = sdpa_ready(padded)
+    assert ready["attention_mask"].shape == (2, 1, 1, padded["input_ids"].shape[1]) and ready["attention_mask"].dtype == torch.bool
+    full = tokenize(tokenizer, ["the same length", "the same length"], 32)
+    assert "attention_mask" not in sdpa_ready(full)  # no padding: no mask (transformers' own choice, made on the host)
+    with torch.no_grad():
+        for batch in (padded, full):
+            want = enc(**batch).last_hidden_state[:, 0]
+            got = enc(**sdpa_ready(batch)).last_hidden_state[:, 0]
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- the trainer
+def _train(tiny, *, prefetch: bool, n_queries: int | None = None, epochs: int = 2, method: str = "contrastivemix"):
+    from codeswitch.data.codemix import load_muse
+    from codeswitch.data.retrieval import load_train_set, synthetic_glossary_path
+    from codeswitch.train.retrieval import TrainSpec, train_dual_encoder
+
+    _, model, tokenizer = tiny
+    train = load_train_set("synthetic")
+    if n_queries is not None:
+        train = train.select(range(n_queries))
+    mix = {} if method == "mdpr" else {"mix_query": True, "mix_passage": True}
+    spec = TrainSpec(method=method, epochs=epochs, batch_size=8, learning_rate=1e-3, **mix)
+    return train_dual_encoder(train, spec, backbone=(model, tokenizer), dictionary=load_muse(synthetic_glossary_path("ko")),
+                              device="cpu", prefetch=prefetch)
+
+
+def test_trainer_prefetch_gives_the_same_run_bit_for_bit(tiny):
+    plain, _, h_plain = _train(tiny, prefetch=False)
+    ahead, _, h_ahead = _train(tiny, prefetch=True)
+    assert h_plain == h_ahead
+    sd_plain, sd_ahead = plain.state_dict(), ahead.state_dict()
+    assert all(torch.equal(sd_plain[k], sd_ahead[k]) for k in sd_plain)
+    # Every step's total is ir + w·align, so the per-epoch means are too (w = 0.1).
+    for total, ir, align in zip(h_plain["loss"], h_plain["ir"], h_plain["align"]):
+        assert total == pytest.approx(ir + 0.1 * align, rel=1e-6) and align > 0
+    assert len(h_plain["loss"]) == 2 and h_plain["steps"] == 2 * (len(_train_rows()) // 8)
+
+
+def test_trainer_with_several_prefetch_threads_gives_the_same_run(tiny):
+    """Steps prepared by three threads at once (each with its own tokenizer copy) are the steps prepared in line."""
+    from codeswitch.data.codemix import load_muse
+    from codeswitch.data.retrieval import load_train_set, synthetic_glossary_path
+    from codeswitch.train.retrieval import TrainSpec, train_dual_encoder
+
+    _, model, tokenizer = tiny
+    spec = TrainSpec(method="contrastivemix", epochs=3, batch_size=8, learning_rate=1e-3, mix_query=True, mix_passage=True)
+    runs = [
+        train_dual_encoder(load_train_set("synthetic"), spec, backbone=(model, tokenizer),
+                           dictionary=load_muse(synthetic_glossary_path("ko")), device="cpu", prefetch=p, prefetch_workers=w)
+        for p, w in ((False, None), (True, 3))
+    ]
+    (a, _, ha), (b, _, hb) = runs
+    assert ha == hb
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_prefetched_keeps_the_order_with_several_workers():
+    import random
+    import time
+
+    from codeswitch.train.retrieval import prefetched
+
+    def slow_square(i):
+        time.sleep(random.Random(i).random() * 0.01)  # later keys often finish first
+        return i * i
+
+    for workers in (1, 4):
+        assert list(prefetched(slow_square, [(i,) for i in range(25)], workers=workers)) == [i * i for i in range(25)]
+
+
+def test_parallel_tokenisation_gives_the_same_embeddings(tiny, monkeypatch):
+    """A window tokenised in chunks by several threads equals one tokenised by one thread, exactly."""
+    import codeswitch.evaluate.retrieval as R
+
+    _, model, tokenizer = tiny
+    texts = _passages()
+    monkeypatch.setattr(R, "_TOKENIZE_CHUNK", 16)  # 204 passages: 13 chunks, so the threads share the work
+    one = R.encode_texts(model.passage_model, tokenizer, texts, max_length=32, batch_size=8, sort_window=4, device="cpu",
+                         tokenizer_threads=1)
+    three = R.encode_texts(model.passage_model, tokenizer, texts, max_length=32, batch_size=8, sort_window=4, device="cpu",
+                           tokenizer_threads=3)
+    np.testing.assert_array_equal(one, three)
+    assert R.default_tokenizer_threads(False) == 1 and R.default_tokenizer_threads(True) >= 2
+
+
+def _train_rows():
+    from codeswitch.data.retrieval import load_train_set
+
+    return load_train_set("synthetic")
+
+
+def test_trainer_step_reads_nothing_from_the_device(tiny, monkeypatch):
+    """Tensor → host reads made by the step loop itself, the losses, the gather and transformers' mask
+    builder: exactly one per epoch (the loss sums), however many steps an epoch has."""
+    import codeswitch.train.retrieval as tr
+
+    watched = ("losses/contrastivemix.py", "codeswitch/distributed.py", "transformers/masking_utils.py")
+    counts: dict[str, int] = {}
+
+    def spy(name):
+        original = getattr(torch.Tensor, name)
+
+        def wrapper(self, *a, **k):
+            frame = sys._getframe(1)
+            where = frame.f_code.co_filename.replace("\\", "/")
+            if frame.f_code.co_name == "train_dual_encoder" and where == tr.__file__.replace("\\", "/"):
+                counts["loop"] = counts.get("loop", 0) + 1
+            elif any(where.endswith(w) for w in watched):
+                counts[where] = counts.get(where, 0) + 1
+            return original(self, *a, **k)
+
+        return wrapper
+
+    for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy", "cpu"):
+        monkeypatch.setattr(torch.Tensor, name, spy(name))
+    per_run = {}
+    for n_queries in (16, 40):  # 2 and 5 steps per epoch
+        counts.clear()
+        _train(tiny, prefetch=False, n_queries=n_queries, epochs=2)
+        per_run[n_queries] = dict(counts)
+    assert per_run[16] == per_run[40] == {"loop": 2}, per_run
+
+
+# --------------------------------------------------------------------------- corpus encoding
+def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
+    from codeswitch.evaluate.retrieval import _prepare_window, encode_corpus, encode_texts
+
+    _, model, tokenizer = tiny
+    enc = model.passage_model
+    texts = _passages()
+    n = len(texts)  # 204: windows of 3 batches of 8 = 24 rows, the last one partial
+    want = _plain(enc, tokenizer, texts, max_length=32, batch_size=8)
+    got = encode_corpus(enc, tokenizer, lambda a, b: texts[a:b], n, tmp_path / "f32.npy", max_length=32, batch_size=8,
+                        sort_window=3, device="cpu", dtype=np.float32)
+    assert got.shape == (n, 64) and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    # Row i is passage i: reversing the corpus reverses the rows.
+    rev = encode_texts(enc, tokenizer, texts[::-1], max_length=32, batch_size=8, sort_window=3, device="cpu")
+    np.testing.assert_allclose(rev[::-1], want, rtol=0, atol=1e-5)
+    # The float16 file the experiment writes: the same numbers, rounded.
+    f16 = encode_corpus(enc, tokenizer, lambda a, b: texts[a:b], n, tmp_path / "f16.npy", max_length=32, batch_size=8,
+                        sort_window=3, device="cpu")
+    assert f16.dtype == np.float16
+    np.testing.assert_allclose(f16.astype(np.float32), want, rtol=2e-3, atol=1e-3)
+    # Sorting is what saves the padding: fewer padded positions than corpus-order batches.
+    def padded(sort):
+        w = _prepare_window(tokenizer, lambda a, b: texts[a:b], 0, n, max_length=32, batch_size=8, sort=sort, sdpa=False,
+                            pin=False, desc="t")
+        return sum(int((b["attention_mask"] == 0).sum()) for b in w.batches)
+
+    assert padded(True) < padded(False)
+
+
+def test_encoder_fn_sorts_and_restores_the_order(tiny):
+    from codeswitch.train.retrieval import encoder_fn
+
+    _, model, tokenizer = tiny
+    texts = _passages()
+    want = _plain(model.query_model, tokenizer, texts, max_length=16, batch_size=16)
+    for window in (0, 4):
+        got = encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu", sort_window=window)(texts)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    assert encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu")([]).shape == (0, 64)
+
+
+class _Counting(torch.nn.Module):
+    """Wraps an encoder; counts forward calls and raises at call ``fail_at`` (a simulated crash)."""
+
+    def __init__(self, inner, fail_at: int | None = None):
+        super().__init__()
+        self.inner, self.config, self.calls, self.fail_at = inner, inner.config, 0, fail_at
+
+    def forward(self, **batch):
+        self.calls += 1
+        if self.fail_at is not None and self.calls >= self.fail_at:
+            raise RuntimeError("simulated crash")
+        return self.inner(**batch)
+
+
+def test_encode_corpus_resumes_after_an_interruption(tiny, tmp_path):
+    from codeswitch.evaluate.retrieval import encode_corpus
+
+    _, model, tokenizer = tiny
+    texts = _passages()
+    n = len(texts)  # 204 rows: 9 windows of 24 rows (3 batches of 8), 26 batches
+    kw = dict(max_length=32, batch_size=8, sort_window=3, device="cpu", dtype=np.float32)
+    read = lambda a, b: texts[a:b]  # noqa: E731
+    full = np.array(encode_corpus(model.passage_model, tokenizer, read, n, tmp_path / "full.npy", **kw))
+
+    path = tmp_path / "emb.npy"
+    crashing = _Counting(model.passage_model, fail_at=8)  # in window 3 (calls 7..9), after windows 1 and 2 are written
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        encode_corpus(crashing, tokenizer, read, n, path, **kw)
+    state = json.loads(path.with_suffix(".progress.json").read_text())
+    assert state["rows_done"] == 48 and not path.with_suffix(".done.json").exists()
+
+    counting = _Counting(model.passage_model)
+    again = np.array(encode_corpus(counting, tokenizer, read, n, path, **kw))
+    assert counting.calls == 26 - 6  # only the windows not written before the crash
+    assert np.array_equal(again, full)
+    assert path.with_suffix(".done.json").is_file() and not path.with_suffix(".progress.json").exists()
+    # A finished file is returned as it is: nothing is encoded.
+    untouched = _Counting(model.passage_model, fail_at=1)
+    assert np.array_equal(encode_corpus(untouched, tokenizer, read, n, path, **kw), full) and untouched.calls == 0
+    # Progress recorded for another corpus size is not trusted: the encoding starts over.
+    path.with_suffix(".done.json").unlink()
+    path.with_suffix(".progress.json").write_text(json.dumps({"n": n + 1, "dim": 64, "dtype": "float32", "rows_done": 48}))
+    counting = _Counting(model.passage_model)
+    assert np.array_equal(encode_corpus(counting, tokenizer, read, n, path, **kw), full) and counting.calls == 26
+
+
+def test_encode_corpus_reads_at_most_two_windows_ahead(tiny, tmp_path):
+    """When rows lo:hi are read, everything before lo − 2 windows is already written: the corpus is never held."""
+    from codeswitch.evaluate.retrieval import encode_corpus
+
+    _, model, tokenizer = tiny
+    texts = _passages(3)
+    path = tmp_path / "emb.npy"
+    window_rows = 2 * 8
+    lags = []
+
+    def read(lo, hi):
+        state = path.with_suffix(".progress.json")
+        done = json.loads(state.read_text())["rows_done"] if state.is_file() else 0
+        lags.append(lo - done)
+        return texts[lo:hi]
+
+    encode_corpus(model.passage_model, tokenizer, read, len(texts), path, max_length=16, batch_size=8, sort_window=2, device="cpu")
+    assert len(lags) == -(-len(texts) // window_rows)
+    assert max(lags) <= 2 * window_rows
+
+
+def test_encode_corpus_names_a_bad_row(tiny, tmp_path):
+    from codeswitch.evaluate.retrieval import encode_corpus
+
+    _, model, tokenizer = tiny
+    texts = ["a passage"] * 10
+    texts[7] = None
+    with pytest.raises(ValueError, match=r"row 7 is NoneType"):
+        encode_corpus(model.passage_model, tokenizer, lambda a, b: texts[a:b], 10, tmp_path / "e.npy", max_length=16,
+                      batch_size=4, device="cpu")
+
+
+# --------------------------------------------------------------------------- host memory
+def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
+    """``python -m codeswitch.bench memory``: 20,000 passages on disk, encoded in a fresh process.
+
+    Bound 1, peak RSS − RSS before encoding < 250 MB.  What the encoding process
+    needs beyond its imports and model: two windows of 8 × 64 passages (text and
+    int32 ids, ≈ 2 MB), the CPU forward of a batch of 64 × ≤ 128 tokens of the tiny
+    model (attention scores 64 × 4 heads × 128² floats = 16 MB a layer; ≈ 50 MB in
+    all), the touched pages of the 16 MB Arrow table, allocator slack: 76–131 MB
+    measured on the 2-core CI machine.
+    Bound 2, holding the corpus would not show in bound 1 at this size, so the peak
+    is compared with a 5,000-passage corpus: it may grow by the extra Arrow pages
+    (≈ 12 MB) and allocator noise (4–37 MB measured), < 60 MB; keeping the texts and
+    token ids of the extra 15,000 passages as Python objects would add ≈ 83 MB
+    (2.2 kB of string and 3.6 kB of id list per passage, measured) on top.
+    """
+    from codeswitch.bench.memory import main, markdown, measure
+
+    small = measure(5_000, batch=64, window=8, threads=1, workdir=tmp_path)
+    out = tmp_path / "out"
+    assert main(["--passages", "20000", "--batch", "64", "--window", "8", "--threads", "1", "--workdir", str(tmp_path),
+                 "--out", str(out)]) == 0
+    big = json.loads((out / "memory.json").read_text())
+    assert big["shape"] == big["expected_shape"] == [20_000, 64] and big["dtype"] == "float16"
+    assert big["zero_rows"] == 0 and big["nonfinite_rows"] == 0
+    assert big["embeddings_mb"] == pytest.approx((128 + 20_000 * 64 * 2) / 2**20, abs=0.01)
+    assert big["attention"] == "sdpa" and big["passages_per_second"] > 0
+    assert 0 < big["rss_before_mb"] < big["peak_rss_mb"]
+    assert big["peak_minus_before_mb"] < 250, big
+    assert big["peak_rss_mb"] - small["peak_rss_mb"] < 60, (small, big)
+    assert "| 20,000 |" in markdown(big)
+    assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folders are removed
