@@ -17,6 +17,8 @@ from codeswitch.losses.concse import (
     length_buckets,
 )
 
+from .helpers import BagEncoder
+
 
 # --------------------------------------------------------------------------- the bucket plan
 def brute_force(lengths, cost):
@@ -93,20 +95,6 @@ def test_small_steps_stay_one_forward_in_order():
 
 
 # --------------------------------------------------------------------------- the loss is unchanged
-class _BagEncoder(torch.nn.Module):
-    """A stand-in sentence encoder: mean of token embeddings over the mask, then a linear layer."""
-
-    def __init__(self, vocab=50, dim=8):
-        super().__init__()
-        self.emb = torch.nn.Embedding(vocab, dim)
-        self.out = torch.nn.Linear(dim, dim)
-
-    def forward(self, features):
-        mask = features["attention_mask"].unsqueeze(-1).to(self.emb.weight.dtype)  # (n, L, 1)
-        pooled = (self.emb(features["input_ids"]) * mask).sum(1) / mask.sum(1)  # (n, dim)
-        return {"sentence_embedding": self.out(pooled)}
-
-
 def _loss_and_grads(model, features):
     model.zero_grad()
     loss = ConCSELoss(model)
@@ -117,7 +105,7 @@ def _loss_and_grads(model, features):
 
 def test_buckets_give_the_same_loss_and_gradients_as_columns():
     torch.manual_seed(0)
-    model = _BagEncoder()
+    model = BagEncoder(vocab=50)
     cols = _columns(np.random.default_rng(2))
     ref_loss, ref_grads = _loss_and_grads(model, [dict(c) for c in cols])  # six feature dicts: the merged forward
     buckets = bucket_features(cols, cost=4)
@@ -148,7 +136,7 @@ def test_tiny_bert_buckets_match_the_merged_forward(backbones_dir):
 def test_no_host_sync_in_the_loss(monkeypatch):
     """Neither the bucketed embedding nor the loss reads a tensor back to the host (no .item(), bool(), …)."""
     torch.manual_seed(0)
-    model = _BagEncoder()
+    model = BagEncoder(vocab=50)
     buckets = bucket_features(_columns(np.random.default_rng(4)), cost=4)
 
     def refuse(*a, **k):

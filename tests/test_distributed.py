@@ -17,21 +17,9 @@ import torch.multiprocessing as mp
 
 from codeswitch.losses.concse import ConCSELoss, bucket_features
 
+from .helpers import BagEncoder
+
 WORLD, B = 2, 8  # global batch 8 = 2 processes × 4
-
-
-class BagEncoder(torch.nn.Module):
-    """A small sentence encoder: masked mean of token embeddings, then a linear layer (no dropout: exact comparisons)."""
-
-    def __init__(self, vocab=60, dim=8):
-        super().__init__()
-        self.emb = torch.nn.Embedding(vocab, dim)
-        self.out = torch.nn.Linear(dim, dim)
-
-    def forward(self, features):
-        mask = features["attention_mask"].unsqueeze(-1).to(self.emb.weight.dtype)  # (n, L, 1)
-        pooled = (self.emb(features["input_ids"]) * mask).sum(1) / mask.sum(1)  # (n, dim)
-        return {"sentence_embedding": self.out(pooled)}
 
 
 def global_columns(n_columns: int) -> list[dict[str, torch.Tensor]]:

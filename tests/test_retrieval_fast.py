@@ -119,6 +119,17 @@ def test_trainer_with_several_prefetch_threads_gives_the_same_run(tiny):
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
+def test_trainer_runs_after_another_precision_in_the_same_process(tiny):
+    """A bf16 Accelerator earlier in the process (an HF Trainer in the same kernel) does not pin the trainer's precision."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state()  # whatever earlier tests left: start from a bf16 state of our own
+    Accelerator(cpu=True, mixed_precision="bf16")
+    _, _, history = _train(tiny, prefetch=False, epochs=1)
+    assert len(history["loss"]) == 1 and history["loss"][0] > 0
+
+
 def test_prefetched_keeps_the_order_with_several_workers():
     import random
     import time

@@ -70,3 +70,22 @@ def test_atomic_write_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_atomic_directory_is_all_or_nothing(tmp_path):
+    from codeswitch.runs import atomic_directory
+
+    dest = tmp_path / "model"
+    with pytest.raises(RuntimeError):
+        with atomic_directory(dest) as tmp:
+            (tmp / "half.bin").write_bytes(b"x")
+            raise RuntimeError("killed mid-save")
+    assert not dest.exists() and list(tmp_path.iterdir()) == []  # nothing half-written is left
+    with atomic_directory(dest) as tmp:
+        (tmp / "a.txt").write_text("old")
+    with atomic_directory(dest) as tmp:  # replace=True: the new folder replaces the old one
+        (tmp / "b.txt").write_text("new")
+    assert sorted(p.name for p in dest.iterdir()) == ["b.txt"]
+    with atomic_directory(dest, replace=False) as tmp:  # another process "finished first": theirs is kept
+        (tmp / "c.txt").write_text("mine")
+    assert sorted(p.name for p in dest.iterdir()) == ["b.txt"] and [p.name for p in tmp_path.iterdir()] == ["model"]

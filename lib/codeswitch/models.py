@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from .hub import MissingResourceError, resolve
+from .runs import atomic_directory
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 CORPUS_DIR = ASSETS / "corpus"
@@ -189,9 +188,7 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
     dest = Path(cache_dir) / backbone_id(name)
     if (dest / "config.json").is_file():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=dest.parent))
-    try:
+    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
         tokenizer = train_tiny_tokenizer()
         if name == "tiny-xlmr":
             tokenizer.model_input_names = ["input_ids", "attention_mask"]
@@ -202,11 +199,4 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
         torch.random.set_rng_state(state)
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        try:
-            os.replace(tmp, dest)
-        except OSError:  # another process finished first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest

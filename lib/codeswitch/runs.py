@@ -20,10 +20,12 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .profiles import as_dict
 from .progress import progress
@@ -61,6 +63,34 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path]:
+    """Build a folder in a temporary sibling of ``dest``; rename it to ``dest`` when the block ends without error.
+
+    A failure (or an interrupt) inside the block removes the half-built folder, so
+    ``dest`` is either absent, the old one, or complete.  ``replace=True``: an
+    existing ``dest`` is replaced.  ``replace=False`` (content-addressed builds, where
+    two processes may build the same folder at once): if ``dest`` appeared meanwhile,
+    it is kept and the new copy dropped — theirs is identical.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        yield tmp
+        if replace and dest.exists():
+            shutil.rmtree(dest)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            if replace or not dest.exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _jsonable(obj: Any) -> Any:

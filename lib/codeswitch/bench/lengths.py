@@ -27,20 +27,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..losses.concse import NLI_TO_COLUMNS
 from ..runs import atomic_write_text
 
 LENGTHS_FILE = Path(__file__).resolve().parents[1] / "assets" / "bench" / "lengths.json"
 
-# Koglish-NLI column -> ConCSE column (codeswitch.train.concse.NLI_TO_COLUMNS, repeated
-# here so that reading the shipped file needs no trainer import).
-NLI_COLUMNS = {
-    "sentence1": "premise",
-    "sentence2": "entailment",
-    "hard_neg": "contradiction",
-    "cross1": "cs_premise",
-    "cross2": "cs_entailment",
-    "cross_hard_neg": "cs_contradiction",
-}
+NLI_COLUMNS = NLI_TO_COLUMNS  # Koglish-NLI column -> ConCSE column
 GLUE_PAIR_TASKS = ("qnli", "mrpc", "stsb", "rte")
 GLUE_SINGLE_TASKS = ("cola", "sst2")
 

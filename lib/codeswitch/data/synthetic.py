@@ -48,10 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
-import shutil
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +57,7 @@ from typing import Callable
 import pandas as pd
 
 from ..profiles import as_dict, build_dataclass
-from ..runs import atomic_write_json, atomic_write_text, config_hash
+from ..runs import atomic_directory, atomic_write_json, atomic_write_text, config_hash
 from .construct import BracketParser, BuildResult, CodeSwitcher, build, write_glue, write_nli, write_sts
 from .translate import DictionaryTranslator
 
@@ -574,17 +571,8 @@ def ensure_mini_koglish(cfg) -> Path:
     dest = Path(cfg.runs_dir) / "koglish_synthetic" / key
     if (dest / STATS_FILE).is_file():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=dest.parent))
-    try:
+    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
         build_mini_koglish(tmp, syn)
-        try:
-            os.replace(tmp, dest)
-        except OSError:  # another process finished first: theirs is identical
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest
 
 

@@ -135,6 +135,16 @@ DEFAULT_BUCKET_COST = 2048
 CONCSE_COLUMNS = ("premise", "entailment", "contradiction", "cs_premise", "cs_entailment", "cs_contradiction")
 # SimCSE on Koglish trains on the code-switched triplets only (§5.2).
 SIMCSE_COLUMNS = ("cs_premise", "cs_entailment", "cs_contradiction")
+# Koglish-NLI's released column -> the loss's column (in CONCSE_COLUMNS order).
+NLI_TO_COLUMNS = {
+    "sentence1": "premise",
+    "sentence2": "entailment",
+    "hard_neg": "contradiction",
+    "cross1": "cs_premise",
+    "cross2": "cs_entailment",
+    "cross_hard_neg": "cs_contradiction",
+}
+assert tuple(NLI_TO_COLUMNS.values()) == CONCSE_COLUMNS
 
 
 def _check(embeddings: Sequence[Tensor], terms: Iterable[str], variant: str, temperature: float) -> tuple[str, ...]:

@@ -25,9 +25,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
@@ -43,6 +40,7 @@ from ..losses.alignment import (
     word_alignment_loss,
 )
 from ..progress import progress
+from ..runs import atomic_directory
 
 __all__ = [
     "MODES",
@@ -402,9 +400,7 @@ def save_aligner(aligner: Aligner, tokenizer, folder: str | Path, *, meta: dict 
     from safetensors.torch import save_file
 
     folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_directory(folder) as tmp:
         if aligner.mode == "all_layers":
             aligner.encoder.save_pretrained(tmp / "encoder", safe_serialization=True)
             tokenizer.save_pretrained(tmp / "encoder")
@@ -412,12 +408,6 @@ def save_aligner(aligner: Aligner, tokenizer, folder: str | Path, *, meta: dict 
             save_file({k: v.contiguous().cpu() for k, v in aligner.head.state_dict().items()}, str(tmp / "head.safetensors"))
         info = {"mode": aligner.mode, "sentence_vector": aligner.sentence_vector, **(meta or {})}
         (tmp / "aligner.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return folder
 
 

@@ -43,7 +43,9 @@ import torch
 from transformers import TrainerCallback
 
 from ..evaluate.sts import spearman_x100, sts_evaluator
-from ..losses.concse import CONCSE_COLUMNS, DEFAULT_BUCKET_COST, SIMCSE_COLUMNS, ConCSELoss, bucket_features, simcse_loss
+from ..losses.concse import (
+    CONCSE_COLUMNS, DEFAULT_BUCKET_COST, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, bucket_features, simcse_loss,
+)
 from ..progress import progress
 from ..utils import loader_workers, quiet_transformers
 
@@ -58,17 +60,6 @@ __all__ = [
     "NLI_TO_COLUMNS",
     "DEFAULT_BUCKET_COST",
 ]
-
-
-# Koglish-NLI column -> the loss's column name (and order: e0, e1, e2, c0, c1, c2).
-NLI_TO_COLUMNS = {
-    "sentence1": "premise",
-    "sentence2": "entailment",
-    "hard_neg": "contradiction",
-    "cross1": "cs_premise",
-    "cross2": "cs_entailment",
-    "cross_hard_neg": "cs_contradiction",
-}
 
 
 @dataclass(frozen=True)

@@ -67,10 +67,7 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import random
-import shutil
-import tempfile
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -87,7 +84,7 @@ from ..distributed import gather_with_grad
 from ..data.retrieval import passage_text
 from ..losses.contrastivemix import contrastivemix_loss, ir_loss
 from ..progress import progress
-from ..runs import atomic_write_json
+from ..runs import atomic_directory, atomic_write_json
 from ..utils import loader_workers, quiet_transformers
 
 __all__ = [
@@ -371,6 +368,13 @@ def train_dual_encoder(
 
     from ..utils import set_seed
 
+    # accelerate keeps one AcceleratorState per process: a run before this one (another
+    # model of the grid, or a bf16 HF Trainer in the same kernel) would otherwise pin its
+    # precision and refuse ours.  Reset it as TrainingArguments does; the process group
+    # of a distributed launch (PartialState) is kept.
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=False)
     accelerator = Accelerator(cpu=(device == "cpu"), mixed_precision=mixed_precision)
     world, rank = accelerator.num_processes, accelerator.process_index
     if spec.batch_size % world:
@@ -480,19 +484,9 @@ def train_dual_encoder(
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
     if out_dir is not None and accelerator.is_main_process:
-        out_dir = Path(out_dir)
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-        try:
-            with quiet_transformers():
-                unwrapped.save(tmp, tokenizer)
+        with atomic_directory(out_dir) as tmp, quiet_transformers():
+            unwrapped.save(tmp, tokenizer)
             atomic_write_json(tmp / "train.json", {"spec": spec.__dict__, **history})
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            os.replace(tmp, out_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
     accelerator.wait_for_everyone()
     unwrapped.eval()
     return unwrapped, tokenizer, {"steps": total, "epochs": spec.epochs, **history}
