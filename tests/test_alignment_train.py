@@ -128,3 +128,20 @@ def test_finetune_each_task_kind(tiny, task):
     again = finetune(task, data, AutoModel.from_pretrained(path), tok, args, seed=3, aligned_head=None if head is None else head)
     if head is None:
         assert again["per_epoch"] == r["per_epoch"]  # seeded: the same run twice
+
+
+def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
+    """run_finetuning (and the run_alignment it starts), as notebook 06 calls them, train under the profile's cpu_threads."""
+    from codeswitch.experiments import alignment as A
+    from codeswitch.profiles import load_profile
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    seen = []
+    monkeypatch.setattr(A, "run_grid", lambda cache, configs, fn, desc="": seen.append((desc, torch.get_num_threads())) or [])
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # something earlier in the process changed the count
+        A.run_finetuning(cfg)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [("alignment", 1), ("GLUECoS fine-tuning", 1)]

@@ -205,10 +205,25 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
         "concse.epochs": 2,
         "concse.max_train_rows": 16,
         "concse.max_eval_rows": 24,
-        "concse.cpu_threads": 1,
     }
     cfg = load_profile("smoke", overrides, output_root=tmp_path)
-    scores = C.run_table3(cfg)
+    import codeswitch.train.concse as T
+
+    threads, train_encoder = [], T.train_encoder
+
+    def counting_train_encoder(*a, **k):
+        threads.append(torch.get_num_threads())
+        return train_encoder(*a, **k)
+
+    monkeypatch.setattr(T, "train_encoder", counting_train_encoder)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # something earlier in the process changed the count ...
+        scores = C.run_table3(cfg)
+        assert threads == [1, 1]  # ... each run still trains with the profile's cpu_threads (smoke: 1) ...
+        assert torch.get_num_threads() == 2  # ... and the count is restored afterwards
+    finally:
+        torch.set_num_threads(before)
     assert sorted(scores["method"].unique()) == ["concse", "simcse"]
     assert set(scores["column"]) == set(TASKS) | {"Avg."}
     assert np.isfinite(scores["score"]).all() and (scores["score"].abs() <= 100).all()
@@ -220,8 +235,6 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
         assert len(res["dev_history"]) == 2 and res["dev"] == max(res["dev_history"])
         assert res["steps"] == 2 * math.ceil(16 / rec["config"]["batch_size"])
     # a second call trains nothing: every number comes from the cache
-    import codeswitch.train.concse as T
-
     monkeypatch.setattr(T, "train_encoder", lambda *a, **k: pytest.fail("a cached run was retrained"))
     again = C.run_table3(cfg)
     pd.testing.assert_frame_equal(scores, again)

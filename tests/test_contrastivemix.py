@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -18,7 +19,6 @@ from codeswitch.evaluate.retrieval import (
     analyze,
     bm25_rank,
     dense_rank,
-    encode_to_memmap,
     evaluate_hybrid,
     evaluate_run,
     fuse,
@@ -207,26 +207,6 @@ def test_dense_rank_matches_brute_force_across_chunks():
         assert np.allclose(ranking.scores[i], scores[i][expected], atol=1e-4)
 
 
-def test_encode_to_memmap_resumes(tmp_path):
-    texts = [f"t{i}" for i in range(10)]
-    calls = []
-
-    def encode(batch):
-        calls.append(len(batch))
-        return np.array([[float(t[1:]), 1.0] for t in batch])
-
-    path = tmp_path / "emb.npy"
-    full = np.array(encode_to_memmap(encode, lambda a, b: texts[a:b], 10, 2, path, batch_size=3, flush_every=1))
-    assert full[:, 0].tolist() == list(range(10)) and full.dtype == np.float16
-    # Simulate an interruption after 6 rows: the next call encodes only rows 6..9.
-    path.with_suffix(".done.json").unlink()
-    path.with_suffix(".progress.json").write_text(json.dumps({"n": 10, "dim": 2, "rows_done": 6}))
-    calls.clear()
-    again = np.array(encode_to_memmap(encode, lambda a, b: texts[a:b], 10, 2, path, batch_size=3))
-    assert calls == [3, 1]
-    assert np.array_equal(again, full)
-
-
 def test_analyze_and_bm25():
     assert analyze("Who founded Seoul?", "en") == ["who", "founded", "seoul"]
     assert analyze("서울을 세운 사람", "ko") == ["서울", "울을", "세운", "사람"]  # CJK-style character bigrams
@@ -341,6 +321,52 @@ def test_mrtydi_and_miracl_readers_on_local_copies(tmp_path):
     (miracl / "qrels" / "qrels.miracl-v1.0-zh-dev.tsv").write_text("10\tQ0\t5#0\tyes\n", encoding="utf-8")
     with pytest.raises(TrainDataError, match=r"line 1: field 'relevance'"):
         load_queries("miracl", str(tmp_path / "miracl"), "zh", "dev")
+
+
+def test_passage_text_rejects_a_missing_text():
+    from codeswitch.data.retrieval import passage_text
+
+    assert passage_text("t", "x") == "t x" and passage_text(None, "x") == "x" and passage_text("", "x") == "x"
+    for bad in (None, 3, ["x"]):
+        with pytest.raises(TypeError, match="passage text"):
+            passage_text("title", bad)  # never the passage "title None"
+
+
+def test_corpus_row_without_text_names_file_row_and_field(tmp_path):
+    from codeswitch.data.retrieval import TrainDataError, load_collection
+
+    corpus = tmp_path / "mr-tydi-corpus" / "mrtydi-v1.1-korean" / "corpus.jsonl.gz"
+    corpus.parent.mkdir(parents=True)
+    with gzip.open(corpus, "wt", encoding="utf-8") as fh:  # a blank line: not a row, but a line
+        fh.write('{"docid": "1#0", "title": "a", "text": "x"}\n\n{"docid": "2#0", "title": "b", "text": null}\n')
+    coll = load_collection("mrtydi", str(tmp_path / "mr-tydi-corpus"), "ko")
+    assert coll.texts(0, 1) == ["a x"]
+    with pytest.raises(TrainDataError, match=rf"{re.escape(str(corpus))}, line 3, row 1 \(docid '2#0'\): field 'text' is missing"):
+        list(coll.iter_texts())
+    # MIRACL: several files, one dataset; the bad row is found in its own file
+    folder = tmp_path / "miracl-corpus" / "miracl-corpus-v1.0-zh"
+    _gz_jsonl(folder / "docs-0.jsonl.gz", [{"docid": "1#0", "title": "a", "text": "x"}, {"docid": "1#1", "title": "a", "text": "y"}])
+    _gz_jsonl(folder / "docs-1.jsonl.gz", [{"docid": "2#0", "title": "b", "text": "z"}, {"docid": "2#1", "title": "b"}])
+    coll = load_collection("miracl", str(tmp_path / "miracl-corpus"), "zh")
+    with pytest.raises(TrainDataError, match=r"docs-1\.jsonl\.gz, line 2, row 3 \(docid '2#1'\): field 'text' is missing"):
+        coll.texts(0, 4)
+
+
+def test_query_and_training_rows_without_text_name_file_row_and_field(tmp_path):
+    from codeswitch.data.retrieval import TrainDataError, load_queries, load_train_set
+
+    queries = tmp_path / "mr-tydi" / "mrtydi-v1.1-korean" / "test.jsonl.gz"
+    _gz_jsonl(queries, [
+        {"query_id": "1", "query": "a?", "positive_passages": [{"docid": "7#0", "title": "t", "text": "x"}], "negative_passages": []},
+        {"query_id": "2", "query": "b?", "positive_passages": [{"docid": "8#0", "title": "t", "text": "x"}, {"docid": "8#1", "title": "t", "text": None}], "negative_passages": []},
+    ])
+    with pytest.raises(TrainDataError, match=rf"{re.escape(str(queries))}, line 2 \(query_id '2'\): field 'positive_passages\[1\]\.text' is missing"):
+        load_queries("mrtydi", str(tmp_path / "mr-tydi"), "ko", "test")
+    train = tmp_path / "nq-train.jsonl"
+    train.write_text(json.dumps({"query_id": "q1", "query": "who?", "positive_passages": [{"docid": "1", "title": "t", "text": "x"}],
+                                 "negative_passages": [{"docid": "2", "title": "n", "text": 5}]}) + "\n", encoding="utf-8")
+    with pytest.raises(TrainDataError, match=rf"{re.escape(str(train))}: row 0 \(query_id 'q1'\): field 'negative_passages\[0\]\.text' is not a string"):
+        load_train_set(str(train))
 
 
 def test_missing_hub_data_fails_fast_and_clearly(monkeypatch):

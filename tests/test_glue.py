@@ -178,7 +178,8 @@ def fake_training(monkeypatch, tmp_path):
     calls = []
 
     def fake_fine_tune(model_path, task, train_df, valid_df, test_dfs, *, train_lang, select_lang, settings, desc=""):
-        calls.append({"task": task, "model": model_path, "train": train_lang, "select": select_lang, "tests": sorted(test_dfs), "seed": settings.seed, "grouped": settings.group_by_length})
+        calls.append({"task": task, "model": model_path, "train": train_lang, "select": select_lang, "tests": sorted(test_dfs), "seed": settings.seed, "grouped": settings.group_by_length,
+                      "threads": (settings.device, settings.cpu_threads)})
         score = {"en": 90.0, "cs": 50.0} if train_lang == "en" else {"cs": 80.0, "en": 60.0}
         return {"metric": gm.TASK_METRIC[task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + settings.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
 
@@ -202,6 +203,7 @@ def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     # 2 tasks x 2 backbones x 2 seeds x 2 training languages; never one per scenario
     assert len(calls) == 16
     assert all(c["grouped"] for c in calls)  # glue.group_by_length reaches the trainer
+    assert all(c["threads"] == ("cpu", 1) for c in calls)  # the profile's cpu_threads (smoke: 1) reaches the trainer
     english = [c for c in calls if c["train"] == "en"]
     assert len(english) == 8 and all(c["select"] == "en" and c["tests"] == ["cs", "en"] for c in english)
     assert all(c["select"] == "cs" and c["tests"] == ["cs"] for c in calls if c["train"] == "cs")

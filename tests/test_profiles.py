@@ -59,3 +59,70 @@ def test_offline_profile_sets_hub_offline(monkeypatch):
 
 def test_as_dict_is_json_ready():
     assert as_dict(Demo()) == {"epochs": 5, "lr": 5e-5, "backbones": ["bert-base-multilingual-cased"], "variant": "official"}
+
+
+# --------------------------------------------------------------------------- cpu_threads: one setting for every experiment
+@pytest.mark.parametrize("section, key", [("glue", "cpu_threads"), ("concse", "cpu_threads"), ("alignment", "cpu_threads"), ("calbert", "torch_threads")])
+def test_old_per_experiment_thread_keys_say_where_the_setting_moved(tmp_path, section, key):
+    with pytest.raises(ConfigError, match=rf"section '{section}': key '{key}' has moved to the top-level 'cpu_threads'"):
+        load_profile("smoke", {f"{section}.{key}": 1}, root=REPO)
+    # an old profile file fails at load time, naming the file, with the value to set at the top level
+    old = tmp_path / "old.yaml"
+    old.write_text(f"device: cpu\n{section}:\n  {key}: 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"old.yaml: section '{section}': .*set 'cpu_threads: 2' at the top level"):
+        load_profile(old, root=REPO)
+
+
+def test_experiment_configs_have_no_thread_key_of_their_own():
+    import dataclasses
+
+    from codeswitch.experiments import alignment, calbert, concse, glue
+
+    for cls in (glue.GlueConfig, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.CalbertConfig):
+        names = {f.name for f in dataclasses.fields(cls)}
+        assert not names & {"cpu_threads", "torch_threads"}, cls.__name__
+
+
+def test_torch_threads_applies_the_profile_count_on_cpu_and_restores_it():
+    import torch
+
+    before = torch.get_num_threads()
+    smoke = load_profile("smoke", root=REPO)
+    assert smoke.cpu_threads == 1 and torch.get_num_threads() == 1  # the loader applies it process-wide (device: cpu)
+    try:
+        torch.set_num_threads(2)
+        with smoke.torch_threads():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        unset = load_profile("smoke", {"cpu_threads": None}, root=REPO)
+        with unset.torch_threads():
+            assert torch.get_num_threads() == 2  # None: torch's count is left alone
+        on_gpu = load_profile("smoke", {"device": "cuda"}, root=REPO)
+        if torch.cuda.is_available():
+            with on_gpu.torch_threads():
+                assert torch.get_num_threads() == 2  # the setting is for CPU runs only
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_calbert_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
+    """calbert.pretrain and calbert.finetune (as notebook 07 calls them) train under the profile's cpu_threads."""
+    import torch
+
+    from codeswitch.experiments import calbert
+
+    cfg = load_profile("smoke", {"calbert.backbones": [{"name": "tiny", "ref": "tiny-bert"}]}, root=REPO, output_root=tmp_path)
+    seen = []
+    monkeypatch.setattr(calbert, "resolve_backbone", lambda ref, cfg, what="": f"/models/{ref}")
+    monkeypatch.setattr(calbert, "run_grid", lambda cache, configs, fn, desc="": seen.append((desc, torch.get_num_threads())) or [])
+    monkeypatch.setattr(calbert, "pretraining_summary", lambda cfg: None)
+    monkeypatch.setattr(calbert, "results", lambda cfg: None)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # something earlier in the process changed the count
+        calbert.pretrain(cfg)
+        calbert.finetune(cfg)
+        assert torch.get_num_threads() == 2  # restored after each grid
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [("calbert siamese", 1), ("calbert fine-tuning", 1)]

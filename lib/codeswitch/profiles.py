@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import os
@@ -29,7 +30,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Iterator, Mapping, TypeVar
 
 import yaml
 
@@ -37,6 +38,14 @@ T = TypeVar("T")
 
 PROFILES = ("smoke", "paper")
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
+# Section keys that became top-level keys: (section, key) -> the top-level key.  An old
+# profile that still has one gets an error saying where the setting lives now.
+_MOVED_TO_TOP = {
+    ("glue", "cpu_threads"): "cpu_threads",
+    ("concse", "cpu_threads"): "cpu_threads",
+    ("alignment", "cpu_threads"): "cpu_threads",
+    ("calbert", "torch_threads"): "cpu_threads",
+}
 
 
 class ConfigError(ValueError):
@@ -88,6 +97,7 @@ class Profile:
     def section(self, name: str, cls: type[T]) -> T:
         """Build the experiment dataclass ``cls`` from the section ``name`` (defaults where absent)."""
         raw = dict(self.sections.get(name) or {})
+        _check_moved(name, raw, where=self.source_file)
         return build_dataclass(cls, raw, where=f"{self.source_file}: section '{name}'")
 
     def torch_device(self):
@@ -99,6 +109,20 @@ class Profile:
         if self.device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError(f"{self.source_file}: device '{self.device}' asked for, but no CUDA GPU is visible")
         return torch.device(self.device)
+
+    @contextlib.contextmanager
+    def torch_threads(self) -> Iterator[None]:
+        """Run a block with ``cpu_threads`` torch intra-op threads when this profile runs on CPU; restore the count after.
+
+        :func:`load_profile` already sets the count process-wide (on a CPU run);
+        experiments also enter this around their training, so a grid runs with the
+        profile's count whatever ran before it in the process (and on ``device: auto``
+        resolving to the CPU).  Nothing happens when ``cpu_threads`` is unset or on a GPU.
+        """
+        from .utils import torch_threads
+
+        with torch_threads(self.cpu_threads if self.cpu_threads and self.torch_device().type == "cpu" else None):
+            yield
 
     def amp_dtype(self):
         """The autocast dtype for this profile, or ``None`` for full fp32."""
@@ -176,6 +200,7 @@ def load_profile(
     for name, body in data.items():
         if not isinstance(body, dict):
             raise ConfigError(f"{path}: '{name}' is neither a known top-level key ({', '.join(_TOP_LEVEL)}) nor a section mapping")
+        _check_moved(name, body, where=str(path))
         sections[name] = body
     out_env = os.environ.get("CODESWITCH_OUTPUT_ROOT")
     out = Path(output_root).resolve() if output_root else (Path(out_env).resolve() if out_env else None)
@@ -194,11 +219,12 @@ def load_profile(
         output_root=out,
         source_file=str(path.relative_to(root_p)) if path.is_relative_to(root_p) else str(path),
     )
-    if prof.cpu_threads and prof.device == "cpu":
+    if prof.cpu_threads and prof.device in ("cpu", "auto"):
         # Tiny models on a small CPU: one thread avoids contention (measured 5-30x faster per step on 2 shared cores).
         import torch
 
-        torch.set_num_threads(prof.cpu_threads)
+        if prof.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
+            torch.set_num_threads(prof.cpu_threads)
     if prof.offline:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
@@ -215,6 +241,17 @@ class _TopLevel:
     offline: bool = False
     koglish_source: str = "Jangyeong"
     cpu_threads: int | None = None
+
+
+def _check_moved(section: str, body: Mapping[str, Any], *, where: str) -> None:
+    """Reject a section key that moved to the top level, saying where it lives now."""
+    for (sec, key), top in _MOVED_TO_TOP.items():
+        if sec == section and key in body:
+            value = "null" if body[key] is None else body[key]
+            raise ConfigError(
+                f"{where}: section '{section}': key '{key}' has moved to the top-level '{top}' "
+                f"(one setting for every experiment); delete '{section}.{key}' and set '{top}: {value}' at the top level"
+            )
 
 
 def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:

@@ -9,8 +9,8 @@ Markdown table.  The method (every input is printed beside the result):
   the configuration, not a hand count;
 * **data sizes**: ConCSE Table 1 (Koglish-NLI 218,255 triplets; the GLUE tasks'
   train/dev/test; the STS sets) and, for ContrastiveMix, the NQ training questions
-  and the Mr.TyDi / MIRACL corpus sizes in :data:`RETRIEVAL_SIZES` (approximate,
-  rounded — check them against the dataset cards);
+  and the Mr.TyDi / MIRACL corpus sizes in :data:`RETRIEVAL_SIZES` (rounded to
+  0.1 M passages; sources beside it);
 * **rates**: the measured step time of (a), (b), (c) and the passages/s of (d); a
   backbone other than the measured one is scaled by its matmul weights per token
   (:data:`LINEAR_PARAMS`, i.e. the same MFU is assumed); a run's evaluation is
@@ -51,8 +51,13 @@ LINEAR_PARAMS: Mapping[str, int] = {
 
 # ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
 # 2020, Table 1), which Tevatron/wikipedia-nq holds.  Corpora: passages, in millions,
-# rounded to 0.1 M, from the Mr.TyDi (Zhang et al. 2021) and MIRACL (Zhang et al. 2023)
-# statistics tables — approximate; override with --sizes FILE.
+# rounded to 0.1 M.  MIRACL: the MIRACL paper's Table 1 (zh 4,934,368; fa 2,207,172;
+# es 10,373,953; fr 14,636,953; hi 506,264), checked 2026-11.  Mr.TyDi v1.1: the row
+# counts the Hub shows for castorini/mr-tydi-corpus (ar 2.11 M, bn 304 k, fi 1.91 M,
+# id 1.47 M, ja 7.0 M, ko 1.5 M, th 569 k), checked 2026-11; ru is the Mr.TyDi paper's
+# 9.6 M — the Hub viewer shows 8.01 M rows there, but its row counts are cut short for
+# the largest sets (English: 10.7 M shown against 32.9 M), and MIRACL's Russian corpus
+# of the same Wikipedia has 9.54 M.  Override any of them with --sizes FILE.
 RETRIEVAL_SIZES: dict = {
     "nq_train_queries": 58880,
     "mrtydi_corpus_millions": {"ar": 2.1, "bn": 0.3, "fi": 1.9, "id": 1.5, "ja": 7.0, "ko": 1.5, "ru": 9.6, "th": 0.6},
@@ -212,26 +217,53 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> 
 
 
 # --------------------------------------------------------------------------- the table
+# The smaller grid that brings the paper profile near the 12 GPU-hour target: one seed,
+# and no ContrastiveMix Table 3 ablations (the README's cost table has a column for it).
+REDUCED: Mapping[str, object] = {"seeds": [11111], "contrastivemix.ablations": False}
+
+
+def notebook_costs(
+    report: Mapping,
+    profile_name: str = "paper",
+    sizes: Mapping = RETRIEVAL_SIZES,
+    length_table: str | None = None,
+    overrides: Mapping | None = None,
+    encode_passages_per_s: float | None = None,
+) -> tuple[Rates, list[dict]]:
+    """The rates read from ``report`` and one row per notebook: ``notebook``, ``what``, ``runs``, ``hours``, ``source``.
+
+    ``overrides`` are the profile's dotted ``--set`` keys; ``encode_passages_per_s``
+    replaces (d)'s device-side rate (e.g. by the end-to-end rate ``bench memory`` measured).
+    """
+    from dataclasses import replace
+
+    from ..profiles import load_profile
+
+    rates = Rates.from_report(report)
+    if encode_passages_per_s:
+        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
+    profile = load_profile(profile_name, dict(overrides or {}))
+    t3, t4 = concse_hours(profile, rates)
+    rows = [
+        {"notebook": "02", "what": "Koglish-GLUE (Table 2)", **glue_hours(profile, rates, length_table), "source": "(b), scaled per backbone"},
+        {"notebook": "03", "what": "ConCSE vs SimCSE (Table 3)", **t3, "source": "(a), scaled per backbone"},
+        {"notebook": "04", "what": "ConCSE ablations (Tables 4-7), runs not in 03", **t4, "source": "(a)"},
+        {"notebook": "05", "what": "ContrastiveMix (Tables 1-4)", **retrieval_hours(profile, rates, sizes), "source": "(c) + (d)"},
+    ]
+    return rates, rows
+
+
 def cost_table(
     report: Mapping,
     profile_name: str = "paper",
     sizes: Mapping = RETRIEVAL_SIZES,
     length_table: str | None = None,
     overrides: Mapping | None = None,
+    encode_passages_per_s: float | None = None,
 ) -> str:
     """The Markdown table of GPU-hours per notebook; ``overrides`` are the profile's dotted ``--set`` keys."""
-    from ..profiles import load_profile
-
-    rates = Rates.from_report(report)
-    profile = load_profile(profile_name, dict(overrides or {}))
-    t3, t4 = concse_hours(profile, rates)
-    rows = [
-        ("02", "Koglish-GLUE (Table 2)", glue_hours(profile, rates, length_table), "(b), scaled per backbone"),
-        ("03", "ConCSE vs SimCSE (Table 3)", t3, "(a), scaled per backbone"),
-        ("04", "ConCSE ablations (Tables 4-7), runs not in 03", t4, "(a)"),
-        ("05", "ContrastiveMix (Tables 1-4)", retrieval_hours(profile, rates, sizes), "(c) + (d)"),
-    ]
-    total = sum(r[2]["hours"] for r in rows)
+    rates, rows = notebook_costs(report, profile_name, sizes, length_table, overrides, encode_passages_per_s)
+    total = sum(r["hours"] for r in rows)
     changed = "".join(f" --set {k}={json.dumps(v)}" for k, v in (overrides or {}).items())
     lines = [
         f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
@@ -240,10 +272,10 @@ def cost_table(
         "| notebook | what | training runs | GPU-hours | from |",
         "|---|---|---|---|---|",
     ]
-    for nb, what, r, src in rows:
+    for r in rows:
         extra = f" (train {r['train_hours']:.1f} + encode {r['encode_hours']:.1f})" if "train_hours" in r else ""
-        lines.append(f"| {nb} | {what} | {r['runs']} | {r['hours']:.1f}{extra} | {src} |")
-    lines.append(f"| **all** | (01, 06, 07 not measured) | {sum(r[2]['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
+        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['hours']:.1f}{extra} | {r['source']} |")
+    lines.append(f"| **all** | (01, 06, 07 not measured) | {sum(r['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
     lines += [
         "",
         f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token; "
@@ -262,6 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--profile", default="paper")
     p.add_argument("--sizes", default=None, help="JSON overriding RETRIEVAL_SIZES (nq_train_queries, *_corpus_millions)")
     p.add_argument("--lengths", default=None, help="length table (default: the shipped one)")
+    p.add_argument("--encode-rate", type=float, default=None,
+                   help="passages/s for corpus encoding instead of (d)'s, e.g. the end-to-end rate of `bench memory`")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
     a = p.parse_args(list(argv) if argv is not None else None)
@@ -276,5 +310,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes.update(json.loads(Path(a.sizes).read_text(encoding="utf-8")))
     from ..pipeline import parse_overrides
 
-    print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides)))
+    print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides), a.encode_rate))
     return 0

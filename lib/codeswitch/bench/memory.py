@@ -1,6 +1,6 @@
 """How much host memory, and how much time, corpus encoding takes (issue 8 (d)).
 
-``python -m codeswitch.bench memory --passages N [--model tiny|PATH] [--batch 512] [--window 32] [--out DIR]``
+``python -m codeswitch.bench memory --passages N [--model tiny|random:mbert-base|PATH] [--batch 512] [--window 32] [--out DIR]``
 
 The target: encoding a million passages never holds more than the current batches'
 text in memory (peak host memory under 4 GB), at ≥ 20,000 passages/s for mBERT-base
@@ -287,13 +287,18 @@ def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int
 
     if passages < 1:
         raise ValueError(f"--passages must be at least 1, got {passages}")
-    model_path = resolve_model("tiny-bert" if model == "tiny" else model, what="--model")
+    model_path = None if model.startswith("random:") else resolve_model("tiny-bert" if model == "tiny" else model, what="--model")
     work = Path(tempfile.mkdtemp(prefix="codeswitch-memory-", dir=workdir))
+    model_note = None
     env = {**os.environ, "HF_DATASETS_CACHE": str(work / "hf-datasets"), "CODESWITCH_NO_PROGRESS": "1",
            "PYTHONWARNINGS": "ignore"}
-    args = {"root": str(work / "corpus"), "passages": passages, "model": str(model_path), "seed": seed, "batch": batch,
-            "window": window, "max_length": max_length, "device": device, "threads": threads, "out_npy": str(work / "emb.npy")}
     try:
+        if model_path is None:  # random:NAME, a paper-size encoder with random weights (nothing downloads)
+            from .hotpaths import save_random_backbone
+
+            model_path, model_note = save_random_backbone(model.split(":", 1)[1], work / "model", seed=seed)
+        args = {"root": str(work / "corpus"), "passages": passages, "model": str(model_path), "seed": seed, "batch": batch,
+                "window": window, "max_length": max_length, "device": device, "threads": threads, "out_npy": str(work / "emb.npy")}
         written = _child("write", args, env)
         encoded = _child("encode", args, env)
         check = _check_embeddings(Path(args["out_npy"]), passages, encoded["hidden_size"])
@@ -303,6 +308,7 @@ def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int
     return {
         "passages": passages,
         "model": model if model == "tiny" else str(model),
+        "model_note": model_note,
         "batch": batch,
         "window": window,
         "max_length": max_length,
@@ -331,7 +337,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m codeswitch.bench memory", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--passages", type=int, required=True, help="corpus size")
-    p.add_argument("--model", default="tiny", help="tiny (the tiny-bert backbone) or a folder / hub id of the passage encoder")
+    p.add_argument("--model", default="tiny",
+                   help="tiny (the tiny-bert backbone), random:mbert-base (paper size, random weights, nothing downloads), "
+                        "or a folder / hub id of the passage encoder")
     p.add_argument("--batch", type=int, default=512, help="passages per batch")
     p.add_argument("--window", type=int, default=32, help="batches sorted by length together (0: corpus order)")
     p.add_argument("--max-length", type=int, default=128)
@@ -358,7 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.out:
         from ..runs import atomic_write_json
 
-        path = atomic_write_json(Path(a.out) / "memory.json", {**result, "table_markdown": table})
+        command = "python -m codeswitch.bench memory " + " ".join(argv)
+        path = atomic_write_json(Path(a.out) / "memory.json", {**result, "command": command, "table_markdown": table})
         print(f"[bench memory] wrote {path}", flush=True)
     ok = result["shape"] == result["expected_shape"] and result["zero_rows"] == 0 and result["nonfinite_rows"] == 0
     return 0 if ok else 1

@@ -85,8 +85,20 @@ class TrainDataError(ValueError):
 
 
 def passage_text(title: str | None, text: str) -> str:
-    """Tevatron's passage input: ``title + " " + text`` (just ``text`` without a title)."""
+    """Tevatron's passage input: ``title + " " + text`` (just ``text`` without a title).
+
+    A ``text`` that is not a string (a missing field read as ``None``) is a
+    :class:`TypeError`, never the passage ``"title None"``; the readers below
+    check their rows first and name the file, row and field.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"passage text {_bad_text(text)}")
     return f"{title} {text}" if title else text
+
+
+def _bad_text(value) -> str:
+    """How a bad text field reads in an error message: missing (null), or not a string (its type and value)."""
+    return "is missing (null)" if value is None else f"is not a string ({type(value).__name__} {value!r:.60})"
 
 
 # --------------------------------------------------------------------------- containers
@@ -118,22 +130,42 @@ class QuerySet:
 
 
 class Collection:
-    """A passage collection: a ``datasets.Dataset`` with ``docid``, ``title``, ``text``, read in slices."""
+    """A passage collection: a ``datasets.Dataset`` with ``docid``, ``title``, ``text``, read in slices.
 
-    def __init__(self, name: str, dataset):
+    ``files``: the JSON-lines files the dataset was read from, in order, so that a bad
+    row can be reported by file and line (the collection is never scanned up front:
+    each slice's texts are checked as they are read).
+    """
+
+    def __init__(self, name: str, dataset, files: Sequence[Path] = ()):
         missing = {"docid", "text"} - set(dataset.column_names)
         if missing:
             raise TrainDataError(f"collection {name}: missing column(s) {sorted(missing)} (has {dataset.column_names})")
         self.name = name
         self.dataset = dataset
+        self.files = tuple(Path(f) for f in files)
 
     def __len__(self) -> int:
         return len(self.dataset)
 
     def texts(self, start: int, stop: int) -> list[str]:
         rows = self.dataset[start:stop]
-        titles = rows.get("title") or [None] * len(rows["text"])
-        return [passage_text(t, x) for t, x in zip(titles, rows["text"])]
+        texts = rows["text"]
+        for i, x in enumerate(texts):
+            if not isinstance(x, str):
+                raise TrainDataError(f"{self._where(start + i)} (docid {rows['docid'][i]!r}): field 'text' {_bad_text(x)}")
+        titles = rows.get("title") or [None] * len(texts)
+        return [passage_text(t, x) for t, x in zip(titles, texts)]
+
+    def _where(self, row: int) -> str:
+        """``<file>, line N, row R`` for dataset row ``row`` (files read as JSON lines; blank lines are not rows)."""
+        seen = 0
+        for path in self.files:
+            for lineno, _ in _read_jsonl(path):
+                if seen == row:
+                    return f"{path}, line {lineno}, row {row}"
+                seen += 1
+        return f"collection {self.name}, row {row}"
 
     def iter_texts(self, batch_size: int = 4096) -> Iterator[str]:
         for start in range(0, len(self), batch_size):
@@ -257,7 +289,7 @@ def _check_train_rows(ds, source: str, limit: int = 1000) -> None:
         for fld in ("positive_passages", "negative_passages"):
             for j, p in enumerate(row[fld]):
                 if not isinstance(p.get("text"), str):
-                    raise TrainDataError(f"{source}: row {i} (query_id {row['query_id']!r}): {fld}[{j}].text is not text")
+                    raise TrainDataError(f"{source}: row {i} (query_id {row['query_id']!r}): field '{fld}[{j}].text' {_bad_text(p.get('text'))}")
 
 
 # --------------------------------------------------------------------------- evaluation sets
@@ -279,13 +311,13 @@ def load_collection(benchmark: str, ref: str, language: str, *, what: str = "") 
     if benchmark == "mrtydi":
         name = _mrtydi_name(language)
         path = _repo_file(ref, f"mrtydi-v1.1-{name}/corpus.jsonl.gz", what=what)
-        return Collection(f"mrtydi-{language}", _json_dataset([path]))
+        return Collection(f"mrtydi-{language}", _json_dataset([path]), files=[path])
     if benchmark == "miracl":
         folder = _repo_folder(ref, f"miracl-corpus-v1.0-{language}", what=what)
         files = sorted(folder.glob("docs-*.jsonl.gz"))
         if not files:
             raise MissingResourceError(f"{what}: no docs-*.jsonl.gz in {folder}")
-        return Collection(f"miracl-{language}", _json_dataset(files))
+        return Collection(f"miracl-{language}", _json_dataset(files), files=files)
     raise ValueError(f"unknown benchmark {benchmark!r} (mrtydi | miracl)")
 
 
@@ -305,9 +337,12 @@ def _mrtydi_queries(ref: str, language: str, split: str, *, what: str) -> QueryS
             raise TrainDataError(f"{path}, line {lineno}: missing field {exc}") from None
         if not isinstance(text, str):
             raise TrainDataError(f"{path}, line {lineno}: field 'query' is not text")
+        for j, p in enumerate(pos):
+            if not isinstance(p.get("text"), str):
+                raise TrainDataError(f"{path}, line {lineno} (query_id {qid!r}): field 'positive_passages[{j}].text' {_bad_text(p.get('text'))}")
         queries[qid] = text
         qrels[qid] = {str(p["docid"]): 1 for p in pos}
-        positives[qid] = [passage_text(p.get("title"), p.get("text", "")) for p in pos if p.get("text")]
+        positives[qid] = [passage_text(p.get("title"), p["text"]) for p in pos if p["text"]]  # an empty text: judged, no positive text
     return QuerySet("mrtydi", language, split, queries, _judged(qrels), positives)
 
 

@@ -5,8 +5,7 @@ The pieces, in the order a run uses them (ContrastiveMix §4.1, following Mr.TyD
 * :func:`encode_corpus` — encode a corpus (a memory-mapped collection read in
   slices) into a float16 ``.npy`` file that searches then memory-map; streamed,
   length-sorted, resumable (below).  :func:`encode_texts` does the same for a list
-  of texts in memory (queries); :func:`encode_to_memmap` is the plain version for
-  any ``texts -> array`` function (batches in corpus order).
+  of texts in memory (queries).
 * :func:`dense_rank` — exact top-k inner-product search, batched over queries and
   over corpus chunks, in torch on the GPU when there is one.
 * :func:`bm25_rank` — BM25 (Lucene variant, ``k1 = 0.9, b = 0.4`` as Pyserini's
@@ -96,7 +95,6 @@ __all__ = [
     "bm25_rank",
     "encode_corpus",
     "encode_texts",
-    "encode_to_memmap",
     "dense_rank",
     "fuse",
     "score_grid",
@@ -354,46 +352,6 @@ class _RowFile:
         if getattr(self, "fd", None) is not None:
             os.close(self.fd)
             self.fd = None
-
-
-def encode_to_memmap(
-    encode: Callable[[list[str]], np.ndarray],
-    texts: Callable[[int, int], list[str]],
-    n: int,
-    dim: int,
-    path: Path,
-    *,
-    batch_size: int,
-    desc: str = "encode corpus",
-    flush_every: int = 50,
-) -> np.ndarray:
-    """Encode ``n`` texts into a float16 ``(n, dim)`` ``.npy`` file at ``path``; return it memory-mapped.
-
-    ``texts(start, stop)`` returns the texts of rows ``start:stop`` (read lazily from a
-    memory-mapped dataset); ``encode(list_of_texts)`` returns their ``(len, dim)``
-    embeddings.  Batches go in corpus order.  Progress is recorded in
-    ``path.with_suffix('.progress.json')`` every ``flush_every`` batches, so an
-    interrupted encoding continues from there.  (The experiment encodes corpora with
-    :func:`encode_corpus`, which sorts by length and keeps the device busy.)
-    """
-    out = _RowFile(path, n, dim, np.float16, desc=desc)
-    done = out.complete()
-    if done is not None:
-        return done
-    start = out.open()
-    try:
-        starts = range(start, n, batch_size)
-        for i, lo in enumerate(progress(starts, desc=desc, total=len(starts), unit="batch", disable=_short(n, 20000))):
-            hi = min(lo + batch_size, n)
-            emb = np.asarray(encode(texts(lo, hi)), dtype=np.float32)
-            if emb.shape != (hi - lo, dim):
-                raise ValueError(f"{desc}: encoder returned {emb.shape} for rows {lo}:{hi}, expected {(hi - lo, dim)}")
-            out.write(lo, emb.astype(np.float16))
-            if (i + 1) % flush_every == 0:
-                out.checkpoint(hi)
-        return out.finish()
-    finally:
-        out.close()
 
 
 @dataclass

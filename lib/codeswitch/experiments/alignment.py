@@ -129,7 +129,6 @@ class AlignmentConfig:
     qa: FinetuneArgs = FinetuneArgs(epochs=30, batch_size=4, lr=1.5e-5, max_length=512, warmup_ratio=0.0, doc_stride=128)
     figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
     tsne_perplexity: float = 30.0
-    cpu_threads: int | None = None  # torch threads on CPU (smoke: 1 — tiny models on a shared CPU run faster single-threaded)
 
     def mode(self, name: str) -> AlignModeConfig:
         return {"all_layers": self.all_layers, "linear_head": self.linear_head}[name]
@@ -321,8 +320,8 @@ def _setup(cfg: Profile) -> AlignmentConfig:
     from transformers.utils import logging as hf_logging
 
     ac = load_config(cfg)
-    if ac.cpu_threads and cfg.torch_device().type == "cpu":
-        torch.set_num_threads(ac.cpu_threads)
+    if cfg.cpu_threads and cfg.torch_device().type == "cpu":
+        torch.set_num_threads(cfg.cpu_threads)  # process-wide, as load_profile does (smoke: 1, tiny models on a shared CPU)
     hf_logging.disable_progress_bar()  # ~50 checkpoint loads: their bars would bury the run's own progress lines
     return ac
 

@@ -36,7 +36,6 @@ import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 
@@ -127,7 +126,6 @@ class CalbertConfig:
     seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds (paper: 10 runs)
     pretrain_seed: int | None = None  # None: the first fine-tuning seed
     itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
-    torch_threads: int | None = None  # CPU intra-op threads for these runs; None: torch's default
 
     def __post_init__(self):
         names = [b.name for b in self.backbones]
@@ -263,22 +261,6 @@ def preview(cfg: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
     return out
 
 
-@contextlib.contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
-    """Run a block with ``n`` intra-op CPU threads (results do not depend on it; speed on a busy CPU does)."""
-    import torch
-
-    if n is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 # --------------------------------------------------------------------------- run configs
 def _hparams(obj) -> dict:
     return {f.name: as_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
@@ -399,7 +381,7 @@ def pretrain(cfg: Profile) -> pd.DataFrame:
         if config in cache and not _has_checkpoint(checkpoint_dir(cfg, config)):
             cache.path(config).unlink()
     lookup = {config_hash(conf): (b, o) for b, o, conf in grid}
-    with _torch_threads(c.torch_threads):
+    with cfg.torch_threads():  # the profile's cpu_threads on CPU, restored after
         run_grid(cache, [conf for _, _, conf in grid], lambda conf: _run_pretraining(cfg, c, *lookup[config_hash(conf)], conf), desc="calbert siamese")
     return pretraining_summary(cfg)
 
@@ -430,7 +412,7 @@ def finetune(cfg: Profile) -> pd.DataFrame:
             desc=f"{task} {row_label(b.name, v)} seed {s}",
         )
 
-    with _torch_threads(c.torch_threads):
+    with cfg.torch_threads():
         run_grid(_finetune_cache(cfg), [conf for *_, conf in grid], run_one, desc="calbert fine-tuning")
     return results(cfg)
 

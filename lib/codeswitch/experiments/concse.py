@@ -127,7 +127,6 @@ class ConCSEConfig:
     max_eval_rows: int | None = None
     eval_batch_size: int = 128
     std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see module doc)
-    cpu_threads: int | None = None  # torch intra-op threads on CPU (None: torch's default)
     # ConCSE steps are encoded in length buckets where that saves more padded tokens than
     # this per extra forward (None: one forward per step); see codeswitch.train.concse.
     # Speed only, but dropout masks fall differently, so it is part of a run's key.
@@ -343,8 +342,6 @@ def _runner(c: ConCSEConfig, profile: Profile, data: _Koglish):
     from ..train.concse import TrainSpec, evaluate_encoder, train_encoder
 
     def run(key: Mapping[str, Any]) -> dict:
-        import torch
-
         nli, dev, tests = data.get()
         spec = TrainSpec(
             method=key["method"],
@@ -365,15 +362,10 @@ def _runner(c: ConCSEConfig, profile: Profile, data: _Koglish):
             bucket_cost=key.get("bucket_cost"),
         )
         path = resolve_model(key["model"], profile, what=f"{EXPERIMENT}.backbones")
-        threads = torch.get_num_threads()
-        if c.cpu_threads and profile.torch_device().type == "cpu":
-            torch.set_num_threads(c.cpu_threads)
-        try:
+        with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
             desc = f"{METHOD_LABELS[key['method']]}-{key['backbone']} seed {key['seed']}"
             model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=desc)
             info["test"] = evaluate_encoder(model, tests, batch_size=c.eval_batch_size)
-        finally:
-            torch.set_num_threads(threads)
         return info
 
     return run

@@ -75,7 +75,6 @@ class GlueConfig:
     eval_batch_size: int = 256
     max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
     max_eval_samples: int | None = None  # first N validation and test rows (None: all)
-    cpu_threads: int | None = None  # torch threads for CPU runs (None: torch's default)
     group_by_length: bool = True  # length-grouped training batches (train.glue's fast path; changes the batch order)
     log_epochs: bool = True  # one line per epoch of every run
 
@@ -211,7 +210,7 @@ def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | N
             eval_batch_size=config["eval_batch_size"],
             seed=config["seed"],
             device=device,
-            cpu_threads=glue.cpu_threads,
+            cpu_threads=cfg.cpu_threads,  # the profile's one thread setting (the trainer restores the count after)
             precision=config["precision"],
             group_by_length=config["group_by_length"],
             log_epochs=glue.log_epochs,

@@ -89,7 +89,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..evaluate.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
-from ..utils import quiet_transformers, set_seed
+from ..utils import quiet_transformers, set_seed, torch_threads
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
 
@@ -446,24 +446,9 @@ def _frozen_gc():
         gc.unfreeze()
 
 
-@contextlib.contextmanager
 def _cpu_threads(settings: FineTuneSettings):
-    """Run a CPU fine-tuning with ``settings.cpu_threads`` torch threads, restoring the count afterwards.
-
-    Tiny models on a shared CPU are several times faster on one thread than on
-    two competing ones; the count is fixed so that results are reproducible.
-    """
-    import torch
-
-    if settings.device != "cpu" or settings.cpu_threads is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(settings.cpu_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    """``settings.cpu_threads`` torch threads for a CPU fine-tuning, restored afterwards (:func:`codeswitch.utils.torch_threads`)."""
+    return torch_threads(settings.cpu_threads if settings.device == "cpu" else None)
 
 
 class _EpochRecorder(TrainerCallback):

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Every GPU measurement of the performance issue, in one call, into one folder.
+#
+#   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost (default: all four)
+#
+# Output folder: $OUT if set (the device tool's output folder), else runs/bench.
+# Then, back on a checkout:  python -m codeswitch.bench record --from <that folder>
+#
+# Runs with the machine's own python3 and packages (a GPU image with torch and
+# transformers; nothing is downloaded: every model has random weights).  Packages the
+# image lacks come from ./wheelhouse (scripts/make_wheelhouse.sh builds it on a machine
+# with a package index) and are installed into a private folder, never over the image's.
+# Variables: PYTHON (default python3); BENCH_ARGS / MEMORY_ARGS replace the default
+# arguments of the two measurements (e.g. for a quick check on a CPU, see
+# docs/performance.md); PASSAGES (default 1000000).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root="$PWD"
+out="${OUT:-runs/bench}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+py="${PYTHON:-python3}"
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(env bench memory cost)
+
+export PYTHONPATH="$root/lib${PYTHONPATH:+:$PYTHONPATH}"
+export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
+if compgen -G "wheelhouse/*.whl" > /dev/null && ! "$py" -c "import datasets" 2> /dev/null; then
+  site="${TMPDIR:-/tmp}/codeswitch-site"
+  "$py" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --target "$site" wheelhouse/*.whl
+  export PYTHONPATH="$PYTHONPATH:$site"  # after the image's site-packages in effect: only packages it lacks are carried
+fi
+if [ -d wheelhouse/tokenizer ] && [ -z "${CODESWITCH_BENCH_TOKENIZER:-}" ]; then
+  export CODESWITCH_BENCH_TOKENIZER="$root/wheelhouse/tokenizer"
+fi
+
+say() { printf '\n[device_bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+stage_env() {
+  { nvidia-smi || echo "nvidia-smi: not available"; } > "$out/nvidia-smi.txt" 2>&1
+  "$py" - <<'PY' | tee "$out/environment.txt"
+import platform, torch, transformers
+print("python", platform.python_version(), "| torch", torch.__version__, "cuda", torch.version.cuda,
+      "| transformers", transformers.__version__)
+print("gpu:", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none",
+      "| bf16:", torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+import datasets  # carried from ./wheelhouse when the image lacks it
+import codeswitch.bench.hotpaths as H, codeswitch.bench.memory, codeswitch.bench.cost  # every import the stages need
+import codeswitch.train.concse, codeswitch.train.glue, codeswitch.train.retrieval, codeswitch.evaluate.retrieval
+print("tokenizer for host rows:", H.wordpiece_folder()[1])
+PY
+}
+stage_bench() {  # hot paths (a)-(d), t_a, t_d, and (a) under torch.compile
+  # shellcheck disable=SC2086
+  "$py" -m codeswitch.bench ${BENCH_ARGS:---full --compile} --out "$out" 2>&1 | tee "$out/bench.log"
+}
+stage_memory() {  # the end-to-end corpus encoder, texts on disk -> float16 file
+  # shellcheck disable=SC2086
+  "$py" -m codeswitch.bench memory ${MEMORY_ARGS:---passages ${PASSAGES:-1000000} --model random:mbert-base --device cuda} \
+    --workdir "${TMPDIR:-/tmp}" --out "$out" 2>&1 | tee "$out/memory.log"
+}
+stage_cost() {  # GPU-hours per notebook from the measured rates
+  local rate=()
+  if [ -f "$out/memory.json" ]; then
+    rate=(--encode-rate "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["passages_per_second"])' "$out/memory.json")")
+  fi
+  "$py" -m codeswitch.bench cost "$out/bench.json" "${rate[@]}" 2>&1 | tee "$out/cost.md"
+}
+
+failed=()
+for stage in "${stages[@]}"; do
+  case "$stage" in
+    env|bench|memory|cost) ;;
+    *) echo "scripts/device_bench.sh: unknown stage '$stage' (env, bench, memory, cost)" >&2; exit 2 ;;
+  esac
+  say "$stage"
+  started=$(date +%s)
+  if "stage_$stage"; then
+    say "$stage: done in $(( $(date +%s) - started )) s"
+  else
+    say "$stage: FAILED after $(( $(date +%s) - started )) s (the next stages still run)"
+    failed+=("$stage")
+  fi
+done
+say "files in $out: $(ls "$out" | tr '\n' ' ')"
+if [ ${#failed[@]} -gt 0 ]; then
+  say "failed stages: ${failed[*]}"
+  exit 1
+fi

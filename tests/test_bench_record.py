@@ -1,0 +1,175 @@
+"""`python -m codeswitch.bench record`: the README's performance tables come from measurement files, never by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codeswitch.bench import record as R
+from codeswitch.bench.cost import REDUCED, assumed_report, notebook_costs
+
+
+def gpu_report(*, mfu_a=0.45, mfu_b=0.30, speedup=6.0, d_rate=25_000.0, device_type="cuda") -> dict:
+    """A report shaped like `bench --full` on a GPU (the rates of 40 % MFU; the MFU cells are set by hand)."""
+    rep = assumed_report(0.4, 989.0, d_rate)
+    rep["environment"] = {"device": "NVIDIA H200", "device_type": device_type, "date": "2026-01-01", "torch": "2.x",
+                          "cuda": "13.0", "transformers": "5.x", "python": "3.12", "autocast": "bfloat16", "peak_bf16_tflops": 989.0}
+    rep["sizes"]["concse_batch"] = 128
+    rep["command"] = "python -m codeswitch.bench --full --compile --out X"
+    rows = {m["key"]: m for m in rep["measurements"]}
+    rows["a"].update(mfu=mfu_a, speedup=speedup)
+    rows["b"]["mfu"] = mfu_b
+    rep["measurements"].append({"key": "a_ref", "status": "ok", "step_time_s": rows["a"]["step_time_s"] * speedup})
+    rep["table_markdown"] = "| path | … |\n|---|---|\n| (a) | fake |"
+    return rep
+
+
+def memory_report(rate=18_000.0, peak_mb=2500.0, passages=1_000_000, device="NVIDIA H200") -> dict:
+    return {"passages": passages, "passages_per_second": rate, "peak_rss_mb": peak_mb, "device": device, "hidden_size": 768,
+            "shape": [passages, 768], "expected_shape": [passages, 768], "zero_rows": 0, "nonfinite_rows": 0,
+            "table_markdown": "| passages | … |\n|---|---|\n| 1,000,000 | fake |", "command": "python -m codeswitch.bench memory X"}
+
+
+def blocks(text: str, name: str) -> str:
+    return text.split(f"<!-- bench:{name} -->\n", 1)[1].split(f"<!-- /bench:{name} -->", 1)[0]
+
+
+def test_committed_tables_are_up_to_date(capsys):
+    """The README and docs/performance.md hold exactly what `record` makes of docs/bench/ and the paper profile."""
+    assert R.main(["--check"]) == 0, capsys.readouterr().out[-3000:]
+
+
+def test_cost_block_numbers_are_the_cost_model():
+    m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=None, smoke=None)
+    text = R.cost_block(m)
+    rows = notebook_costs(assumed_report(0.4, 989.0, 20_000.0))[1]
+    total = sum(r["hours"] for r in rows)
+    assert f"| **all** | {sum(r['runs'] for r in rows)} | **{total:.1f}** |" in text
+    reduced = notebook_costs(assumed_report(0.4, 989.0, 20_000.0), overrides=REDUCED)[1]
+    assert f"**{sum(r['hours'] for r in reduced):.1f}** ({sum(r['runs'] for r in reduced)} runs)" in text
+    assert "| **–** | **–** |" in text and "not yet" in text  # nothing measured: said, not invented
+
+
+def test_recorded_gpu_run_fills_the_tables(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "bench.json").write_text(json.dumps(gpu_report()))
+    (run / "memory.json").write_text(json.dumps(memory_report()))
+    (run / "bench.log").write_text("log")
+    written = R.import_run([run], dest=tmp_path / "bench")
+    assert {p.name for p in written} >= {"bench.json", "memory.json", "bench.log"}
+    m = R.Measurements.load(tmp_path / "bench")
+    assert m.encode_rate == 18_000.0
+
+    targets = R.targets_block(m)
+    lines = {ln.split(" | ")[0]: ln for ln in targets.splitlines()}
+    assert "(a) 45.0%, (b) 30.0%" in lines["| (a), (b) ≥ 40% MFU on non-padding tokens"]
+    assert lines["| (a), (b) ≥ 40% MFU on non-padding tokens"].endswith("**not met** |")  # (b) is short
+    assert lines["| (a) ≥ 5× the released-code loop"].endswith("**met** |")
+    # device side 25,000/s but end to end 18,000/s: the slower one decides
+    assert "end to end (texts → file) 18,000/s" in lines["| (d) ≥ 20,000 passages/s (mBERT-base)"]
+    assert lines["| (d) ≥ 20,000 passages/s (mBERT-base)"].endswith("**not met** |")
+    assert "peak 2.5 GB" in lines["| 1 M passages encoded with < 4 GB host memory"]
+
+    cost = R.cost_block(m)
+    measured = notebook_costs(gpu_report(), encode_passages_per_s=18_000.0)[1]
+    assert f"**{sum(r['hours'] for r in measured):.1f}**" in cost and "NVIDIA H200" in cost
+    # ContrastiveMix encodes at the end-to-end rate: slower than (d) alone, so more hours
+    only_d = notebook_costs(gpu_report())[1]
+    assert measured[3]["hours"] > only_d[3]["hours"]
+
+    results = R.results_block(m)
+    assert "NVIDIA H200" in results and "| (a) | fake |" in results and "| 1,000,000 | fake |" in results
+
+    # render() fills the blocks of both files and leaves the text around them alone
+    files = {R.README: "intro\n<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cost -->\nold\n<!-- /bench:cost -->\n"
+                       "middle\n<!-- bench:targets -->\n<!-- /bench:targets -->\nend\n",
+             R.DOCS: "<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cpu_memory -->\n<!-- /bench:cpu_memory -->\n"
+                     "<!-- bench:cost -->\n<!-- /bench:cost -->\n"
+                     "<!-- bench:targets -->\n<!-- /bench:targets -->\n"}
+    out = R.render(m, files)
+    assert out[R.README].startswith("intro\n") and "\nmiddle\n" in out[R.README] and out[R.README].endswith("end\n")
+    assert blocks(out[R.README], "cost").strip() == cost
+    assert blocks(out[R.README], "results").strip() == results  # the harness's table, with its GPU, in the README
+    assert blocks(out[R.DOCS], "results").strip() == results
+    assert R.render(m, out) == out  # idempotent
+
+
+def test_a_new_run_without_memory_drops_the_old_memory_file(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for d in (first, second):
+        d.mkdir()
+        (d / "bench.json").write_text(json.dumps(gpu_report()))
+    (first / "memory.json").write_text(json.dumps(memory_report()))
+    R.import_run([first], dest=tmp_path / "bench")
+    assert (tmp_path / "bench/gpu/memory.json").exists()
+    R.import_run([second], dest=tmp_path / "bench")
+    assert not (tmp_path / "bench/gpu/memory.json").exists()
+    # two folders (stages run in separate calls) make one run
+    R.import_run([second, first], dest=tmp_path / "bench")
+    assert (tmp_path / "bench/gpu/memory.json").exists()
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"device_type": "cpu"}, "environment.device_type"),
+])
+def test_cpu_or_shrunk_runs_are_refused(tmp_path, change, field):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "bench.json").write_text(json.dumps(gpu_report(**change)))
+    with pytest.raises(R.RecordError, match=rf"bench.json: field {field}"):
+        R.import_run([run], dest=tmp_path / "bench")
+
+    shrunk = gpu_report()
+    shrunk["sizes"]["concse_batch"] = 6  # --batch-scale 0.05
+    (run / "bench.json").write_text(json.dumps(shrunk))
+    with pytest.raises(R.RecordError, match="field sizes.concse_batch is 6"):
+        R.import_run([run], dest=tmp_path / "bench")
+
+    (run / "bench.json").write_text(json.dumps(gpu_report()))
+    (run / "memory.json").write_text(json.dumps(memory_report(device="cpu (1 threads)")))
+    with pytest.raises(R.RecordError, match="memory.json: field device"):
+        R.import_run([run], dest=tmp_path / "bench")
+    assert not (tmp_path / "bench/gpu/bench.json").exists()  # nothing filed from a refused run
+
+
+def test_markers_must_be_there_once():
+    with pytest.raises(R.RecordError, match="README.md: expected one block '<!-- bench:cost -->'"):
+        R.replace_block("no markers", "cost", "x", "README.md")
+    twice = "<!-- bench:cost -->\na\n<!-- /bench:cost -->\n<!-- bench:cost -->\nb\n<!-- /bench:cost -->\n"
+    with pytest.raises(R.RecordError, match="found 2"):
+        R.replace_block(twice, "cost", "x", "README.md")
+
+
+def test_smoke_and_cpu_memory_rows(tmp_path):
+    smoke = {"commit": "abcdef0123", "machine": "2 CPU cores", "reproduce_s": 230, "test_s": 700, "tests_passed": 300,
+             "tests_skipped": 13, "tests_failed": 0}
+    m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=memory_report(device="cpu (1 threads)", peak_mb=2000.0), smoke=smoke)
+    text = R.targets_block(m)
+    smoke_line = next(ln for ln in text.splitlines() if ln.startswith("| smoke"))
+    assert "3 min 50 s" in smoke_line and "11 min 40 s" in smoke_line and smoke_line.endswith("**not met** |")  # tests over 10 min
+    mem_line = next(ln for ln in text.splitlines() if ln.startswith("| 1 M passages"))
+    assert "peak 2.0 GB" in mem_line and "docs/bench/cpu/memory.json" in mem_line and mem_line.endswith("**met** |")
+    cpu = R.cpu_memory_block(m)
+    assert "1,000,000 passages, peak host memory 2.00 GB" in cpu and "| 1,000,000 | fake |" in cpu
+    assert "Not recorded" in R.cpu_memory_block(R.Measurements(None, None, None, None))
+
+
+def test_random_backbone_and_tokenizer_folder(tmp_path, monkeypatch):
+    from transformers import AutoModel, AutoTokenizer
+
+    from codeswitch.bench import hotpaths as H
+
+    monkeypatch.setenv(H.TOKENIZER_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="CODESWITCH_BENCH_TOKENIZER"):
+        H.wordpiece_folder()
+    monkeypatch.delenv(H.TOKENIZER_ENV)
+    folder, what = H.save_random_backbone("tiny-bert", tmp_path / "model")
+    model, tok = AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    assert model.config.hidden_size == H.TINY_BERT.hidden_size and "random weights" in what
+    ids = tok(["a passage of words"])["input_ids"][0]
+    assert max(ids) < model.config.vocab_size
+    with pytest.raises(ValueError, match="random:gpt: unknown backbone"):
+        H.save_random_backbone("gpt", tmp_path / "x")
