@@ -41,7 +41,7 @@ record = {
     "tests_failed": count("failed") + count("error"),
     "tests_skipped": count("skipped"),
     "pytest_summary": summary.strip("= "),
-    "how": "scripts/time_fresh_clone.sh: git clone, then ./reproduce.sh and ./test.sh -q, each timed with date +%s",
+    "how": "scripts/time_fresh_clone.sh: git clone, then ./reproduce.sh and ./test.sh -q, each timed with date +%s (pip download cache reused when present)",
 }
 fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".partial")
 with os.fdopen(fd, "w") as fh:

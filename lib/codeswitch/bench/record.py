@@ -282,7 +282,7 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
     # smoke
     s = m.smoke
     if s:
-        vals = (f"`./reproduce.sh` {_mmss(s['reproduce_s'])} (first-time install included), `./test.sh` {_mmss(s['test_s'])} "
+        vals = (f"`./reproduce.sh` {_mmss(s['reproduce_s'])} (creating `.venv` included), `./test.sh` {_mmss(s['test_s'])} "
                 f"({s['tests_passed']} passed, {s['tests_skipped']} skipped); fresh clone of {s['commit'][:7]}, {s['machine']}")
         ok = s["reproduce_s"] <= TARGET_SMOKE_S and s["test_s"] <= TARGET_SMOKE_S and not s.get("tests_failed")
     else:
