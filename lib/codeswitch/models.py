@@ -193,10 +193,9 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
         if name == "tiny-xlmr":
             tokenizer.model_input_names = ["input_ids", "attention_mask"]
         config = _tiny_config(name, len(tokenizer))
-        state = torch.random.get_rng_state()
-        torch.manual_seed(0)  # the same tiny weights on every machine
-        model = AutoModel.from_config(config)
-        torch.random.set_rng_state(state)
+        with torch.random.fork_rng(devices=[]):  # the caller's random stream is left as it was
+            torch.manual_seed(0)  # the same tiny weights on every machine
+            model = AutoModel.from_config(config)
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
     return dest

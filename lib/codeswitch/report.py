@@ -27,7 +27,7 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,12 +40,13 @@ DIGITS = 2  # decimals shown in human tables; CSVs keep 4
 
 
 # --------------------------------------------------------------------------- summaries
-def summarise(df: pd.DataFrame, by: Sequence[str], value: str = "score") -> pd.DataFrame:
-    """Mean, sample std (ddof=1; 0 for a single seed) and count of ``value`` per group ``by``."""
+def summarise(df: pd.DataFrame, by: Sequence[str], value: str = "score", *, ddof: int = 1) -> pd.DataFrame:
+    """Mean, std (sample, ``ddof=1``, unless told otherwise; 0 for a single seed) and count of ``value`` per group ``by``,
+    groups in first-seen order."""
     if df.empty:
         raise ValueError("no results to summarise: the run cache holds nothing for this table")
     g = df.groupby(list(by), sort=False)[value]
-    out = g.agg(["mean", "std", "count"]).reset_index().rename(columns={"count": "n"})
+    out = g.agg(mean="mean", std=lambda s: s.std(ddof=ddof), n="count").reset_index()
     out["std"] = out["std"].fillna(0.0)
     return out
 
@@ -255,7 +256,3 @@ def _in_notebook() -> bool:
         return False
 
 
-def assert_finite(values: Iterable[float], what: str) -> None:
-    bad = [v for v in values if v is None or not np.isfinite(v)]
-    if bad:
-        raise ValueError(f"{what}: {len(bad)} non-finite value(s)")

@@ -25,7 +25,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .profiles import as_dict
 from .progress import progress
@@ -79,6 +79,7 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the result is an ordinary folder
         yield tmp
         if replace and dest.exists():
             shutil.rmtree(dest)
@@ -198,9 +199,3 @@ def run_grid(
     return [cache.get(c) for c in configs]
 
 
-def iter_records(cache: RunCache, where: Mapping[str, Any] | None = None) -> Iterable[dict]:
-    """Records whose config matches every ``key: value`` of ``where``."""
-    for rec in cache.records():
-        cfg = rec.get("config", {})
-        if all(cfg.get(k) == v for k, v in (where or {}).items()):
-            yield rec

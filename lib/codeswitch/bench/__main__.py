@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-from .measure import Measurement, device_name, markdown_table, peak_tflops
+from .measure import Measurement, device_name, markdown_table, peak_tflops, release
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -96,6 +96,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
             started = time.perf_counter()
             print(f"[bench] {key}: {H.HOT_PATHS[key][0]} …", flush=True)
             rows += _guarded(key, ctx, args)
+            release(device)  # what the path built (models, optimiser state) goes before the next path starts
             print(f"[bench] {key}: done in {time.perf_counter() - started:.1f} s", flush=True)
     table = markdown_table(rows, cpu=device.type != "cuda")
     print("\n" + table + "\n", flush=True)

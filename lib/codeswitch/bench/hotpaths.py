@@ -212,21 +212,10 @@ class _Optimizer:
 
 
 def _save_backbone(arch: Arch, ctx: Context) -> Path:
-    """A random-weight backbone saved as an ordinary HF folder (so the real ``build_encoder`` loads it)."""
-    from transformers import AutoModel
-
-    from ..models import resolve_model
-
+    """A random-weight backbone saved as an ordinary HF folder (so the real ``build_encoder`` loads it); the
+    benchmark feeds token ids, so the tokenizer is only there to be loaded: the tiny one."""
     folder = Path(tempfile.mkdtemp(prefix=f"bench-{arch.label}-", dir=ctx.workdir))
-    torch.manual_seed(ctx.seed)
-    model = AutoModel.from_config(arch.config(layers=ctx.layers))
-    model.save_pretrained(folder, safe_serialization=True)
-    del model
-    tiny = Path(resolve_model("tiny-bert" if arch.family == "bert" else "tiny-xlmr"))
-    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-        if (tiny / name).is_file():
-            shutil.copy(tiny / name, folder / name)  # a tokenizer the encoder can load; the benchmark feeds token ids
-    return folder
+    return save_random_backbone(arch, folder, seed=ctx.seed, layers=ctx.layers, wordpiece=False)[0]
 
 
 def _model(arch: Arch, ctx: Context, cls_name: str = "AutoModel", *, model_kwargs: dict | None = None, **config_extra):
@@ -309,8 +298,6 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
             row = Measurement("a_ref", "(a_ref) ConCSE step, released-code style", arch.describe(ctx.layers), batch_words,
                               note="fp32, eager attention, each column padded to the maximum length, 6 forwards, AdamW (foreach)")
             rows.append(ctx.time(ref_step, row))
-            del encoder, opt
-            release(ctx.device)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ref = next((r for r in rows if r.key == "a_ref"), None)
@@ -367,10 +354,7 @@ def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
     key, what = ("b", "(b) Koglish-GLUE step") if grouped else ("b_rnd", "(b) Koglish-GLUE step, random batches")
     row = Measurement(key, what, arch.describe(ctx.layers), f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
                       note=f"{_precision(ctx)}, SDPA, {'length-grouped batches (the trainer)' if grouped else 'random batches'}, padded to the batch's longest, fused AdamW")
-    out = ctx.time(step, row)
-    del model, opt
-    release(ctx.device)
-    return [out]
+    return [ctx.time(step, row)]
 
 
 # --------------------------------------------------------------------------- (c) ContrastiveMix
@@ -420,10 +404,7 @@ def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
     row = Measurement(key, what, f"2 × {arch.describe(ctx.layers)}",
                       f"{B} queries + {B} mixed (≤ {s.query_max_length}), {B} × 2 passages (≤ {s.passage_max_length})",
                       note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step, AdamW (foreach)")
-    out = ctx.time(step, row)
-    del model, opt
-    release(ctx.device)
-    return [out]
+    return [ctx.time(step, row)]
 
 
 # --------------------------------------------------------------------------- (d) corpus encoding
@@ -458,10 +439,7 @@ def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
     key, what = ("d_srt", f"(d) corpus encoding, sorted within {s.window} batches") if sort_window else ("d", "(d) corpus encoding")
     row = Measurement(key, what, arch.describe(ctx.layers), f"{s.encode_batch} passages, ≤ {s.encode_max_length} tokens",
                       note=f"{_precision(ctx)}, SDPA, inference mode; sequences/s = passages/s")
-    out = ctx.time(step, row)
-    del encoder
-    release(ctx.device)
-    return [out]
+    return [ctx.time(step, row)]
 
 
 # --------------------------------------------------------------------------- (t) host tokenisation
@@ -508,26 +486,29 @@ RANDOM_BACKBONES = {"mbert-base": MBERT_BASE, "xlmr-large": XLMR_LARGE, "tiny-be
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 
 
-def save_random_backbone(name: str, folder: Path, *, seed: int = 0) -> tuple[Path, str]:
-    """A random-weight backbone of a paper size (``mbert-base`` …) saved as an HF folder with a tokenizer it can load.
+def save_random_backbone(arch: "Arch | str", folder: Path, *, seed: int = 0, layers: int | None = None,
+                         wordpiece: bool = True) -> tuple[Path, str]:
+    """A random-weight backbone (an :class:`Arch`, or a name: ``mbert-base`` …) saved as an HF folder with a tokenizer
+    it can load; ``layers`` caps its depth.
 
-    BERT-family models get the WordPiece tokenizer of :func:`wordpiece_folder` when its
-    ids fit the embedding (its 30,522 ids all fall inside mBERT's 119,547 rows), else the
-    project's tiny tokenizer.
+    With ``wordpiece``, BERT-family models get the WordPiece tokenizer of
+    :func:`wordpiece_folder` when its ids fit the embedding (its 30,522 ids all fall
+    inside mBERT's 119,547 rows); otherwise the project's tiny tokenizer.
     Returns the folder and a description of what it holds.
     """
     from transformers import AutoModel
 
     from ..models import resolve_model
 
-    if name not in RANDOM_BACKBONES:
-        raise ValueError(f"random:{name}: unknown backbone; known: {sorted(RANDOM_BACKBONES)}")
-    arch = RANDOM_BACKBONES[name]
+    if isinstance(arch, str):
+        if arch not in RANDOM_BACKBONES:
+            raise ValueError(f"random:{arch}: unknown backbone; known: {sorted(RANDOM_BACKBONES)}")
+        arch = RANDOM_BACKBONES[arch]
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
-    AutoModel.from_config(arch.config()).save_pretrained(folder, safe_serialization=True)
-    tok_folder, what = wordpiece_folder() if arch.family == "bert" else (None, "none")
+    AutoModel.from_config(arch.config(layers=layers)).save_pretrained(folder, safe_serialization=True)
+    tok_folder, what = wordpiece_folder() if wordpiece and arch.family == "bert" else (None, "none")
     if tok_folder is not None:
         from transformers import AutoTokenizer
 
@@ -539,7 +520,7 @@ def save_random_backbone(name: str, folder: Path, *, seed: int = 0) -> tuple[Pat
     for file in TOKENIZER_FILES:
         if (tok_folder / file).is_file():
             shutil.copy(tok_folder / file, folder / file)
-    return folder, f"{arch.describe()}, random weights; tokenizer: {what}"
+    return folder, f"{arch.describe(layers)}, random weights; tokenizer: {what}"
 
 
 def _synthetic_passages(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> list[str]:
@@ -624,7 +605,6 @@ def concse_collation(ctx: Context) -> list[Measurement]:
                       note="CPU, one process; 1 / step time = steps/s one DataLoader worker can feed (a)")
     out = time_steps(step, device=torch.device("cpu"), warmup=ctx.warmup, steps=ctx.steps, peak=None, into=row)
     out.tflops = None
-    del encoder
     return [out]
 
 

@@ -239,5 +239,4 @@ def write_table(entries: Mapping, path: str | Path | None = None, about: str | N
     if about:
         table["_about"] = about
     atomic_write_text(path, json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    path.chmod(0o644)  # a shipped asset, readable by all (temporary files are created 0600)
     return path

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..profiles import project_root
 from .cost import REDUCED, assumed_report, notebook_costs
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = project_root()
 DATA = ROOT / "docs" / "bench"
 README = ROOT / "README.md"
 DOCS = ROOT / "docs" / "performance.md"

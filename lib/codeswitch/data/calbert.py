@@ -27,7 +27,6 @@ an error naming the file, the record (0-based index) and the field.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import warnings
@@ -47,7 +46,6 @@ __all__ = [
     "load_iitb_pairs",
     "load_pairs",
     "split_heldout",
-    "fingerprint",
 ]
 
 SHIPPED_PAIRS = Path(__file__).resolve().parents[1] / "assets" / "calbert" / "pairs.json"
@@ -205,10 +203,3 @@ def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | Non
     return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]
 
 
-def fingerprint(items: Iterable) -> str:
-    """A short content hash of pairs or examples, so a run's cache key changes when its data does."""
-    h = hashlib.sha256()
-    for it in items:
-        h.update(repr(it).encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()[:16]

@@ -69,7 +69,6 @@ __all__ = [
 GLUE_TASKS = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
 STS_TASKS = ("stsb", "sts12", "sts13", "sts14", "sts15", "sts16", "sick")
 GLUE_SPLITS = ("train", "valid", "test")
-STS_SPLITS = {"stsb": ("valid", "test")}  # the others: ("test",) locally; the hub also has "valid"
 
 #: the released layout of each GLUE task (single sentence or pair)
 GLUE_KIND = {"cola": "single", "sst2": "single", "mrpc": "pair", "stsb": "pair", "qnli": "pair", "rte": "pair"}

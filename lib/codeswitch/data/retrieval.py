@@ -43,13 +43,13 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 from ..hub import MissingResourceError, hub_reachable, resolve
+from ..utils import quiet_transformers
 from .codemix import load_muse, word_spans
 
 __all__ = [
@@ -229,19 +229,6 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                     raise TrainDataError(f"{path}, line {lineno}: not valid JSON ({exc})") from None
 
 
-@contextmanager
-def _quiet_datasets():
-    import datasets
-
-    was = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()
-    try:
-        yield
-    finally:
-        if was:
-            datasets.enable_progress_bars()
-
-
 def _json_dataset(files: Sequence[Path]):
     from datasets import load_dataset
 
@@ -271,7 +258,7 @@ def load_train_set(ref: str, *, max_queries: int | None = None, what: str = "con
     if missing:
         raise TrainDataError(f"{source}: training data lacks column(s) {sorted(missing)}")
     n = len(ds)
-    with _quiet_datasets():
+    with quiet_transformers():  # datasets' progress bars off for this filter
         ds = ds.filter(lambda r: bool(r["positive_passages"]) and bool(r["negative_passages"]))
     if len(ds) < n:
         print(f"training set: dropped {n - len(ds)} of {n} queries without a positive or a hard negative")

@@ -421,7 +421,7 @@ class CachedTranslator:
                 q = f"SELECT source, target FROM mt WHERE backend = ? AND source IN ({','.join('?' * len(chunk))})"
                 found.update(db.execute(q, [self.key, *chunk]).fetchall())
         todo = [t for t in dict.fromkeys(texts) if t not in found]
-        self.hits += len(texts) - sum(1 for t in texts if t in todo)
+        self.hits += sum(t in found for t in texts)  # a set lookup per text (a list scan made this quadratic)
         self.misses += len(todo)
         fresh: dict[str, Translation] = {}
         if todo:

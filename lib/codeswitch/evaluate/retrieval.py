@@ -512,8 +512,9 @@ def default_tokenizer_threads(cuda: bool) -> int:
         return max(1, int(os.environ["CODESWITCH_TOKENIZER_THREADS"]))
     if not cuda:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 4)
-    return max(2, min(8, cores - 2))
+    from ..utils import gpu_host_workers
+
+    return gpu_host_workers()
 
 
 _LIBC: list = []

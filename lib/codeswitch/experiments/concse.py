@@ -27,8 +27,6 @@ reading is a named option):
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -39,8 +37,9 @@ import pandas as pd
 from .. import reported as _reported
 from ..losses.concse import DEFAULT_BUCKET_COST, TERMS, VARIANTS
 from ..profiles import Profile
-from ..report import comparison, save_figure, save_table, seaborn_style
+from ..report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..runs import RunCache, run_grid
+from ..utils import frozen_gc
 
 __all__ = [
     "Backbone",
@@ -207,9 +206,9 @@ def run_config(
         "precision": profile.precision,
     }
     if backbone.model.startswith("tiny-"):
-        from ..models import corpus_fingerprint
+        from ..models import backbone_id
 
-        key["tiny_corpus"] = corpus_fingerprint()  # a new tokenizer corpus builds a new tiny backbone
+        key["backbone_id"] = backbone_id(backbone.model)  # a new recipe (corpus, size, build version) builds a new tiny backbone
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":
         if simcse_settings not in ("matched", "released_code"):
@@ -371,21 +370,6 @@ def _runner(c: ConCSEConfig, profile: Profile, data: _Koglish):
     return run
 
 
-@contextmanager
-def _frozen_heap():
-    """Hide the long-lived objects (imports, data) from Python's garbage collector during a grid.
-
-    The HF Trainer calls ``gc.collect()`` at the start of every ``train()``; over the
-    whole heap of a notebook that costs about half a second per run, more than a
-    smoke run's training.  Frozen objects are merely not collected until the grid ends.
-    """
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def _cache(profile: Profile) -> RunCache:
     return RunCache(profile.runs_dir / EXPERIMENT)
 
@@ -416,7 +400,7 @@ def run_table3(profile: Profile, koglish_source: str | None = None) -> pd.DataFr
     koglish = _koglish_ref(profile, koglish_source)
     configs = table3_configs(c, profile, koglish)
     cache = _cache(profile)
-    with _frozen_heap():
+    with frozen_gc():
         run_grid(cache, _unique(configs), _runner(c, profile, _Koglish(profile, koglish_source, c)), desc="ConCSE Table 3")
     # the scores are read back from the cache, exactly as a redraw without training would
     rows = []
@@ -433,7 +417,7 @@ def run_ablations(profile: Profile, koglish_source: str | None = None) -> pd.Dat
     koglish = _koglish_ref(profile, koglish_source)
     cells = ablation_cells(c, profile, koglish)
     cache = _cache(profile)
-    with _frozen_heap():
+    with frozen_gc():
         run_grid(cache, _unique(cell.config for cell in cells), _runner(c, profile, _Koglish(profile, koglish_source, c)), desc="ConCSE ablations")
     rows = []
     for cell in cells:
@@ -444,15 +428,6 @@ def run_ablations(profile: Profile, koglish_source: str | None = None) -> pd.Dat
 
 
 # --------------------------------------------------------------------------- tables
-def _summary(df: pd.DataFrame, by: Sequence[str], ddof: int) -> pd.DataFrame:
-    """Mean, std (``ddof``; 0 for one seed) and count of ``score`` per group, in first-seen order."""
-    g = df.groupby(list(by), sort=False)["score"]
-    out = g.agg(mean="mean", n="count").reset_index()
-    std = g.agg(lambda s: float(np.std(s.to_numpy(), ddof=ddof)) if len(s) > ddof else 0.0).reset_index(drop=True)
-    out.insert(len(by) + 1, "std", std.to_numpy())
-    return out
-
-
 def _ddof_note(c: ConCSEConfig, n: int) -> str:
     kind = "population" if c.std_ddof == 0 else f"ddof={c.std_ddof}"
     return f"mean ± {kind} std over {n} seed(s)"
@@ -464,7 +439,7 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
 
     c = load_config(profile)
     df = scores.assign(row=scores["method"].map(METHOD_LABELS) + "-" + scores["backbone"])
-    summary = _summary(df, ["row", "column"], c.std_ddof)
+    summary = summarise(df, ["row", "column"], ddof=c.std_ddof)
     backbones = list(dict.fromkeys(df["backbone"]))
     rows = [f"{METHOD_LABELS[m]}-{b}" for m in ("simcse", "concse") for b in backbones]
     columns = list(TASK_LABELS.values()) + [AVG]
@@ -521,7 +496,7 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     for ax, b in zip(axes[0], backbones):
         for k, m in enumerate(("simcse", "concse")):
             sub = scores[(scores["backbone"] == b) & (scores["method"] == m)]
-            s = _summary(sub, ["column"], c.std_ddof).set_index("column").reindex(columns)
+            s = summarise(sub, ["column"], ddof=c.std_ddof).set_index("column").reindex(columns)
             off = (k - 0.5) * 0.28
             row = f"{METHOD_LABELS[m]}-{b}"
             ax.errorbar(x + off, s["mean"], yerr=s["std"], fmt="o", color=colors[m], capsize=3, label=f"{METHOD_LABELS[m]} (ours)")
@@ -542,7 +517,7 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
 
 
 def _study(scores: pd.DataFrame, study: str, c: ConCSEConfig) -> pd.DataFrame:
-    return _summary(scores[scores["study"] == study], ["label", "column"], c.std_ddof)
+    return summarise(scores[scores["study"] == study], ["label", "column"], ddof=c.std_ddof)
 
 
 def table4(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:

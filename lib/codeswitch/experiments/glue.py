@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate.glue_metrics import TASK_LABEL
-from ..models import TINY_BACKBONES, corpus_fingerprint, resolve_model
+from ..models import TINY_BACKBONES, backbone_id, resolve_model
 from ..profiles import Profile, build_dataclass
 from ..report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..runs import RunCache, run_grid
@@ -164,8 +164,8 @@ def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprin
                         "precision": precision,
                         "group_by_length": glue.group_by_length,  # another batch order: another run
                     }
-                    if bb.model in TINY_BACKBONES:  # a tiny backbone changes with its tokenizer corpus
-                        config["tiny_corpus"] = corpus_fingerprint()
+                    if bb.model in TINY_BACKBONES:  # a tiny backbone changes with its recipe (corpus, size, build version)
+                        config["backbone_id"] = backbone_id(bb.model)
                     configs.append(config)
     return configs
 

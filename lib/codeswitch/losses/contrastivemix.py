@@ -77,11 +77,10 @@ def ir_loss(q: Tensor, p_pos: Tensor, p_neg: Tensor | None = None) -> Tensor:
 
 
 def alignment_loss(x: Tensor, x_mixed: Tensor) -> Tensor:
-    """``L_c``: cross-entropy of ``x · x_mixedᵀ`` with row ``i``'s target at column ``i``."""
+    """``L_c``: cross-entropy of ``x · x_mixedᵀ`` with row ``i``'s target at column ``i`` — ``L_ir`` with the
+    code-mixed copies as the only "passages" (the paper's two losses share one form)."""
     _check_pair("x", x, "x_mixed", x_mixed)
-    scores = x @ x_mixed.T  # (B, B)
-    targets = torch.arange(x.shape[0], device=x.device)
-    return F.cross_entropy(scores.float(), targets)
+    return ir_loss(x, x_mixed)
 
 
 def contrastivemix_loss(

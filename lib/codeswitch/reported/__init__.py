@@ -42,10 +42,6 @@ class Reported:
     note: str = ""  # anything a reader should know (e.g. "best of 10 runs on validation")
 
     @property
-    def known(self) -> bool:
-        return self.value is not None
-
-    @property
     def source(self) -> str:
         return f"{self.paper} {self.table}, row '{self.row}', column '{self.column}'"
 

@@ -119,34 +119,32 @@ class Aligner(nn.Module):
                 p.requires_grad_(False)
             object.__setattr__(self, "frozen", frozen)  # not a registered submodule: never trained, never saved
 
-    def _run(self, encoder: nn.Module, input_ids: Tensor, attention_mask: Tensor, head: nn.Module | None):
+    def _run(self, encoder: nn.Module, input_ids: Tensor, attention_mask: Tensor):
         out = encoder(input_ids=input_ids, attention_mask=attention_mask)
         tokens = out.last_hidden_state  # (B, T, H)
         if self.sentence_vector == "pooler" and getattr(out, "pooler_output", None) is not None:
             sentence = out.pooler_output  # (B, H): BERT's dense+tanh on [CLS]
         else:
             sentence = tokens[:, 0]  # (B, H): the [CLS] vector
-        if head is not None:
-            tokens, sentence = head(tokens), head(sentence)
         return tokens, sentence
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor]:
         if self.mode == "linear_head":
             with torch.no_grad():  # the encoder is frozen: no activations kept for backward
                 self.encoder.eval()
-                tokens, sentence = self._run(self.encoder, input_ids, attention_mask, None)
+                tokens, sentence = self._run(self.encoder, input_ids, attention_mask)
             return self.head(tokens), self.head(sentence)
-        return self._run(self.encoder, input_ids, attention_mask, None)
+        return self._run(self.encoder, input_ids, attention_mask)
 
     @torch.no_grad()
     def reference(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor]:
         """f0's token and sentence vectors (no gradient)."""
         if self.mode == "linear_head":
             self.encoder.eval()
-            return self._run(self.encoder, input_ids, attention_mask, None)
+            return self._run(self.encoder, input_ids, attention_mask)
         if self.frozen is None:
             raise RuntimeError("call freeze_reference() before asking for f0")
-        return self._run(self.frozen, input_ids, attention_mask, None)
+        return self._run(self.frozen, input_ids, attention_mask)
 
     def with_reference(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """``(tokens, sentence, tokens0, sentence0)``: f's outputs (with gradient) and f0's (without).
@@ -267,7 +265,7 @@ def train_alignment(
     best_state, bad_epochs = aligner.trainable_state(), 0
     for epoch in progress(range(1, args.max_epochs + 1), desc=desc, unit="epoch"):
         aligner.train()
-        running, seen = 0.0, 0
+        running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
         for idx in _batches(len(train), args.batch_size, generator):
             loss = _batch_loss(aligner, train, idx, tokenizer, args, device)["total"]
             optimizer.zero_grad(set_to_none=True)
@@ -275,11 +273,11 @@ def train_alignment(
             if args.max_grad_norm:
                 torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
             optimizer.step()
-            running += loss.item() * len(idx)
+            running += loss.detach().double() * len(idx)
             seen += len(idx)
             history["steps"] += 1
         valid_loss = _mean_loss(aligner, valid, tokenizer, args, device)
-        history["train_loss"].append(running / max(seen, 1))
+        history["train_loss"].append(float(running) / max(seen, 1))
         history["valid_loss"].append(valid_loss)
         if valid_loss < best_loss:
             best_loss, best_state, bad_epochs = valid_loss, aligner.trainable_state(), 0
@@ -353,9 +351,11 @@ def extract_alignments(
                 a, b = (S / math.sqrt(m)).softmax(-1), (S / math.sqrt(n)).softmax(0)
                 prob = 2 * a * b / (a + b + 1e-9)  # (n, m)
             best: dict[tuple[int, int], float] = {}
-            for si, sj in A.nonzero().tolist():
-                key = (int(bx[si]), int(by[sj]))
-                p = float(prob[si, sj]) if prob_threshold is not None else 1.0
+            word_x, word_y = bx.tolist(), by.tolist()  # one host read per sentence, not one per aligned pair
+            probs = prob[A].tolist() if prob_threshold is not None else None  # row-major, the order of A.nonzero()
+            for k, (si, sj) in enumerate(A.nonzero().tolist()):
+                key = (word_x[si], word_y[sj])
+                p = probs[k] if probs is not None else 1.0
                 best[key] = max(best.get(key, 0.0), p)
             keep = [k for k, p in best.items() if prob_threshold is None or p >= prob_threshold]
             out.append(sorted(keep))

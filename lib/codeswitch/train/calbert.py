@@ -35,7 +35,6 @@ does not say it selects an epoch).  Metrics: weighted F1, precision and recall
 from __future__ import annotations
 
 import math
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ import numpy as np
 
 from ..data.calbert import Pair
 from ..data.sentiment import LABELS, SentimentExample
+from ..runs import atomic_directory
 from ..utils import quiet_transformers, set_seed
 
 __all__ = [
@@ -216,17 +216,8 @@ def siamese_pretrain(
             )
             trainer.remove_callback(PrinterCallback)  # it prints raw log dicts when tqdm is off
             out = trainer.train()
-        tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
-        tmp.chmod(0o755)  # mkdtemp makes it private; the checkpoint is an ordinary folder
-        try:
-            with quiet_transformers():
-                model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
-            if output_dir.exists():
-                shutil.rmtree(output_dir)
-            tmp.rename(output_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        with atomic_directory(output_dir) as tmp, quiet_transformers():
+            model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
     after = alignment_diagnostics(model, heldout) if heldout else {}
     result = {"train_loss": float(out.training_loss), "steps": int(out.global_step), "pairs": len(pairs)}
     result.update({f"{k}_before": v for k, v in before.items()})

@@ -78,7 +78,6 @@ for the large backbones), so nothing is left on disk after a run.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import tempfile
 from dataclasses import dataclass
@@ -89,7 +88,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..evaluate.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
-from ..utils import quiet_transformers, set_seed, torch_threads
+from ..utils import frozen_gc, quiet_transformers, set_seed, torch_threads
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
 
@@ -242,7 +241,7 @@ def fine_tune(
     """
     metric = TASKS[task_name].metric
     recorder = _EpochRecorder(metric, desc, settings.log_epochs, ["valid", *(f"test_{lang}" for lang in test_dfs)])
-    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), _frozen_gc():
+    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), frozen_gc():
         trainer = build_trainer(
             model_path, task_name, train_df, valid_df, test_dfs,
             train_lang=train_lang, select_lang=select_lang, settings=settings, output_dir=tmp, callbacks=[recorder],
@@ -426,24 +425,6 @@ def _glue_trainer_class():
 def _logits_only(logits, labels):
     """Keep only the logits of each eval batch (mBART also returns encoder states: GBs on a large test set)."""
     return logits[0] if isinstance(logits, (tuple, list)) else logits
-
-
-@contextlib.contextmanager
-def _frozen_gc():
-    """Exempt the objects that exist before training from garbage collection while it runs.
-
-    ``Trainer.train`` starts with accelerate's ``free_memory()``, a full
-    ``gc.collect()`` over every object of the process (a notebook holds many);
-    for the small smoke runs that was a third of the run time.  ``gc.freeze``
-    leaves the objects alone (nothing is leaked: they are unfrozen afterwards).
-    """
-    import gc
-
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _cpu_threads(settings: FineTuneSettings):
