@@ -183,3 +183,17 @@ def test_cost_table_takes_profile_overrides():
     assert "| 05 | ContrastiveMix (Tables 1-4) | 255 |" in full
     assert "| 05 | ContrastiveMix (Tables 1-4) | 135 |" in fewer  # 5 seeds × (mDPR + 2 × 13 target languages)
     assert '--set contrastivemix.ablations=false' in fewer.splitlines()[0]
+
+
+def test_profile_writes_one_operator_table_per_path(tmp_path, backbones_dir, monkeypatch):
+    """``--profile DIR``: after timing, each path's steps are profiled into DIR/<path>.txt (operators by time)."""
+    from codeswitch.bench import run
+
+    monkeypatch.setenv("CODESWITCH_BENCH_PROFILE", "")  # restored (to absent) after the test: run() sets it
+    rows, _ = run(["--threads", "1", "--steps", "1", "--warmup", "0", "--paths", "d", "--profile", str(tmp_path / "prof")])
+    assert [r.status for r in rows] == ["ok"]
+    files = sorted((tmp_path / "prof").glob("*.txt"))
+    assert len(files) == 1 and files[0].name.startswith("d_")
+    text = files[0].read_text(encoding="utf-8")
+    assert text.startswith("# d (d) corpus encoding\n3 steps, wall ")
+    assert "## by host time" in text and "aten::" in text  # a real operator table, not an empty file

@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="folder for bench.json and bench.md")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="after timing each path, profile 3 more steps with torch.profiler into DIR/<path>.txt")
     return p
 
 
@@ -56,6 +58,8 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
     from . import hotpaths as H
 
     args = _parser().parse_args(list(argv) if argv is not None else None)
+    if args.profile:
+        os.environ["CODESWITCH_BENCH_PROFILE"] = str(Path(args.profile).resolve())
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before cuBLAS starts, as codeswitch.utils.set_seed
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.threads:
@@ -64,7 +68,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
     device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if dev_arg == "auto" else dev_arg)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit(f"--device {dev_arg}: no CUDA GPU is visible")
-    if device.type == "cuda":
+    if device.type == "cuda" and device.index is not None:  # "cuda" alone: the current device (set_device needs an index)
         torch.cuda.set_device(device)
     amp = _amp(args.precision, device)
     if not args.nondeterministic:

@@ -22,7 +22,9 @@ by the name ``torch.cuda.get_device_name()`` reports; on CPU only tokens/s are r
 from __future__ import annotations
 
 import gc
+import os
 import resource
+from pathlib import Path
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -189,7 +191,40 @@ def time_steps(
     into.mfu = into.tflops / peak if peak else None
     into.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 1024**3 if device.type == "cuda" else host_peak_gib()
     into.host_syncs = count_host_syncs(step, warmup, device)
+    if os.environ.get("CODESWITCH_BENCH_PROFILE"):
+        profile_steps(step, warmup, device, Path(os.environ["CODESWITCH_BENCH_PROFILE"]), f"{into.key} {into.path}")
     return into
+
+
+def profile_steps(step: Callable[[int], Step], i: int, device: torch.device, folder: Path, label: str, *, steps: int = 3) -> Path:
+    """Run ``steps`` more steps under ``torch.profiler`` and write ``folder/<label>.txt``: the operators by device
+    time and by host time, and how much of the wall-clock time the device was busy (``bench --profile DIR``)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    synchronize(device)
+    start = time.perf_counter()
+    with profile(activities=acts, record_shapes=False) as prof:
+        for _ in range(steps):
+            step(i)  # the step count_host_syncs replays: its inputs exist whatever the path prepared
+        synchronize(device)
+    wall = time.perf_counter() - start
+    ka = prof.key_averages()
+    dev_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    busy_us = sum(getattr(e, dev_key, 0.0) for e in ka) if device.type == "cuda" else None
+    slug = "".join(ch if ch.isalnum() else "_" for ch in label).strip("_")[:60]
+    folder.mkdir(parents=True, exist_ok=True)
+    head = f"# {label}\n{steps} steps, wall {wall * 1e3:.1f} ms"
+    if busy_us is not None:
+        head += f", device busy {busy_us / 1e3:.1f} ms ({busy_us / 1e6 / wall:.0%} of wall)"
+    text = "\n\n".join([
+        head,
+        "## by device time\n" + ka.table(sort_by=dev_key, row_limit=30, max_name_column_width=70),
+        "## by host time\n" + ka.table(sort_by="cpu_time_total", row_limit=30, max_name_column_width=70),
+    ])
+    out = folder / f"{slug}.txt"
+    out.write_text(text + "\n", encoding="utf-8")
+    return out
 
 
 def count_host_syncs(step: Callable[[int], Step], i: int, device: torch.device) -> int | None:
