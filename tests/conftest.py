@@ -3,7 +3,7 @@
 * ``shared_data``: the folder ``../shared/data`` of real samples (tests that use it
   skip when it is absent, as in a user's clone).
 * ``smoke_run``: notebooks executed under the smoke profile, through
-  :func:`codeswitch.pipeline.run_notebook` (the path ``reproduce.sh`` takes), into a
+  :func:`codeswitch.core.pipeline.run_notebook` (the path ``reproduce.sh`` takes), into a
   temporary output root shared by the whole session (each notebook at most once).
 """
 
@@ -49,7 +49,7 @@ class SmokeRun:
         self.executed: dict[str, Path] = {}
 
     def ensure(self, spec) -> Path:
-        from codeswitch import pipeline
+        from codeswitch.core import pipeline
 
         if spec.number not in self.executed:
             self.executed[spec.number] = pipeline.run_notebook(spec, "smoke", output_root=self.root, root=REPO, log_output=False)
@@ -57,7 +57,7 @@ class SmokeRun:
         return self.executed[spec.number]
 
     def ensure_all(self) -> "SmokeRun":
-        from codeswitch import pipeline
+        from codeswitch.core import pipeline
 
         for spec in pipeline.available(REPO):
             self.ensure(spec)

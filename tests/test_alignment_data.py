@@ -8,21 +8,10 @@ import unicodedata
 import numpy as np
 import pytest
 
-from codeswitch.data.gluecos import GluecosFormatError, load_task, read_conll, read_squad_v2
-from codeswitch.data.parallel import (
-    ParallelFormatError,
-    lexicon_as_parallel,
-    load_lexicon,
-    load_parallel,
-    parse_pharaoh_line,
-    read_lexicon,
-    read_parallel,
-    read_pharaoh,
-    romanise,
-    write_pharaoh,
-)
-from codeswitch.evaluate.gluecos import entity_f1, qa_predictions, squad_token_f1, squad_v2_f1, weighted_f1
-from codeswitch.hub import MissingResourceError
+from codeswitch.alignment.gluecos_data import GluecosFormatError, load_task, read_conll, read_squad_v2
+from codeswitch.alignment.data import ParallelFormatError, lexicon_as_parallel, load_lexicon, load_parallel, parse_pharaoh_line, read_lexicon, read_parallel, read_pharaoh, romanise, write_pharaoh
+from codeswitch.alignment.gluecos_evaluate import entity_f1, qa_predictions, squad_token_f1, squad_v2_f1, weighted_f1
+from codeswitch.core.hub import MissingResourceError
 
 
 # --------------------------------------------------------------------------- parallel text and alignments
@@ -142,7 +131,7 @@ def test_squad_reader_checks_spans(tmp_path):
 
 
 def test_synthetic_gluecos_layout_loads():
-    from codeswitch.experiments.alignment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
 
     sizes = {t: {k: len(v) for k, v in load_task(SYNTHETIC_GLUECOS, t).items()} for t in ("sentiment", "ner", "qa")}
     assert sizes == {"sentiment": {"train": 60, "validation": 24, "test": 24}, "ner": {"train": 44, "validation": 14, "test": 14},
@@ -181,7 +170,7 @@ def test_qa_predictions_best_span_and_null():
 
 # --------------------------------------------------------------------------- figure sentences, reported numbers, config
 def test_figure_sentences():
-    from codeswitch.experiments.alignment import figure_sentences
+    from codeswitch.alignment.experiment import figure_sentences
 
     df = figure_sentences()
     assert len(df) == 96 and df.groupby(["pair", "language"]).size().eq(8).all() and df["pair"].nunique() == 6
@@ -191,8 +180,8 @@ def test_figure_sentences():
 
 
 def test_reported_labels_match_the_measured_tables():
-    from codeswitch import reported
-    from codeswitch.experiments.alignment import TABLES
+    from codeswitch.core import reported
+    from codeswitch.alignment.experiment import TABLES
 
     for key, t in TABLES.items():
         labels = {(s.row, c) for s in t.rows for c, task, _ in t.columns if (s.row, task) not in t.skip}
@@ -203,8 +192,8 @@ def test_reported_labels_match_the_measured_tables():
 
 
 def test_profiles_build_and_paper_restates_the_defaults():
-    from codeswitch.experiments.alignment import AlignmentConfig, align_configs, finetune_configs, load_config
-    from codeswitch.profiles import load_profile
+    from codeswitch.alignment.experiment import AlignmentConfig, align_configs, finetune_configs, load_config
+    from codeswitch.core.profiles import load_profile
 
     smoke = load_profile("smoke")
     paper_cfg = load_profile("paper")

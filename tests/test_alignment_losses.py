@@ -7,13 +7,7 @@ import math
 import pytest
 import torch
 
-from codeswitch.losses import (
-    alignment_regulariser,
-    gather_aligned_words,
-    pool_subwords,
-    sentence_alignment_loss,
-    word_alignment_loss,
-)
+from codeswitch.alignment.loss import alignment_regulariser, gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
 
 
 def _cos(a, b) -> float:

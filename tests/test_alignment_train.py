@@ -9,17 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from codeswitch.data.parallel import ParallelData, load_parallel
-from codeswitch.train.alignment import (
-    Aligner,
-    AlignmentArgs,
-    embed_words,
-    encode_words,
-    extract_alignments,
-    load_aligner,
-    save_aligner,
-    train_alignment,
-)
+from codeswitch.alignment.data import ParallelData, load_parallel
+from codeswitch.alignment.train import Aligner, AlignmentArgs, embed_words, encode_words, extract_alignments, load_aligner, save_aligner, train_alignment
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,7 +26,7 @@ def one_thread():
 def tiny(backbones_dir):
     from transformers import AutoTokenizer
 
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     path = resolve_model("tiny-bert")
     return path, AutoTokenizer.from_pretrained(path)
@@ -113,9 +104,9 @@ def test_word_objective_needs_alignments(tiny):
 def test_finetune_each_task_kind(tiny, task):
     from transformers import AutoModel
 
-    from codeswitch.data.gluecos import load_task
-    from codeswitch.experiments.alignment import SYNTHETIC_GLUECOS
-    from codeswitch.train.gluecos import FinetuneArgs, finetune
+    from codeswitch.alignment.gluecos_data import load_task
+    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.gluecos_train import FinetuneArgs, finetune
 
     path, tok = tiny
     data = {k: v[:12] for k, v in load_task(SYNTHETIC_GLUECOS, task).items()}
@@ -132,8 +123,8 @@ def test_finetune_each_task_kind(tiny, task):
 
 def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
     """run_finetuning (and the run_alignment it starts), as notebook 06 calls them, train under the profile's cpu_threads."""
-    from codeswitch.experiments import alignment as A
-    from codeswitch.profiles import load_profile
+    from codeswitch.alignment import experiment as A
+    from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", output_root=tmp_path)
     seen = []

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from codeswitch.bench import lengths as L
-from codeswitch.bench.measure import FlopModel, Measurement, markdown_table, peak_for_name
+from benchmarks import lengths as L
+from benchmarks.measure import FlopModel, Measurement, markdown_table, peak_for_name
 
 
 # --------------------------------------------------------------------------- FLOPs and peaks
@@ -80,7 +80,7 @@ def test_token_batch():
 def test_length_histograms_from_a_koglish_folder(shared_data, backbones_dir):
     from transformers import AutoTokenizer
 
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     tok = AutoTokenizer.from_pretrained(resolve_model("tiny-bert"))
     entries = L.koglish_histograms(str(shared_data / "koglish_sample"), tok, max_rows=20)
@@ -93,7 +93,7 @@ def test_length_histograms_from_a_koglish_folder(shared_data, backbones_dir):
 
 
 def test_grouped_batches_are_sorted_within_megabatches():
-    from codeswitch.bench.hotpaths import _grouped
+    from benchmarks.hotpaths import _grouped
 
     rng = np.random.default_rng(0)
     lengths = rng.integers(1, 100, size=2 * 50 * 4)
@@ -105,7 +105,7 @@ def test_grouped_batches_are_sorted_within_megabatches():
 # --------------------------------------------------------------------------- the harness, CI-sized
 @pytest.fixture(scope="module")
 def ci_run(tmp_path_factory, backbones_dir):
-    from codeswitch.bench import run
+    from benchmarks import run
 
     out = tmp_path_factory.mktemp("bench")
     rows, report = run(["--threads", "1", "--steps", "2", "--warmup", "1", "--out", str(out)])
@@ -136,17 +136,17 @@ def test_ci_run_measures_every_hot_path(ci_run):
 
 
 def test_missing_module_is_reported_unavailable(monkeypatch, backbones_dir):
-    from codeswitch.bench import run
+    from benchmarks import run
 
-    monkeypatch.setitem(sys.modules, "codeswitch.train.retrieval", None)  # as if the trainer did not exist yet
+    monkeypatch.setitem(sys.modules, "codeswitch.core.encoders", None)  # as if the encoder did not exist yet
     rows, _ = run(["--threads", "1", "--steps", "1", "--warmup", "0", "--paths", "d"])
-    assert rows[0].status.startswith("unavailable") and "codeswitch.train.retrieval" in rows[0].status
+    assert rows[0].status.startswith("unavailable") and "codeswitch.core.encoders" in rows[0].status
 
 
 # --------------------------------------------------------------------------- the cost estimate
 def test_cost_estimate_follows_the_paper_grids():
-    from codeswitch.bench.cost import LINEAR_PARAMS, Rates, concse_hours, cost_table, glue_hours, retrieval_hours
-    from codeswitch.profiles import load_profile
+    from benchmarks.cost import LINEAR_PARAMS, Rates, concse_hours, cost_table, glue_hours, retrieval_hours
+    from codeswitch.core.profiles import load_profile
 
     paper = load_profile("paper")
     base = LINEAR_PARAMS["bert-base-multilingual-uncased"]
@@ -175,7 +175,7 @@ def test_cost_estimate_follows_the_paper_grids():
 
 def test_cost_table_takes_profile_overrides():
     """`cost --set` changes the grid the estimate is made for, as reproduce.sh --set changes the run."""
-    from codeswitch.bench.cost import assumed_report, cost_table
+    from benchmarks.cost import assumed_report, cost_table
 
     report = assumed_report(0.4, 989.0, 20000.0)
     full = cost_table(report, "paper")
@@ -187,7 +187,7 @@ def test_cost_table_takes_profile_overrides():
 
 def test_profile_writes_one_operator_table_per_path(tmp_path, backbones_dir, monkeypatch):
     """``--profile DIR``: after timing, each path's steps are profiled into DIR/<path>.txt (operators by time)."""
-    from codeswitch.bench import run
+    from benchmarks import run
 
     monkeypatch.setenv("CODESWITCH_BENCH_PROFILE", "")  # restored (to absent) after the test: run() sets it
     rows, _ = run(["--threads", "1", "--steps", "1", "--warmup", "0", "--paths", "d", "--profile", str(tmp_path / "prof")])

@@ -1,4 +1,4 @@
-"""`python -m codeswitch.bench record`: the README's performance tables come from measurement files, never by hand."""
+"""`python -m benchmarks record`: the README's performance tables come from measurement files, never by hand."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.bench import record as R
-from codeswitch.bench.cost import REDUCED, assumed_report, notebook_costs
+from benchmarks import record as R
+from benchmarks.cost import REDUCED, assumed_report, notebook_costs
 
 
 def gpu_report(*, mfu_a=0.45, mfu_b=0.30, speedup=6.0, d_rate=25_000.0, device_type="cuda") -> dict:
@@ -17,7 +17,7 @@ def gpu_report(*, mfu_a=0.45, mfu_b=0.30, speedup=6.0, d_rate=25_000.0, device_t
     rep["environment"] = {"device": "NVIDIA H200", "device_type": device_type, "date": "2026-01-01", "torch": "2.x",
                           "cuda": "13.0", "transformers": "5.x", "python": "3.12", "autocast": "bfloat16", "peak_bf16_tflops": 989.0}
     rep["sizes"]["concse_batch"] = 128
-    rep["command"] = "python -m codeswitch.bench --full --compile --out X"
+    rep["command"] = "python -m benchmarks --full --compile --out X"
     rows = {m["key"]: m for m in rep["measurements"]}
     rows["a"].update(mfu=mfu_a, speedup=speedup)
     rows["b"]["mfu"] = mfu_b
@@ -29,7 +29,7 @@ def gpu_report(*, mfu_a=0.45, mfu_b=0.30, speedup=6.0, d_rate=25_000.0, device_t
 def memory_report(rate=18_000.0, peak_mb=2500.0, passages=1_000_000, device="NVIDIA H200") -> dict:
     return {"passages": passages, "passages_per_second": rate, "peak_rss_mb": peak_mb, "device": device, "hidden_size": 768,
             "shape": [passages, 768], "expected_shape": [passages, 768], "zero_rows": 0, "nonfinite_rows": 0,
-            "table_markdown": "| passages | … |\n|---|---|\n| 1,000,000 | fake |", "command": "python -m codeswitch.bench memory X"}
+            "table_markdown": "| passages | … |\n|---|---|\n| 1,000,000 | fake |", "command": "python -m benchmarks memory X"}
 
 
 def blocks(text: str, name: str) -> str:
@@ -160,7 +160,7 @@ def test_smoke_and_cpu_memory_rows(tmp_path):
 def test_random_backbone_and_tokenizer_folder(tmp_path, monkeypatch):
     from transformers import AutoModel, AutoTokenizer
 
-    from codeswitch.bench import hotpaths as H
+    from benchmarks import hotpaths as H
 
     monkeypatch.setenv(H.TOKENIZER_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="CODESWITCH_BENCH_TOKENIZER"):

@@ -11,18 +11,11 @@ import pandas as pd
 import pytest
 import torch
 
-from codeswitch import reported
-from codeswitch.data.calbert import (
-    Pair,
-    PairsFormatError,
-    load_pairs,
-    read_pairs_json,
-    read_parallel_tsv,
-    split_heldout,
-)
-from codeswitch import hub
-from codeswitch.hub import MissingResourceError
-from codeswitch.profiles import load_profile
+from codeswitch.core import reported
+from codeswitch.calbert.data import Pair, PairsFormatError, load_pairs, read_pairs_json, read_parallel_tsv, split_heldout
+from codeswitch.core import hub
+from codeswitch.core.hub import MissingResourceError
+from codeswitch.core.profiles import load_profile
 
 
 # --------------------------------------------------------------------------- pairs
@@ -134,7 +127,7 @@ def test_mnrl_is_in_batch_softmax_over_scaled_cosines():
 
 # --------------------------------------------------------------------------- metrics and tables
 def test_classification_metrics_hand_computed():
-    from codeswitch.train.calbert import classification_metrics
+    from codeswitch.calbert.train import classification_metrics
 
     # class 0: P 1/2, R 1/1; class 1: P 1/1, R 1/2; class 2: P 1/1, R 1/1; supports 1, 2, 1
     m = classification_metrics([0, 1, 1, 2], [0, 1, 0, 2])
@@ -146,7 +139,7 @@ def test_classification_metrics_hand_computed():
 
 
 def test_task_table_mean_std_and_best_run():
-    from codeswitch.experiments.calbert import task_table
+    from codeswitch.calbert.experiment import task_table
 
     rows = []
     for seed, f1, p in ((1, 0.50, 0.40), (2, 0.70, 0.60), (3, 0.70, 0.90), (4, 0.60, 0.50)):
@@ -165,7 +158,7 @@ def test_task_table_mean_std_and_best_run():
 
 
 def test_reported_labels_match_the_tables():
-    from codeswitch.experiments.calbert import PAPER_BACKBONES, _column_order, row_label
+    from codeswitch.calbert.experiment import PAPER_BACKBONES, _column_order, row_label
 
     assert reported.lookup("calbert", "table6", "CalBERT-XLM-RoBERTa", "F1 (val, best run)").value == 0.620
     assert reported.lookup("calbert", "table7", "IndicBERT", "F1 (val)").value == 0.544
@@ -177,7 +170,7 @@ def test_reported_labels_match_the_tables():
 
 
 def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypatch):
-    from codeswitch.experiments import calbert
+    from codeswitch.calbert import experiment as calbert
 
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.setenv(var, "1")  # restored after the test (load_profile sets them for offline profiles)
@@ -198,7 +191,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     """Pairs -> Siamese pre-training -> checkpoint -> fine-tuning -> Tables 6/7/12, then everything cached."""
     from transformers import AutoModel
 
-    from codeswitch.experiments import calbert
+    from codeswitch.calbert import experiment as calbert
 
     cfg = load_profile(
         "smoke",

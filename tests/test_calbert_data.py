@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeswitch.data.romanize import has_devanagari, to_itrans
-from codeswitch.data.sentiment import (
-    LABELS,
-    SentimentFormatError,
-    load_sentiment_splits,
-    read_label_text_csv,
-    read_text_label_tsv,
-)
+from codeswitch.common.romanize import has_devanagari, to_itrans
+from codeswitch.common.sentiment import LABELS, SentimentFormatError, load_sentiment_splits, read_label_text_csv, read_text_label_tsv
 
 
 # --------------------------------------------------------------------------- romanisation

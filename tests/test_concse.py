@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from codeswitch import reported
-from codeswitch.evaluate.sts import spearman_x100, sts_evaluator, ttest_pvalue
-from codeswitch.experiments import concse as C
-from codeswitch.hub import MissingResourceError
-from codeswitch.profiles import load_profile
-from codeswitch.runs import config_hash
+from codeswitch.core import reported
+from codeswitch.common.sts import spearman_x100, sts_evaluator, ttest_pvalue
+from codeswitch.concse import experiment as C
+from codeswitch.core.hub import MissingResourceError
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.runs import config_hash
 
 TASKS = ("STS-B", "STS12", "STS13", "STS14", "STS15", "STS16", "SICK")
 
@@ -67,7 +67,7 @@ def test_run_key_is_complete_and_canonical(paper):
 
 
 def test_bad_config_is_named():
-    from codeswitch.profiles import ConfigError
+    from codeswitch.core.profiles import ConfigError
 
     with pytest.raises(ConfigError, match="concse.*variant"):
         load_profile("smoke", {"concse.variant": "nope"}).section("concse", C.ConCSEConfig)
@@ -151,7 +151,7 @@ def test_sts_bad_rows_are_named():
 
 
 def test_nli_dataset_columns_and_errors():
-    from codeswitch.train.concse import nli_dataset
+    from codeswitch.concse.train import nli_dataset
 
     row = dict(sentence1="p", sentence2="e", hard_neg="n", cross1="cp", cross2="ce", cross_hard_neg="cn")
     ds = nli_dataset(pd.DataFrame([row]), "concse")
@@ -164,8 +164,8 @@ def test_nli_dataset_columns_and_errors():
 
 def test_real_sample_formats(shared_data):
     """The released Koglish samples load and feed the evaluator and the training columns."""
-    from codeswitch.data.koglish import load_nli, load_sts
-    from codeswitch.train.concse import nli_dataset
+    from codeswitch.koglish.data import load_nli, load_sts
+    from codeswitch.concse.train import nli_dataset
 
     src = str(shared_data / "koglish_sample")
     assert len(nli_dataset(load_nli(src).head(8), "concse")) == 8
@@ -178,8 +178,8 @@ def test_real_sample_formats(shared_data):
 def test_encoder_is_first_token_dense_tanh(backbones_dir):
     from transformers import AutoModel, AutoTokenizer
 
-    from codeswitch.models import resolve_model
-    from codeswitch.train.concse import build_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.concse.train import build_encoder
 
     path = resolve_model("tiny-bert")
     model = build_encoder(path, max_length=16, seed=0)
@@ -207,7 +207,7 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
         "concse.max_eval_rows": 24,
     }
     cfg = load_profile("smoke", overrides, output_root=tmp_path)
-    import codeswitch.train.concse as T
+    import codeswitch.concse.train as T
 
     threads, train_encoder = [], T.train_encoder
 

@@ -9,13 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from codeswitch.losses.concse import (
-    ConCSELoss,
-    bucket_features,
-    concse_loss,
-    embed_length_buckets,
-    length_buckets,
-)
+from codeswitch.concse.loss import ConCSELoss, concse_loss
+from codeswitch.common.fastpath import bucket_features, embed_length_buckets, length_buckets
 
 from .helpers import BagEncoder
 
@@ -118,8 +113,8 @@ def test_buckets_give_the_same_loss_and_gradients_as_columns():
 
 def test_tiny_bert_buckets_match_the_merged_forward(backbones_dir):
     """The real encoder (tiny BERT, SDPA, dropout off): buckets reproduce the merged forward's embeddings."""
-    from codeswitch.models import resolve_model
-    from codeswitch.train.concse import build_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.concse.train import build_encoder
 
     model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).eval()
     assert model[0].auto_model.config._attn_implementation == "sdpa"
@@ -204,9 +199,9 @@ def test_bf16_matches_fp32_within_dropout_noise():
 
 def test_trainer_runs_in_bf16(tmp_path, backbones_dir):
     """The real trainer with the profile's bf16 (CPU autocast): same steps, a training loss close to fp32's."""
-    from codeswitch.models import resolve_model
-    from codeswitch.profiles import load_profile
-    from codeswitch.train.concse import TrainSpec, train_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.concse.train import TrainSpec, train_encoder
 
     rng = np.random.default_rng(0)
     words = ["the", "small", "pig", "rested", "at", "park", "작은", "돼지", "공원", "a", "dog", "ran", "home", "집"]

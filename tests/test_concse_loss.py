@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from codeswitch.losses import ConCSELoss, concse_loss, simcse_loss
+from codeswitch.concse.loss import ConCSELoss, concse_loss, simcse_loss
 
 NAMES = ("e0", "e1", "e2", "c0", "c1", "c2")
 

@@ -12,21 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from codeswitch.data.codemix import MuseFormatError, code_mix, load_muse, word_spans
-from codeswitch.evaluate.retrieval import (
-    Ranking,
-    SplitRuns,
-    analyze,
-    bm25_rank,
-    dense_rank,
-    evaluate_hybrid,
-    evaluate_run,
-    fuse,
-    hybrid_grid,
-    mean_scores,
-    paired_t_test,
-)
-from codeswitch.losses import alignment_loss, contrastivemix_loss, ir_loss
+from codeswitch.contrastivemix.codemix import MuseFormatError, code_mix, load_muse, word_spans
+from codeswitch.contrastivemix.evaluate import Ranking, SplitRuns, analyze, bm25_rank, dense_rank, evaluate_hybrid, evaluate_run, fuse, hybrid_grid, mean_scores, paired_t_test
+from codeswitch.contrastivemix.loss import alignment_loss, contrastivemix_loss, ir_loss
 
 
 # --------------------------------------------------------------------------- MUSE dictionaries
@@ -62,7 +50,7 @@ def test_load_muse_real_files(shared_data, name, words, pairs):
 
 
 def test_shipped_glossaries_parse():
-    from codeswitch.data.retrieval import GLOSSARY_DIR
+    from codeswitch.contrastivemix.data import GLOSSARY_DIR
 
     files = sorted(GLOSSARY_DIR.glob("en-*.txt"))
     assert {p.stem for p in files} >= {"en-ar", "en-es", "en-ko", "en-ru", "en-zh"}
@@ -268,7 +256,7 @@ def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
 
 # --------------------------------------------------------------------------- data
 def test_synthetic_retrieval_set_is_consistent():
-    from codeswitch.data.retrieval import CORPUS_FILE, corpus_lines, load_collection, load_queries, load_train_set, synthetic_facts
+    from codeswitch.contrastivemix.data import CORPUS_FILE, corpus_lines, load_collection, load_queries, load_train_set, synthetic_facts
 
     facts = synthetic_facts()
     assert {f.split for f in facts} == {"train", "dev", "test"}
@@ -281,7 +269,7 @@ def test_synthetic_retrieval_set_is_consistent():
     assert all(set(r) <= docids for r in test.qrels.values())
     assert not set(test.queries) & {f"q-{f.fact_id}" for f in facts if f.split != "test"}
     assert "수도" in load_collection("mrtydi", "synthetic", "ko").texts(0, 1)[0]  # translated through the glossary
-    # The tiny tokenizer's corpus file is up to date with the data (python -m codeswitch.data.retrieval).
+    # The tiny tokenizer's corpus file is up to date with the data (python -m codeswitch.contrastivemix.data).
     assert CORPUS_FILE.read_text(encoding="utf-8").splitlines() == corpus_lines()
 
 
@@ -293,7 +281,7 @@ def _gz_jsonl(path, rows):
 
 
 def test_mrtydi_and_miracl_readers_on_local_copies(tmp_path):
-    from codeswitch.data.retrieval import TrainDataError, load_collection, load_queries
+    from codeswitch.contrastivemix.data import TrainDataError, load_collection, load_queries
 
     mrtydi = tmp_path / "mr-tydi"
     _gz_jsonl(mrtydi / "mrtydi-v1.1-korean" / "test.jsonl.gz", [
@@ -324,7 +312,7 @@ def test_mrtydi_and_miracl_readers_on_local_copies(tmp_path):
 
 
 def test_passage_text_rejects_a_missing_text():
-    from codeswitch.data.retrieval import passage_text
+    from codeswitch.contrastivemix.data import passage_text
 
     assert passage_text("t", "x") == "t x" and passage_text(None, "x") == "x" and passage_text("", "x") == "x"
     for bad in (None, 3, ["x"]):
@@ -333,7 +321,7 @@ def test_passage_text_rejects_a_missing_text():
 
 
 def test_corpus_row_without_text_names_file_row_and_field(tmp_path):
-    from codeswitch.data.retrieval import TrainDataError, load_collection
+    from codeswitch.contrastivemix.data import TrainDataError, load_collection
 
     corpus = tmp_path / "mr-tydi-corpus" / "mrtydi-v1.1-korean" / "corpus.jsonl.gz"
     corpus.parent.mkdir(parents=True)
@@ -353,7 +341,7 @@ def test_corpus_row_without_text_names_file_row_and_field(tmp_path):
 
 
 def test_query_and_training_rows_without_text_name_file_row_and_field(tmp_path):
-    from codeswitch.data.retrieval import TrainDataError, load_queries, load_train_set
+    from codeswitch.contrastivemix.data import TrainDataError, load_queries, load_train_set
 
     queries = tmp_path / "mr-tydi" / "mrtydi-v1.1-korean" / "test.jsonl.gz"
     _gz_jsonl(queries, [
@@ -370,8 +358,8 @@ def test_query_and_training_rows_without_text_name_file_row_and_field(tmp_path):
 
 
 def test_missing_hub_data_fails_fast_and_clearly(monkeypatch):
-    from codeswitch.data.retrieval import load_queries
-    from codeswitch.hub import MissingResourceError
+    from codeswitch.contrastivemix.data import load_queries
+    from codeswitch.core.hub import MissingResourceError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(MissingResourceError, match="contrastivemix.mrtydi"):
@@ -380,8 +368,8 @@ def test_missing_hub_data_fails_fast_and_clearly(monkeypatch):
 
 # --------------------------------------------------------------------------- training data flow
 def test_batcher_mixing_by_method():
-    from codeswitch.data.retrieval import load_train_set
-    from codeswitch.train.retrieval import TrainSpec, _Batcher
+    from codeswitch.contrastivemix.data import load_train_set
+    from codeswitch.contrastivemix.train import TrainSpec, _Batcher
 
     rows = load_train_set("synthetic")[0:4]
     glossary = {"what": ["WHAT"], "who": ["WHO"], "which": ["WHICH"], "is": ["IS"], "the": ["THE"], "city": ["CITY"], "country": ["COUNTRY"]}
@@ -400,7 +388,7 @@ def test_batcher_mixing_by_method():
 
 
 def test_gather_with_grad_is_identity_on_one_process():
-    from codeswitch.train.retrieval import gather_with_grad
+    from codeswitch.contrastivemix.train import gather_with_grad
 
     x = torch.randn(3, 4, requires_grad=True)
     assert gather_with_grad(x) is x
@@ -408,8 +396,8 @@ def test_gather_with_grad_is_identity_on_one_process():
 
 # --------------------------------------------------------------------------- config and reported numbers
 def test_profiles_build_and_plan():
-    from codeswitch.experiments.contrastivemix import config, plan
-    from codeswitch.profiles import load_profile
+    from codeswitch.contrastivemix.experiment import config, plan
+    from codeswitch.core.profiles import load_profile
 
     paper = load_profile("paper")
     c = config(paper)
@@ -423,7 +411,7 @@ def test_profiles_build_and_plan():
 
 
 def test_reported_averages_match_their_cells():
-    from codeswitch import reported
+    from codeswitch.core import reported
 
     def val(table, row, col):
         return reported.lookup("contrastivemix", table, row, col).value
@@ -445,7 +433,7 @@ def _gather_worker(rank: int, world: int, port: int, q_all, p_all, weight, out_f
     """One 'device' of a 2-process CPU (gloo) group: the DDP recipe of train_dual_encoder, on a linear encoder."""
     import torch.distributed as dist
 
-    from codeswitch.train.retrieval import gather_with_grad
+    from codeswitch.contrastivemix.train import gather_with_grad
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     try:
@@ -484,16 +472,16 @@ def test_gather_with_grad_two_processes_match_one_big_batch(tmp_path):
 
 
 def test_config_refuses_tuning_on_the_reported_split():
-    from codeswitch.experiments.contrastivemix import config
-    from codeswitch.profiles import ConfigError, load_profile
+    from codeswitch.contrastivemix.experiment import config
+    from codeswitch.core.profiles import ConfigError, load_profile
 
     with pytest.raises(ConfigError, match="mrtydi_tune_split must differ"):
         config(load_profile("smoke", {"contrastivemix.mrtydi_tune_split": "test"}))
 
 
 def test_batcher_names_the_bad_training_row():
-    from codeswitch.data.retrieval import TrainDataError
-    from codeswitch.train.retrieval import TrainSpec, _Batcher
+    from codeswitch.contrastivemix.data import TrainDataError
+    from codeswitch.contrastivemix.train import TrainSpec, _Batcher
 
     rows = {"query_id": ["q7"], "query": ["who?"], "positive_passages": [[{"title": "t", "text": None}]], "negative_passages": [[{"title": "n", "text": "x"}]]}
     with pytest.raises(TrainDataError, match=r"q7.*positive_passages\[0\]\.text"):

@@ -15,7 +15,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from codeswitch.losses.concse import ConCSELoss, bucket_features
+from codeswitch.concse.loss import ConCSELoss
+from codeswitch.common.fastpath import bucket_features
 
 from .helpers import BagEncoder
 
@@ -44,9 +45,9 @@ def local(cols, rank: int, world: int):
 
 def run_losses(rank: int, world: int, wrap) -> dict:
     """Each loss on this process's slice; returns {case: (loss value, {param: grad})}."""
-    from codeswitch.distributed import gather_with_grad, sum_local_gradients
-    from codeswitch.losses.concse import simcse_loss
-    from codeswitch.losses.contrastivemix import ir_loss
+    from codeswitch.core.distributed import gather_with_grad, sum_local_gradients
+    from codeswitch.concse.loss import simcse_loss
+    from codeswitch.contrastivemix.loss import ir_loss
 
     out = {}
 
@@ -112,7 +113,7 @@ def test_two_processes_equal_one(two_processes, case):
 
 
 def test_single_process_is_the_identity():
-    from codeswitch.distributed import gather_with_grad, rank, sum_local_gradients, world_size
+    from codeswitch.core.distributed import gather_with_grad, rank, sum_local_gradients, world_size
 
     x = torch.randn(3, 2, requires_grad=True)
     assert gather_with_grad(x) is x and sum_local_gradients(x) is x

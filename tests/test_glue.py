@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from codeswitch import reported
-from codeswitch.evaluate import glue_metrics as gm
-from codeswitch.experiments import glue as eg
-from codeswitch.hub import MissingResourceError
-from codeswitch.profiles import ConfigError, load_profile
-from codeswitch.train import glue as tg
+from codeswitch.core import reported
+from codeswitch.common import glue_metrics as gm
+from codeswitch.glue import experiment as eg
+from codeswitch.core.hub import MissingResourceError
+from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.glue import train as tg
 
 from .conftest import REPO
 
@@ -173,7 +173,7 @@ def _toy_splits(task: str) -> dict[str, pd.DataFrame]:
 @pytest.fixture
 def fake_training(monkeypatch, tmp_path):
     """run() with data, models and fine_tune replaced by fakes; records every training call."""
-    import codeswitch.data.koglish as koglish
+    import codeswitch.koglish.data as koglish
 
     calls = []
 
@@ -226,7 +226,7 @@ def test_grid_keys_cover_the_whole_config():
     configs = eg.grid(cfg, glue, koglish_source="synthetic", data_fingerprints=fps)
     n = len(glue.tasks) * len(glue.backbones) * len(glue.seeds_for(cfg)) * 2
     assert len(configs) == n
-    from codeswitch.runs import config_hash
+    from codeswitch.core.runs import config_hash
 
     assert len({config_hash(c) for c in configs}) == n
     c = configs[0]
@@ -250,7 +250,7 @@ def test_data_fingerprint_changes_with_any_cell():
 
 def test_paper_profile_offline_fails_fast_naming_the_setting(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import codeswitch.data.koglish as koglish
+    import codeswitch.koglish.data as koglish
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "Jangyeong")
     monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue: {t: _toy_splits(t) for t in tasks})  # data present, models not
@@ -357,7 +357,7 @@ def _sentiment(n: int, seed: int) -> pd.DataFrame:
 
 @pytest.mark.slow
 def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbones_dir, tmp_path, monkeypatch):
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a private temp dir: other processes' trainers cannot race this check
 
@@ -377,7 +377,7 @@ def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbone
 
 @pytest.mark.slow
 def test_fine_tune_tiny_mbart_regression_head(backbones_dir):
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     path = resolve_model("tiny-mbart")
     rng = random.Random(3)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from codeswitch.train import glue as tg
+from codeswitch.glue import train as tg
 
 _ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
 _FILLER = "the a movie film song was shown really very quite long short story at home today".split()
@@ -40,7 +40,7 @@ def _trainer(path: str, df: pd.DataFrame, settings: tg.FineTuneSettings, tmp: st
 
 @pytest.fixture(scope="module")
 def tiny_bert(backbones_dir) -> str:
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     return resolve_model("tiny-bert")
 
@@ -67,7 +67,7 @@ def test_length_column_is_the_attention_mask_sum(tiny_bert):
 # --------------------------------------------------------------------------- SDPA
 @pytest.mark.parametrize("name", ["tiny-bert", "tiny-xlmr", "tiny-mbart"])
 def test_models_use_sdpa(name, backbones_dir, tmp_path):
-    from codeswitch.models import resolve_model
+    from codeswitch.core.models import resolve_model
 
     trainer = _trainer(resolve_model(name), _varied(8, 0), _settings(), str(tmp_path))
     assert trainer.model.config._attn_implementation == "sdpa"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from codeswitch.data import construct as C
-from codeswitch.data import koglish as K
-from codeswitch.data import synthetic as S
-from codeswitch.data import translate as T
-from codeswitch.hub import MissingResourceError
+from codeswitch.koglish import construct as C
+from codeswitch.koglish import data as K
+from codeswitch.koglish import synthetic as S
+from codeswitch.koglish import translate as T
+from codeswitch.core.hub import MissingResourceError
 
 
 def tree(s: str):
@@ -521,7 +521,7 @@ def test_hub_namespace_goes_through_snapshot_download(mini, monkeypatch):
         fetched.append((repo_id, repo_type))
         return str(Path(mini) / repo_id.split("/")[1])
 
-    monkeypatch.setattr("codeswitch.hub.resolve", lambda ref, kind, what: ref)
+    monkeypatch.setattr("codeswitch.core.hub.resolve", lambda ref, kind, what: ref)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
     K._hub_snapshot.cache_clear()
     try:
@@ -533,7 +533,7 @@ def test_hub_namespace_goes_through_snapshot_download(mini, monkeypatch):
 
 def test_hub_unreachable_is_a_missing_resource_error(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from codeswitch import hub
+    from codeswitch.core import hub
 
     hub.hub_reachable.cache_clear()
     K._hub_snapshot.cache_clear()
@@ -543,7 +543,7 @@ def test_hub_unreachable_is_a_missing_resource_error(monkeypatch):
 
 
 def test_resolve_source(tmp_path, monkeypatch):
-    from codeswitch.profiles import load_profile
+    from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", {"koglish.synthetic.glue_size": 40, "koglish.synthetic.nli_size": 30, "koglish.synthetic.stsb_size": 20, "koglish.synthetic.sts_size": 12}, output_root=tmp_path)
     built = K.resolve_source(cfg)
@@ -610,7 +610,7 @@ def test_glossary_covers_the_grammar_and_corpus_file_is_current():
     d = T.DictionaryTranslator(table)
     assert [d.translate_one(f"all {p}").text for p in S.PLURAL.values()] == ["모든 사람들", "모든 동물들", "모든 탈것들"]
     assert not set(S.OOV) & set(table)
-    assert S.CORPUS.read_text(encoding="utf-8") == S.corpus_text(), "run: python -m codeswitch.data.synthetic"
+    assert S.CORPUS.read_text(encoding="utf-8") == S.corpus_text(), "run: python -m codeswitch.koglish.synthetic"
     assert S.CORPUS.stat().st_size < 50_000
 
 
@@ -633,7 +633,7 @@ def test_label_lives_in_the_switched_np(mini):
 
 
 def test_reported_table1():
-    from codeswitch import reported
+    from codeswitch.core import reported
 
     assert reported.lookup("concse", "table1", "GLUE/QNLI", "Train").value == 61764
     assert reported.lookup("concse", "table1", "STS/SICK-R", "Total").value == 9534
@@ -644,7 +644,7 @@ def test_reported_table1():
 
 # =========================================================================== notebook 01's library calls
 def test_pretokenize_matches_the_released_style():
-    from codeswitch.experiments.koglish import pretokenize
+    from codeswitch.koglish.experiment import pretokenize
 
     assert pretokenize("Mr. Rollins made $721,154 in Dell's year.") == "Mr . Rollins made $ 721 , 154 in Dell ' s year ."
     assert pretokenize("  It  (1953)  ") == "It ( 1953 )"
@@ -660,7 +660,7 @@ def test_write_sts_layouts(tmp_path):
 
 
 def test_table1_exclusions_and_figure(mini):
-    from codeswitch.experiments import koglish as E
+    from codeswitch.koglish import experiment as E
 
     wide, long = E.table1(str(mini))
     cola = long[(long["row"] == "GLUE/CoLA")].set_index("column")
@@ -688,8 +688,8 @@ def test_table1_exclusions_and_figure(mini):
 
 def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypatch):
     """The paper-profile path (construct_source: glue) with the hub and the parser replaced by fakes."""
-    from codeswitch.experiments import koglish as E
-    from codeswitch.profiles import load_profile
+    from codeswitch.koglish import experiment as E
+    from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", {"koglish.construct_source": "glue", "koglish.parser": "benepar"}, output_root=tmp_path)
     kc = E.config(cfg)

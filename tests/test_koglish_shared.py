@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeswitch.data import construct as C
-from codeswitch.data import koglish as K
+from codeswitch.koglish import construct as C
+from codeswitch.koglish import data as K
 
 pytestmark = pytest.mark.shared
 

@@ -7,8 +7,8 @@ import time
 import pytest
 import torch
 
-from codeswitch.hub import MissingResourceError, resolve
-from codeswitch.models import TINY_BACKBONES, build_tiny_backbone, resolve_model
+from codeswitch.core.hub import MissingResourceError, resolve
+from codeswitch.core.models import TINY_BACKBONES, build_tiny_backbone, resolve_model
 
 
 @pytest.mark.parametrize("name", sorted(TINY_BACKBONES))
@@ -47,7 +47,7 @@ def test_missing_hub_model_fails_fast_with_a_fix(monkeypatch):
 
 
 def test_unreachable_hub_fails_fast(monkeypatch):
-    from codeswitch import hub
+    from codeswitch.core import hub
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port

@@ -9,7 +9,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from codeswitch import pipeline
+from codeswitch.core import pipeline
 
 from .conftest import REPO, SmokeRun
 
@@ -19,7 +19,7 @@ SPECS = pipeline.available(REPO)
 def test_notebooks_are_registered():
     files = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
     registered = {s.file for s in pipeline.NOTEBOOKS}
-    assert [f for f in files if f not in registered] == [], "every notebook in notebooks/ must be registered in codeswitch.pipeline.NOTEBOOKS"
+    assert [f for f in files if f not in registered] == [], "every notebook in notebooks/ must be registered in codeswitch.core.pipeline.NOTEBOOKS"
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)

@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from codeswitch import pipeline
+from codeswitch.core import pipeline
 
 from .conftest import REPO
 
@@ -31,8 +31,8 @@ def _fake_root(tmp_path, body: str):
 
 WRITE_TABLE = """
 import pandas as pd
-from codeswitch.profiles import load_profile
-from codeswitch.report import save_table, comparison
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.report import save_table, comparison
 cfg = load_profile(profile, overrides)
 m = pd.DataFrame({"row": ["a"], "column": ["x"], "mean": [1.5], "std": [0.1], "n": [2]})
 wide, long = comparison(m, paper=None, table=None)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from codeswitch.profiles import ConfigError, as_dict, build_dataclass, load_profile
+from codeswitch.core.profiles import ConfigError, as_dict, build_dataclass, load_profile
 
 from .conftest import REPO
 
@@ -76,7 +76,10 @@ def test_old_per_experiment_thread_keys_say_where_the_setting_moved(tmp_path, se
 def test_experiment_configs_have_no_thread_key_of_their_own():
     import dataclasses
 
-    from codeswitch.experiments import alignment, calbert, concse, glue
+    from codeswitch.alignment import experiment as alignment
+    from codeswitch.calbert import experiment as calbert
+    from codeswitch.concse import experiment as concse
+    from codeswitch.glue import experiment as glue
 
     for cls in (glue.GlueConfig, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.CalbertConfig):
         names = {f.name for f in dataclasses.fields(cls)}
@@ -109,7 +112,7 @@ def test_calbert_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
     """calbert.pretrain and calbert.finetune (as notebook 07 calls them) train under the profile's cpu_threads."""
     import torch
 
-    from codeswitch.experiments import calbert
+    from codeswitch.calbert import experiment as calbert
 
     cfg = load_profile("smoke", {"calbert.backbones": [{"name": "tiny", "ref": "tiny-bert"}]}, root=REPO, output_root=tmp_path)
     seen = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from codeswitch import reported
-from codeswitch.profiles import load_profile
-from codeswitch.report import comparison, fmt_mean_std, save_figure, save_table, summarise
+from codeswitch.core import reported
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.report import comparison, fmt_mean_std, save_figure, save_table, summarise
 
 from .conftest import REPO
 

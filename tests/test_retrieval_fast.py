@@ -1,6 +1,6 @@
 """The ContrastiveMix fast path: SDPA encoders, the trainer's step without host reads, the background
 prefetch (bit for bit the same run), length-sorted streaming corpus encoding (same embeddings, corpus
-order, resume), and the host memory of encoding a corpus (``python -m codeswitch.bench memory``)."""
+order, resume), and the host memory of encoding a corpus (``python -m benchmarks memory``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import torch
 @pytest.fixture(scope="module")
 def tiny(backbones_dir):
     """The tiny-bert dual encoder (random weights) and its tokenizer."""
-    from codeswitch.models import resolve_model
-    from codeswitch.train.retrieval import load_dual_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.core.encoders import load_dual_encoder
 
     path = resolve_model("tiny-bert")
     model, tokenizer = load_dual_encoder(path)
@@ -25,7 +25,7 @@ def tiny(backbones_dir):
 
 def _passages(n_repeat: int = 1) -> list[str]:
     """The synthetic Korean collection's passages (184), plus longer ones made by joining neighbours."""
-    from codeswitch.data.retrieval import load_collection
+    from codeswitch.contrastivemix.data import load_collection
 
     coll = load_collection("mrtydi", "synthetic", "ko")
     texts = coll.texts(0, len(coll))
@@ -35,7 +35,7 @@ def _passages(n_repeat: int = 1) -> list[str]:
 
 def _plain(encoder, tokenizer, texts, *, max_length, batch_size):
     """The reference: batches in the given order, each padded to its longest, transformers' own 2-D masks."""
-    from codeswitch.train.retrieval import DualEncoder, tokenize
+    from codeswitch.core.encoders import DualEncoder, tokenize
 
     with torch.no_grad():
         return np.concatenate([
@@ -47,8 +47,9 @@ def _plain(encoder, tokenizer, texts, *, max_length, batch_size):
 # --------------------------------------------------------------------------- SDPA
 @pytest.mark.parametrize("name", ["tiny-bert", "tiny-xlmr"])
 def test_encoders_load_with_sdpa_and_without_pooler(backbones_dir, name):
-    from codeswitch.models import resolve_model
-    from codeswitch.train.retrieval import load_dual_encoder, uses_sdpa
+    from codeswitch.core.models import resolve_model
+    from codeswitch.core.encoders import load_dual_encoder
+    from codeswitch.common.fastpath import uses_sdpa
 
     model, _ = load_dual_encoder(resolve_model(name))
     for enc in (model.query_model, model.passage_model):
@@ -57,7 +58,8 @@ def test_encoders_load_with_sdpa_and_without_pooler(backbones_dir, name):
 
 
 def test_sdpa_ready_masks_give_transformers_embeddings(tiny):
-    from codeswitch.train.retrieval import sdpa_ready, tokenize
+    from codeswitch.common.fastpath import sdpa_ready
+    from codeswitch.core.encoders import tokenize
 
     _, model, tokenizer = tiny
     enc = model.passage_model
@@ -75,9 +77,9 @@ def test_sdpa_ready_masks_give_transformers_embeddings(tiny):
 
 # --------------------------------------------------------------------------- the trainer
 def _train(tiny, *, prefetch: bool, n_queries: int | None = None, epochs: int = 2, method: str = "contrastivemix"):
-    from codeswitch.data.codemix import load_muse
-    from codeswitch.data.retrieval import load_train_set, synthetic_glossary_path
-    from codeswitch.train.retrieval import TrainSpec, train_dual_encoder
+    from codeswitch.contrastivemix.codemix import load_muse
+    from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
+    from codeswitch.contrastivemix.train import TrainSpec, train_dual_encoder
 
     _, model, tokenizer = tiny
     train = load_train_set("synthetic")
@@ -103,9 +105,9 @@ def test_trainer_prefetch_gives_the_same_run_bit_for_bit(tiny):
 
 def test_trainer_with_several_prefetch_threads_gives_the_same_run(tiny):
     """Steps prepared by three threads at once (each with its own tokenizer copy) are the steps prepared in line."""
-    from codeswitch.data.codemix import load_muse
-    from codeswitch.data.retrieval import load_train_set, synthetic_glossary_path
-    from codeswitch.train.retrieval import TrainSpec, train_dual_encoder
+    from codeswitch.contrastivemix.codemix import load_muse
+    from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
+    from codeswitch.contrastivemix.train import TrainSpec, train_dual_encoder
 
     _, model, tokenizer = tiny
     spec = TrainSpec(method="contrastivemix", epochs=3, batch_size=8, learning_rate=1e-3, mix_query=True, mix_passage=True)
@@ -134,7 +136,7 @@ def test_prefetched_keeps_the_order_with_several_workers():
     import random
     import time
 
-    from codeswitch.train.retrieval import prefetched
+    from codeswitch.common.fastpath import prefetched
 
     def slow_square(i):
         time.sleep(random.Random(i).random() * 0.01)  # later keys often finish first
@@ -146,7 +148,7 @@ def test_prefetched_keeps_the_order_with_several_workers():
 
 def test_parallel_tokenisation_gives_the_same_embeddings(tiny, monkeypatch):
     """A window tokenised in chunks by several threads equals one tokenised by one thread, exactly."""
-    import codeswitch.evaluate.retrieval as R
+    import codeswitch.common.fastpath as R
 
     _, model, tokenizer = tiny
     texts = _passages()
@@ -160,7 +162,7 @@ def test_parallel_tokenisation_gives_the_same_embeddings(tiny, monkeypatch):
 
 
 def _train_rows():
-    from codeswitch.data.retrieval import load_train_set
+    from codeswitch.contrastivemix.data import load_train_set
 
     return load_train_set("synthetic")
 
@@ -168,7 +170,7 @@ def _train_rows():
 def test_trainer_step_reads_nothing_from_the_device(tiny, monkeypatch):
     """Tensor → host reads made by the step loop itself, the losses, the gather and transformers' mask
     builder: exactly one per epoch (the loss sums), however many steps an epoch has."""
-    import codeswitch.train.retrieval as tr
+    import codeswitch.contrastivemix.train as tr
 
     watched = ("losses/contrastivemix.py", "codeswitch/distributed.py", "transformers/masking_utils.py")
     counts: dict[str, int] = {}
@@ -199,7 +201,7 @@ def test_trainer_step_reads_nothing_from_the_device(tiny, monkeypatch):
 
 # --------------------------------------------------------------------------- corpus encoding
 def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
-    from codeswitch.evaluate.retrieval import _prepare_window, encode_corpus, encode_texts
+    from codeswitch.common.fastpath import _prepare_window, encode_corpus, encode_texts
 
     _, model, tokenizer = tiny
     enc = model.passage_model
@@ -228,7 +230,7 @@ def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
 
 
 def test_encoder_fn_sorts_and_restores_the_order(tiny):
-    from codeswitch.train.retrieval import encoder_fn
+    from codeswitch.contrastivemix.train import encoder_fn
 
     _, model, tokenizer = tiny
     texts = _passages()
@@ -255,7 +257,7 @@ class _Counting(torch.nn.Module):
 
 
 def test_encode_corpus_resumes_after_an_interruption(tiny, tmp_path):
-    from codeswitch.evaluate.retrieval import encode_corpus
+    from codeswitch.common.fastpath import encode_corpus
 
     _, model, tokenizer = tiny
     texts = _passages()
@@ -288,7 +290,7 @@ def test_encode_corpus_resumes_after_an_interruption(tiny, tmp_path):
 
 def test_encode_corpus_reads_at_most_two_windows_ahead(tiny, tmp_path):
     """When rows lo:hi are read, everything before lo − 2 windows is already written: the corpus is never held."""
-    from codeswitch.evaluate.retrieval import encode_corpus
+    from codeswitch.common.fastpath import encode_corpus
 
     _, model, tokenizer = tiny
     texts = _passages(3)
@@ -308,7 +310,7 @@ def test_encode_corpus_reads_at_most_two_windows_ahead(tiny, tmp_path):
 
 
 def test_encode_corpus_names_a_bad_row(tiny, tmp_path):
-    from codeswitch.evaluate.retrieval import encode_corpus
+    from codeswitch.common.fastpath import encode_corpus
 
     _, model, tokenizer = tiny
     texts = ["a passage"] * 10
@@ -320,7 +322,7 @@ def test_encode_corpus_names_a_bad_row(tiny, tmp_path):
 
 # --------------------------------------------------------------------------- host memory
 def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
-    """``python -m codeswitch.bench memory``: 20,000 passages on disk, encoded in a fresh process.
+    """``python -m benchmarks memory``: 20,000 passages on disk, encoded in a fresh process.
 
     Bound 1, peak RSS − RSS before encoding < 250 MB.  What the encoding process
     needs beyond its imports and model: two windows of 8 × 64 passages (text and
@@ -334,7 +336,7 @@ def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
     token ids of the extra 15,000 passages as Python objects would add ≈ 83 MB
     (2.2 kB of string and 3.6 kB of id list per passage, measured) on top.
     """
-    from codeswitch.bench.memory import main, markdown, measure
+    from benchmarks.memory import main, markdown, measure
 
     small = measure(5_000, batch=64, window=8, threads=1, workdir=tmp_path)
     out = tmp_path / "out"

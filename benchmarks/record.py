@@ -1,0 +1,401 @@
+"""Write the measured performance tables into the README and ``docs/performance.md``.
+
+``python -m benchmarks record [--from DIR] [--check]``
+
+The numbers of the README's cost and targets tables, and of the results section of
+``docs/performance.md``, are never typed by hand: they are generated from the
+measurement files kept under ``docs/bench/`` and from the cost model
+(:mod:`benchmarks.cost`) applied to the paper profile as it is now.
+
+=============================  ==========================================================
+``docs/bench/gpu/bench.json``  ``python -m benchmarks --full --out DIR`` on a GPU
+``docs/bench/gpu/memory.json`` ``python -m benchmarks memory --passages 1000000
+                               --model random:mbert-base --device cuda --out DIR``
+``docs/bench/cpu/memory.json`` the same on the CPU (host memory only)
+``docs/bench/smoke.json``      ``scripts/time_fresh_clone.sh``: the README's two commands
+                               timed in a fresh clone
+=============================  ==========================================================
+
+``--from DIR`` (repeatable) first copies ``DIR/bench.json`` and ``DIR/memory.json`` (what
+``scripts/device_bench.sh`` leaves in its output folder) into ``docs/bench/gpu/``, after
+checking that they are full-size GPU measurements.  Each generated block sits between
+``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->`` in the Markdown file; the text
+around the blocks is left alone.  ``--check`` writes nothing and exits 1 when a block
+differs from what the files would give (a test runs it, so a change to the profile or
+the cost model cannot leave stale numbers in the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from codeswitch.core.profiles import project_root
+from .cost import REDUCED, assumed_report, notebook_costs
+
+ROOT = project_root()
+DATA = ROOT / "docs" / "bench"
+README = ROOT / "README.md"
+DOCS = ROOT / "docs" / "performance.md"
+
+# The issue's targets.
+TARGET_MFU = 0.40
+TARGET_SPEEDUP = 5.0
+TARGET_PASSAGES_PER_S = 20_000.0
+TARGET_HOST_GB = 4.0
+TARGET_GPU_HOURS = 12.0
+TARGET_SMOKE_S = 600.0
+ASSUMED = {"mfu": TARGET_MFU, "peak_tflops": 989.0, "passages_per_s": TARGET_PASSAGES_PER_S}
+
+
+class RecordError(ValueError):
+    """A measurement file that cannot be recorded, or a Markdown file without its markers."""
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """The files under ``docs/bench/`` (each ``None`` when absent)."""
+
+    gpu: dict | None
+    gpu_memory: dict | None
+    cpu_memory: dict | None
+    smoke: dict | None
+
+    @classmethod
+    def load(cls, root: Path = DATA) -> "Measurements":
+        def read(rel: str) -> dict | None:
+            path = root / rel
+            if not path.exists():
+                return None
+            try:
+                return json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise RecordError(f"{path}: not valid JSON ({e})") from None
+
+        return cls(read("gpu/bench.json"), read("gpu/memory.json"), read("cpu/memory.json"), read("smoke.json"))
+
+    def rows(self) -> dict[str, dict]:
+        return {m["key"]: m for m in (self.gpu or {}).get("measurements", []) if m.get("status") == "ok"}
+
+    @property
+    def gpu_name(self) -> str:
+        return (self.gpu or {}).get("environment", {}).get("device", "GPU")
+
+    @property
+    def encode_rate(self) -> float | None:
+        """The end-to-end corpus-encoding rate on the GPU (``bench memory``), when measured."""
+        m = self.gpu_memory
+        return m["passages_per_second"] if m else None
+
+
+# --------------------------------------------------------------------------- checks on input
+def check_gpu_report(report: Mapping, path: str) -> None:
+    """A report fit for the README: full sizes, on a CUDA device, no layer cap, the four hot paths measured."""
+    env, models = report.get("environment", {}), report.get("models", {})
+    if env.get("device_type") != "cuda":
+        raise RecordError(f"{path}: field environment.device_type is {env.get('device_type')!r}, not 'cuda' — only GPU runs are recorded")
+    if models.get("layers_cap") or models.get("concse", {}).get("hidden_size", 0) < 768:
+        raise RecordError(f"{path}: field models: not the full sizes (layers cap {models.get('layers_cap')}) — run with --full and no --layers")
+    if report.get("sizes", {}).get("concse_batch") != 128:
+        raise RecordError(f"{path}: field sizes.concse_batch is {report.get('sizes', {}).get('concse_batch')}, not 128 — run without --batch-scale")
+    ok = {m.get("key") for m in report.get("measurements", []) if m.get("status") == "ok"}
+    missing = [k for k in ("a", "a_ref", "b", "c", "d") if k not in ok]
+    if missing:
+        raise RecordError(f"{path}: field measurements: hot path(s) {missing} missing or not 'ok'")
+
+
+def check_gpu_memory(report: Mapping, path: str) -> None:
+    if not str(report.get("device", "")).strip() or str(report.get("device", "")).startswith("cpu"):
+        raise RecordError(f"{path}: field device is {report.get('device')!r} — only GPU runs are recorded under gpu/")
+    if report.get("shape") != report.get("expected_shape") or report.get("zero_rows") or report.get("nonfinite_rows"):
+        raise RecordError(f"{path}: the embeddings failed their check (shape {report.get('shape')}, zero rows "
+                          f"{report.get('zero_rows')}, non-finite rows {report.get('nonfinite_rows')})")
+
+
+def import_run(sources: Sequence[Path], dest: Path = DATA) -> list[Path]:
+    """File a GPU run's ``bench.json`` (required) and ``memory.json`` under ``dest/gpu/``.
+
+    ``sources``: the run's output folders (two when the stages ran in separate calls);
+    a later folder's file wins.  A ``memory.json`` already filed from an earlier run is
+    removed when the new run has none, so the two never come from different runs unnoticed.
+    """
+    from codeswitch.core.runs import atomic_write_json
+
+    def last(name: str) -> Path | None:
+        found = [Path(s) / name for s in sources if (Path(s) / name).is_file()]
+        return found[-1] if found else None
+
+    bench, memory = last("bench.json"), last("memory.json")
+    if bench is None:
+        raise RecordError(f"no bench.json in {', '.join(map(str, sources))} (the --out folder of `python -m benchmarks --full`)")
+    report = json.loads(bench.read_text(encoding="utf-8"))
+    check_gpu_report(report, str(bench))
+    mem = None
+    if memory is not None:
+        mem = json.loads(memory.read_text(encoding="utf-8"))
+        check_gpu_memory(mem, str(memory))
+    written = [atomic_write_json(dest / "gpu" / "bench.json", report)]
+    if mem is not None:
+        written.append(atomic_write_json(dest / "gpu" / "memory.json", mem))
+    elif (dest / "gpu" / "memory.json").exists():
+        (dest / "gpu" / "memory.json").unlink()
+        print(f"[bench record] removed {dest / 'gpu' / 'memory.json'}: it came from an earlier run")
+    for extra in ("bench.md", "bench.log", "memory.log", "cost.md", "environment.txt", "nvidia-smi.txt"):  # for the reader
+        found = last(extra)
+        if found is not None:
+            shutil.copyfile(found, dest / "gpu" / extra)
+            written.append(dest / "gpu" / extra)
+    return written
+
+
+# --------------------------------------------------------------------------- blocks
+def _h(x: float | None) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
+
+
+def _reduced_flag() -> str:
+    return " ".join(f"--set {k}={json.dumps(v)}" for k, v in REDUCED.items())
+
+
+def _costs(m: Measurements) -> dict[str, list[dict] | None]:
+    assumed = assumed_report(ASSUMED["mfu"], ASSUMED["peak_tflops"], ASSUMED["passages_per_s"])
+    out: dict[str, list[dict] | None] = {
+        "targets": notebook_costs(assumed)[1],
+        "targets_reduced": notebook_costs(assumed, overrides=REDUCED)[1],
+        "measured": None,
+        "measured_reduced": None,
+    }
+    if m.gpu:
+        out["measured"] = notebook_costs(m.gpu, encode_passages_per_s=m.encode_rate)[1]
+        out["measured_reduced"] = notebook_costs(m.gpu, overrides=REDUCED, encode_passages_per_s=m.encode_rate)[1]
+    return out
+
+
+def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
+    """GPU-hours per notebook: at the targets, and from the measured rates (when a GPU report is recorded)."""
+    c = costs or _costs(m)
+    measured = c["measured"] is not None
+    gpu = m.gpu_name if measured else "GPU"
+    lines = [
+        f"| notebook | training runs | GPU-hours at the targets | same, `{_reduced_flag()}` | GPU-hours, measured rates ({gpu}) "
+        "| same, reduced grid |",
+        "|---|---|---|---|---|---|",
+    ]
+    names = {"02": "02 Koglish-GLUE", "03": "03 ConCSE vs SimCSE", "04": "04 ConCSE ablations (runs not in 03)", "05": "05 ContrastiveMix"}
+    for i, row in enumerate(c["targets"]):
+        red = c["targets_reduced"][i]
+        meas = c["measured"][i]["hours"] if measured else None
+        meas_red = c["measured_reduced"][i]["hours"] if measured else None
+        lines.append(f"| {names[row['notebook']]} | {row['runs']} | {_h(row['hours'])} | {_h(red['hours'])} ({red['runs']} runs) "
+                     f"| {_h(meas)} | {_h(meas_red)} |")
+
+    def total(rows):
+        return None if rows is None else sum(r["hours"] for r in rows)
+
+    lines.append(f"| **all** | {sum(r['runs'] for r in c['targets'])} | **{_h(total(c['targets']))}** "
+                 f"| **{_h(total(c['targets_reduced']))}** ({sum(r['runs'] for r in c['targets_reduced'])} runs) "
+                 f"| **{_h(total(c['measured']))}** | **{_h(total(c['measured_reduced']))}** |")
+    lines.append("")
+    lines.append(
+        f"*At the targets*: {ASSUMED['mfu']:.0%} MFU of {ASSUMED['peak_tflops']:g} TFLOP/s and "
+        f"{ASSUMED['passages_per_s']:,.0f} passages/s (`python -m benchmarks cost --assume-mfu {ASSUMED['mfu']}`). "
+        + (f"*Measured*: the rates of `docs/bench/gpu/bench.json` ({m.gpu_name}, {m.gpu['environment'].get('date', '')})"
+           + (", corpus encoding at the end-to-end rate of `docs/bench/gpu/memory.json`" if m.encode_rate else "")
+           + " (`python -m benchmarks cost docs/bench/gpu/bench.json`)."
+           if measured else "*Measured*: not yet — no GPU run is recorded in `docs/bench/gpu/` (no GPU has been lent to this project so far).")
+        + " Notebooks 01, 06 and 07 are not in the harness."
+    )
+    return "\n".join(lines)
+
+
+def _verdict(ok: bool | None) -> str:
+    return "not measured" if ok is None else ("**met**" if ok else "**not met**")
+
+
+def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
+    """One row per target of the issue: the measured value, and whether it is met."""
+    c = costs or _costs(m)
+    rows = m.rows()
+    lines = ["| target | measured | status |", "|---|---|---|"]
+
+    # (a), (b) MFU
+    if rows:
+        a, b = rows["a"].get("mfu"), rows["b"].get("mfu")
+        vals = f"(a) {a:.1%}, (b) {b:.1%} on {m.gpu_name}" if a is not None and b is not None else "no MFU (unknown peak)"
+        ok = None if a is None or b is None else (a >= TARGET_MFU and b >= TARGET_MFU)
+    else:
+        vals, ok = "no GPU run recorded", None
+    lines.append(f"| (a), (b) ≥ {TARGET_MFU:.0%} MFU on non-padding tokens | {vals} | {_verdict(ok)} |")
+
+    # (a) vs the reference loop
+    if rows:
+        s = rows["a"].get("speedup")
+        vals, ok = (f"{s:.2f}× (same run)", s >= TARGET_SPEEDUP) if s else ("no reference row", None)
+    else:
+        vals, ok = "no GPU run recorded", None
+    lines.append(f"| (a) ≥ {TARGET_SPEEDUP:g}× the released-code loop | {vals} | {_verdict(ok)} |")
+
+    # (d) passages/s
+    if rows:
+        d = rows["d"]["sequences_per_s"]
+        e2e = m.encode_rate
+        vals = f"device side {d:,.0f}/s" + (f"; end to end (texts → file) {e2e:,.0f}/s" if e2e else "; end to end not measured")
+        ok = min(d, e2e or d) >= TARGET_PASSAGES_PER_S
+    else:
+        vals, ok = "no GPU run recorded", None
+    lines.append(f"| (d) ≥ {TARGET_PASSAGES_PER_S:,.0f} passages/s (mBERT-base) | {vals} | {_verdict(ok)} |")
+
+    # host memory, 1 M passages
+    mem = next((x for x in (m.gpu_memory, m.cpu_memory) if x and x.get("passages", 0) >= 1_000_000), None)
+    if mem:
+        peak = mem["peak_rss_mb"] / 1000
+        vals = (f"peak {peak:.1f} GB for {mem['passages']:,} passages ({mem['device']}, "
+                f"{'H = ' + str(mem['hidden_size'])}, `docs/bench/{'gpu' if mem is m.gpu_memory else 'cpu'}/memory.json`)")
+        ok = peak < TARGET_HOST_GB
+    else:
+        vals, ok = "no run of ≥ 1 M passages recorded", None
+    lines.append(f"| 1 M passages encoded with < {TARGET_HOST_GB:g} GB host memory | {vals} | {_verdict(ok)} |")
+
+    # GPU-hours
+    at = sum(r["hours"] for r in c["targets"])
+    red = sum(r["hours"] for r in c["targets_reduced"])
+    cm = next(r for r in c["targets"] if r["notebook"] == "05")
+    if c["measured"] is not None:
+        meas = sum(r["hours"] for r in c["measured"])
+        meas_red = sum(r["hours"] for r in c["measured_reduced"])
+        vals = (f"{meas:.1f} GPU-hours from the measured rates ({meas / TARGET_GPU_HOURS:.1f}× the target); "
+                f"{meas_red:.1f} with the reduced grid")
+        ok = meas <= TARGET_GPU_HOURS
+    else:
+        vals = (f"not measured; at the targets {at:.1f} GPU-hours ({at / TARGET_GPU_HOURS:.1f}× the target, ContrastiveMix "
+                f"{cm['hours']:.1f} of it), {red:.1f} with the reduced grid")
+        ok = False if at > TARGET_GPU_HOURS else None  # over even at the targets: not met whatever the GPU does
+    lines.append(f"| whole paper profile ≤ {TARGET_GPU_HOURS:g} GPU-hours on one H200 | {vals} | {_verdict(ok)} |")
+
+    # smoke
+    s = m.smoke
+    if s:
+        vals = (f"`./reproduce.sh` {_mmss(s['reproduce_s'])} (creating `.venv` included), `./test.sh` {_mmss(s['test_s'])} "
+                f"({s['tests_passed']} passed, {s['tests_skipped']} skipped); fresh clone of {s['commit'][:7]}, {s['machine']}")
+        ok = s["reproduce_s"] <= TARGET_SMOKE_S and s["test_s"] <= TARGET_SMOKE_S and not s.get("tests_failed")
+    else:
+        vals, ok = "not recorded (`scripts/time_fresh_clone.sh`)", None
+    lines.append(f"| smoke `./reproduce.sh` ≤ 10 min and tests ≤ 10 min on 2 CPU cores | {vals} | {_verdict(ok)} |")
+    return "\n".join(lines)
+
+
+def _mmss(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {int(round(seconds % 60)):02d} s"
+
+
+def results_block(m: Measurements) -> str:
+    """The GPU run as recorded: environment, the benchmark table, the end-to-end encoder."""
+    if not m.gpu:
+        return ("**No GPU run is recorded yet** (`docs/bench/gpu/` is empty): no GPU has been lent to this project so far. "
+                "On a GPU machine, `scripts/device_bench.sh` runs every GPU measurement into one folder and "
+                "`python -m benchmarks record --from DIR` files it under `docs/bench/gpu/` and fills the generated tables.")
+    env = m.gpu["environment"]
+    lines = [
+        f"Measured on **{env.get('device')}** ({env.get('date', '')}): torch {env.get('torch')}, CUDA {env.get('cuda')}, "
+        f"transformers {env.get('transformers')}, Python {env.get('python')}; autocast {env.get('autocast')}; "
+        f"peak {env.get('peak_bf16_tflops')} TFLOP/s dense bf16; warm-up {m.gpu.get('warmup')} + {m.gpu.get('steps')} timed steps; "
+        f"deterministic algorithms {m.gpu.get('deterministic_algorithms')}.",
+        f"Command: `{m.gpu.get('command', '')}` — the whole report is `docs/bench/gpu/bench.json`.",
+        "",
+        m.gpu["table_markdown"],
+    ]
+    if m.gpu_memory:
+        lines += ["", f"End to end (`{m.gpu_memory.get('command', 'python -m benchmarks memory')}`; `docs/bench/gpu/memory.json`):",
+                  "", m.gpu_memory["table_markdown"]]
+    return "\n".join(lines)
+
+
+def cpu_memory_block(m: Measurements) -> str:
+    """The host-memory measurement of the corpus encoder on the CPU (``docs/bench/cpu/memory.json``)."""
+    r = m.cpu_memory
+    if not r:
+        return "Not recorded: `python -m benchmarks memory --passages 1000000 --threads 1 --out docs/bench/cpu`."
+    before = r.get("rss_before_mb") or 0.0
+    return "\n".join([
+        f"`{r.get('command', 'python -m benchmarks memory')}` (`docs/bench/cpu/memory.json`): "
+        f"{r['passages']:,} passages, peak host memory {r['peak_rss_mb'] / 1000:.2f} GB ({before:,.0f} MB before encoding); "
+        f"the Arrow corpus is {r.get('arrow_mb', float('nan')):,.0f} MB, and its mapped pages count in the file-backed peak "
+        f"(reclaimable page cache); {r['zero_rows']} rows unwritten, {r['nonfinite_rows']} not finite.",
+        "",
+        r["table_markdown"],
+    ])
+
+
+# --------------------------------------------------------------------------- writing
+def replace_block(text: str, name: str, body: str, path: str) -> str:
+    """``text`` with the lines between ``<!-- bench:name -->`` and ``<!-- /bench:name -->`` replaced by ``body``."""
+    pattern = re.compile(rf"(<!-- bench:{re.escape(name)} -->\n)(.*?)(<!-- /bench:{re.escape(name)} -->)", re.S)
+    found = pattern.findall(text)
+    if len(found) != 1:
+        raise RecordError(f"{path}: expected one block '<!-- bench:{name} -->' … '<!-- /bench:{name} -->', found {len(found)}")
+    return pattern.sub(lambda mt: mt.group(1) + body.rstrip("\n") + "\n" + mt.group(3), text)
+
+
+def render(m: Measurements, files: Mapping[Path, str] | None = None) -> dict[Path, str]:
+    """The new text of the README and docs/performance.md (``files``: their current text, read when not given)."""
+    files = dict(files or {p: p.read_text(encoding="utf-8") for p in (README, DOCS)})
+    costs = _costs(m)
+    blocks = {
+        README: {"results": results_block(m), "cost": cost_block(m, costs), "targets": targets_block(m, costs)},
+        DOCS: {"results": results_block(m), "cpu_memory": cpu_memory_block(m), "cost": cost_block(m, costs),
+               "targets": targets_block(m, costs)},
+    }
+    out = {}
+    for path, text in files.items():
+        for name, body in blocks.get(path, {}).items():
+            text = replace_block(text, name, body, str(path))
+        out[path] = text
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from codeswitch.core.runs import atomic_write_text
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks record", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--from", dest="src", action="append", default=[], metavar="DIR",
+                   help="a GPU run's output folder (bench.json, memory.json) to file under docs/bench/gpu/ (may repeat)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated block is out of date")
+    a = p.parse_args(list(argv) if argv is not None else None)
+    try:
+        if a.src:
+            if a.check:
+                p.error("--from and --check do not go together")
+            for path in import_run([Path(x) for x in a.src]):
+                print(f"[bench record] filed {path.relative_to(ROOT)}")
+        new = render(Measurements.load())
+    except RecordError as e:
+        print(f"[bench record] {e}", file=sys.stderr)
+        return 2
+    stale = 0
+    for path, text in new.items():
+        old = path.read_text(encoding="utf-8")
+        if old == text:
+            continue
+        rel = path.relative_to(ROOT)
+        if a.check:
+            stale += 1
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{rel} (committed)", f"{rel} (from docs/bench)"))
+        else:
+            atomic_write_text(path, text)
+            print(f"[bench record] updated {rel}")
+    if a.check and stale:
+        print("[bench record] out of date: run `python -m benchmarks record`", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

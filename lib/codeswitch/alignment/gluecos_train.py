@@ -1,0 +1,294 @@
+"""Fine-tuning an (aligned) encoder on a GLUECoS task, with GLUECoS's protocol.
+
+GLUECoS's ``BertSequence.py`` / ``BertToken.py`` / ``run_squad.py`` (which the
+alignment authors used) train with AdamW, a linear schedule with warm-up, gradient
+clipping at 1.0, evaluate on the validation split after every epoch and keep the
+best epoch.  This module does the same:
+
+* :class:`TaskModel` = encoder → optional aligned ``Linear(H, H)`` (Table 3.2's
+  linear-head models; ``Baseline (rand)`` is an untrained one) → the task head of
+  ``BertForSequenceClassification`` (BERT pooler + dropout + linear),
+  ``BertForTokenClassification`` (dropout + linear on every token) or
+  ``BertForQuestionAnswering`` (linear to start/end logits).  The head is built
+  here rather than taken from ``AutoModelFor*`` because the aligned linear layer
+  sits between the encoder and it; without a head the maths is that of the HF
+  classes.
+* :func:`finetune` runs the protocol and returns every epoch's scores and those of
+  the epoch with the best validation score ("best_dev_epoch", GLUECoS's model
+  selection) or of the last epoch.
+
+The loop is a plain PyTorch loop rather than the HF ``Trainer``: it is GLUECoS's
+own loop, and the smoke profile runs ~40 tiny fine-tunings, where ``Trainer``'s
+fixed per-step overhead (~0.1 s measured on 2 CPU cores) would exceed the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .gluecos_data import TASKS, QAExample, TaggedSentence
+from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
+from ..core.utils import set_seed
+
+__all__ = ["FinetuneArgs", "TaskModel", "finetune"]
+
+
+@dataclass(frozen=True)
+class FinetuneArgs:
+    """GLUECoS fine-tuning settings of one task (defaults: the authors' sentiment script)."""
+
+    epochs: int = 10
+    batch_size: int = 16
+    lr: float = 1.5e-5
+    max_length: int = 256  # sub-words, special tokens included
+    warmup_ratio: float = 0.1  # GLUECoS: t_total // 10 (run_squad: 0)
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    eval_batch_size: int = 64
+    doc_stride: int = 128  # QA: overlap of context windows
+    max_answer_length: int = 30  # QA: longest answer span, in tokens
+    selection: Literal["best_dev_epoch", "last_epoch"] = "best_dev_epoch"
+
+
+class TaskModel(nn.Module):
+    """Encoder → optional aligned ``Linear(H, H)`` → task head (see the module docstring)."""
+
+    def __init__(self, encoder: nn.Module, kind: str, num_labels: int, head: nn.Linear | None = None):
+        super().__init__()
+        self.encoder, self.aligned_head, self.kind = encoder, head, kind
+        cfg = encoder.config
+        hidden = cfg.hidden_size
+        self.dropout = nn.Dropout(getattr(cfg, "hidden_dropout_prob", 0.1))
+        out = 2 if kind == "span" else num_labels
+        self.classifier = nn.Linear(hidden, out)
+        std = getattr(cfg, "initializer_range", 0.02)
+        nn.init.normal_(self.classifier.weight, std=std)  # as HF initialises task heads
+        nn.init.zeros_(self.classifier.bias)
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+        kwargs = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
+        tokens = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state  # (B, T, H)
+        if self.aligned_head is not None:
+            tokens = self.aligned_head(tokens)  # (B, T, H)
+        if self.kind == "sequence":
+            pooler = getattr(self.encoder, "pooler", None)
+            pooled = pooler(tokens) if pooler is not None else tokens[:, 0]  # (B, H): BERT's dense+tanh on [CLS]
+            return self.classifier(self.dropout(pooled))  # (B, C)
+        if self.kind == "token":
+            return self.classifier(self.dropout(tokens))  # (B, T, C)
+        return self.classifier(tokens)  # (B, T, 2): start and end logits
+
+
+# --------------------------------------------------------------------------- features per task kind
+def _sequence_features(examples, tokenizer, args: FinetuneArgs, train: bool) -> list[dict]:
+    enc = tokenizer([t for t, _ in examples], truncation=True, max_length=args.max_length)
+    return [{**{k: enc[k][i] for k in enc.keys()}, "labels": examples[i][1]} for i in range(len(examples))]
+
+
+def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: FinetuneArgs, train: bool, label_ids: dict) -> list[dict]:
+    enc = tokenizer([list(s.words) for s in examples], is_split_into_words=True, truncation=True, max_length=args.max_length)
+    feats = []
+    for i, s in enumerate(examples):
+        labels, previous = [], None
+        for w in enc.word_ids(i):
+            # Only a word's first sub-word carries its tag (GLUECoS / HF convention); −100 is ignored.
+            labels.append(-100 if w is None or w == previous else label_ids[s.tags[w]])
+            previous = w
+        feats.append({**{k: enc[k][i] for k in enc.keys()}, "labels": labels})
+    return feats
+
+
+def _span_features(examples: Sequence[QAExample], tokenizer, args: FinetuneArgs, train: bool) -> list[dict]:
+    enc = tokenizer(
+        [e.question for e in examples],
+        [e.context for e in examples],
+        truncation="only_second",
+        max_length=args.max_length,
+        stride=args.doc_stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
+    feats = []
+    for k in range(len(enc["input_ids"])):
+        ex = examples[enc["overflow_to_sample_mapping"][k]]
+        seq = enc.sequence_ids(k)
+        offsets = enc["offset_mapping"][k]
+        f = {key: enc[key][k] for key in enc.keys() if key not in ("offset_mapping", "overflow_to_sample_mapping")}
+        if train:
+            start = end = 0  # [CLS]: no answer in this window
+            if ex.answers:
+                a_text, a_start = ex.answers[0]
+                a_end = a_start + len(a_text)
+                ctx = [t for t, s in enumerate(seq) if s == 1]
+                if ctx and offsets[ctx[0]][0] <= a_start and offsets[ctx[-1]][1] >= a_end:
+                    start = next(t for t in ctx if offsets[t][1] > a_start)
+                    end = next(t for t in reversed(ctx) if offsets[t][0] < a_end)
+            f["start_positions"], f["end_positions"] = start, end
+        else:
+            f["example_id"] = ex.id
+            f["offset_mapping"] = [tuple(o) if s == 1 else None for o, s in zip(offsets, seq)]
+        feats.append(f)
+    return feats
+
+
+_TENSOR_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _collate(feats: Sequence[dict], pad_id: int) -> dict[str, Tensor]:
+    T = max(len(f["input_ids"]) for f in feats)
+    batch: dict[str, Any] = {}
+    for key in _TENSOR_KEYS:
+        if key in feats[0]:
+            fill = pad_id if key == "input_ids" else 0
+            batch[key] = torch.tensor([list(f[key]) + [fill] * (T - len(f[key])) for f in feats], dtype=torch.long)
+    if "labels" in feats[0]:
+        lab = feats[0]["labels"]
+        if isinstance(lab, list):
+            batch["labels"] = torch.tensor([f["labels"] + [-100] * (T - len(f["labels"])) for f in feats], dtype=torch.long)
+        else:
+            batch["labels"] = torch.tensor([f["labels"] for f in feats], dtype=torch.long)
+    for key in ("start_positions", "end_positions"):
+        if key in feats[0]:
+            batch[key] = torch.tensor([f[key] for f in feats], dtype=torch.long)
+    return batch
+
+
+def _loss(kind: str, logits: Tensor, batch: dict[str, Tensor]) -> Tensor:
+    if kind == "sequence":
+        return F.cross_entropy(logits, batch["labels"])
+    if kind == "token":
+        return F.cross_entropy(logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=-100)  # (B·T, C)
+    start, end = logits.unbind(-1)  # (B, T) each
+    return 0.5 * (F.cross_entropy(start, batch["start_positions"]) + F.cross_entropy(end, batch["end_positions"]))
+
+
+@torch.no_grad()
+def _logits(model: TaskModel, feats: list[dict], args: FinetuneArgs, pad_id: int, device) -> list[np.ndarray]:
+    model.eval()
+    out = []
+    for k in range(0, len(feats), args.eval_batch_size):
+        batch = _collate(feats[k : k + args.eval_batch_size], pad_id)
+        inputs = {key: batch[key].to(device) for key in _TENSOR_KEYS if key in batch}
+        logits = model(**inputs).float().cpu().numpy()
+        out.extend(logits[i, : len(feats[k + i]["input_ids"])] if logits.ndim == 3 else logits[i] for i in range(len(logits)))
+    return out
+
+
+def _score(kind: str, model: TaskModel, examples, feats, args: FinetuneArgs, pad_id: int, device, labels: Sequence[str]) -> float:
+    logits = _logits(model, feats, args, pad_id, device)
+    if kind == "sequence":
+        return weighted_f1([lab for _, lab in examples], [int(np.argmax(l)) for l in logits])
+    if kind == "token":
+        gold, pred = [], []
+        for f, l in zip(feats, logits):
+            keep = [t for t, lab in enumerate(f["labels"]) if lab != -100]  # first sub-words of the words kept
+            gold.append([labels[f["labels"][t]] for t in keep])
+            pred.append([labels[int(np.argmax(l[t]))] for t in keep])
+        return entity_f1(gold, pred)
+    T = max(len(l) for l in logits)
+    start = np.full((len(logits), T), -1e9)
+    end = np.full((len(logits), T), -1e9)
+    for k, l in enumerate(logits):
+        start[k, : len(l)], end[k, : len(l)] = l[:, 0], l[:, 1]
+    preds = qa_predictions(feats, start, end, {e.id: e.context for e in examples}, max_answer_length=args.max_answer_length)
+    return squad_v2_f1(preds, {e.id: [a for a, _ in e.answers] for e in examples})
+
+
+def _labels_of(task: str, data: dict) -> list[str]:
+    if task == "sentiment":
+        from .gluecos_data import SENTIMENT_LABELS
+
+        return list(SENTIMENT_LABELS)
+    if task == "ner":
+        tags = {t for split in ("train", "validation") for s in data[split] for t in (s.tags or ())}
+        return sorted(tags)
+    return []
+
+
+def _features(kind: str, examples, tokenizer, args: FinetuneArgs, train: bool, label_ids: dict) -> list[dict]:
+    if kind == "sequence":
+        return _sequence_features(examples, tokenizer, args, train)
+    if kind == "token":
+        return _token_features(examples, tokenizer, args, train, label_ids)
+    return _span_features(examples, tokenizer, args, train)
+
+
+def _labelled(task: str, examples) -> bool:
+    if task == "sentiment":
+        return all(lab is not None for _, lab in examples)
+    if task == "ner":
+        return all(s.tags is not None for s in examples)
+    return True
+
+
+def finetune(
+    task: str,
+    data: dict,
+    encoder: nn.Module,
+    tokenizer,
+    args: FinetuneArgs,
+    *,
+    seed: int,
+    aligned_head: nn.Linear | None = None,
+    device: torch.device | str = "cpu",
+) -> dict:
+    """Fine-tune on ``data["train"]``, score ``validation`` (and a labelled ``test``) after every epoch.
+
+    Returns ``{"validation": F1, "test": F1 or None, "epoch": selected epoch,
+    "per_epoch": [{"epoch", "validation", "test"}, ...], "labels": [...]}``.
+    """
+    from transformers import get_linear_schedule_with_warmup
+
+    kind = TASKS[task].kind
+    device = torch.device(device)
+    labels = _labels_of(task, data)
+    label_ids = {lab: i for i, lab in enumerate(labels)}
+    set_seed(seed)  # before the task head is built, as run_glue.py does
+    model = TaskModel(encoder, kind, num_labels=max(len(labels), 1), head=aligned_head).to(device)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    train_feats = _features(kind, data["train"], tokenizer, args, True, label_ids)
+    eval_sets = {"validation": data["validation"]}
+    if "test" in data and _labelled(task, data["test"]):
+        eval_sets["test"] = data["test"]
+    eval_feats = {k: _features(kind, v, tokenizer, args, False if kind == "span" else True, label_ids) for k, v in eval_sets.items()}
+
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for n, p in named if not any(nd in n for nd in no_decay)], "weight_decay": args.weight_decay},
+        {"params": [p for n, p in named if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=args.lr, eps=1e-8, foreach=True)
+    steps_per_epoch = max(1, -(-len(train_feats) // args.batch_size))
+    total = steps_per_epoch * args.epochs
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)
+    generator = torch.Generator().manual_seed(seed)
+    per_epoch = []
+    for epoch in range(1, args.epochs + 1):
+        model.train()
+        order = torch.randperm(len(train_feats), generator=generator).tolist()
+        for k in range(0, len(order), args.batch_size):
+            batch = {key: v.to(device) for key, v in _collate([train_feats[i] for i in order[k : k + args.batch_size]], pad_id).items()}
+            inputs = {key: batch[key] for key in _TENSOR_KEYS if key in batch}
+            loss = _loss(kind, model(**inputs), batch)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+        row = {"epoch": epoch}
+        for split, feats in eval_feats.items():
+            row[split] = _score(kind, model, eval_sets[split], feats, args, pad_id, device, labels)
+        row.setdefault("test", None)
+        per_epoch.append(row)
+    if args.selection == "best_dev_epoch":
+        chosen = max(per_epoch, key=lambda r: (r["validation"], -r["epoch"]))  # ties: the earlier epoch
+    else:
+        chosen = per_epoch[-1]
+    return {"validation": chosen["validation"], "test": chosen["test"], "epoch": chosen["epoch"], "per_epoch": per_epoch, "labels": labels}

@@ -1,0 +1,429 @@
+"""Aligning a multilingual encoder on parallel English–Hindi text (Fazili & Jyothi 2022, §2 and §3.1.2).
+
+Two training modes, as in the paper and the authors' released scripts:
+
+* ``all_layers``: every encoder weight is trained (``align_bert.py``: AdamW, lr 5e-5,
+  τ 0.001, η 0.1, batch 8);
+* ``linear_head``: a new ``Linear(H, H)`` on top of the frozen encoder is the only
+  trainable part (``align_linear.py``: AdamW, lr 1e-3, τ 0.01, η 100, batch 512,
+  early stopping with patience 10).  The head maps every token vector, so a
+  downstream model can keep it between the encoder and its task head.
+
+Both modes stop early on the validation loss and restore the best epoch's weights.
+The frozen reference ``f0`` of the regulariser is the initial model: a frozen copy
+of the encoder in ``all_layers`` mode, the encoder itself (without the head) in
+``linear_head`` mode, so no second forward pass is needed there.
+
+Where a parallel corpus has no alignment file, :func:`extract_alignments` derives
+word alignments from the (initial) encoder itself with awesome-align's recipe.
+
+The losses are :mod:`codeswitch.alignment.loss`; this module only embeds text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from .data import ParallelData, words
+from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
+from ..core.progress import progress
+from ..core.runs import atomic_directory
+
+__all__ = [
+    "MODES",
+    "OBJECTIVES",
+    "AlignmentArgs",
+    "Aligner",
+    "Batch",
+    "encode_words",
+    "train_alignment",
+    "extract_alignments",
+    "embed_words",
+    "save_aligner",
+    "load_aligner",
+]
+
+MODES = ("all_layers", "linear_head")
+OBJECTIVES = ("sentence", "word")
+
+
+@dataclass(frozen=True)
+class AlignmentArgs:
+    """Hyperparameters of one alignment training run."""
+
+    mode: Literal["all_layers", "linear_head"] = "all_layers"
+    objective: Literal["sentence", "word"] = "sentence"  # Lc or Lm
+    lr: float = 5e-5
+    temperature: float = 0.001  # τ (Lc only)
+    reg_weight: float = 0.1  # η
+    batch_size: int = 8
+    max_epochs: int = 10
+    patience: int = 10  # epochs without a lower validation loss before stopping
+    max_length: int = 128  # sub-words per sentence, [CLS] and [SEP] included (released: 128)
+    sentence_vector: Literal["cls", "pooler"] = "cls"  # "pooler": the released linear-head script's BERT pooler output
+    contrastive_variant: Literal["released", "paper"] = "released"
+    word_reg_on: Literal["cls", "words"] = "cls"  # Lm's regulariser: Eq. 2 on [CLS] vectors, or on the aligned words
+    weight_decay: float = 0.0  # released: 0.0, betas (0.9, 0.98), eps 1e-8
+    max_grad_norm: float | None = None  # released: no clipping
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+
+
+# --------------------------------------------------------------------------- model
+class Aligner(nn.Module):
+    """An encoder, optionally followed by a trainable ``Linear(H, H)`` applied to every token.
+
+    ``forward`` returns the token vectors (B, T, H) and the sentence vector (B, H);
+    ``reference`` returns the same from the frozen initial model f0.
+    """
+
+    def __init__(self, encoder: nn.Module, mode: str = "all_layers", *, sentence_vector: str = "cls", head: nn.Linear | None = None):
+        super().__init__()
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.mode = mode
+        self.sentence_vector = sentence_vector
+        self.encoder = encoder
+        hidden = encoder.config.hidden_size
+        if mode == "linear_head":
+            for p in self.encoder.parameters():
+                p.requires_grad_(False)
+            self.head = head if head is not None else nn.Linear(hidden, hidden)
+            self.frozen = None  # f0 is the encoder itself
+        else:
+            self.head = None
+            self.frozen = None  # set by freeze_reference() when training starts
+
+    def freeze_reference(self) -> None:
+        """Keep a frozen copy of the current encoder as f0 (all_layers mode)."""
+        if self.mode == "all_layers" and self.frozen is None:
+            frozen = copy.deepcopy(self.encoder).eval()
+            for p in frozen.parameters():
+                p.requires_grad_(False)
+            object.__setattr__(self, "frozen", frozen)  # not a registered submodule: never trained, never saved
+
+    def _run(self, encoder: nn.Module, input_ids: Tensor, attention_mask: Tensor):
+        out = encoder(input_ids=input_ids, attention_mask=attention_mask)
+        tokens = out.last_hidden_state  # (B, T, H)
+        if self.sentence_vector == "pooler" and getattr(out, "pooler_output", None) is not None:
+            sentence = out.pooler_output  # (B, H): BERT's dense+tanh on [CLS]
+        else:
+            sentence = tokens[:, 0]  # (B, H): the [CLS] vector
+        return tokens, sentence
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor]:
+        if self.mode == "linear_head":
+            with torch.no_grad():  # the encoder is frozen: no activations kept for backward
+                self.encoder.eval()
+                tokens, sentence = self._run(self.encoder, input_ids, attention_mask)
+            return self.head(tokens), self.head(sentence)
+        return self._run(self.encoder, input_ids, attention_mask)
+
+    @torch.no_grad()
+    def reference(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor]:
+        """f0's token and sentence vectors (no gradient)."""
+        if self.mode == "linear_head":
+            self.encoder.eval()
+            return self._run(self.encoder, input_ids, attention_mask)
+        if self.frozen is None:
+            raise RuntimeError("call freeze_reference() before asking for f0")
+        return self._run(self.frozen, input_ids, attention_mask)
+
+    def with_reference(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``(tokens, sentence, tokens0, sentence0)``: f's outputs (with gradient) and f0's (without).
+
+        In ``linear_head`` mode f0 *is* the frozen encoder, so one encoder pass serves both.
+        """
+        if self.mode == "linear_head":
+            tokens0, sentence0 = self.reference(input_ids, attention_mask)
+            return self.head(tokens0), self.head(sentence0), tokens0, sentence0
+        tokens, sentence = self(input_ids, attention_mask)
+        tokens0, sentence0 = self.reference(input_ids, attention_mask)
+        return tokens, sentence, tokens0, sentence0
+
+    def trainable_state(self) -> dict[str, Tensor]:
+        module = self.head if self.mode == "linear_head" else self.encoder
+        return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def load_trainable_state(self, state: dict[str, Tensor]) -> None:
+        (self.head if self.mode == "linear_head" else self.encoder).load_state_dict(state)
+
+
+# --------------------------------------------------------------------------- batches
+@dataclass
+class Batch:
+    """One side of a batch: sub-word ids, mask and each sub-word's word index (−1 for none)."""
+
+    input_ids: Tensor  # (B, T)
+    attention_mask: Tensor  # (B, T)
+    word_index: Tensor  # (B, T)
+    n_words: int  # W, the longest sentence's word count
+
+    def to(self, device) -> "Batch":
+        return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.word_index.to(device), self.n_words)
+
+
+def encode_words(tokenizer, sentences: Sequence[Sequence[str]], max_length: int) -> Batch:
+    """Tokenise pre-split sentences; keep which word every sub-word came from (fast tokenizers' ``word_ids``)."""
+    enc = tokenizer(
+        [list(s) for s in sentences],
+        is_split_into_words=True,
+        truncation=True,
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    )
+    rows = [[-1 if w is None else w for w in enc.word_ids(b)] for b in range(len(sentences))]
+    word_index = torch.tensor(rows, dtype=torch.long)  # (B, T)
+    return Batch(enc["input_ids"], enc["attention_mask"], word_index, max((len(s) for s in sentences), default=0))
+
+
+def _batches(n: int, batch_size: int, generator: torch.Generator | None) -> list[list[int]]:
+    order = torch.randperm(n, generator=generator).tolist() if generator is not None else list(range(n))
+    return [order[k : k + batch_size] for k in range(0, n, batch_size)]
+
+
+def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokenizer, args: AlignmentArgs, device) -> dict[str, Tensor]:
+    en = encode_words(tokenizer, [words(data.pairs[k][0]) for k in idx], args.max_length).to(device)
+    hi = encode_words(tokenizer, [words(data.pairs[k][1]) for k in idx], args.max_length).to(device)
+    x_tok, x, x0_tok, x0 = aligner.with_reference(en.input_ids, en.attention_mask)  # (B, Tx, H), (B, H), f0's twice
+    y_tok, y, y0_tok, y0 = aligner.with_reference(hi.input_ids, hi.attention_mask)  # (B, Ty, H), (B, H), f0's twice
+    if args.objective == "sentence":
+        return sentence_alignment_loss(
+            x, y, x0, y0, temperature=args.temperature, reg_weight=args.reg_weight, variant=args.contrastive_variant
+        )
+    if data.alignments is None:
+        raise ValueError(f"word-level alignment needs word alignments for {data.source}; extract them first")
+    al = [data.alignments[k] for k in idx]
+    xw, xp = pool_subwords(x_tok, en.word_index, en.n_words)  # (B, Wx, H)
+    yw, yp = pool_subwords(y_tok, hi.word_index, hi.n_words)  # (B, Wy, H)
+    xs, ys = gather_aligned_words(xw, xp, yw, yp, al)  # (P, H) each
+    if args.word_reg_on == "words":
+        x0w, _ = pool_subwords(x0_tok, en.word_index, en.n_words)
+        y0w, _ = pool_subwords(y0_tok, hi.word_index, hi.n_words)
+        x0s, y0s = gather_aligned_words(x0w, xp, y0w, yp, al)
+        anchors, anchors0 = torch.cat([xs, ys]), torch.cat([x0s, y0s])
+    else:
+        anchors, anchors0 = torch.cat([x, y]), torch.cat([x0, y0])  # (2B, H): Eq. 2 on the [CLS] vectors
+    return word_alignment_loss(xs, ys, anchors, anchors0, reg_weight=args.reg_weight)
+
+
+def _mean_loss(aligner: Aligner, data: ParallelData, tokenizer, args: AlignmentArgs, device) -> float:
+    aligner.eval()
+    total, n = 0.0, 0
+    with torch.no_grad():
+        for idx in _batches(len(data), args.batch_size, None):  # fixed order: the loss of a batch depends on its members
+            total += float(_batch_loss(aligner, data, idx, tokenizer, args, device)["total"]) * len(idx)
+            n += len(idx)
+    return total / max(n, 1)
+
+
+def train_alignment(
+    aligner: Aligner,
+    tokenizer,
+    train: ParallelData,
+    valid: ParallelData,
+    args: AlignmentArgs,
+    *,
+    seed: int,
+    device: torch.device | str = "cpu",
+    desc: str = "align",
+) -> dict:
+    """Train ``aligner`` with Lc or Lm; early stopping on the validation loss; best weights restored.
+
+    Returns the history: ``{"train_loss": [...], "valid_loss": [...], "best_epoch", "best_valid_loss",
+    "initial_valid_loss", "epochs_run", "steps"}`` (epochs 1-based; ``best_epoch`` 0 = the initial
+    weights were never beaten).
+    """
+    device = torch.device(device)
+    aligner.to(device)
+    aligner.freeze_reference()
+    if aligner.frozen is not None:
+        aligner.frozen.to(device)
+    params = [p for p in aligner.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay, foreach=True)
+    generator = torch.Generator().manual_seed(seed)
+    best_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+    history = {"train_loss": [], "valid_loss": [], "initial_valid_loss": best_loss, "best_epoch": 0, "steps": 0}
+    best_state, bad_epochs = aligner.trainable_state(), 0
+    for epoch in progress(range(1, args.max_epochs + 1), desc=desc, unit="epoch"):
+        aligner.train()
+        running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
+        for idx in _batches(len(train), args.batch_size, generator):
+            loss = _batch_loss(aligner, train, idx, tokenizer, args, device)["total"]
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if args.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            optimizer.step()
+            running += loss.detach().double() * len(idx)
+            seen += len(idx)
+            history["steps"] += 1
+        valid_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+        history["train_loss"].append(float(running) / max(seen, 1))
+        history["valid_loss"].append(valid_loss)
+        if valid_loss < best_loss:
+            best_loss, best_state, bad_epochs = valid_loss, aligner.trainable_state(), 0
+            history["best_epoch"] = epoch
+        else:
+            bad_epochs += 1
+            if bad_epochs >= args.patience:
+                break
+    aligner.load_trainable_state(best_state)
+    aligner.eval()
+    history["best_valid_loss"] = best_loss
+    history["epochs_run"] = len(history["valid_loss"])
+    return history
+
+
+# --------------------------------------------------------------------------- awesome-align extraction
+@torch.no_grad()
+def extract_alignments(
+    encoder: nn.Module,
+    tokenizer,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    layer: int = 8,
+    softmax_threshold: float = 1e-3,
+    prob_threshold: float | None = None,
+    batch_size: int = 32,
+    max_length: int = 128,
+    device: torch.device | str = "cpu",
+) -> list[list[tuple[int, int]]]:
+    """Word alignments from an encoder's own sub-word similarities (awesome-align, Dou & Neubig 2021).
+
+    For each pair, with ``X`` (n, H) and ``Y`` (m, H) the sub-word vectors of layer
+    ``layer`` (``hidden_states[layer]``; mBERT: 8) without [CLS]/[SEP]::
+
+        S     = X Yᵀ                                   (n, m)
+        P_xy  = softmax(S, over j),  P_yx = softmax(S, over i)
+        A     = (P_xy > t) ∧ (P_yx > t)                 t = 1e-3 (awesome-align's default)
+
+    A sub-word pair in ``A`` aligns the two words it belongs to.  With
+    ``prob_threshold`` (the paper filters at 0.9) a word pair is kept only when its
+    probability passes it; the probability is awesome-align's heuristic, the
+    harmonic mean of ``softmax(S/√m, over j)`` and ``softmax(S/√n, over i)``, maximised
+    over the word pair's sub-word pairs.
+
+    Returns one sorted ``[(i, j), ...]`` list per pair (0-based word indices).
+    """
+    device = torch.device(device)
+    encoder.to(device).eval()
+    out: list[list[tuple[int, int]]] = []
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        sides = []
+        for k in (0, 1):
+            b = encode_words(tokenizer, [words(p[k]) for p in chunk], max_length).to(device)
+            hs = encoder(input_ids=b.input_ids, attention_mask=b.attention_mask, output_hidden_states=True).hidden_states
+            if not 0 <= layer < len(hs):
+                raise ValueError(f"align layer {layer} does not exist (the encoder has hidden states 0..{len(hs) - 1})")
+            sides.append((hs[layer], b.word_index))
+        (hx, wx), (hy, wy) = sides
+        for i in range(len(chunk)):
+            mx, my = wx[i] >= 0, wy[i] >= 0  # sub-words that belong to a word (no [CLS]/[SEP]/padding)
+            X, Y = hx[i][mx].float(), hy[i][my].float()  # (n, H), (m, H)
+            bx, by = wx[i][mx], wy[i][my]  # (n,), (m,) word of each sub-word
+            if X.shape[0] == 0 or Y.shape[0] == 0:
+                out.append([])
+                continue
+            S = X @ Y.T  # (n, H) @ (H, m) -> (n, m)
+            A = (S.softmax(-1) > softmax_threshold) & (S.softmax(0) > softmax_threshold)  # (n, m)
+            if prob_threshold is not None:
+                n, m = S.shape
+                a, b = (S / math.sqrt(m)).softmax(-1), (S / math.sqrt(n)).softmax(0)
+                prob = 2 * a * b / (a + b + 1e-9)  # (n, m)
+            best: dict[tuple[int, int], float] = {}
+            word_x, word_y = bx.tolist(), by.tolist()  # one host read per sentence, not one per aligned pair
+            probs = prob[A].tolist() if prob_threshold is not None else None  # row-major, the order of A.nonzero()
+            for k, (si, sj) in enumerate(A.nonzero().tolist()):
+                key = (word_x[si], word_y[sj])
+                p = probs[k] if probs is not None else 1.0
+                best[key] = max(best.get(key, 0.0), p)
+            keep = [k for k, p in best.items() if prob_threshold is None or p >= prob_threshold]
+            out.append(sorted(keep))
+    return out
+
+
+# --------------------------------------------------------------------------- word vectors (Figure 3.1)
+@torch.no_grad()
+def embed_words(
+    aligner: Aligner,
+    tokenizer,
+    sentences: Sequence[str],
+    targets: Sequence[int],
+    *,
+    batch_size: int = 32,
+    max_length: int = 128,
+    device: torch.device | str = "cpu",
+) -> Tensor:
+    """The contextual vector (mean of sub-words, final output) of word ``targets[k]`` of ``sentences[k]``: (N, H)."""
+    device = torch.device(device)
+    aligner.to(device).eval()
+    rows = []
+    for start in range(0, len(sentences), batch_size):
+        sents = [words(s) for s in sentences[start : start + batch_size]]
+        b = encode_words(tokenizer, sents, max_length).to(device)
+        tokens, _ = aligner(b.input_ids, b.attention_mask)  # (B, T, H)
+        vecs, present = pool_subwords(tokens, b.word_index, b.n_words)  # (B, W, H)
+        for i, t in enumerate(targets[start : start + batch_size]):
+            if not bool(present[i, t]):
+                raise ValueError(f"word {t} of {sentences[start + i]!r} was truncated away (max_length {max_length})")
+            rows.append(vecs[i, t])
+    return torch.stack(rows).float().cpu()
+
+
+# --------------------------------------------------------------------------- checkpoints
+def save_aligner(aligner: Aligner, tokenizer, folder: str | Path, *, meta: dict | None = None) -> Path:
+    """Save an aligned model as safetensors, atomically (a temporary sibling renamed into place).
+
+    ``all_layers``: ``encoder/`` (``save_pretrained``) with the tokenizer.  ``linear_head``:
+    ``head.safetensors`` only (the encoder is unchanged).  ``aligner.json`` records the mode.
+    """
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    with atomic_directory(folder) as tmp:
+        if aligner.mode == "all_layers":
+            aligner.encoder.save_pretrained(tmp / "encoder", safe_serialization=True)
+            tokenizer.save_pretrained(tmp / "encoder")
+        else:
+            save_file({k: v.contiguous().cpu() for k, v in aligner.head.state_dict().items()}, str(tmp / "head.safetensors"))
+        info = {"mode": aligner.mode, "sentence_vector": aligner.sentence_vector, **(meta or {})}
+        (tmp / "aligner.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return folder
+
+
+def load_aligner(folder: str | Path, backbone_path: str) -> tuple[nn.Module, nn.Linear | None]:
+    """``(encoder, head)`` of a saved aligned model (``head`` is ``None`` in ``all_layers`` mode).
+
+    ``backbone_path`` is the original encoder, used when only a head was saved.
+    """
+    from safetensors.torch import load_file
+    from transformers import AutoModel
+
+    folder = Path(folder)
+    info_path = folder / "aligner.json"
+    if not info_path.is_file():
+        raise FileNotFoundError(f"{folder} is not a saved aligned model (no aligner.json)")
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    if info["mode"] == "all_layers":
+        return AutoModel.from_pretrained(folder / "encoder"), None
+    encoder = AutoModel.from_pretrained(backbone_path)
+    state = load_file(str(folder / "head.safetensors"))
+    hidden = encoder.config.hidden_size
+    head = nn.Linear(hidden, hidden)
+    head.load_state_dict(state)
+    return encoder, head

@@ -1,0 +1,205 @@
+"""CalBERT's pre-training pairs: (English translation, romanised code-mixed sentence).
+
+CalBERT (§6.3, Table 2) Siamese-pre-trains on pairs of the *same* sentence in the
+base language (English) and in the target language (romanised Hindi–English).
+Pairs come from one of:
+
+====================================  =====================================================
+source                                read as
+====================================  =====================================================
+``*.json`` file, or a folder of them  the authors' released layout: a JSON list of records
+                                      with ``translation`` (English) and ``transliteration``
+                                      / ``cleaned-transliteration`` (romanised); ``source``
+                                      (Devanagari) is ignored
+``*.tsv`` / ``*.txt`` file            ``english<TAB>hindi`` lines (IIT Bombay layout); the
+                                      Hindi side is romanised to ITRANS
+a hub id (``cfilt/iitb-english-hindi``)  the IIT Bombay English–Hindi corpus on the hub
+                                      (``translation: {en, hi}``); Hindi romanised to ITRANS
+``shipped``                           the small set of pairs the project ships for smoke runs
+====================================  =====================================================
+
+Text is whitespace-normalised (the released translations end in ``"\\n "``).  A
+record whose English or romanised side is empty carries nothing to align and is
+skipped (17–18 records of each released file are); the number skipped is
+reported.  A record that is not an object, lacks a field or holds a non-string is
+an error naming the file, the record (0-based index) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..common.romanize import to_itrans
+
+__all__ = [
+    "Pair",
+    "PairsFormatError",
+    "SHIPPED_PAIRS",
+    "read_pairs_json",
+    "read_parallel_tsv",
+    "pairs_from_parallel",
+    "load_iitb_pairs",
+    "load_pairs",
+    "split_heldout",
+]
+
+SHIPPED_PAIRS = Path(__file__).resolve().parents[1] / "assets" / "calbert" / "pairs.json"
+PAIR_FIELDS = ("transliteration", "cleaned-transliteration")
+
+
+class PairsFormatError(ValueError):
+    """A pairs file that cannot be read: names the file, the record and the field."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    english: str  # the base-language sentence (translation)
+    codemixed: str  # the target-language sentence, in the Latin script
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_pairs_json(path: str | Path, *, field: str = "transliteration", lowercase: bool = False) -> list[Pair]:
+    """Pairs from one JSON file of ``{translation, transliteration, cleaned-transliteration}`` records.
+
+    ``field`` picks the romanised side (the released code reads ``transliteration``).
+    Any Devanagari left in it is romanised to ITRANS (``lowercase`` as in
+    :func:`~codeswitch.common.romanize.to_itrans`).
+    """
+    if field not in PAIR_FIELDS:
+        raise ValueError(f"pair field must be one of {PAIR_FIELDS}, got {field!r}")
+    path = Path(path)
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise PairsFormatError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(records, list):
+        raise PairsFormatError(f"{path}: expected a JSON list of records, found {type(records).__name__}")
+    pairs, skipped = [], 0
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise PairsFormatError(f"{path}, record {i}: expected an object, found {type(rec).__name__}")
+        values = []
+        for key in ("translation", field):
+            if key not in rec:
+                raise PairsFormatError(f"{path}, record {i}, field '{key}': missing")
+            if not isinstance(rec[key], str):
+                raise PairsFormatError(f"{path}, record {i}, field '{key}': expected a string, found {type(rec[key]).__name__}")
+            values.append(_norm(rec[key]))
+        english, codemixed = values
+        if not english or not codemixed:
+            skipped += 1
+            continue
+        pairs.append(Pair(english, to_itrans(codemixed, lowercase=lowercase)))
+    if skipped:
+        warnings.warn(f"{path}: skipped {skipped} of {len(records)} records with an empty side", stacklevel=2)
+    if not pairs:
+        raise PairsFormatError(f"{path}: no usable pairs")
+    return pairs
+
+
+def pairs_from_parallel(english: Iterable[str], hindi: Iterable[str], *, lowercase: bool = True) -> list[Pair]:
+    """Pairs from parallel English–Hindi sentences, the Hindi side romanised to ITRANS (empty sides skipped)."""
+    out = []
+    for en, hi in zip(english, hindi, strict=True):
+        en, hi = _norm(en), _norm(hi)
+        if en and hi:
+            out.append(Pair(en, to_itrans(hi, lowercase=lowercase)))
+    return out
+
+
+def read_parallel_tsv(path: str | Path, *, lowercase: bool = True) -> list[Pair]:
+    """Pairs from ``english<TAB>hindi`` lines (Hindi in Devanagari or already romanised)."""
+    path = Path(path)
+    en, hi = [], []
+    with open(path, encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) != 2:
+                raise PairsFormatError(f"{path}, row {ln}: expected 'english<TAB>hindi', found {len(fields)} tab-separated fields")
+            en.append(fields[0])
+            hi.append(fields[1])
+    pairs = pairs_from_parallel(en, hi, lowercase=lowercase)
+    if not pairs:
+        raise PairsFormatError(f"{path}: no usable pairs")
+    return pairs
+
+
+def load_iitb_pairs(
+    ref: str, *, split: str = "train", lowercase: bool = True, sample: int | None = None, seed: int = 0, what: str = ""
+) -> list[Pair]:
+    """The IIT Bombay English–Hindi corpus (hub id or local copy), Hindi romanised to ITRANS.
+
+    ``sample`` draws that many rows at random (``seed``) *before* romanising: the
+    corpus has 1.66 M pairs and CalBERT pre-trains on far fewer.
+    """
+    from datasets import load_dataset
+
+    from ..core.hub import resolve
+
+    ds = load_dataset(resolve(ref, kind="dataset", what=what), split=split)
+    if "translation" not in ds.column_names:
+        raise PairsFormatError(f"dataset {ref!r}: expected a 'translation' column of {{en, hi}}, found {ds.column_names}")
+    if sample is not None and sample < len(ds):
+        idx = sorted(random.Random(seed).sample(range(len(ds)), sample))
+        ds = ds.select(idx)
+    rows = ds["translation"]
+    return pairs_from_parallel((r["en"] for r in rows), (r["hi"] for r in rows), lowercase=lowercase)
+
+
+def load_pairs(
+    source: str,
+    *,
+    field: str = "transliteration",
+    lowercase: bool = True,
+    root: Path | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    what: str = "",
+) -> list[Pair]:
+    """Pairs from any supported ``source`` (see the module docstring); relative paths are taken from ``root``.
+
+    ``sample`` (hub corpora only) draws that many rows before romanising; files are read whole.
+    """
+    if source == "shipped":
+        return read_pairs_json(SHIPPED_PAIRS, field=field, lowercase=lowercase)
+    path = Path(source).expanduser()
+    if not path.is_absolute() and root is not None and (Path(root) / path).exists():
+        path = Path(root) / path
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if not files:
+            raise PairsFormatError(f"{path}: a folder of pairs must hold *.json files in the released layout")
+        return [p for f in files for p in read_pairs_json(f, field=field, lowercase=lowercase)]
+    if path.is_file():
+        if path.suffix == ".json":
+            return read_pairs_json(path, field=field, lowercase=lowercase)
+        return read_parallel_tsv(path, lowercase=lowercase)
+    return load_iitb_pairs(source, lowercase=lowercase, sample=sample, seed=seed, what=what)
+
+
+def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | None = None, seed: int = 0) -> tuple[list[Pair], list[Pair]]:
+    """A seeded shuffle, then ``(train, heldout)``: the last ``n_heldout`` pairs are held out for diagnostics.
+
+    ``max_train`` caps the training pairs (a random subset of that size).
+    """
+    if n_heldout < 0 or n_heldout >= len(pairs):
+        raise ValueError(f"cannot hold out {n_heldout} of {len(pairs)} pairs")
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    train_idx, held_idx = order[: len(order) - n_heldout], order[len(order) - n_heldout :]
+    if max_train is not None:
+        train_idx = train_idx[:max_train]
+    return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]
+
+

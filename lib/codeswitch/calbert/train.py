@@ -1,0 +1,337 @@
+"""CalBERT: Siamese pre-training with sentence-transformers, then classification fine-tuning with the HF Trainer.
+
+Siamese pre-training (CalBERT §5.2, §6.5, Figure 1)
+---------------------------------------------------
+One transformer ``f`` is shared by both branches; a mean-pooling layer turns its
+token vectors into a sentence vector ``u = mean_t f(x)_t`` (padding masked out).
+For a pair (English translation ``a``, romanised code-mixed sentence ``b``) the
+paper minimises the cosine *distance*; sentence-transformers'
+``CosineSimilarityLoss`` with label 1, which the released code uses, is
+
+    L_cos = mean_i ( 1 − cos(u_a_i, u_b_i) )²
+
+(the squared distance: same minimiser, gradients that vanish as pairs align).
+Nothing stops every sentence from collapsing onto one vector, which also gives
+L_cos = 0; the in-batch-negatives objective, not in the paper, rules that out::
+
+    L_mnrl = mean_i −log softmax_j( s · cos(u_a_i, u_b_j) )_i      (s = 20 = 1/temperature)
+
+(``MultipleNegativesRankingLoss``: each English sentence must pick its own
+code-mixed sentence among the batch's).  Table 3's settings: 10 epochs, 100
+warm-up steps, learning rate 2.5e-5, weight decay 0.01, AdamW, max grad norm 1.0;
+batch size 16 as in the released code.  AdamW is torch's fused implementation
+(the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
+an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
+
+Fine-tuning
+-----------
+``AutoModelForSequenceClassification`` on top of the (adapted or original)
+transformer, trained with the HF ``Trainer`` (Table 5 for SAIL 2017, Table 11 for
+IITP product reviews); the model at the end of training is evaluated (the paper
+does not say it selects an epoch).  Metrics: weighted F1, precision and recall
+(scikit-learn, as SAIL 2017 reports them) and accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .data import Pair
+from ..common.sentiment import LABELS, SentimentExample
+from ..core.runs import atomic_directory
+from ..core.utils import quiet_transformers, set_seed
+
+__all__ = [
+    "OBJECTIVES",
+    "SiameseArgs",
+    "FinetuneArgs",
+    "build_siamese_model",
+    "siamese_pretrain",
+    "alignment_diagnostics",
+    "finetune_classifier",
+    "classification_metrics",
+]
+
+OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
+
+
+@dataclass(frozen=True)
+class SiameseArgs:
+    """Siamese pre-training hyperparameters; defaults = CalBERT Table 3 (+ the released code's batch size)."""
+
+    epochs: float = 10
+    batch_size: int = 16  # not in Table 3; the released pre-training script uses 16
+    learning_rate: float = 2.5e-5
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    max_seq_length: int = 128  # not stated in the paper
+    mnrl_scale: float = 20.0  # the in-batch-negatives variant only: 1 / temperature
+
+    def __post_init__(self):
+        if self.epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
+            raise ValueError(f"bad Siamese pre-training settings: {self}")
+
+
+@dataclass(frozen=True)
+class FinetuneArgs:
+    """Classification fine-tuning hyperparameters; defaults = CalBERT Table 5 (SAIL 2017)."""
+
+    learning_rate: float = 2e-6
+    train_batch_size: int = 4
+    eval_batch_size: int = 4
+    epochs: float = 15
+    weight_decay: float = 0.08
+    max_seq_length: int = 128  # not stated in the paper
+    warmup_steps: int = 0  # not stated in the paper: the Trainer's default
+
+    def __post_init__(self):
+        if self.epochs <= 0 or self.train_batch_size < 1 or self.eval_batch_size < 1:
+            raise ValueError(f"bad fine-tuning settings: {self}")
+
+
+# --------------------------------------------------------------------------- helpers
+def _precision_flags(amp_dtype) -> dict:
+    import torch
+
+    return {"bf16": amp_dtype == torch.bfloat16, "fp16": amp_dtype == torch.float16}
+
+
+def _epoch_printer(desc: str, epochs: float):
+    """A Trainer callback printing one line per epoch (the Trainer's own tqdm and log printer are removed)."""
+    from transformers import TrainerCallback
+
+    class EpochLine(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs and state.epoch is not None:
+                print(f"[{desc}] epoch {state.epoch:.0f}/{math.ceil(epochs)}  loss {logs['loss']:.4f}", flush=True)
+
+    return EpochLine()
+
+
+# --------------------------------------------------------------------------- Siamese pre-training
+def _siamese_trainer_class():
+    from sentence_transformers import SentenceTransformerTrainer
+
+    class SiameseTrainer(SentenceTransformerTrainer):
+        """``SentenceTransformerTrainer`` without the model-card callback.
+
+        What is kept is the bare transformer (a Hugging Face folder), not a
+        sentence-transformers model with a card; the callback would only spend
+        time sampling widget examples and dataset statistics.
+        """
+
+        def add_model_card_callback(self, default_args_dict):  # noqa: D401 - sentence-transformers hook
+            return None
+
+    return SiameseTrainer
+
+
+def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "cpu"):
+    """The Siamese network: one shared ``Transformer`` module + mean ``Pooling`` (Figure 1)."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules
+
+    with quiet_transformers():
+        encoder = modules.Transformer(model_path, max_seq_length=max_seq_length)
+        pooling = modules.Pooling(encoder.get_embedding_dimension(), pooling_mode="mean")
+        return SentenceTransformer(modules=[encoder, pooling], device=device)
+
+
+def siamese_pretrain(
+    model_path: str,
+    pairs: Sequence[Pair],
+    *,
+    objective: str,
+    args: SiameseArgs,
+    seed: int,
+    output_dir: str | Path,
+    device: str = "cpu",
+    amp_dtype=None,
+    heldout: Sequence[Pair] = (),
+    desc: str = "siamese",
+) -> dict:
+    """Siamese-pre-train ``model_path`` on ``pairs``; save the adapted transformer to ``output_dir``.
+
+    ``output_dir`` receives an ordinary Hugging Face folder (``config.json``,
+    ``model.safetensors``, tokenizer files) that ``AutoModel*.from_pretrained``
+    opens.  It is written to a temporary sibling and renamed into place, so a
+    killed run never leaves a half-written checkpoint.  Returns the training loss
+    and, when ``heldout`` pairs are given, :func:`alignment_diagnostics` before and
+    after pre-training.
+    """
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer import losses
+    from transformers import PrinterCallback
+
+    if objective not in OBJECTIVES:
+        raise ValueError(f"unknown Siamese objective {objective!r}; known: {OBJECTIVES}")
+    if len(pairs) < 2:
+        raise ValueError(f"Siamese pre-training needs at least 2 pairs, got {len(pairs)}")
+    set_seed(seed)  # before the model is built: nothing random in it today, but cheap insurance
+    model = build_siamese_model(model_path, max_seq_length=args.max_seq_length, device=device)
+    before = alignment_diagnostics(model, heldout) if heldout else {}
+
+    columns = {"english": [p.english for p in pairs], "codemixed": [p.codemixed for p in pairs]}
+    if objective == "cosine":
+        columns["label"] = [1.0] * len(pairs)  # every pair is a translation: maximal similarity
+        loss = losses.CosineSimilarityLoss(model)
+    else:
+        loss = losses.MultipleNegativesRankingLoss(model, scale=args.mnrl_scale)
+    train = Dataset.from_dict(columns)
+
+    output_dir = Path(output_dir)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".trainer.", dir=output_dir.parent) as scratch:
+        targs = SentenceTransformerTrainingArguments(
+            output_dir=scratch,
+            num_train_epochs=args.epochs,
+            per_device_train_batch_size=args.batch_size,
+            learning_rate=args.learning_rate,
+            warmup_steps=args.warmup_steps,
+            weight_decay=args.weight_decay,
+            max_grad_norm=args.max_grad_norm,
+            optim="adamw_torch_fused",
+            lr_scheduler_type="linear",  # sentence-transformers' WarmupLinear, as model.fit used
+            seed=seed,
+            data_seed=seed,
+            logging_strategy="epoch",
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            use_cpu=device == "cpu",
+            dataloader_num_workers=0,
+            **_precision_flags(amp_dtype),
+        )
+        with quiet_transformers():
+            trainer = _siamese_trainer_class()(
+                model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, args.epochs)]
+            )
+            trainer.remove_callback(PrinterCallback)  # it prints raw log dicts when tqdm is off
+            out = trainer.train()
+        with atomic_directory(output_dir) as tmp, quiet_transformers():
+            model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
+    after = alignment_diagnostics(model, heldout) if heldout else {}
+    result = {"train_loss": float(out.training_loss), "steps": int(out.global_step), "pairs": len(pairs)}
+    result.update({f"{k}_before": v for k, v in before.items()})
+    result.update({f"{k}_after": v for k, v in after.items()})
+    return result
+
+
+def alignment_diagnostics(model, pairs: Sequence[Pair], batch_size: int = 64) -> dict:
+    """How well a sentence encoder aligns English and code-mixed sentences, on held-out pairs.
+
+    * ``cos_parallel``: mean cos(u_a_i, u_b_i) over pairs (Siamese pre-training pushes it to 1);
+    * ``cos_other``: mean cos(u_a_i, u_b_j), i ≠ j (collapse pushes it to 1 as well);
+    * ``retrieval_at1``: fraction of code-mixed sentences whose nearest English sentence is their translation.
+    """
+    import torch
+
+    if len(pairs) < 2:
+        raise ValueError("alignment diagnostics need at least 2 pairs")
+    a = model.encode([p.english for p in pairs], batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
+    b = model.encode([p.codemixed for p in pairs], batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
+    sim = (b @ a.T).float().cpu()  # (N, N): row i = code-mixed i against every English sentence
+    n = sim.shape[0]
+    diag = torch.diagonal(sim)
+    off = (sim.sum() - diag.sum()) / (n * n - n)
+    hits = (sim.argmax(dim=1) == torch.arange(n)).float().mean()
+    return {"cos_parallel": float(diag.mean()), "cos_other": float(off), "retrieval_at1": float(hits)}
+
+
+# --------------------------------------------------------------------------- fine-tuning
+def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int]) -> dict:
+    """Weighted F1 / precision / recall (support-weighted over classes) and accuracy."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="weighted", zero_division=0)
+    return {"f1": float(f), "precision": float(p), "recall": float(r), "accuracy": float(accuracy_score(y_true, y_pred))}
+
+
+def finetune_classifier(
+    model_path: str,
+    splits: Mapping[str, Sequence[SentimentExample]],
+    *,
+    args: FinetuneArgs,
+    seed: int,
+    device: str = "cpu",
+    amp_dtype=None,
+    labels: Sequence[str] = LABELS,
+    desc: str = "finetune",
+) -> dict:
+    """Fine-tune a sequence classifier on ``splits["train"]``; evaluate on every other labelled split.
+
+    Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
+    ``validation`` and, when its labels are known, ``test``.
+    """
+    from datasets import Dataset
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        PrinterCallback,
+        Trainer,
+        TrainingArguments,
+    )
+
+    set_seed(seed)  # the classifier head is initialised from this seed
+    with quiet_transformers():
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            model_path,
+            num_labels=len(labels),
+            id2label=dict(enumerate(labels)),
+            label2id={name: i for i, name in enumerate(labels)},
+        )
+
+    def encode(examples: Sequence[SentimentExample]):
+        # Tokenised up front, not with Dataset.map: map would hash the tokenizer (seconds per call).
+        enc = tokenizer([e.text for e in examples], truncation=True, max_length=args.max_seq_length)
+        return Dataset.from_dict(dict(enc) | {"labels": [e.label for e in examples]})
+
+    evaluated = {name: ex for name, ex in splits.items() if name != "train" and ex and all(e.label is not None for e in ex)}
+    with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
+        targs = TrainingArguments(
+            output_dir=scratch,
+            num_train_epochs=args.epochs,
+            per_device_train_batch_size=args.train_batch_size,
+            per_device_eval_batch_size=args.eval_batch_size,
+            learning_rate=args.learning_rate,
+            weight_decay=args.weight_decay,
+            warmup_steps=args.warmup_steps,
+            optim="adamw_torch_fused",
+            seed=seed,
+            data_seed=seed,
+            logging_strategy="epoch",
+            eval_strategy="no",
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            use_cpu=device == "cpu",
+            dataloader_num_workers=0,
+            **_precision_flags(amp_dtype),
+        )
+        with quiet_transformers():
+            trainer = Trainer(
+                model=model,
+                args=targs,
+                train_dataset=encode(splits["train"]),
+                data_collator=DataCollatorWithPadding(tokenizer),
+                processing_class=tokenizer,
+                callbacks=[_epoch_printer(desc, args.epochs)],
+            )
+            trainer.remove_callback(PrinterCallback)
+            trainer.train()
+            results = {}
+            for name, examples in evaluated.items():
+                logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
+                y_pred = np.asarray(logits).argmax(axis=-1)
+                results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
+    return results

@@ -1,0 +1,558 @@
+"""The fast-path helpers several experiments share: length bucketing, SDPA-ready masks, prefetching, the corpus encoder.
+
+* :func:`length_buckets` / :func:`bucket_features` / :func:`embed_length_buckets`:
+  one training step cut into length buckets where that saves padding (ConCSE).
+* :func:`uses_sdpa` / :func:`sdpa_ready`: padding masks decided on the host, so
+  transformers never synchronises with the device to inspect them.
+* :func:`prefetched`: the next items computed in background threads.
+* :func:`encode_corpus` / :func:`encode_texts`: the resumable, length-sorted corpus
+  encoder (``.npy`` rows written in windows, resumed after an interruption); the
+  design notes are in :mod:`codeswitch.contrastivemix.evaluate`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..core.progress import progress
+from ..core.runs import atomic_write_json
+
+__all__ = [
+    "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
+    "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
+]
+
+
+DEFAULT_BUCKET_COST = 2048
+
+
+def length_buckets(lengths: Sequence[int], cost: float) -> list[tuple[int, int]]:
+    """Cut rows sorted by decreasing length into buckets with the fewest padded tokens.
+
+    A bucket ``[start, stop)`` is padded to its first (longest) row, so it computes
+    ``(stop − start) · lengths[start]`` token positions; every bucket is one more
+    forward, charged ``cost`` positions (the launch and framework overhead a GPU
+    cannot hide, in units of tokens).  Minimises ``Σ positions + cost · buckets``
+    exactly, by dynamic programming over the runs of equal length (a bucket never
+    gains by starting inside a run).  Returns ``[(start, stop), …]`` covering every row.
+
+    >>> length_buckets([9, 9, 9, 2, 2, 2, 2, 2], cost=10)   # 27 + 10 + 10 + 10 < 72 + 10
+    [(0, 3), (3, 8)]
+    >>> length_buckets([9, 9, 9, 2, 2, 2, 2, 2], cost=100)
+    [(0, 8)]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    if n == 0:
+        return []
+    if (np.diff(lengths) > 0).any():
+        raise ValueError("length_buckets: lengths must be sorted in decreasing order")
+    starts = np.flatnonzero(np.r_[True, lengths[1:] != lengths[:-1]])  # (m,) the first row of each run
+    bounds = np.r_[starts, n]  # (m + 1,)
+    best = np.zeros(len(starts) + 1)  # best[j]: cheapest cover of runs 0..j-1
+    back = np.zeros(len(starts) + 1, dtype=np.int64)
+    for j in range(1, len(starts) + 1):
+        i = np.arange(j)  # the bucket covering runs i..j-1
+        total = best[:j] + (bounds[j] - starts[i]) * lengths[starts[i]] + cost  # (j,)
+        back[j] = int(np.argmin(total))
+        best[j] = total[back[j]]
+    cuts, j = [], len(starts)
+    while j > 0:
+        cuts.append((int(starts[back[j]]), int(bounds[j])))
+        j = back[j]
+    return cuts[::-1]
+
+
+def bucket_features(features_list: Sequence[dict[str, Any]], cost: float | None) -> list[dict[str, Any]]:
+    """Regroup a step's tokenised columns into length buckets (on the CPU, in the data collator).
+
+    All ``N = k·B`` sentences of the ``k`` columns are concatenated column-major
+    (row ``j·B + i`` is row ``i`` of column ``j``) and padded to the longest: one
+    forward, exactly the merged forward of sentence-transformers' ``embed_columns``.
+    When cutting the rows, sorted by length, into buckets — each trimmed to its own
+    longest row — saves more padded positions than the ``cost`` of the extra forwards
+    (:func:`length_buckets`), the step becomes those buckets instead: the same
+    sentences, less padding, the same loss (the rows of a transformer forward are
+    independent; only the dropout masks fall differently).  ``cost=None``: always one
+    forward.  A single bucket keeps the original row order.
+
+    Each bucket is a feature dict for the model plus ``"rows"``, the (n_k,) positions
+    of its sentences in the column-major order; :func:`embed_length_buckets` undoes
+    the permutation.
+    """
+    from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+
+    merged = merge_feature_batches(list(features_list)) if len(features_list) > 1 else dict(features_list[0])
+    if merged is None:
+        raise ValueError("bucket_features: the columns cannot be merged (different tokenisers or feature sets)")
+    mask = merged["attention_mask"]  # (N, L)
+    N, L = mask.shape
+    lengths = mask.sum(dim=1)  # (N,)
+    right_padded = bool((mask.cumprod(dim=1).sum(dim=1) == lengths).all())  # ones, then zeros
+    cuts = []
+    if cost is not None and right_padded and N * L > cost:  # below that no split can pay for itself
+        order = torch.argsort(lengths, descending=True, stable=True)  # (N,), longest first
+        sorted_lengths = lengths[order]
+        cuts = length_buckets(sorted_lengths.tolist(), cost)
+    if len(cuts) <= 1:
+        return [{**merged, "rows": torch.arange(N)}]
+    buckets = []
+    for start, stop in cuts:
+        idx = order[start:stop]  # (n_k,)
+        width = int(sorted_lengths[start])
+        bucket = {}
+        for key, value in merged.items():
+            if isinstance(value, Tensor) and value.ndim >= 2 and value.shape[0] == N:
+                bucket[key] = value[idx, :width].contiguous()  # (n_k, width)
+            elif isinstance(value, Tensor) and value.ndim == 1 and value.shape[0] == N and key != "prompt_length":
+                bucket[key] = value[idx]
+            else:
+                bucket[key] = value  # batch-level metadata
+        bucket["rows"] = idx
+        buckets.append(bucket)
+    return buckets
+
+
+def embed_length_buckets(model: nn.Module, buckets: Sequence[dict[str, Any]], n_columns: int) -> list[Tensor]:
+    """Embed the buckets of :func:`bucket_features` (one forward each); return the ``n_columns`` (B, H) blocks."""
+    outputs, rows = [], []
+    for bucket in buckets:
+        features = dict(bucket)  # the model writes its outputs into the dict: keep the caller's clean
+        rows.append(features.pop("rows"))
+        outputs.append(model(features)["sentence_embedding"])  # (n_k, H)
+    emb = torch.cat(outputs, dim=0) if len(outputs) > 1 else outputs[0]  # (N, H), bucket order
+    index = torch.cat(rows).to(emb.device) if len(rows) > 1 else rows[0].to(emb.device)  # (N,)
+    ordered = emb.new_empty(emb.shape).index_copy(0, index, emb)  # (N, H), column-major order again
+    if ordered.shape[0] % n_columns:
+        raise ValueError(f"embed_length_buckets: {ordered.shape[0]} rows do not split into {n_columns} columns")
+    return list(ordered.view(n_columns, -1, ordered.shape[-1]).unbind(0))  # n_columns × (B, H)
+
+
+def uses_sdpa(model: nn.Module) -> bool:
+    """Whether ``model`` (a transformers model) runs PyTorch's scaled-dot-product attention."""
+    return getattr(getattr(model, "config", None), "_attn_implementation", None) == "sdpa"
+
+
+def sdpa_ready(batch: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """``batch`` (host tensors) with its padding mask in the form SDPA reads, decided on the host.
+
+    Given a (B, L) ``attention_mask`` of ones and zeros, transformers asks the device
+    ``mask.all()`` before every forward (to drop a mask without padding and let SDPA
+    pick its fastest kernel): a host synchronisation per forward.  Deciding it here,
+    on the CPU copy, avoids that: no padding → no mask; padding → the boolean
+    (B, 1, 1, L) mask (True = attend), which transformers hands to SDPA as it is and
+    SDPA broadcasts over heads and query positions — the same attention as the mask
+    transformers would build.  Only for models with ``attn_implementation="sdpa"``
+    (eager attention *adds* its mask).
+    """
+    mask = batch.get("attention_mask")
+    if mask is None or mask.ndim != 2:
+        return dict(batch)
+    if mask.device.type != "cpu":
+        raise ValueError("sdpa_ready: the attention mask must still be on the host (call it before copying the batch)")
+    out = dict(batch)
+    if bool(mask.all()):  # a CPU tensor: no device involved
+        del out["attention_mask"]
+    else:
+        out["attention_mask"] = mask.bool()[:, None, None, :]  # (B, 1, 1, L)
+    return out
+
+
+V = TypeVar("V")
+
+
+def prefetched(fn: Callable[..., V], keys: Iterable[tuple], *, enabled: bool = True, workers: int = 1) -> Iterator[V]:
+    """``fn(*key)`` for every key in order, the next ``workers`` computed in background threads meanwhile.
+
+    At most ``workers + 1`` results exist at a time (the one the caller holds and the
+    ones being prepared); results come back in the order of ``keys`` whatever thread
+    computed them, so ``fn`` must not depend on the order of its calls.  Several
+    workers help where ``fn`` spends its time outside the GIL (a fast tokenizer).  An
+    exception raised by ``fn`` reaches the caller when it asks for that result.
+    ``enabled=False``: computed in the caller's thread, one at a time.
+    """
+    from collections import deque
+
+    keys = iter(keys)
+    if not enabled:
+        for key in keys:
+            yield fn(*key)
+        return
+    workers = max(1, workers)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codeswitch-prefetch")
+    try:
+        queue: deque = deque()
+        for key in keys:
+            queue.append(pool.submit(fn, *key))
+            if len(queue) >= workers:
+                break
+        while queue:
+            result = queue.popleft().result()
+            key = next(keys, None)
+            if key is not None:
+                queue.append(pool.submit(fn, *key))
+            yield result
+            del result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _short(n: int | None, threshold: int) -> bool:
+    """No progress bar for loops that finish at once (keeps smoke logs readable); shown otherwise."""
+    import os
+
+    return os.environ.get("CODESWITCH_NO_PROGRESS") == "1" or (n is not None and n < threshold)
+
+
+class _RowFile:
+    """A ``(n, dim)`` ``.npy`` file filled in row ranges, with the resume protocol of the corpus encoders.
+
+    ``<stem>.progress.json`` = ``{"n", "dim", "dtype", "rows_done"}`` after each synced
+    range; ``<stem>.done.json`` (atomic, last) marks a complete file.  Rows are written
+    with ``os.pwrite`` at ``header + row · dim · itemsize``.
+    """
+
+    def __init__(self, path: Path, n: int, dim: int, dtype, *, desc: str):
+        self.path, self.n, self.dim, self.dtype, self.desc = Path(path), n, dim, np.dtype(dtype), desc
+        self.done_marker = self.path.with_suffix(".done.json")
+        self.state = self.path.with_suffix(".progress.json")
+
+    def complete(self) -> np.ndarray | None:
+        """The finished array (memory-mapped, read-only), or None when the file must be (re)encoded."""
+        if not (self.done_marker.is_file() and self.path.is_file()):
+            return None
+        arr = np.load(self.path, mmap_mode="r")
+        return arr if arr.shape == (self.n, self.dim) and arr.dtype == self.dtype else None
+
+    def open(self) -> int:
+        """Open the file for writing (creating it unless a matching partial one exists); return the first row to encode."""
+        start = 0
+        if self.path.is_file() and self.state.is_file():
+            try:
+                info = json.loads(self.state.read_text())
+            except json.JSONDecodeError:
+                info = {}
+            same = info.get("n") == self.n and info.get("dim") == self.dim and info.get("dtype", "float16") == self.dtype.name
+            if same and 0 <= int(info.get("rows_done", 0)) <= self.n:
+                start = int(info["rows_done"])
+        self.done_marker.unlink(missing_ok=True)
+        if start == 0:
+            self.state.unlink(missing_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.lib.format.open_memmap(self.path, mode="w+", dtype=self.dtype, shape=(self.n, self.dim))  # header + sparse zeros
+        self.offset = self._data_offset()
+        self.fd = os.open(self.path, os.O_RDWR)
+        return start
+
+    def _data_offset(self) -> int:
+        arr = np.load(self.path, mmap_mode="r")  # reads the header only
+        if arr.shape != (self.n, self.dim) or arr.dtype != self.dtype or not arr.flags.c_contiguous:
+            raise ValueError(f"{self.desc}: {self.path} holds a {arr.shape} {arr.dtype} array, expected {(self.n, self.dim)} {self.dtype}")
+        return int(arr.offset)
+
+    def write(self, lo: int, rows: np.ndarray) -> None:
+        if rows.shape[1:] != (self.dim,) or lo + len(rows) > self.n:
+            raise ValueError(f"{self.desc}: rows {lo}:{lo + len(rows)} have shape {rows.shape}, expected (·, {self.dim}) within {self.n} rows")
+        data = memoryview(np.ascontiguousarray(rows, dtype=self.dtype)).cast("B")
+        pos = self.offset + lo * self.dim * self.dtype.itemsize
+        while len(data):
+            written = os.pwrite(self.fd, data, pos)
+            data, pos = data[written:], pos + written
+
+    def checkpoint(self, rows_done: int) -> None:
+        os.fsync(self.fd)
+        atomic_write_json(self.state, {"n": self.n, "dim": self.dim, "dtype": self.dtype.name, "rows_done": rows_done})
+
+    def finish(self) -> np.ndarray:
+        os.fsync(self.fd)
+        self.close()
+        atomic_write_json(self.done_marker, {"n": self.n, "dim": self.dim, "dtype": self.dtype.name})
+        self.state.unlink(missing_ok=True)
+        return np.load(self.path, mmap_mode="r")
+
+    def close(self) -> None:
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+@dataclass
+class _Window:
+    """One window on the host: rows ``lo:hi`` as batches sorted longest first, and where each sorted row came from."""
+
+    lo: int
+    hi: int
+    order: np.ndarray  # (hi - lo,): window-relative row of each sorted position
+    batches: list  # dicts of host tensors (pinned on CUDA), SDPA-ready
+
+
+_TOKENIZE_CHUNK = 1024  # texts tokenised per tokenizer call (bounds the tokenizer's per-token objects)
+
+
+def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: int, hi: int, *, max_length: int,
+                    batch_size: int, sort: bool, sdpa: bool, pin: bool, desc: str, pool=None, pool_width: int = 1) -> _Window:
+    """Rows ``lo:hi`` read, tokenised, sorted by length (longest first, stable) and cut into padded batches.
+
+    The window's token ids are kept in compact ``(rows, max_length)`` int32 arrays,
+    filled ``_TOKENIZE_CHUNK`` texts at a time: a fast tokenizer's result holds
+    tens of bytes of Python and Rust objects per token, so tokenising a whole window
+    (16,384 passages) in one call would hold ~10× the ids' size at once.
+    ``pool`` (a thread pool) tokenises the chunks in parallel: a fast tokenizer
+    releases the GIL, and one thread tokenises only ~3,000–4,000 Mr.TyDi-length
+    passages a second (benchmark row ``t_d``) — 20,000 passages/s needs several.
+    The ids are the same whatever the number of threads.
+    """
+    import torch
+
+
+    chunk = texts(lo, hi)
+    m = hi - lo
+    if len(chunk) != m:
+        raise ValueError(f"{desc}: asked for rows {lo}:{hi}, got {len(chunk)} texts")
+    for i, t in enumerate(chunk):
+        if not isinstance(t, str):
+            raise ValueError(f"{desc}: row {lo + i} is {type(t).__name__} {t!r:.60}, not text")
+    left = getattr(tokenizer, "padding_side", "right") == "left"
+    pad_value = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
+                 "attention_mask": 0, "special_tokens_mask": 1}
+    arrays: dict[str, np.ndarray] = {}
+
+    def tokenise(s: int):
+        return s, tokenizer(list(chunk[s : s + _TOKENIZE_CHUNK]), max_length=max_length, truncation=True, padding=True,
+                            return_tensors="np")
+
+    starts = list(range(0, m, _TOKENIZE_CHUNK))
+    width = pool_width if pool is not None else 1  # chunks in flight at once (bounds the tokenizer's objects)
+    results = (r for g in range(0, len(starts), width)
+               for r in (pool.map(tokenise, starts[g : g + width]) if pool is not None else map(tokenise, starts[g : g + width])))
+    for s, enc in results:
+        for k, v in enc.items():
+            if k not in arrays:
+                arrays[k] = np.full((m, max_length), pad_value.get(k, 0), dtype=np.int32)
+            w = v.shape[1]
+            arrays[k][s : s + len(v), (max_length - w if left else 0) : (max_length if left else w)] = v
+        del enc
+    chunk = None  # the window's texts are no longer needed
+    lengths = arrays["attention_mask"].sum(axis=1)  # tokens per row, [CLS]/[SEP] included
+    order = np.argsort(-lengths, kind="stable") if sort else np.arange(m)
+    batches = []
+    for s in range(0, m, batch_size):
+        rows = order[s : s + batch_size]
+        w = int(lengths[rows].max())  # padded to this batch's longest
+        cols = slice(max_length - w, max_length) if left else slice(0, w)
+        batch = {k: torch.from_numpy(a[rows, cols].astype(np.int64)) for k, a in arrays.items()}
+        batch = sdpa_ready(batch) if sdpa else batch
+        batches.append({k: v.pin_memory() for k, v in batch.items()} if pin else batch)
+    return _Window(lo, hi, order, batches)
+
+
+def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str]], start: int, n: int,
+                    sink: Callable[[int, int, np.ndarray], None], *, max_length: int, batch_size: int, sort_window: int,
+                    device, amp_dtype, out_dtype, prefetch: bool | None, embed, desc: str,
+                    tokenizer_threads: int | None = None) -> None:
+    """Encode rows ``start:n`` window by window; ``sink(lo, hi, rows)`` receives each window in corpus order."""
+    import torch
+
+    from ..core.encoders import DualEncoder
+
+    if batch_size < 1 or sort_window < 0:
+        raise ValueError(f"{desc}: batch_size must be >= 1 and sort_window >= 0, got {batch_size} and {sort_window}")
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    cuda = device.type == "cuda"
+    encoder.eval().to(device)
+    embed = embed or DualEncoder._first_token
+    dim = encoder.config.hidden_size
+    buf_dtype = torch.float16 if np.dtype(out_dtype) == np.float16 else torch.float32
+    rows_per_window = batch_size * max(sort_window, 1)
+    spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
+    threads = tokenizer_threads if tokenizer_threads is not None else default_tokenizer_threads(cuda)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="codeswitch-tokenise") if threads > 1 else None
+    prep = lambda lo, hi: _prepare_window(  # noqa: E731
+        tokenizer, texts, lo, hi, max_length=max_length, batch_size=batch_size, sort=sort_window > 0,
+        sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, pool=pool, pool_width=threads,
+    )
+
+    def finish(pending) -> None:
+        w, host, event = pending
+        if event is not None:
+            event.synchronize()  # the window's one wait for the device
+        got = host.numpy()
+        rows = np.empty_like(got)
+        rows[w.order] = got  # sorted position -> corpus row
+        sink(w.lo, w.hi, rows)
+
+    pending = None
+    windows = prefetched(prep, spans, enabled=True if prefetch is None else prefetch)
+    try:
+        for w in windows:
+            with torch.inference_mode(), torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                buf = torch.empty((w.hi - w.lo, dim), dtype=buf_dtype, device=device)  # the window's embeddings, sorted order
+                pos = 0
+                for j, batch in enumerate(w.batches):
+                    batch = {k: v.to(device, non_blocking=cuda) for k, v in batch.items()}
+                    emb = embed(encoder, batch)  # (b, H)
+                    b = batch["input_ids"].shape[0]
+                    if tuple(emb.shape) != (b, dim):
+                        raise ValueError(f"{desc}: the encoder returned {tuple(emb.shape)} for a batch of {b} rows of window "
+                                         f"{w.lo}:{w.hi}, expected {(b, dim)}")
+                    buf[pos : pos + b] = emb
+                    pos += b
+                    if j == 0 and pending is not None:  # the device has work queued: now wait for the previous window
+                        finish(pending)
+                        pending = None
+                w.batches = []  # the token ids are no longer needed (a pinned block is reused only after its copy is done)
+                if cuda:
+                    host = torch.empty(buf.shape, dtype=buf.dtype, pin_memory=True)
+                    host.copy_(buf, non_blocking=True)
+                    event = torch.cuda.Event()
+                    event.record()
+                else:
+                    host, event = buf, None
+            if pending is not None:  # only if a window had no batch; keeps the order anyway
+                finish(pending)
+            pending = (w, host, event)
+            del w, buf, host, event
+        if pending is not None:
+            finish(pending)
+    finally:
+        windows.close()  # stops the background thread, also when encoding fails
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def default_tokenizer_threads(cuda: bool) -> int:
+    """Threads that tokenise a corpus window: 1 on CPU (the encoder needs the cores), on a GPU enough to feed it.
+
+    One thread tokenises ~3,000–4,000 passages of ≤ 128 tokens a second (benchmark
+    row ``t_d``); the 20,000 passages/s target needs 6–8.  Leaves two cores to the
+    main thread; ``CODESWITCH_TOKENIZER_THREADS`` overrides it.
+    """
+    import os
+
+    if os.environ.get("CODESWITCH_TOKENIZER_THREADS"):
+        return max(1, int(os.environ["CODESWITCH_TOKENIZER_THREADS"]))
+    if not cuda:
+        return 1
+    from ..core.utils import gpu_host_workers
+
+    return gpu_host_workers()
+
+
+_LIBC: list = []
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing elsewhere).
+
+    Each window allocates and frees arrays and tensors of new shapes; glibc keeps the
+    freed pages (its mmap threshold grows with every large block freed), so without
+    this the resident memory of a long encoding creeps up by ~100 MB of *free* heap.
+    Calling it once per window costs about a millisecond.
+    """
+    if not _LIBC:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.append(libc.malloc_trim)
+        except (OSError, AttributeError):  # not glibc
+            _LIBC.append(None)
+    if _LIBC[0] is not None:
+        _LIBC[0](0)
+
+
+def encode_corpus(
+    encoder,
+    tokenizer,
+    texts: Callable[[int, int], Sequence[str]],
+    n: int,
+    path: Path,
+    *,
+    max_length: int,
+    batch_size: int,
+    sort_window: int = 32,
+    device=None,
+    amp_dtype=None,
+    dtype=np.float16,
+    prefetch: bool | None = None,
+    embed: Callable | None = None,
+    desc: str = "encode corpus",
+    tokenizer_threads: int | None = None,
+) -> np.ndarray:
+    """Encode ``n`` passages with ``encoder`` into an ``(n, H)`` ``.npy`` file at ``path``; return it memory-mapped.
+
+    ``texts(start, stop)`` returns the texts of rows ``start:stop`` (e.g.
+    :meth:`codeswitch.contrastivemix.data.Collection.texts`, read from a memory-mapped
+    dataset).  An embedding is ``embed(encoder, batch)``, by default the last layer's
+    first-token vector (DPR).  Windows of ``sort_window`` batches are sorted by token
+    length (``0``: batches in corpus order), tokenised one window ahead in a
+    background thread (``prefetch``, default on), encoded under
+    ``torch.inference_mode()`` and ``amp_dtype`` autocast, and copied to the host
+    once per window; see the module docstring.  ``dtype``: of the file (float16;
+    float32 for exact comparisons).  ``tokenizer_threads``: threads tokenising a window
+    (default :func:`default_tokenizer_threads`).  An interrupted call resumes at the last
+    completed window; a finished file is returned without encoding.
+    """
+    out = _RowFile(path, n, encoder.config.hidden_size, dtype, desc=desc)
+    done = out.complete()
+    if done is not None:
+        return done
+    start = out.open()
+    bar = progress(total=n, initial=start, desc=desc, unit="passage", disable=_short(n, 20000))
+
+    def sink(lo: int, hi: int, rows: np.ndarray) -> None:
+        out.write(lo, rows)
+        out.checkpoint(hi)
+        bar.update(hi - lo)
+        _trim_heap()
+
+    try:
+        _encode_windows(encoder, tokenizer, texts, start, n, sink, max_length=max_length, batch_size=batch_size,
+                        sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=dtype, prefetch=prefetch,
+                        embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+        return out.finish()
+    finally:
+        out.close()
+        bar.close()
+
+
+def encode_texts(
+    encoder,
+    tokenizer,
+    texts: Sequence[str],
+    *,
+    max_length: int,
+    batch_size: int,
+    sort_window: int = 32,
+    device=None,
+    amp_dtype=None,
+    prefetch: bool | None = False,
+    embed: Callable | None = None,
+    desc: str = "encode",
+    tokenizer_threads: int | None = None,
+) -> np.ndarray:
+    """``(len(texts), H)`` float32 embeddings of a list of texts (queries), by the pipeline of :func:`encode_corpus`.
+
+    Rows come back in the order of ``texts``; windows of ``sort_window`` batches are
+    sorted by token length first (``0``: not sorted).  Meant for lists that fit in
+    memory; a corpus goes through :func:`encode_corpus`.
+    """
+    out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
+
+    def sink(lo: int, hi: int, rows: np.ndarray) -> None:
+        out[lo:hi] = rows
+
+    _encode_windows(encoder, tokenizer, lambda lo, hi: texts[lo:hi], 0, len(texts), sink, max_length=max_length,
+                    batch_size=batch_size, sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32,
+                    prefetch=prefetch, embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+    return out

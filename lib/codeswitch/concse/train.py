@@ -1,0 +1,314 @@
+"""Training ConCSE and SimCSE encoders: thin glue over ``SentenceTransformerTrainer``.
+
+The encoder (as in the authors' released code, which builds on SimCSE)::
+
+    text ──► backbone ──► first token ([CLS] / <s>), (B, H) ──► Linear(H, H) + tanh ──► embedding, (B, H)
+
+used the same way in training and in evaluation.  It is an ordinary
+sentence-transformers model (``Transformer`` → ``Pooling("cls")`` → ``Dense(tanh)``),
+so a trained model saves, loads and encodes like any other.
+
+One run = one (backbone, method, seed, settings): train for ``epochs`` epochs with
+AdamW, a linear schedule with 10 % warm-up and gradient clipping; after each
+epoch score Koglish STS-B dev (code-switched pairs) and keep the best epoch's
+weights; return them (model selection as in §A.2: the best epoch on dev).
+
+The fast path (issue 8; measured by ``python -m benchmarks``):
+
+* mixed precision from the profile (:meth:`Profile.amp_dtype`): bf16 autocast on
+  GPUs that have it, fp16 with loss scaling on those that do not, fp32 on CPU; the
+  loss itself is always computed in fp32 (:func:`~codeswitch.concse.loss.concse_loss`);
+* PyTorch's scaled-dot-product attention (``attn_implementation="sdpa"``);
+* dynamic padding, and all 6B sentences of a step in as few forwards as possible:
+  the collator (:class:`LengthBucketCollator`, in the DataLoader workers) sorts the
+  step's sentences by length and cuts them into the length buckets with the least
+  padding plus ``bucket_cost`` per extra forward — the batch itself is drawn at random as in the released code
+  (length-grouped *batches* would change which negatives meet; buckets inside a
+  step do not change the loss);
+* no host synchronisation in the step (no NaN filter on the logged loss, batches
+  copied to the GPU from pinned memory without blocking, the next one prefetched);
+* fused AdamW on GPU;
+* several GPUs (``accelerate launch``): the global batch is split over the
+  processes and the in-batch negatives are gathered from all of them
+  (:mod:`codeswitch.core.distributed`), so the loss equals the single-GPU loss.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+from transformers import TrainerCallback
+
+from ..common.sts import spearman_x100, sts_evaluator
+from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
+from ..common.fastpath import DEFAULT_BUCKET_COST, bucket_features
+from ..core.progress import progress
+from ..core.utils import loader_workers, quiet_transformers
+
+__all__ = [
+    "TrainSpec",
+    "KeepBestEpoch",
+    "LengthBucketCollator",
+    "build_encoder",
+    "nli_dataset",
+    "train_encoder",
+    "evaluate_encoder",
+    "NLI_TO_COLUMNS",
+    "DEFAULT_BUCKET_COST",
+]
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """Everything one training run depends on (besides the data and the backbone folder)."""
+
+    method: str  # "concse" | "simcse"
+    batch_size: int
+    learning_rate: float
+    epochs: int
+    max_length: int
+    seed: int
+    warmup_ratio: float = 0.1
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0
+    temperature: float = 0.05
+    margin: float = 1.0
+    triplet_weight: float = 1.2
+    terms: tuple[str, ...] = ("contrastive", "triplet", "align")
+    variant: str = "official"
+    eval_batch_size: int = 128
+    bucket_cost: int | None = DEFAULT_BUCKET_COST  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
+
+    def __post_init__(self):
+        if self.method not in ("concse", "simcse"):
+            raise ValueError(f"method must be 'concse' or 'simcse', got {self.method!r}")
+        if self.bucket_cost is not None and self.bucket_cost < 0:
+            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or None, got {self.bucket_cost}")
+
+
+def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implementation: str = "sdpa"):
+    """The first-token + dense-tanh encoder over ``model_path`` (a folder or hub id).
+
+    The dense layer is initialised like a fresh BERT layer (normal(0, initializer_range),
+    zero bias), as SimCSE's MLP head is; seeding happens before it is built.  Attention
+    is PyTorch's fused scaled-dot-product attention (``"eager"`` is the reference
+    implementation, for comparisons).  The backbone's own pooler (BERT/XLM-R's dense
+    layer on [CLS]) is not built: the encoder never uses it, and under DDP a layer
+    without gradients would need the slower unused-parameter search.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer
+
+    from ..core.utils import set_seed
+
+    set_seed(seed)
+    kwargs = {"attn_implementation": attn_implementation}
+    with quiet_transformers():  # the load report lists the pooler's weights as unexpected: they are, on purpose
+        try:
+            transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs={**kwargs, "add_pooling_layer": False})
+        except TypeError:  # a family without a pooler argument
+            transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs=kwargs)
+    hidden = transformer.get_embedding_dimension()
+    pooling = Pooling(hidden, pooling_mode="cls")  # the first token: [CLS] for BERT, <s> for XLM-R
+    dense = Dense(hidden, hidden, activation_function=torch.nn.Tanh())
+    std = getattr(transformer.auto_model.config, "initializer_range", 0.02)
+    torch.nn.init.normal_(dense.linear.weight, mean=0.0, std=std)
+    torch.nn.init.zeros_(dense.linear.bias)
+    return SentenceTransformer(modules=[transformer, pooling, dense], device="cpu")
+
+
+def nli_dataset(nli: pd.DataFrame, method: str, *, where: str = "Koglish-NLI"):
+    """A ``datasets.Dataset`` with the loss's columns, in the loss's order.
+
+    ConCSE reads all six columns; SimCSE reads the three code-switched ones (§5.2:
+    "we leverage SimCSE to train M using CS-augmented sentence triplets").
+    """
+    from datasets import Dataset
+
+    missing = [c for c in NLI_TO_COLUMNS if c not in nli.columns]
+    if missing:
+        raise ValueError(f"{where}: missing column(s) {missing} (columns: {list(nli.columns)})")
+    for col in NLI_TO_COLUMNS:
+        bad = nli.index[nli[col].isna() | (nli[col].astype(str).str.strip() == "")]
+        if len(bad):
+            raise ValueError(f"{where}: row {bad[0]} has an empty field '{col}'")
+    df = nli[list(NLI_TO_COLUMNS)].rename(columns=NLI_TO_COLUMNS).astype(str)
+    columns = CONCSE_COLUMNS if method == "concse" else SIMCSE_COLUMNS
+    return Dataset.from_pandas(df[list(columns)].reset_index(drop=True), preserve_index=False)
+
+
+def _collator_base():
+    from sentence_transformers.sentence_transformer.data_collator import SentenceTransformerDataCollator
+
+    return SentenceTransformerDataCollator
+
+
+class LengthBucketCollator(_collator_base()):
+    """sentence-transformers' collator, then the step's columns regrouped into length buckets.
+
+    Runs where the collator runs (the DataLoader workers), so sorting and slicing cost
+    the GPU nothing and the loss needs no host synchronisation to plan its forwards.
+    The output holds ``bucket<k>_input_ids``, ``bucket<k>_attention_mask``, … and
+    ``bucket<k>_rows`` (see :func:`~codeswitch.common.fastpath.bucket_features`), which
+    the trainer hands to :class:`~codeswitch.concse.loss.ConCSELoss` as one feature
+    dict per bucket.
+    """
+
+    def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, **kwargs):
+        super().__init__(preprocess_fn=preprocess_fn, **kwargs)
+        self.bucket_cost = bucket_cost
+
+    def __call__(self, features: list[dict]) -> dict:
+        batch = super().__call__(features)
+        columns = [c for c in features[0] if f"{c}_input_ids" in batch]
+        per_column = [{k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(f"{c}_")} for c in columns]
+        out = {k: v for k, v in batch.items() if not any(k.startswith(f"{c}_") for c in columns)}  # labels, if any
+        for i, bucket in enumerate(bucket_features(per_column, self.bucket_cost)):
+            out.update({f"bucket{i}_{k}": v for k, v in bucket.items()})
+        return out
+
+
+class KeepBestEpoch(TrainerCallback):
+    """After each evaluation, keep a CPU copy of the weights when the dev score improved.
+
+    (The Trainer's own ``load_best_model_at_end`` needs a checkpoint on disk per
+    epoch — gigabytes for XLM-R-large — for the same effect.)
+    """
+
+    def __init__(self, metric: str, bar=None):
+        self.metric = metric
+        self.bar = bar
+        self.history: list[float] = []
+        self.best: float | None = None
+        self.best_epoch = 0
+        self.state: dict[str, torch.Tensor] | None = None
+
+    def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
+        score = float(metrics[self.metric])
+        self.history.append(score)
+        if self.best is None or score > self.best:
+            self.best, self.best_epoch = score, len(self.history)
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.update(1)
+
+
+def _trainer_class():
+    from sentence_transformers import SentenceTransformerTrainer
+    from transformers import PrinterCallback
+
+    class Trainer(SentenceTransformerTrainer):
+        """The sentence-transformers trainer, minus model-card bookkeeping and printed log dicts."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.remove_callback(PrinterCallback)
+
+        def add_model_card_callback(self, default_args_dict):  # no model card is written
+            pass
+
+    return Trainer
+
+
+def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
+    """Train one encoder; return ``(model with the best dev epoch's weights, info dict)``."""
+    with quiet_transformers():
+        return _train(spec, model_path, train, dev, profile=profile, desc=desc)
+
+
+def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
+    device = profile.torch_device()
+    amp = profile.amp_dtype()
+    cuda = device.type == "cuda"
+    dataset = nli_dataset(train, spec.method)
+    dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.eval_batch_size, where="Koglish STS-B dev")
+    bar = progress(total=spec.epochs, desc=desc, unit="epoch")
+    keep = KeepBestEpoch(metric="eval_stsb-dev_spearman_cosine", bar=bar)
+    with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=out_dir,
+            num_train_epochs=spec.epochs,
+            per_device_train_batch_size=spec.batch_size,  # the global batch; divided by the process count below
+            learning_rate=spec.learning_rate,
+            lr_scheduler_type="linear",
+            warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
+            max_grad_norm=spec.max_grad_norm,
+            weight_decay=spec.weight_decay,
+            optim="adamw_torch_fused" if cuda else "adamw_torch",  # the fused kernel: one launch per step
+            seed=spec.seed,
+            data_seed=spec.seed,
+            eval_strategy="epoch",
+            save_strategy="no",  # the best epoch's weights are kept in memory by _KeepBestEpoch
+            logging_strategy="no",
+            logging_nan_inf_filter=False,  # the filter reads the loss on the host every step (a GPU sync)
+            report_to="none",
+            disable_tqdm=True,
+            use_cpu=device.type == "cpu",
+            bf16=amp == torch.bfloat16,
+            fp16=amp == torch.float16,  # the Trainer adds loss scaling
+            # GPU: tokenise and bucket in worker processes (enough to outpace the GPU: see
+            # codeswitch.core.utils.loader_workers), copy from pinned memory without blocking
+            # (accelerate prefetches the next batch); CPU: no workers (process start-up would
+            # cost more than the tiny smoke steps).
+            dataloader_num_workers=loader_workers(cuda),
+            dataloader_pin_memory=cuda,
+            dataloader_persistent_workers=cuda,
+            accelerator_config={"non_blocking": cuda},
+            ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
+        )
+        # Table 9's batch is the global one: split it over the processes of a distributed
+        # launch (DDP: the loss gathers the negatives, below) and over the GPUs one process
+        # drives (the Trainer's DataParallel, which gathers the embeddings itself).
+        world = args.world_size
+        devices = world * max(1, args.n_gpu)
+        if spec.batch_size % devices:
+            raise ValueError(f"batch size {spec.batch_size} cannot be split evenly over {devices} devices")
+        args.per_device_train_batch_size = spec.batch_size // devices
+        collator = None
+        if spec.method == "concse":
+            loss = ConCSELoss(
+                model,
+                temperature=spec.temperature,
+                margin=spec.margin,
+                triplet_weight=spec.triplet_weight,
+                terms=spec.terms,
+                variant=spec.variant,
+                gather_across_devices=world > 1,
+            )
+            collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
+        else:
+            loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
+        trainer = _trainer_class()(
+            model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
+        )
+        try:
+            out = trainer.train()
+        finally:
+            bar.close()
+    if keep.state is not None:
+        model.load_state_dict(keep.state)
+    info = {
+        "train_rows": len(dataset),
+        "steps": int(out.global_step),
+        "train_loss": float(out.training_loss),
+        "dev_history": keep.history,
+        "best_epoch": keep.best_epoch,
+        "dev": keep.best,
+    }
+    return model, info
+
+
+def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int = 128) -> dict[str, float]:
+    """Spearman × 100 of ``model`` on each test table (code-switched pairs), in the order given."""
+    return {
+        task: spearman_x100(model, sts_evaluator(df, name=task, batch_size=batch_size, where=f"Koglish-STS {task} test"))
+        for task, df in tests.items()
+    }

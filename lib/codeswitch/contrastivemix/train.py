@@ -1,0 +1,371 @@
+"""Training mDPR, NaiveMix and ContrastiveMix dual encoders (ContrastiveMix §3, §4.3).
+
+The model (DPR with separate encoders, as Tevatron trains it)::
+
+    query   ──► query encoder   (mBERT) ──► last layer, first token ──► q ∈ R^H
+    passage ──► passage encoder (mBERT) ──► last layer, first token ──► p ∈ R^H
+    relevance(query, passage) = q · p          (no pooler, no normalisation)
+
+One training step on a global batch of ``B`` queries, each with its first positive
+passage and one hard negative (passage text = title + " " + text):
+
+=================  ===========================================================================
+method             what is encoded, and the loss
+=================  ===========================================================================
+mDPR               q, p⁺, p⁻;   L = L_ir(q, [p⁺; p⁻])
+NaiveMix           as mDPR, but each query (with probability r_s) and, independently, each
+                   query's passages (with probability r_s) are code-mixed (rate r_w) first
+ContrastiveMix     as mDPR on English, plus every query's code-mixed copy q̃ (rate r_w);
+                   L = L_ir + w · L_c(q, q̃)
+=================  ===========================================================================
+
+Table 3's ablations put the mixing on the query side, the passage side, or both
+(:class:`TrainSpec` ``mix_query`` / ``mix_passage``; for ContrastiveMix the passage
+side aligns each positive passage with its mixed copy in the passage encoder).
+Mixing is redrawn every epoch from a generator seeded by (seed, epoch, query id),
+so a run is reproducible and independent of the order of batches; so is the hard
+negative (a seeded shuffle of the query's negatives, advanced by one each epoch,
+as Tevatron does).  The positive is always the query's first one.
+
+Data parallelism (``accelerate launch``): each device encodes its slice of the
+global batch; :func:`gather_with_grad` concatenates the slices of all devices while
+keeping the autograd graph of the local one, so every query is scored against all
+2B passages of the global batch (the loss is multiplied by the number of devices
+because DDP averages gradients).  AdamW, a linear schedule with 10 % warm-up, no
+gradient clipping; the last incomplete batch of an epoch is dropped.
+
+The step (the fast path of issue 8, item 3)::
+
+    host (background thread, one step ahead)           device (main thread)
+    ─────────────────────────────────────────           ───────────────────────────────────────────
+    rows of step t+1 → mix → tokenise per encoder       step t: copy (non-blocking, from pinned memory)
+      → padding mask made SDPA-ready → pin                → 2 forwards (query side, passage side)
+                                                          → loss → backward → AdamW → schedule
+                                                          → loss sums += (total, ir, align)   (on device)
+
+* **one forward per encoder**: every query-side group (English, code-mixed) is one
+  batch, every passage-side group (positives, negatives, mixed positives) another,
+  padded to its longest sequence (dynamic padding);
+* **SDPA attention** (``attn_implementation="sdpa"``), the unused BERT/XLM-R pooler
+  not built; the (B, L) padding mask is turned *on the host* into the (B, 1, 1, L)
+  boolean mask SDPA reads (or dropped when a batch has no padding), so transformers
+  never asks the GPU whether the mask is all ones (:func:`sdpa_ready`);
+* **mixed precision** from the caller (``mixed_precision="bf16"``, or ``"fp16"`` with
+  accelerate's loss scaling where bf16 is missing); the losses are computed in fp32;
+* **no host synchronisation inside the step**: the per-epoch loss sums
+  ``Σ_t (L_t, L_ir,t, L_c,t)`` stay on the device (float64) and are read once per
+  epoch, ``history[k][epoch] = Σ_t L_k,t / n_batches`` — the same numbers the
+  per-step ``float(loss)`` reads gave;
+* **data never starves the GPU**: on CUDA a one-thread pool prepares step t+1's
+  pinned tensors while step t runs (HF fast tokenizers release the GIL).  Mixing is
+  seeded per (seed, epoch, query id) and tokenisation is deterministic, so the
+  prefetched run equals the plain one bit for bit (``prefetch=True`` on a CPU
+  checks it; a test does).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .codemix import code_mix
+from ..core.distributed import gather_with_grad
+from .data import passage_text
+from .loss import contrastivemix_loss, ir_loss
+from ..core.progress import progress
+from ..core.runs import atomic_directory, atomic_write_json
+from ..core.utils import loader_workers, quiet_transformers
+from ..core.encoders import DualEncoder, load_dual_encoder, tokenize
+from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
+
+__all__ = [
+    "METHODS", "TrainSpec", "gather_with_grad", "train_dual_encoder", "encoder_fn", "quiet_transformers",
+]
+
+METHODS = ("mdpr", "naivemix", "contrastivemix")
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """Everything one training run depends on besides the data, the dictionary and the backbone."""
+
+    method: str = "mdpr"  # "mdpr" | "naivemix" | "contrastivemix"
+    mix_query: bool = False  # code-mix on the query side
+    mix_passage: bool = False  # code-mix on the passage side
+    sentence_rate: float = 0.2  # r_s: NaiveMix's probability that a query (or its passages) is mixed
+    word_rate: float = 0.5  # r_w: probability that a dictionary word is switched
+    align_weight: float = 0.1  # w of L = L_ir + w L_c (ContrastiveMix)
+    epochs: int = 40
+    batch_size: int = 128  # global: queries per step over all devices
+    learning_rate: float = 1e-5
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    query_max_length: int = 32
+    passage_max_length: int = 128
+    case_sensitive: bool = False  # True: look words up as written (the released code)
+    mixed_special_tokens: bool = True  # False: encode mixed text without [CLS]/[SEP] (the released code)
+    seed: int = 11111
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method == "mdpr" and (self.mix_query or self.mix_passage):
+            raise ValueError("mDPR trains on English only: mix_query and mix_passage must be false")
+        if self.method != "mdpr" and not (self.mix_query or self.mix_passage):
+            raise ValueError(f"{self.method} needs mix_query, mix_passage or both")
+
+    @property
+    def mixes(self) -> bool:
+        return self.method != "mdpr"
+
+
+# --------------------------------------------------------------------------- model
+
+
+# --------------------------------------------------------------------------- data
+class _Batcher:
+    """Turns training rows into one step's texts, mixing as the method asks."""
+
+    def __init__(self, spec: TrainSpec, dictionary: Mapping[str, Sequence[str]] | None):
+        if spec.mixes and not dictionary:
+            raise ValueError(f"{spec.method} needs a bilingual dictionary")
+        self.spec, self.dictionary = spec, dictionary or {}
+
+    def _mix(self, text: str, rng: random.Random) -> str:
+        return code_mix(text, self.dictionary, self.spec.word_rate, rng, case_sensitive=self.spec.case_sensitive)
+
+    def texts(self, rows: Mapping[str, list], epoch: int) -> dict[str, tuple[list[str], list[bool]]]:
+        s = self.spec
+        groups: dict[str, tuple[list[str], list[bool]]] = {"query": ([], []), "pos": ([], []), "neg": ([], [])}
+        if s.method == "contrastivemix":
+            if s.mix_query:
+                groups["query_mixed"] = ([], [])
+            if s.mix_passage:
+                groups["pos_mixed"] = ([], [])
+        for qid, query, positives, negatives in zip(rows["query_id"], rows["query"], rows["positive_passages"], rows["negative_passages"]):
+            _check_texts(qid, query, positives, negatives)
+            rng = random.Random(f"{s.seed}|{epoch}|{qid}")
+            pos = passage_text(positives[0].get("title"), positives[0]["text"])  # the first positive, as Tevatron
+            neg_rows = list(negatives)
+            random.Random(f"{s.seed}|negatives|{qid}").shuffle(neg_rows)  # a new hard negative each epoch
+            n = neg_rows[epoch % len(neg_rows)]
+            neg = passage_text(n.get("title"), n["text"])
+            q_mixed = p_mixed = False
+            if s.method == "naivemix":
+                # Draw both decisions always, so the query side's randomness does not depend on the passage side's setting.
+                u_q, u_p = rng.random(), rng.random()
+                if s.mix_query and u_q < s.sentence_rate:
+                    query, q_mixed = self._mix(query, rng), True
+                if s.mix_passage and u_p < s.sentence_rate:
+                    pos, neg, p_mixed = self._mix(pos, rng), self._mix(neg, rng), True
+            self._add(groups["query"], query, q_mixed)
+            self._add(groups["pos"], pos, p_mixed)
+            self._add(groups["neg"], neg, p_mixed)
+            if "query_mixed" in groups:
+                self._add(groups["query_mixed"], self._mix(query, rng), True)
+            if "pos_mixed" in groups:
+                self._add(groups["pos_mixed"], self._mix(pos, rng), True)
+        return groups
+
+    def _add(self, group, text: str, mixed: bool) -> None:
+        group[0].append(text)
+        group[1].append(not (mixed and not self.spec.mixed_special_tokens))
+
+
+def _check_texts(qid, query, positives, negatives) -> None:
+    """A clear error (query id and field) instead of a tokenizer failing on None or NaN deep inside a step."""
+    from .data import TrainDataError
+
+    if not isinstance(query, str) or not query.strip():
+        raise TrainDataError(f"training query {qid!r}: field 'query' is {query!r}, not text")
+    for field_name, passages in (("positive_passages", positives), ("negative_passages", negatives)):
+        if not passages:
+            raise TrainDataError(f"training query {qid!r}: '{field_name}' is empty")
+        for j, p in enumerate(passages):
+            if not isinstance(p.get("text"), str):
+                raise TrainDataError(f"training query {qid!r}: {field_name}[{j}].text is {p.get('text')!r}, not text")
+
+
+# --------------------------------------------------------------------------- training
+def train_dual_encoder(
+    train_set,
+    spec: TrainSpec,
+    *,
+    backbone: "str | Path | tuple[DualEncoder, object]",
+    out_dir: Path | None = None,
+    dictionary: Mapping[str, Sequence[str]] | None = None,
+    device: str = "auto",
+    mixed_precision: str = "no",
+    desc: str = "train",
+    prefetch: bool | None = None,
+    prefetch_workers: int | None = None,
+) -> tuple[DualEncoder, object, dict]:
+    """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
+
+    ``backbone`` is a folder or hub id both encoders start from, or an already
+    loaded ``(DualEncoder, tokenizer)`` pair, which is copied (not modified): a grid of
+    runs then reads the backbone from disk once.  ``prefetch``: prepare the next
+    step's tensors in a background thread (default: on CUDA only; the result is the
+    same either way).
+
+    Returns ``(model, tokenizer, stats)``: the trained :class:`DualEncoder` (unwrapped),
+    its tokenizer, and ``{"steps", "epochs", "loss": [mean total loss per epoch],
+    "ir": [...], "align": [...]}``.  ``out_dir`` is written atomically (a temporary
+    sibling renamed into place).
+    """
+    from accelerate import Accelerator
+    from transformers import get_linear_schedule_with_warmup
+
+    from ..core.utils import set_seed
+
+    # accelerate keeps one AcceleratorState per process: a run before this one (another
+    # model of the grid, or a bf16 HF Trainer in the same kernel) would otherwise pin its
+    # precision and refuse ours.  Reset it as TrainingArguments does; the process group
+    # of a distributed launch (PartialState) is kept.
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=False)
+    accelerator = Accelerator(cpu=(device == "cpu"), mixed_precision=mixed_precision)
+    world, rank = accelerator.num_processes, accelerator.process_index
+    if spec.batch_size % world:
+        raise ValueError(f"the global batch ({spec.batch_size}) must be divisible by the number of devices ({world})")
+    local_bs = spec.batch_size // world
+    n_batches = len(train_set) // spec.batch_size  # the last incomplete batch is dropped, as DPR does
+    if n_batches == 0:
+        raise ValueError(f"{len(train_set)} training queries do not fill one batch of {spec.batch_size}")
+
+    set_seed(spec.seed, deterministic=accelerator.device.type == "cuda")
+    if isinstance(backbone, tuple):
+        model, tokenizer = copy.deepcopy(backbone[0]), backbone[1]
+    else:
+        model, tokenizer = load_dual_encoder(backbone)
+    model.train()
+    sdpa = uses_sdpa(model.query_model) and uses_sdpa(model.passage_model)
+    cuda = accelerator.device.type == "cuda"
+    # Fused AdamW on the GPU (one kernel for all parameters), the multi-tensor one elsewhere.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
+                                  **({"fused": True} if cuda else {"foreach": True}))
+    total = n_batches * spec.epochs
+    # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
+    # would step it once per device).
+    scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    batcher = _Batcher(spec, dictionary)
+    orders: dict[int, list[int]] = {}
+    orders_lock = threading.Lock()
+    per_thread = threading.local()
+
+    def thread_tokenizer():
+        """The tokenizer for this thread: a fast tokenizer sets truncation on its shared backend at each
+        call, so threads tokenising queries (32) and passages (128) at once each need their own copy."""
+        tok = getattr(per_thread, "tokenizer", None)
+        if tok is None:
+            tok = per_thread.tokenizer = tokenizer if threading.current_thread() is threading.main_thread() else copy.deepcopy(tokenizer)
+        return tok
+
+    def host_step(epoch: int, b: int) -> tuple[dict[str, list[str]], dict[str, dict[str, Tensor]]]:
+        """Step ``b`` of ``epoch`` on the host: its rows mixed and tokenised per encoder, SDPA-ready, pinned on CUDA."""
+        with orders_lock:  # several threads prepare steps; at most two epochs are in flight at once
+            if epoch not in orders:
+                for old in [e for e in orders if e < epoch - 1]:
+                    del orders[old]
+                g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
+                orders[epoch] = torch.randperm(len(train_set), generator=g).tolist()  # a CPU tensor: no device read
+        global_idx = orders[epoch][b * spec.batch_size : (b + 1) * spec.batch_size]
+        local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
+        groups = batcher.texts(train_set[local_idx], epoch)
+        # One forward per encoder: every query-side group (English, mixed) in one
+        # batch, every passage-side group (positives, negatives, mixed) in another.
+        sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
+        inputs = {}
+        for side, names in sides.items():
+            texts = [t for n in names for t in groups[n][0]]
+            special = [f for n in names for f in groups[n][1]]
+            max_len = spec.query_max_length if side == "query" else spec.passage_max_length
+            batch = tokenize(thread_tokenizer(), texts, max_len, special)
+            batch = sdpa_ready(batch) if sdpa else batch
+            inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
+        return sides, inputs
+
+    history = {"loss": [], "ir": [], "align": []}
+    keys = ("loss", "ir", "align")
+    model.train()
+    # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
+    bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
+    steps = ((epoch, b) for epoch in range(spec.epochs) for b in range(n_batches))
+    # GPU: several threads mix and tokenise the next steps (tokenising 4B texts a step in one
+    # thread is slower than the step itself: benchmark rows t_d and c); CPU: in line.
+    batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
+                         workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
+    sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
+    try:
+        for epoch in range(spec.epochs):
+            sums.zero_()
+            for b in range(n_batches):
+                sides, host = next(batches)
+                inputs = {side: {k: v.to(accelerator.device, non_blocking=cuda) for k, v in batch.items()} for side, batch in host.items()}
+                out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
+                emb = {}
+                for side, names in sides.items():
+                    for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
+                        emb[name] = gather_with_grad(chunk)  # (B, H)
+                if spec.method == "contrastivemix":
+                    losses = contrastivemix_loss(
+                        emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
+                        weight=spec.align_weight, p_mixed=emb.get("pos_mixed"),
+                    )
+                else:
+                    ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
+                    losses = {"ir": ir, "align": ir.new_zeros(()), "total": ir}
+                accelerator.backward(losses["total"] * world)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                sums += torch.stack([losses[name].detach().double() for name in ("total", "ir", "align")])  # stays on the device
+                bar.update(1)
+            means = (sums / n_batches).tolist()  # the epoch's one read of the device
+            for k, v in zip(keys, means):
+                history[k].append(v)
+            bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
+    finally:
+        batches.close()  # stops the background thread (also when a step fails)
+    bar.close()
+
+    accelerator.wait_for_everyone()
+    unwrapped = accelerator.unwrap_model(model)
+    if out_dir is not None and accelerator.is_main_process:
+        with atomic_directory(out_dir) as tmp, quiet_transformers():
+            unwrapped.save(tmp, tokenizer)
+            atomic_write_json(tmp / "train.json", {"spec": spec.__dict__, **history})
+    accelerator.wait_for_everyone()
+    unwrapped.eval()
+    return unwrapped, tokenizer, {"steps": total, "epochs": spec.epochs, **history}
+
+
+def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None,
+               sort_window: int = 32):
+    """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder.
+
+    Texts are encoded by :func:`codeswitch.common.fastpath.encode_texts`: sorted by
+    token length within windows of ``sort_window`` batches (less padding), rows
+    returned in the order given (``sort_window=0``: batches in the given order).
+    """
+    from ..common.fastpath import encode_texts
+
+    encoder = model.query_model if side == "query" else model.passage_model
+    encoder.eval().to(device)
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return encode_texts(encoder, tokenizer, list(texts), max_length=max_length, batch_size=batch_size, device=device,
+                            amp_dtype=amp_dtype, sort_window=sort_window)
+
+    return encode

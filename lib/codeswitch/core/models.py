@@ -1,0 +1,201 @@
+"""Backbones: a hub id, a local folder, or a ``tiny-*`` model built from config.
+
+The smoke profile needs real transformer code paths without downloading
+anything, so :func:`resolve_model` builds *tiny* backbones on demand:
+
+* a byte-level BPE tokenizer trained on the project's own text
+  (``lib/codeswitch/assets/corpus/*.txt``: the lexicons and templates of the
+  synthetic data, English, Korean, Hindi and more) — byte-level, so no character
+  is ever unknown;
+* a randomly initialised model of the same family as a paper backbone, saved
+  as an ordinary Hugging Face folder (``config.json``, ``model.safetensors``,
+  ``tokenizer.json``).
+
+Downstream code then calls ``AutoModel*.from_pretrained(path)`` exactly as for
+``bert-base-multilingual-cased``: the smoke profile takes the paper's code path.
+
+======================  ==========================  =========================
+name                    family (stands in for)      size
+======================  ==========================  =========================
+``tiny-bert``           BERT (mBERT)                2 layers, hidden 64
+``tiny-xlmr``           XLM-RoBERTa (XLM-R)         2 layers, hidden 64
+``tiny-mbart``          mBART (mBART-50)            2+1 layers, d_model 64
+======================  ==========================  =========================
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .hub import MissingResourceError, resolve
+from .runs import atomic_directory
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+CORPUS_DIR = ASSETS / "corpus"
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4
+TINY_VOCAB = 4000
+BUILD_VERSION = 2  # bump when the way tiny backbones are built changes
+
+TINY_BACKBONES: dict[str, dict] = {
+    "tiny-bert": dict(
+        family="bert",
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=512,
+    ),
+    "tiny-xlmr": dict(
+        family="xlm-roberta",
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=520,  # RoBERTa positions start after the padding index
+    ),
+    "tiny-mbart": dict(
+        family="mbart",
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        max_position_embeddings=512,
+    ),
+}
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS_DIR.glob("*.txt"))
+
+
+def corpus_fingerprint() -> str:
+    h = hashlib.sha256()
+    for p in corpus_files():
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:10]
+
+
+def backbone_id(ref: str) -> str:
+    """The backbone as a run-cache key.
+
+    A hub id or path stands for itself.  A ``tiny-*`` name gets the fingerprint of
+    its recipe (tokenizer corpus, size, build version) — the name of the folder it
+    is built into — so that editing the corpus invalidates cached runs instead of
+    silently reusing results of an older tiny model.
+    """
+    if ref not in TINY_BACKBONES:
+        return ref
+    recipe = f"{BUILD_VERSION}|{corpus_fingerprint()}|{sorted(TINY_BACKBONES[ref].items())}"
+    return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
+
+
+def backbone_cache_dir(root: Path | None = None) -> Path:
+    if os.environ.get("CODESWITCH_BACKBONES"):
+        return Path(os.environ["CODESWITCH_BACKBONES"])
+    if root is None:
+        from .profiles import project_root
+
+        root = project_root()
+    return Path(root) / "runs" / "_backbones"
+
+
+def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
+    """A path or hub id that ``from_pretrained`` can open; ``tiny-*`` names are built (once) here.
+
+    ``profile`` (a :class:`~codeswitch.core.profiles.Profile`) places tiny backbones
+    under its output root; ``what`` names the profile setting for error messages.
+    """
+    if ref in TINY_BACKBONES:
+        root = None if profile is None else (profile.output_root or profile.root)
+        return str(build_tiny_backbone(ref, backbone_cache_dir(root)))
+    return resolve(ref, kind="model", what=what)
+
+
+# --------------------------------------------------------------------------- tokenizer
+def train_tiny_tokenizer(vocab_size: int = TINY_VOCAB):
+    """A byte-level BPE tokenizer trained on the project's own corpus, as a ``PreTrainedTokenizerFast``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    files = corpus_files()
+    if not files:
+        raise MissingResourceError(f"no tokenizer corpus: {CORPUS_DIR} holds no *.txt file")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    lines = []
+    for p in files:
+        lines.extend(line.strip() for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
+    tok.train_from_iterator(lines, trainer=trainer)
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        bos_token="[CLS]",
+        eos_token="[SEP]",
+        model_max_length=512,
+    )
+
+
+def _tiny_config(name: str, vocab_size: int):
+    from transformers import BertConfig, MBartConfig, XLMRobertaConfig
+
+    spec = dict(TINY_BACKBONES[name])
+    family = spec.pop("family")
+    ids = dict(pad_token_id=0, bos_token_id=2, eos_token_id=3)
+    if family == "bert":
+        return BertConfig(vocab_size=vocab_size, **ids, **spec)
+    if family == "xlm-roberta":
+        return XLMRobertaConfig(vocab_size=vocab_size, type_vocab_size=1, **ids, **spec)
+    if family == "mbart":
+        return MBartConfig(vocab_size=vocab_size, decoder_start_token_id=3, forced_eos_token_id=3, scale_embedding=True, **ids, **spec)
+    raise ValueError(family)
+
+
+def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
+    """Build (once) and return the folder of the tiny backbone ``name``.
+
+    The folder name carries a fingerprint of the recipe (tokenizer corpus, size,
+    build version), so editing any of them builds a new backbone instead of
+    silently reusing a stale one.  The
+    folder is written to a temporary sibling and renamed into place.
+    """
+    import torch
+    from transformers import AutoModel
+
+    dest = Path(cache_dir) / backbone_id(name)
+    if (dest / "config.json").is_file():
+        return dest
+    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
+        tokenizer = train_tiny_tokenizer()
+        if name == "tiny-xlmr":
+            tokenizer.model_input_names = ["input_ids", "attention_mask"]
+        config = _tiny_config(name, len(tokenizer))
+        with torch.random.fork_rng(devices=[]):  # the caller's random stream is left as it was
+            torch.manual_seed(0)  # the same tiny weights on every machine
+            model = AutoModel.from_config(config)
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+    return dest

@@ -1,0 +1,201 @@
+"""The run cache: every training or evaluation run keyed by a hash of its complete config.
+
+A run's result is one JSON file, ``<cache root>/<hash>.json``, holding the config it
+was computed from and the result.  Files are written atomically (a temporary file
+in the same folder, flushed and fsync'ed, then ``os.replace``), so killing the
+process at any moment leaves either the finished file or nothing.  A re-run finds
+the file and skips the work: this is what makes ``reproduce.sh`` resumable.
+
+Tables and figures are built from these records alone (see :mod:`codeswitch.core.report`).
+
+Example::
+
+    cache = RunCache(cfg.runs_dir / "glue")
+    results = run_grid(cache, grid, train_and_evaluate, desc="Koglish-GLUE")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from .profiles import as_dict
+from .progress import progress
+
+SCHEMA = 1
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+# --------------------------------------------------------------------------- atomic I/O
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file ordinary permissions
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path]:
+    """Build a folder in a temporary sibling of ``dest``; rename it to ``dest`` when the block ends without error.
+
+    A failure (or an interrupt) inside the block removes the half-built folder, so
+    ``dest`` is either absent, the old one, or complete.  ``replace=True``: an
+    existing ``dest`` is replaced.  ``replace=False`` (content-addressed builds, where
+    two processes may build the same folder at once): if ``dest`` appeared meanwhile,
+    it is kept and the new copy dropped — theirs is identical.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the result is an ordinary folder
+        yield tmp
+        if replace and dest.exists():
+            shutil.rmtree(dest)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            if replace or not dest.exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _jsonable(obj: Any) -> Any:
+    obj = as_dict(obj)
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 0) == 0:
+        obj = obj.item()  # numpy / torch scalars
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return obj.tolist()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)  # JSON has no NaN/inf; keep it visible rather than crash
+    return obj
+
+
+# --------------------------------------------------------------------------- hashing
+def canonical_json(config: Mapping[str, Any]) -> str:
+    """The config as canonical JSON (sorted keys, no whitespace): the thing that is hashed."""
+    return json.dumps(_jsonable(config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """A 16-hex-digit key for a complete run config (backbone, data source, hyperparameters, seed)."""
+    return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- the cache
+class RunCache:
+    """A folder of finished runs, one JSON file per config hash."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def path(self, config: Mapping[str, Any]) -> Path:
+        return self.root / f"{config_hash(config)}.json"
+
+    def get(self, config: Mapping[str, Any]) -> dict | None:
+        """The cached result of ``config``, or ``None`` when it has not finished."""
+        p = self.path(config)
+        if not p.is_file():
+            return None
+        try:
+            record = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:  # cannot happen with atomic writes; treat as not run
+            return None
+        return record.get("result")
+
+    def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None) -> Path:
+        record = {
+            "schema": SCHEMA,
+            "key": config_hash(config),
+            "config": _jsonable(config),
+            "result": _jsonable(result),
+            "seconds": None if seconds is None else round(seconds, 3),
+        }
+        return atomic_write_json(self.path(config), record)
+
+    def run(self, config: Mapping[str, Any], fn: Callable[[], Mapping[str, Any]]) -> dict:
+        """Return the cached result of ``config``, computing and storing it with ``fn()`` if absent."""
+        cached = self.get(config)
+        if cached is not None:
+            return cached
+        start = time.perf_counter()
+        result = fn()
+        self.put(config, result, seconds=time.perf_counter() - start)
+        return json.loads(self.path(config).read_text(encoding="utf-8"))["result"]
+
+    def records(self) -> list[dict]:
+        """Every finished run in this cache, as ``{"key", "config", "result", ...}`` dicts, sorted by key."""
+        out = []
+        for p in sorted(self.root.glob("*.json")):
+            try:
+                out.append(json.loads(p.read_text(encoding="utf-8")))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    def __contains__(self, config: Mapping[str, Any]) -> bool:
+        return self.path(config).is_file()
+
+    def __repr__(self) -> str:
+        return f"RunCache({str(self.root)!r}, {len(list(self.root.glob('*.json')))} runs)"
+
+
+def run_grid(
+    cache: RunCache,
+    configs: Sequence[Mapping[str, Any]],
+    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    *,
+    desc: str = "runs",
+) -> list[dict]:
+    """Run every config of a grid through the cache; results come back in the order of ``configs``.
+
+    Prints how many runs are cached and how many remain, and shows a progress bar
+    over the runs still to do.  A run that raises stops the grid (finished runs
+    stay cached, so fixing the cause and re-running continues where it stopped).
+    """
+    configs = list(configs)
+    todo = [c for c in configs if c not in cache]
+    print(f"{desc}: {len(configs)} runs, {len(configs) - len(todo)} cached, {len(todo)} to run", flush=True)
+    for config in progress(todo, desc=desc, unit="run"):
+        cache.run(config, lambda c=config: fn(c))
+    return [cache.get(c) for c in configs]
+
+

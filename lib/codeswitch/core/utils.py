@@ -1,0 +1,127 @@
+"""Small shared helpers: seeding, timing."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import contextmanager
+
+
+def set_seed(seed: int, *, deterministic: bool = True) -> None:
+    """Seed Python, NumPy and torch (all devices) before a model is built.
+
+    ``deterministic`` asks torch for deterministic kernels where they exist (with
+    ``warn_only`` so an op without one does not crash a GPU run).
+    """
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+@contextmanager
+def timed(label: str):
+    """Print how long a block took: ``[timing] label: 12.3 s``."""
+    start = time.perf_counter()
+    yield
+    print(f"[timing] {label}: {time.perf_counter() - start:.1f} s", flush=True)
+
+
+@contextmanager
+def torch_threads(n: int | None):
+    """Run a block with ``n`` torch intra-op threads and restore the count afterwards (``None``: leave it alone).
+
+    Tiny models on a shared CPU are several times faster on one thread than on two
+    competing ones; a fixed count also keeps CPU results reproducible.
+    """
+    if not n:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
+def frozen_gc():
+    """Exempt the objects that exist before a block from garbage collection while it runs.
+
+    ``Trainer.train`` starts with accelerate's ``free_memory()``, a full ``gc.collect()``
+    over every object of the process; in a notebook (imports, data) that cost about half
+    a second per run, a third of a smoke run.  ``gc.freeze`` leaves those objects alone;
+    nothing is leaked: they are unfrozen afterwards.
+    """
+    import gc
+
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' load reports, info logs and progress bars (and those of datasets and
+    sentence-transformers) inside a block; the trainers report progress themselves, one line per epoch."""
+    import logging
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    ds_bars = datasets.is_progress_bar_enabled()
+    st_logger = logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+        if ds_bars:
+            datasets.enable_progress_bars()
+        st_logger.setLevel(st_level)
+
+
+def loader_workers(cuda: bool, *, per_step_host_s: float | None = None) -> int:
+    """DataLoader worker processes for a training run: 0 on CPU, enough to keep a GPU fed.
+
+    On CPU the smoke steps are tiny and a worker's start-up costs more than it saves.
+    On a GPU the host must prepare a step (tokenise, bucket) faster than the GPU runs
+    one: the benchmark's host rows (``python -m benchmarks --paths t_a,t_d``)
+    measured one worker at ~80 ms per ConCSE step of 768 sentences on a 2-core CPU,
+    against a ~25 ms GPU step at the 40 % MFU target — at least four workers.  The
+    count is split over the processes of a distributed launch on this machine
+    (``LOCAL_WORLD_SIZE``) and leaves two cores to the training process itself;
+    ``CODESWITCH_LOADER_WORKERS`` overrides it.
+    """
+    if not cuda:
+        return 0
+    if os.environ.get("CODESWITCH_LOADER_WORKERS"):
+        return int(os.environ["CODESWITCH_LOADER_WORKERS"])
+    return gpu_host_workers(int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+
+
+def gpu_host_workers(local_processes: int = 1) -> int:
+    """Host workers (processes or threads) that feed one GPU process: the usable cores, less two for each of the
+    ``local_processes`` GPU processes on this machine, shared among them — at least 2, at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 4)
+    return max(2, min(8, (cores - 2 * local_processes) // local_processes))
