@@ -72,3 +72,14 @@ def test_notebook_tables():
     assert sum(len(fidelity.table(p)) for p in fidelity.PAPERS) == len(fidelity.LEDGER)
     with pytest.raises(ValueError, match="unknown paper or notebook"):
         fidelity.table("Foo")
+
+
+@pytest.mark.parametrize("spec", NOTEBOOKS, ids=lambda s: s.number)
+def test_each_notebook_opens_with_its_ledger_rows(spec):
+    import nbformat
+
+    nb = nbformat.read(fidelity.default_path().parents[1] / "notebooks" / spec.file, as_version=4)
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert nb.cells.index(first_code) == 1  # right under the title cell
+    assert f'fidelity.table("{spec.number}")' in first_code.source
+    assert len(fidelity.table(spec.number)) > 0
