@@ -107,6 +107,7 @@ class ContrastiveMixConfig:
     align_weight: float = 0.1  # w (ContrastiveMix)
     case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
     mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
+    passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
     ablations: bool = True  # also train Table 3's query-/passage-side variants
     # --- evaluation
     mrtydi_report_split: str = "test"
@@ -326,10 +327,13 @@ class _Context:
             epochs=c.epochs, batch_size=c.batch_size, learning_rate=c.learning_rate, warmup_ratio=c.warmup_ratio,
             weight_decay=c.weight_decay, query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
             case_sensitive=c.case_sensitive, mixed_special_tokens=c.mixed_special_tokens, seed=run.seed,
+            passage_align=c.passage_align,
         )
 
     def train_config(self, run: ModelRun) -> dict:
         spec = dataclasses.asdict(self.spec(run))
+        if not (run.variant.method == "contrastivemix" and run.variant.mix_passage):
+            spec.pop("passage_align")  # only the passage-side ContrastiveMix variants depend on it
         if run.variant.method == "mdpr":  # settings that cannot matter for mDPR stay out of its key
             for k in ("sentence_rate", "word_rate", "align_weight", "case_sensitive", "mixed_special_tokens"):
                 spec.pop(k)
