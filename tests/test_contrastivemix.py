@@ -519,3 +519,15 @@ def test_batcher_names_the_bad_training_row():
     rows = {"query_id": ["q7"], "query": ["who?"], "positive_passages": [[{"title": "t", "text": None}]], "negative_passages": [[{"title": "n", "text": "x"}]]}
     with pytest.raises(TrainDataError, match=r"q7.*positive_passages\[0\]\.text"):
         _Batcher(TrainSpec(method="mdpr"), None).texts(rows, 0)
+
+
+def test_section3_3_mixed_cosines_and_reported():
+    from codeswitch.experiments.contrastivemix_section3_3 import mixed_cosines
+    from codeswitch.reported import lookup
+
+    vecs = {"a": [1.0, 0.0], "b": [0.0, 2.0], "c": [1.0, 1.0]}
+    encode = lambda texts: np.array([vecs[t] for t in texts])  # noqa: E731
+    cos = mixed_cosines(encode, ["a", "a", "b"], ["a", "c", "a"])
+    assert cos == pytest.approx([1.0, 1 / math.sqrt(2), 0.0])
+    assert lookup("contrastivemix", "section3_3", "queries", "all").value == 0.944
+    assert lookup("contrastivemix", "section3_3", "passages", "all").std == 0.257
