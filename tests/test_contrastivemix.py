@@ -144,6 +144,19 @@ def test_contrastivemix_loss_matches_loop_reference_on_random_tensors():
     assert alignment_loss(q, q_mixed).item() == pytest.approx(align, rel=1e-5)
 
 
+def test_passage_alignment_of_every_passage_as_the_released_code():
+    """passage_align "all": [p+; p-] against [p̃+; p̃-], one (2B, 2B) cross-entropy (tevax p_contrastive_loss(p_reps, cm_p_reps))."""
+    g = torch.Generator().manual_seed(1)
+    B, H = 4, 6
+    q, p_pos, p_neg, p_mixed, n_mixed = (torch.randn(B, H, generator=g) for _ in range(5))
+    out = contrastivemix_loss(q, p_pos, p_neg, None, p_mixed=p_mixed, n_mixed=n_mixed, weight=0.1)
+    ref = _reference_ce(torch.cat([p_pos, p_neg]) @ torch.cat([p_mixed, n_mixed]).T)  # (2B, 2B)
+    assert out["align"].item() == pytest.approx(ref, rel=1e-5)
+    assert out["align"].item() != pytest.approx(_reference_ce(p_pos @ p_mixed.T), rel=1e-3)  # not the positives-only term
+    with pytest.raises(ValueError, match="n_mixed needs p_mixed and p_neg"):
+        contrastivemix_loss(q, p_pos, None, None, p_mixed=p_mixed, n_mixed=n_mixed)
+
+
 def test_contrastivemix_loss_rejects_bad_shapes():
     x = torch.randn(3, 4)
     with pytest.raises(ValueError, match="same shape"):
@@ -382,6 +395,14 @@ def test_batcher_mixing_by_method():
     assert cmix["query"][0] == rows["query"]  # IR on English ...
     assert all(m != q for m, q in zip(cmix["query_mixed"][0], rows["query"]))  # ... plus a mixed copy
     assert cmix["query"][1] == [True] * 4 and cmix["query_mixed"][1] == [False] * 4  # released-code option: no [CLS]/[SEP]
+    # Passage side: every passage gets a code-mixed copy (released code), or the positives only.
+    both = _Batcher(TrainSpec(method="contrastivemix", mix_passage=True, word_rate=1.0), glossary).texts(rows, 0)
+    assert set(both) == {"query", "pos", "neg", "pos_mixed", "neg_mixed"}
+    assert all(m != n for m, n in zip(both["neg_mixed"][0], both["neg"][0]))
+    positives = _Batcher(TrainSpec(method="contrastivemix", mix_passage=True, passage_align="positives"), glossary).texts(rows, 0)
+    assert set(positives) == {"query", "pos", "neg", "pos_mixed"}
+    with pytest.raises(ValueError, match="passage_align"):
+        TrainSpec(method="contrastivemix", mix_passage=True, passage_align="negatives")
     # A new hard negative each epoch, the same one for the same epoch.
     b = _Batcher(TrainSpec(method="mdpr"), None)
     assert b.texts(rows, 0)["neg"][0] == b.texts(rows, 0)["neg"][0] != b.texts(rows, 1)["neg"][0]
@@ -486,3 +507,15 @@ def test_batcher_names_the_bad_training_row():
     rows = {"query_id": ["q7"], "query": ["who?"], "positive_passages": [[{"title": "t", "text": None}]], "negative_passages": [[{"title": "n", "text": "x"}]]}
     with pytest.raises(TrainDataError, match=r"q7.*positive_passages\[0\]\.text"):
         _Batcher(TrainSpec(method="mdpr"), None).texts(rows, 0)
+
+
+def test_section3_3_mixed_cosines_and_reported():
+    from codeswitch.contrastivemix.section3_3 import mixed_cosines
+    from codeswitch.core.reported import lookup
+
+    vecs = {"a": [1.0, 0.0], "b": [0.0, 2.0], "c": [1.0, 1.0]}
+    encode = lambda texts: np.array([vecs[t] for t in texts])  # noqa: E731
+    cos = mixed_cosines(encode, ["a", "a", "b"], ["a", "c", "a"])
+    assert cos == pytest.approx([1.0, 1 / math.sqrt(2), 0.0])
+    assert lookup("contrastivemix", "section3_3", "queries", "all").value == 0.944
+    assert lookup("contrastivemix", "section3_3", "passages", "all").std == 0.257

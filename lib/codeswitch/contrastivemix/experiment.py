@@ -41,7 +41,7 @@ import math
 import re
 import shutil
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Sequence
 
@@ -107,6 +107,7 @@ class ContrastiveMixConfig:
     align_weight: float = 0.1  # w (ContrastiveMix)
     case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
     mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
+    passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
     ablations: bool = True  # also train Table 3's query-/passage-side variants
     # --- evaluation
     mrtydi_report_split: str = "test"
@@ -119,6 +120,9 @@ class ContrastiveMixConfig:
     hybrid_step: float = 0.05
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
+    # "pyserini": Lucene with each language's analyser (Mr.TyDi's baseline, evaluate.lucene);
+    # "bm25s": bm25s over lower-cased words / CJK bigrams, no stemming or stop words (evaluate.retrieval.analyze)
+    bm25_implementation: str = "pyserini"
     encode_batch_size: int = 256
     encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
     search_chunk_size: int = 131072
@@ -143,6 +147,10 @@ class ContrastiveMixConfig:
                     f"{bench}_tune_split must differ from {bench}_report_split: the hybrid weight is never tuned on the "
                     "reported split (that setting, the released script's, is reported anyway as extra rows)"
                 )
+        from .lucene import IMPLEMENTATIONS
+
+        if self.bm25_implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"bm25_implementation must be one of {IMPLEMENTATIONS}, got {self.bm25_implementation!r}")
         if self.fusion_depth < self.depth:
             raise ValueError(f"fusion_depth ({self.fusion_depth}) must be at least depth ({self.depth})")
         if not self.low_similarity and not self.high_similarity and not self.miracl_target and not self.miracl_high_similarity:
@@ -319,10 +327,13 @@ class _Context:
             epochs=c.epochs, batch_size=c.batch_size, learning_rate=c.learning_rate, warmup_ratio=c.warmup_ratio,
             weight_decay=c.weight_decay, query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
             case_sensitive=c.case_sensitive, mixed_special_tokens=c.mixed_special_tokens, seed=run.seed,
+            passage_align=c.passage_align,
         )
 
     def train_config(self, run: ModelRun) -> dict:
         spec = dataclasses.asdict(self.spec(run))
+        if not (run.variant.method == "contrastivemix" and run.variant.mix_passage):
+            spec.pop("passage_align")  # only the passage-side ContrastiveMix variants depend on it
         if run.variant.method == "mdpr":  # settings that cannot matter for mDPR stay out of its key
             for k in ("sentence_rate", "word_rate", "align_weight", "case_sensitive", "mixed_special_tokens"):
                 spec.pop(k)
@@ -356,7 +367,16 @@ class _Context:
             "depth": self.c.fusion_depth,
             "metrics_depth": self.c.depth,
             "analyzer": ANALYZER_VERSION,
+            **self._bm25_implementation_key(),
         }
+
+    def _bm25_implementation_key(self) -> dict:
+        # bm25s records keep their earlier keys (no new field); Pyserini's depend on its version (its analysers).
+        if self.c.bm25_implementation == "bm25s":
+            return {}
+        from .lucene import pyserini_version
+
+        return {"implementation": self.c.bm25_implementation, "pyserini": pyserini_version()}
 
     def eval_config(self, run: ModelRun, target: Target) -> dict:
         return {
@@ -411,7 +431,11 @@ class _Context:
 
         report, tune = self.report_queries(target), self.tune_queries(target)
         coll = self.collection(target)
-        rankings = bm25_rank(
+        from .lucene import lucene_rank
+
+        # One contract, two analysers; Lucene's temporary index sits beside the BM25 records.
+        rank = partial(lucene_rank, workdir=self.caches["bm25"].root) if self.c.bm25_implementation == "pyserini" else bm25_rank
+        rankings = rank(
             coll.iter_texts(), {"report": report.queries, "tune": tune.queries}, target.language,
             depth=self.c.fusion_depth, k1=self.c.bm25_k1, b=self.c.bm25_b, n_passages=len(coll),
         )

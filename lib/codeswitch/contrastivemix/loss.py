@@ -25,9 +25,16 @@ Total (Eq. 3)::
     L = L_ir + w · L_c            w = 0.1 (the released training command)
 
 The paper writes the losses per example; as in DPR/Tevatron each term here is a
-batch mean.  Table 3's ablations move the alignment term to the passage encoder
-(``p_mixed``: the positive passage's code-mixed copy, ``S = p⁺ · p̃⁺ᵀ``) or use both
-(the two alignment terms are added).  With ``weight = 0`` and no mixed copies the
+batch mean.  Table 3's ablations move the alignment term to the passage encoder or
+use both (the two alignment terms are added).  On the passage side the released code
+aligns *every* passage of the batch, positives and hard negatives, with its own
+code-mixed copy (``p_mixed``, ``n_mixed``)::
+
+    P      = [p⁺; p⁻],  P̃ = [p̃⁺; p̃⁻]                                  (2B, H) each
+    S_p    = P · P̃ᵀ                                                   (2B, 2B)
+
+(``n_mixed=None``: positives only, ``S = p⁺ · p̃⁺ᵀ``, the ``passage_align: positives``
+option).  With ``weight = 0`` and no mixed copies the
 total is mDPR's loss.
 
 Under data parallelism the inputs are the *global* batch (gathered across devices,
@@ -91,6 +98,7 @@ def contrastivemix_loss(
     *,
     weight: float = 0.1,
     p_mixed: Tensor | None = None,
+    n_mixed: Tensor | None = None,
 ) -> dict[str, Tensor]:
     """The ContrastiveMix loss of one (global) batch; see the module docstring.
 
@@ -103,6 +111,8 @@ def contrastivemix_loss(
         weight: ``w``, the weight of the alignment term.
         p_mixed: the code-mixed positive passages' embeddings from the passage
             encoder, (B, H), for the passage-side ablations of Table 3.
+        n_mixed: the code-mixed hard negatives' embeddings, (B, H): with it every passage
+            is aligned with its copy (the released code); without it the positives only.
 
     Returns:
         ``{"ir", "align", "total"}`` (scalar tensors): ``total = ir + weight * align``,
@@ -114,6 +124,10 @@ def contrastivemix_loss(
         raise ValueError("contrastivemix_loss needs q_mixed, p_mixed or both (use ir_loss for plain mDPR)")
     if q_mixed is not None:
         align = align + alignment_loss(q, q_mixed)
-    if p_mixed is not None:
+    if n_mixed is not None and (p_mixed is None or p_neg is None):
+        raise ValueError("n_mixed needs p_mixed and p_neg (every passage aligned with its code-mixed copy)")
+    if p_mixed is not None and n_mixed is not None:
+        align = align + alignment_loss(torch.cat([p_pos, p_neg]), torch.cat([p_mixed, n_mixed]))  # (2B, 2B) scores
+    elif p_mixed is not None:
         align = align + alignment_loss(p_pos, p_mixed)
     return {"ir": out_ir, "align": align, "total": out_ir + weight * align}

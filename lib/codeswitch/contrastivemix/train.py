@@ -114,6 +114,9 @@ class TrainSpec:
     case_sensitive: bool = False  # True: look words up as written (the released code)
     mixed_special_tokens: bool = True  # False: encode mixed text without [CLS]/[SEP] (the released code)
     seed: int = 11111
+    # ContrastiveMix's passage-side term: "all" aligns positives and hard negatives with their
+    # code-mixed copies (the released code); "positives": the positives only.
+    passage_align: str = "all"
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -122,6 +125,8 @@ class TrainSpec:
             raise ValueError("mDPR trains on English only: mix_query and mix_passage must be false")
         if self.method != "mdpr" and not (self.mix_query or self.mix_passage):
             raise ValueError(f"{self.method} needs mix_query, mix_passage or both")
+        if self.passage_align not in ("all", "positives"):
+            raise ValueError(f"passage_align must be 'all' or 'positives', got {self.passage_align!r}")
 
     @property
     def mixes(self) -> bool:
@@ -151,6 +156,8 @@ class _Batcher:
                 groups["query_mixed"] = ([], [])
             if s.mix_passage:
                 groups["pos_mixed"] = ([], [])
+                if s.passage_align == "all":
+                    groups["neg_mixed"] = ([], [])
         for qid, query, positives, negatives in zip(rows["query_id"], rows["query"], rows["positive_passages"], rows["negative_passages"]):
             _check_texts(qid, query, positives, negatives)
             rng = random.Random(f"{s.seed}|{epoch}|{qid}")
@@ -174,6 +181,8 @@ class _Batcher:
                 self._add(groups["query_mixed"], self._mix(query, rng), True)
             if "pos_mixed" in groups:
                 self._add(groups["pos_mixed"], self._mix(pos, rng), True)
+            if "neg_mixed" in groups:
+                self._add(groups["neg_mixed"], self._mix(neg, rng), True)
         return groups
 
     def _add(self, group, text: str, mixed: bool) -> None:
@@ -321,7 +330,7 @@ def train_dual_encoder(
                 if spec.method == "contrastivemix":
                     losses = contrastivemix_loss(
                         emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
-                        weight=spec.align_weight, p_mixed=emb.get("pos_mixed"),
+                        weight=spec.align_weight, p_mixed=emb.get("pos_mixed"), n_mixed=emb.get("neg_mixed"),
                     )
                 else:
                     ir = ir_loss(emb["query"], emb["pos"], emb["neg"])

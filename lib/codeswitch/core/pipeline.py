@@ -69,6 +69,7 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
         (
             "contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4",
             "contrastivemix_figure1", "contrastivemix_figure2", "contrastivemix_figure3",
+            "contrastivemix_section3_3",
         ),
     ),
     NotebookSpec(

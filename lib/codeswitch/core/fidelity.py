@@ -1,0 +1,334 @@
+"""The fidelity ledger: every known difference between a paper, its authors' released code and this project.
+
+One registry, :data:`LEDGER`, of typed :class:`Deviation` entries: what the paper says,
+what the released code does, this project's default (the paper profile's), the profile
+option that switches to the other reading (section, key, value — only options that exist;
+a test builds each one into its profile section), the artifacts it affects and a status.
+``docs/fidelity.md`` is generated from it (a test fails when the file is stale)::
+
+    python -m codeswitch.core.fidelity            # rewrite docs/fidelity.md
+    python -m codeswitch.core.fidelity --check    # exit 1 if docs/fidelity.md is stale
+
+and each notebook's first cells show their paper's rows: ``fidelity.table("05")``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Option", "Deviation", "LEDGER", "STATUSES", "PAPERS", "NOTEBOOK_PAPERS", "entries", "table", "render", "main"]
+
+PAPERS = ("ConCSE", "ContrastiveMix", "Alignment", "CalBERT")
+NOTEBOOK_PAPERS = {"01": "ConCSE", "02": "ConCSE", "03": "ConCSE", "04": "ConCSE", "05": "ContrastiveMix", "06": "Alignment", "07": "CalBERT"}
+
+STATUSES = {
+    "named option": "the default is one reading; the option switches to the other",
+    "both shown": "the generated table shows both readings (extra rows or columns)",
+    "ablation only": "the other reading is run as an ablation artifact, not as an option of the main table",
+    "no option": "a documented choice with no switch",
+    "not yet an option": "a known difference this project does not let you switch yet",
+    "not yet reproduced": "the paper's analysis or table is not produced yet",
+    "not reproducible": "the paper's step cannot be repeated from what was released",
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A profile setting: ``<section>.<key>`` (dotted into nested mappings) set to ``value``."""
+
+    section: str
+    key: str
+    value: Any
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    def __str__(self) -> str:
+        return f"{self.dotted}: {json.dumps(self.value, ensure_ascii=False)}"
+
+
+@dataclass(frozen=True)
+class Deviation:
+    id: str
+    paper: str  # one of PAPERS
+    notebooks: tuple[str, ...]  # "01" … "07"
+    topic: str
+    paper_says: str
+    released_code: str
+    default: str  # this project's default (the paper profile)
+    option: Option | None  # the switch to the other reading; None: none exists (see status)
+    artifacts: tuple[str, ...]
+    status: str  # one of STATUSES
+    issue: str = ""  # where it was raised, e.g. "#18.1"
+
+    def __post_init__(self):
+        if self.paper not in PAPERS:
+            raise ValueError(f"{self.id}: paper {self.paper!r} not in {PAPERS}")
+        if self.status not in STATUSES:
+            raise ValueError(f"{self.id}: status {self.status!r} not in {sorted(STATUSES)}")
+        if (self.option is None) == (self.status == "named option"):
+            raise ValueError(f"{self.id}: status 'named option' needs an option, and only it has one")
+        bad = [n for n in self.notebooks if NOTEBOOK_PAPERS.get(n) != self.paper]
+        if bad:
+            raise ValueError(f"{self.id}: notebook(s) {bad} are not {self.paper}'s")
+
+
+_D = Deviation
+_O = Option
+LEDGER: tuple[Deviation, ...] = (
+    # ------------------------------------------------------------------ ConCSE / Koglish (01–04)
+    _D("koglish-replace", "ConCSE", ("01",), "where the noun phrase is switched",
+       "the selected NP is replaced by its translation (§3.2)",
+       "construction code not released; in every released row the NP's first occurrence in the sentence is replaced",
+       "first occurrence (as the released data)", _O("koglish", "replace", "span"),
+       ("concse_table1", "concse_table1_exclusions"), "named option"),
+    _D("koglish-np-order", "ConCSE", ("01",), "which noun phrase is selected",
+       "one NP, chosen top-down in the parse tree", "not released",
+       "pre-order walk over NP nodes", _O("koglish", "np_order", "level"),
+       ("concse_table1", "concse_table1_exclusions"), "named option"),
+    _D("koglish-translator", "ConCSE", ("01",), "NP translation",
+       "Google Translate", "not released (the datasets only)",
+       "an open Hugging Face MT model (paper profile); a glossary in smoke", _O("koglish", "translator", "google"),
+       ("concse_table1",), "named option"),
+    _D("koglish-annotation", "ConCSE", ("01",), "manual annotation (§3.2 step 3)",
+       "annotators check and correct the switched sentences", "not released",
+       "not attempted; the paper profile reads the released (annotated) datasets", None,
+       ("concse_table1",), "not reproducible"),
+    _D("mbert-casing", "ConCSE", ("02", "03", "04"), "mBERT checkpoint",
+       "mBERT-base (Appendix A.1 names the cased model)",
+       "bert-base-multilingual-uncased in both the Koglish-GLUE and the ConCSE scripts",
+       "cased for Koglish-GLUE, uncased for ConCSE (as the released code)",
+       _O("glue", "backbones.mBERT-base.model", "bert-base-multilingual-uncased"),
+       ("concse_table2", "concse_table2_gain"), "named option", "#18.5"),
+    _D("glue-batch-total", "ConCSE", ("02",), "Table 8 batch size",
+       "batch sizes of Table 8, trained on two GPUs", "—",
+       "Table 8's batch size is the total batch over all devices", None,
+       ("concse_table2",), "no option"),
+    _D("glue-mbart-head", "ConCSE", ("02",), "mBART classification head",
+       "a head on [CLS]", "—",
+       "Hugging Face's head: first token for BERT/XLM-R, the last `</s>` for mBART", None,
+       ("concse_table2",), "no option"),
+    _D("glue-cola-metric", "ConCSE", ("02",), "CoLA metric",
+       "accuracy (GLUE itself uses Matthews correlation)", "—",
+       "accuracy, Matthews correlation recorded beside it", None,
+       ("concse_table2",), "both shown"),
+    _D("concse-h5-negatives", "ConCSE", ("03", "04"), "H5's negative block",
+       "Eq. 5: S(h, h⁻)", "S(ĥ, h⁻): anchored on the code-switched premise",
+       "the released code's (variant official)", _O("concse", "variant", "paper"),
+       ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7", "concse_ablation_variant"),
+       "named option"),
+    _D("concse-triplet-distance", "ConCSE", ("03", "04"), "triplet distance",
+       "Eq. 7: squared Euclidean distance", "Euclidean distance ‖a − b‖₂",
+       "the released code's (variant official)", _O("concse", "variant", "paper"),
+       ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7", "concse_ablation_variant"),
+       "named option"),
+    _D("concse-reduction", "ConCSE", ("03", "04"), "loss reduction",
+       "sums over the batch", "batch mean of every term (as SimCSE)",
+       "batch mean", None, ("concse_table3",), "no option"),
+    _D("concse-simcse-settings", "ConCSE", ("03", "04"), "SimCSE baseline settings",
+       "Table 9: batch 512/512/128, maximum length 64", "batch 64, maximum length 32",
+       "Table 9's settings for Table 3; the released ones only in the ablation", None,
+       ("concse_table3", "concse_ablation_simcse_settings"), "ablation only", "#18.5"),
+    _D("concse-selection", "ConCSE", ("03",), "model selection",
+       "—", "retrains and selects per STS test set",
+       "best epoch on Koglish STS-B dev; one model scored on all seven tests", None,
+       ("concse_table3",), "no option"),
+    _D("concse-std", "ConCSE", ("03", "04"), "± over seeds",
+       "mean ± std (not said which std); p-values from a t-test",
+       "not released", "population std (the paper's p-values follow from its ± only then)",
+       _O("concse", "std_ddof", 1), ("concse_table3",), "named option"),
+    # ------------------------------------------------------------------ ContrastiveMix (05)
+    _D("cm-bm25", "ContrastiveMix", ("05",), "BM25 (baseline rows and the hybrid)",
+       "Pyserini BM25 as Mr.TyDi's baseline: k1 0.9, b 0.4, each language's Lucene analyser (tokenisation, stemming, stop words)",
+       "Pyserini (Lucene) with the language option",
+       "Pyserini/Lucene with Mr.TyDi's per-language analysers on the local corpus (both profiles)",
+       _O("contrastivemix", "bm25_implementation", "bm25s"),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
+       "named option", "#18.1"),
+    _D("cm-hybrid-tuning", "ContrastiveMix", ("05",), "hybrid weight tuning",
+       "tuned on a split other than the reported one (§4.1)", "tuned on the reported split itself",
+       "Mr.TyDi dev → test, MIRACL train → dev", None,
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table4"), "both shown"),
+    _D("cm-dictionary-case", "ContrastiveMix", ("05",), "dictionary look-up",
+       "words replaced by MUSE translations", "case-sensitive look-up (capitalised words never switch)",
+       "lower-cased look-up", _O("contrastivemix", "case_sensitive", True),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"), "named option"),
+    _D("cm-special-tokens", "ContrastiveMix", ("05",), "special tokens of mixed inputs",
+       "—", "[CLS]/[SEP] dropped from code-mixed inputs; the first word piece pooled",
+       "keep [CLS]/[SEP], pool [CLS]", _O("contrastivemix", "mixed_special_tokens", False),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"), "named option"),
+    _D("cm-naivemix-draw", "ContrastiveMix", ("05",), "NaiveMix sentence draw",
+       "sentences code-mixed with probability r_s (§3)", "—",
+       "one draw of r_s for a query, one for its passages (positive and negatives together)", None, ("contrastivemix_table1", "contrastivemix_table3"), "no option"),
+    _D("cm-passage-alignment", "ContrastiveMix", ("05",), "passage-side alignment (Table 3)",
+       "passages aligned with their code-mixed copies",
+       "every passage (positive and hard negatives) aligned with its code-mixed copy",
+       "every passage, as the released code (tevax: p_contrastive_loss(p_reps, cm_p_reps) over all passages)",
+       _O("contrastivemix", "passage_align", "positives"), ("contrastivemix_table3",), "named option", "#18.2"),
+    _D("cm-section-3-3", "ContrastiveMix", ("05",), "§3.3 cosine analysis",
+       "mean cosine of mBERT embeddings of NQ validation texts and their code-mixed copies: 0.944 (queries), 0.867 (passages); target languages not named", "—",
+       "computed with the untrained backbone (first-token pooling) for the low-similarity languages, pooled in column 'all'", None,
+       ("contrastivemix_section3_3",), "no option", "#18.2"),
+    # ------------------------------------------------------------------ Alignment (06)
+    _D("al-lc-denominator", "Alignment", ("06",), "Lc's denominator",
+       "Eq. 1 as printed: the positive not in the denominator", "keeps the positive (InfoNCE, NT_Xent)",
+       "the released code's", _O("alignment", "contrastive_variant", "paper"),
+       ("alignment_table3_1", "alignment_table3_2"), "named option"),
+    _D("al-sentence-vector", "Alignment", ("06",), "sentence vector",
+       "[CLS]", "final-layer [CLS] without an attention mask (sentence script); the pooler (linear-head script)",
+       "final-layer [CLS] with the attention mask", _O("alignment", "sentence_vector", "pooler"),
+       ("alignment_table3_1", "alignment_table3_2"), "named option"),
+    _D("al-lm-target", "Alignment", ("06",), "Lm regulariser",
+       "Eq. 2: aligned words pulled together", "not implemented",
+       "Eq. 2 on the [CLS] vectors", _O("alignment", "word_reg_on", "words"),
+       ("alignment_table3_1", "alignment_table3_2"), "named option"),
+    _D("al-lm-distance", "Alignment", ("06",), "Lm distance",
+       "said to equal Wu & Dredze's L2 alignment", "not implemented",
+       "mean 1 − cos of aligned words (no L2 option)", None,
+       ("alignment_table3_1", "alignment_table3_2"), "not yet an option", "#18.4"),
+    _D("al-word-alignments", "Alignment", ("06",), "word alignments",
+       "awesome-align", "awesome-align",
+       "the corpus's Pharaoh file where it has one, else awesome-align extraction (layer 8, p ≥ 0.9)",
+       _O("alignment", "alignments", "extract"), ("alignment_table3_1", "alignment_table3_2", "alignment_figure3_1"), "named option"),
+    _D("al-prob-filter", "Alignment", ("06",), "alignment probability filter",
+       "awesome-align's 0.9 probability threshold", "awesome-align's filter",
+       "approximated in extraction; alignment files used unfiltered", None,
+       ("alignment_table3_1", "alignment_table3_2"), "not yet an option", "#18.4"),
+    _D("al-romanisation", "Alignment", ("06",), "romanised Hindi",
+       "the authors' own romanised text (informal spelling, e.g. 'unke nirdesh par')", "reads the authors' files",
+       "ITRANS romanisation generated by the project", None,
+       ("alignment_table3_1", "alignment_table3_2", "alignment_figure3_1"), "not yet an option", "#18.4"),
+    _D("al-lowercase", "Alignment", ("06",), "tokenizer casing (GLUECoS fine-tuning)",
+       "fine-tuned with the GLUECoS scripts", "those scripts load the tokenizer with do_lower_case=True (for mBERT this also strips Devanagari vowel signs)",
+       "cased", None, ("alignment_table3_1",), "not yet an option", "#18.4"),
+    _D("al-selection", "Alignment", ("06",), "GLUECoS model selection",
+       "GLUECoS protocol", "GLUECoS's evaluation scripts",
+       "best validation epoch, test at that epoch", _O("alignment", "sentiment.selection", "last_epoch"),
+       ("alignment_table3_1",), "named option"),
+    _D("al-sentiment-test", "Alignment", ("06",), "sentiment test column",
+       "test F1 reported", "—",
+       "the test column appears only when a labelled test file is given", None,
+       ("alignment_table3_1",), "no option", "#18.4"),
+    # ------------------------------------------------------------------ CalBERT (07)
+    _D("cb-best-of", "CalBERT", ("07",), "reported run",
+       "best of 10 runs on validation", "—",
+       "best of the profile's seeds (5 in the paper profile) beside mean ± std", _O("calbert", "seeds", list(range(1, 11))),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option", "#18.3"),
+    _D("cb-sail-splits", "CalBERT", ("07",), "SAIL 2017 splits",
+       "9,945 / 1,240 / 1,238 (Table 4)", "not released",
+       "the GLUECoS layout: 10,080 / 1,260 / 1,261", None,
+       ("calbert_table6", "calbert_table7"), "not yet an option", "#18.3"),
+    _D("cb-pretrain-sample", "CalBERT", ("07",), "pre-training corpus size",
+       "a 15% sample of the pairs", "—",
+       "every pair (pretrain.max_pairs caps the count; no 15% sample)", None,
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "not yet an option", "#18.3"),
+    _D("cb-mlm-baselines", "CalBERT", ("07",), "MLM-from-scratch baselines (Tables 8, 13)",
+       "Tables 8 and 13", "not released",
+       "not run; Tables 4, 8, 10, 13 not in codeswitch.core.reported", None, (), "not yet reproduced", "#18.3"),
+    _D("cb-pair-field", "CalBERT", ("07",), "pre-training pair field",
+       "(translation, transliteration) pairs", "the 'transliteration' field",
+       "the released code's", _O("calbert", "pretrain.pair_field", "cleaned-transliteration"),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option"),
+    _D("cb-itrans-case", "CalBERT", ("07",), "ITRANS casing",
+       "lower-cased romanisation (Table 2: 'shuruata', 'rrina')", "not released",
+       "lower-cased ITRANS", _O("calbert", "itrans_lowercase", False),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option"),
+    _D("cb-objective", "CalBERT", ("07",), "Siamese objective",
+       "Siamese pre-training on code-mixed pairs", "CosineSimilarityLoss with label 1 (a squared cosine distance), mean pooling, batch 16",
+       "the released code's; the in-batch-negatives objective as extra CalBERT-MNRL rows", None,
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "both shown"),
+)
+
+
+def entries(paper_or_notebook: str | None = None) -> list[Deviation]:
+    """The ledger's rows for a paper ("ConCSE" …) or a notebook ("01" … "07"); all when None."""
+    if paper_or_notebook is None:
+        return list(LEDGER)
+    key = str(paper_or_notebook)
+    if key.zfill(2) in NOTEBOOK_PAPERS:
+        key = key.zfill(2)
+        return [d for d in LEDGER if key in d.notebooks]
+    if key in PAPERS:
+        return [d for d in LEDGER if d.paper == key]
+    raise ValueError(f"unknown paper or notebook {paper_or_notebook!r}: one of {PAPERS} or {sorted(NOTEBOOK_PAPERS)}")
+
+
+def table(paper_or_notebook: str | None = None) -> pd.DataFrame:
+    """The ledger as a table (one row per difference), e.g. ``fidelity.table("05")`` in notebook 05."""
+    rows = [
+        {
+            "topic": d.topic,
+            "paper": d.paper_says,
+            "released code": d.released_code,
+            "default here": d.default,
+            "option": str(d.option) if d.option else "—",
+            "status": d.status,
+            "artifacts": ", ".join(d.artifacts) or "—",
+            "issue": d.issue or "",
+        }
+        for d in entries(paper_or_notebook)
+    ]
+    return pd.DataFrame(rows, columns=["topic", "paper", "released code", "default here", "option", "status", "artifacts", "issue"])
+
+
+def _md(df: pd.DataFrame) -> str:
+    return df.map(lambda s: str(s).replace("|", "\\|")).to_markdown(index=False)
+
+
+def render() -> str:
+    """The text of ``docs/fidelity.md``."""
+    out = [
+        "# Fidelity ledger: paper, released code, this project",
+        "",
+        "<!-- Generated by `python -m codeswitch.core.fidelity` from `codeswitch.core.fidelity.LEDGER`; do not edit by hand. -->",
+        "",
+        "Every known difference between what a paper says, what its authors' released code does and what this",
+        "project does by default (the paper profile), with the profile option that switches to the other reading",
+        "(`--set <option>` for `./reproduce.sh`) and the artifacts it affects. Each notebook's first cells show its",
+        "paper's rows (`fidelity.table(\"NN\")`). A dash: the source says nothing about it (or there is no such code).",
+        "",
+        "Statuses:",
+        "",
+        *[f"- **{k}**: {v}." for k, v in STATUSES.items()],
+        "",
+    ]
+    for paper in PAPERS:
+        nbs = ", ".join(n for n, p in NOTEBOOK_PAPERS.items() if p == paper)
+        out += [f"## {paper} (notebooks {nbs})", "", _md(table(paper)), ""]
+    return "\n".join(out)
+
+
+def default_path() -> Path:
+    return Path(__file__).resolve().parents[3] / "docs" / "fidelity.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m codeswitch.core.fidelity", description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=None, help="output file (default: docs/fidelity.md of this checkout)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file differs from the registry (nothing written)")
+    args = ap.parse_args(argv)
+    path = args.out or default_path()
+    text = render()
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            print(f"{path} is stale: run python -m codeswitch.core.fidelity", file=sys.stderr)
+            return 1
+        return 0
+    from .runs import atomic_write_text
+
+    atomic_write_text(path, text)
+    print(f"wrote {path} ({len(LEDGER)} entries)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
