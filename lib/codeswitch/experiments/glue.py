@@ -28,7 +28,8 @@ import pandas as pd
 from ..evaluate.glue_metrics import TASK_LABEL
 from ..models import TINY_BACKBONES, backbone_id, resolve_model
 from ..profiles import Profile, build_dataclass
-from ..report import comparison, save_figure, save_table, seaborn_style, summarise
+from .. import claims
+from ..report import bold, comparison, save_figure, save_table, seaborn_style, summarise
 from ..runs import RunCache, run_grid
 from ..train.glue import SCENARIOS, TASKS, FineTuneSettings, fine_tune, scenario_of, training_runs
 
@@ -300,7 +301,7 @@ def mark_best(wide: pd.DataFrame, long: pd.DataFrame, blocks: Sequence[str] = ("
             for idx in group.index[np.isclose(group["mean"], top, rtol=0.0, atol=5e-5)]:  # ties: all of them
                 long.loc[idx, "best"] = True
                 row = long.loc[idx, "row"]
-                wide.loc[row, column] = f"**{wide.loc[row, column]}**"
+                wide.loc[row, column] = bold(wide.loc[row, column])
     return wide, long
 
 
@@ -320,7 +321,12 @@ def table2(results: pd.DataFrame, cfg: Profile) -> dict:
         "Avg: per seed, the mean of the task scores; then mean ± std over seeds.",
         "Paper values: only the mBART-large CS2CS row survived in our copy of the paper (without its column header: only its Avg is placed; its six numbers in printed order are in codeswitch.reported.concse_glue as table2_printed); '?' = lost in conversion.",
     ]
-    return save_table(wide, TABLE, cfg, caption=caption, long=long, notes=notes)
+    backbones = list(dict.fromkeys(results["backbone"]))
+    claim = claims.greater(
+        long, "CS2CS > EN2CS on every task and on average, for every backbone",
+        pairs=[(_row_label("CS2CS", b), _row_label("EN2CS", b)) for b in backbones], columns=columns, source="ConCSE §5.1, Table 2",
+    )
+    return save_table(wide, TABLE, cfg, caption=caption, long=long, notes=notes, claim=claim)
 
 
 # --------------------------------------------------------------------------- EN2CS -> CS2CS gain
