@@ -236,6 +236,7 @@ class _ProgressTail:
         import threading
 
         self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("", encoding="utf-8")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -268,6 +269,34 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
     fresh = {e["name"]: e for e in read_index(figures_dir) if e.get("notebook") == spec.stem
              and (figures_dir / e["files"][0]).is_file() and (figures_dir / e["files"][0]).stat().st_mtime >= since}
     return f"{len(fresh)} artifact(s): " + (", ".join(sorted(fresh)) if fresh else "none")
+
+
+# section -> (module, function returning its typed config): read before any notebook runs
+SECTION_LOADERS = {
+    "koglish": ("codeswitch.experiments.koglish", "config"),
+    "glue": ("codeswitch.experiments.glue", "load_config"),
+    "concse": ("codeswitch.experiments.concse", "load_config"),
+    "contrastivemix": ("codeswitch.experiments.contrastivemix", "config"),
+    "alignment": ("codeswitch.experiments.alignment", "load_config"),
+    "calbert": ("codeswitch.experiments.calbert", "settings"),
+}
+
+
+def validate_sections(prof) -> None:
+    """Build every section's typed config (overrides applied), so a bad value stops the run before any notebook."""
+    import importlib
+
+    for section, (module, fn) in SECTION_LOADERS.items():
+        try:
+            loader = getattr(importlib.import_module(module), fn)
+        except (ImportError, AttributeError):  # a section whose module moved: the notebook still validates it
+            continue
+        try:
+            loader(prof)
+        except ConfigError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"section '{section}': {exc}") from None
 
 
 def _claim_cell(entry: Mapping) -> str:
@@ -306,6 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the notebooks and the artifacts each writes, then exit")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.epochs=1")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check the profile and every --set value, print what would run, and exit without running")
     args = parser.parse_args(argv)
     root = project_root()
     specs = available(root)
@@ -320,10 +351,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
     try:
-        prof = load_profile(args.profile, root=root)  # fails fast on a bad profile name
+        prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
+        validate_sections(prof)  # ... and on a bad value, before any notebook starts
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
+    if args.dry_run:
+        print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; would run "
+              f"{', '.join(s.number for s in chosen)}")
+        return 0
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
