@@ -69,9 +69,9 @@ def test_cell_text_with_pipes_and_specials_keeps_the_row(tmp_path):
     cfg = load_profile("smoke", root=REPO, output_root=tmp_path)
     wide = pd.DataFrame({"dev": [Cell("1.00 ± 0.10", "2.00", "-1.00"), Cell("3*", None)], "test": ["a|b", "**4**"]},
                         index=["Lc (|| Devanagari)", "x_y <z>"])
-    paths = save_table(wide, "demo", cfg, caption="τ λ α ✓ × demo", claim=claims.Claim("A > B", True, "1/1"))
+    paths = save_table(wide, "demo_table", cfg, caption="τ λ α ✓ × demo", claim=claims.Claim("A > B", True, "1/1"))
     md = paths["md"].read_text()
-    rows = check_markdown_table(md, "demo")
+    rows = check_markdown_table(md, "demo_table")
     assert rows[0] == ["", "dev", "paper", "Δ", "test"]
     assert rows[1][0] == "Lc (|| Devanagari)" and rows[1][1:4] == ["1.00 ± 0.10", "2.00", "-1.00"]
     assert rows[2][1:4] == ["3\\*", "", ""] and rows[2][4] == "**4**"

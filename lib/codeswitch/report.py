@@ -284,7 +284,7 @@ def to_latex(wide: pd.DataFrame, caption: str, label: str) -> str:
     ]
     for lab, row in zip(labels, rows):
         lines.append(" & ".join([tex_escape(lab)] + [cell(t, b) for t, b in row]) + r" \\")
-    lines += [r"\hline", r"\end{tabular}", rf"\caption{{{tex_escape(caption)}}}", rf"\label{{tab:{tex_escape(label)}}}", r"\end{table}", ""]
+    lines += [r"\hline", r"\end{tabular}", rf"\caption{{{tex_escape(caption)}}}", rf"\label{{tab:{re.sub(r'[^A-Za-z0-9_.:-]', '-', label)}}}", r"\end{table}", ""]
     return "\n".join(lines)
 
 
