@@ -25,36 +25,37 @@ LATEX = shutil.which("pdflatex")
 REQUIRE_LATEX = os.environ.get("CODESWITCH_REQUIRE_LATEX") == "1"  # .ci/run installs it and sets this
 
 
-def md_rows(md: str) -> list[list[str]]:
-    """The rows (header first) of the first table in ``md``, as parsed by markdown-it (CommonMark + GFM tables)."""
+def md_tables(md: str) -> list[list[list[str]]]:
+    """Every table in ``md`` as rows (header first) of cell texts, as parsed by markdown-it (CommonMark + GFM tables)."""
     tokens = MarkdownIt("commonmark").enable("table").parse(md)
-    rows, row, in_table = [], None, False
+    tables, row, in_table = [], None, False
     for t in tokens:
         if t.type == "table_open":
-            if in_table or rows:
-                break
             in_table = True
+            tables.append([])
         elif t.type == "table_close":
-            break
+            in_table = False
         elif in_table and t.type == "tr_open":
             row = []
         elif in_table and t.type == "tr_close":
-            rows.append(row)
+            tables[-1].append(row)
         elif in_table and t.type == "inline":
             row.append(t.content)
-    return rows
+    return tables
 
 
 def check_markdown_table(md: str, where: str) -> list[list[str]]:
+    """Every source line starting with '|' became one parsed row, and every row has as many cells as its header."""
     lines = [l for l in md.splitlines() if l.startswith("|")]
-    rows = md_rows(md)
-    assert rows, f"{where}: no table parsed"
-    assert len(rows) == len(lines) - 1, f"{where}: {len(lines) - 1} table lines but {len(rows)} parsed rows"
-    width = len(rows[0])
-    for i, r in enumerate(rows):
-        assert len(r) == width, f"{where}: row {i} has {len(r)} cells, the header {width}"
-    # no text spilled out of the table: every source line became exactly one row
-    return rows
+    tables = md_tables(md)
+    assert tables, f"{where}: no table parsed"
+    parsed = sum(len(t) + 1 for t in tables)  # + the delimiter line of each
+    assert parsed == len(lines), f"{where}: {len(lines)} table lines but {parsed} parsed (rows + delimiters)"
+    for k, rows in enumerate(tables):
+        width = len(rows[0])
+        for i, r in enumerate(rows):
+            assert len(r) == width, f"{where}: table {k} row {i} has {len(r)} cells, the header {width}"
+    return tables[0]
 
 
 def compile_tex(tex_files, tmp_path):
@@ -91,6 +92,15 @@ def test_wide_tables_turn_on_their_side():
     assert _width_px(header, labels, rows) <= MAX_WIDTH_PX
     assert not display_frame(wide.iloc[:, :2])[3]  # a narrow table keeps the paper's orientation
     assert to_markdown(wide).count("\n") == len(cols) + 2
+    # too wide either way: split into parts that each fit, every row in every part
+    huge = pd.DataFrame({f"language {i}": [Cell("38.49 ± 6.45", "77.68", "-39.19")] * 20 for i in range(12)},
+                        index=[f"a long row label number {i} · tuned on test (released code)" for i in range(20)])
+    md = to_markdown(huge)
+    parts = md_tables(md)
+    assert len(parts) > 1 and all(len(p) == 21 for p in parts)
+    assert sum(len(p[0]) - 1 for p in parts) == 36  # 12 columns × (ours, paper, Δ), none lost
+    for p in parts:
+        assert _width_px(p[0][1:], [r[0] for r in p[1:]], [[(c, False) for c in r[1:]] for r in p[1:]]) <= MAX_WIDTH_PX
 
 
 def test_claim_helpers_compute_from_numbers():
@@ -115,6 +125,8 @@ def test_every_generated_table_renders_and_states_its_claim(smoke_run, tmp_path)
     for name in tables:
         md = (fig_dir / f"{name}.md").read_text()
         check_markdown_table(md, f"{name}.md")
+        for t in md_tables(md):  # each part reads without wrapping at MAX_WIDTH_PX
+            assert _width_px(t[0][1:], [r[0] for r in t[1:]], [[(c.replace("**", ""), False) for c in r[1:]] for r in t[1:]]) <= MAX_WIDTH_PX, name
         entry = json.loads((fig_dir / ".index" / f"{name}.json").read_text())
         claim = entry["claim"]
         assert claim and claim["text"], f"{name}: no claim"

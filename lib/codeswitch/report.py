@@ -231,15 +231,44 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
 
 
+def _column_groups(header: Sequence[str]) -> list[list[int]]:
+    """Indices of each column with its ``paper`` / ``Δ`` columns (kept together when a table is split)."""
+    groups: list[list[int]] = []
+    for j, h in enumerate(header):
+        if h in ("paper", "Δ") and groups:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    return groups
+
+
+def _chunks(header, labels, rows) -> list[list[int]]:
+    """Column indices of consecutive parts of the table, each narrower than :data:`MAX_WIDTH_PX` where possible."""
+    parts: list[list[int]] = []
+    for g in _column_groups(header):
+        trial = (parts[-1] + g) if parts else g
+        if parts and _width_px([header[j] for j in trial], labels, [[r[j] for j in trial] for r in rows]) <= MAX_WIDTH_PX:
+            parts[-1] = trial
+        else:
+            parts.append(list(g))
+    return parts
+
+
 def to_markdown(wide: pd.DataFrame) -> str:
+    """The table in Markdown; one still too wide for :data:`MAX_WIDTH_PX` is split into parts (same rows,
+    consecutive column groups), one under the other."""
     header, labels, rows, _ = display_frame(wide)
+
     def cell(text: str, strong: bool) -> str:
         return f"**{md_escape(text)}**" if strong and text else md_escape(text)
-    lines = ["| " + " | ".join([""] + [md_escape(h) for h in header]) + " |",
-             "|:--" + "|--:" * len(header) + "|"]
-    for label, row in zip(labels, rows):
-        lines.append("| " + " | ".join([md_escape(label)] + [cell(t, b) for t, b in row]) + " |")
-    return "\n".join(lines) + "\n"
+
+    tables = []
+    for cols in _chunks(header, labels, rows):
+        lines = ["| " + " | ".join([""] + [md_escape(header[j]) for j in cols]) + " |", "|:--" + "|--:" * len(cols) + "|"]
+        for label, row in zip(labels, rows):
+            lines.append("| " + " | ".join([md_escape(label)] + [cell(*row[j]) for j in cols]) + " |")
+        tables.append("\n".join(lines) + "\n")
+    return "\n".join(tables)
 
 
 _TEX = {

@@ -512,8 +512,9 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         ax.set_xticks(x, columns, rotation=45, ha="right")
         ax.set_title(b)
         ax.set_ylabel("Spearman × 100")
-    axes[0][0].legend(fontsize=8, loc="best")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels), frameon=False)  # below the panels: covers no data
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     paths = save_figure(
         fig, "concse_table3_figure", profile,
         caption="Table 3 as a figure: SimCSE vs ConCSE per Koglish-STS task, mean ± std over seeds (filled) and the paper's values (open)",
@@ -563,6 +564,8 @@ def _triplet_claim(long: pd.DataFrame) -> claims.Claim:
     return claims.Claim(text, means[best] > means["N/A"], f"best λ = {best}: {means[best]:.2f} vs N/A {means['N/A']:.2f}", "ConCSE §5.3, Table 6")
 
 
+MIN_SPAN = 5.0  # sweep plots: the y axis spans at least this many Spearman points
+
 _SWEEPS = {
     "table5": ("temperature τ", "temperatures"),
     "table6": ("triplet weight λ", "triplet_weights"),
@@ -611,6 +614,10 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     if table == "table6":
         printed = " ".join(f"{e.value:g}" for e in _reported.table("concse", "table6_printed"))
         ax.text(0.02, 0.02, f"paper row (6 numbers, 5 headers,\nmapping unknown): {printed}", transform=ax.transAxes, fontsize=7, va="bottom")
+    lo, hi = np.nanmin(np.r_[s["mean"] - s["std"].fillna(0), [v for v in paper if v is not None]]), np.nanmax(np.r_[s["mean"] + s["std"].fillna(0), [v for v in paper if v is not None]])
+    if hi - lo < MIN_SPAN:  # a spread of half a point must not fill the axis
+        mid = (hi + lo) / 2
+        ax.set_ylim(mid - MIN_SPAN / 2, mid + MIN_SPAN / 2)
     ax.set_xticks(x, labels)
     ax.set_xlabel(what)
     ax.set_ylabel("Koglish-STS-B, Spearman × 100")

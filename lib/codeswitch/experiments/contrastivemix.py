@@ -948,7 +948,7 @@ def figure1(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
 def figure2(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
     """Figure 2: mDPR's query and passage encoders."""
     lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
-    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", "mDPR",
+    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", f"mDPR (target: {lang})",
                    f"UMAP of English and {lang} validation queries / passages from mDPR's encoders (ContrastiveMix Figure 2)")
 
 
