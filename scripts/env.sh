@@ -14,8 +14,9 @@ _cs_pip() {  # pip, minus the noise of unreadable local index folders some machi
   "$_cs_venv/bin/python" -m pip "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 }
 
-_cs_suitable() {  # $1 = python executable
-  "$1" "$_cs_root/scripts/check_env.py" "$_cs_root" >/dev/null 2>&1
+_cs_reason=""
+_cs_suitable() {  # $1 = python executable; what is missing or off ends up in $_cs_reason
+  _cs_reason="$("$1" "$_cs_root/scripts/check_env.py" "$_cs_root" 2>&1)"
 }
 
 _cs_pick_python() {
@@ -31,6 +32,11 @@ _cs_pick_python() {
 if [ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ] && [ "${VIRTUAL_ENV:-}" != "$_cs_root/.venv" ] && _cs_suitable python; then
   echo "[env] using the active environment: $(command -v python)" >&2
 else
+  if [ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ] && [ "${VIRTUAL_ENV:-}" != "$_cs_root/.venv" ]; then
+    echo "[env] not using the active environment ${VIRTUAL_ENV:-${CONDA_PREFIX:-}}: it does not match the pinned set:" >&2
+    printf '%s\n' "$_cs_reason" | head -n 8 >&2
+    echo "[env] (install the pins there: pip install -r requirements.txt -c constraints.txt && pip install --no-deps -e .; or deactivate it)" >&2
+  fi
   _cs_venv="$_cs_root/.venv"
   if [ ! -x "$_cs_venv/bin/python" ]; then
     _cs_py="$(_cs_pick_python)"

@@ -521,7 +521,7 @@ def test_hub_namespace_goes_through_snapshot_download(mini, monkeypatch):
         fetched.append((repo_id, repo_type))
         return str(Path(mini) / repo_id.split("/")[1])
 
-    monkeypatch.setattr("codeswitch.core.hub.resolve", lambda ref, kind, what: ref)
+    monkeypatch.setattr("codeswitch.core.hub.resolve", lambda ref, kind, what, **hints: ref)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
     K._hub_snapshot.cache_clear()
     try:

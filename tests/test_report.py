@@ -29,9 +29,10 @@ def test_comparison_puts_reported_beside_measured(monkeypatch):
     monkeypatch.setattr(reported, "all_entries", lambda: fake)
     measured = pd.DataFrame({"row": ["m", "m", "m"], "column": ["A", "B", "C"], "mean": [81.5, 70.0, 1.0], "std": [0.5, 0.1, 0.0], "n": [5, 5, 5]})
     wide, long = comparison(measured, paper="p", table="t1")
-    assert wide.loc["m", "A"] == "81.50 ± 0.50 · paper 80.00 (Δ +1.50)"
-    assert wide.loc["m", "B"] == "70.00 ± 0.10 · paper ?"
-    assert wide.loc["m", "C"] == "1.00 ± 0.00"
+    assert (wide.loc["m", "A"].ours, wide.loc["m", "A"].paper, wide.loc["m", "A"].delta) == ("81.50 ± 0.50", "80.00", "+1.50")
+    assert str(wide.loc["m", "A"]) == "81.50 ± 0.50 · paper 80.00 (Δ +1.50)"
+    assert str(wide.loc["m", "B"]) == "70.00 ± 0.10 · paper ?"
+    assert wide.loc["m", "C"].ours == "1.00 ± 0.00" and wide.loc["m", "C"].paper is None
     assert long["diff"].tolist()[0] == pytest.approx(1.5)
     assert pd.isna(long["paper"].tolist()[1]) and long["paper_note"].tolist()[1] == "unknown (lost in conversion)"
 

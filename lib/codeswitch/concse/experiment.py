@@ -38,7 +38,8 @@ from ..core import reported as _reported
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from .loss import TERMS, VARIANTS
 from ..core.profiles import Profile
-from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
+from ..core import claims
+from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache, run_grid
 from ..core.utils import frozen_gc
 
@@ -456,7 +457,7 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
             p = ttest_pvalue(sub.loc[sub["method"] == "simcse", "score"], sub.loc[sub["method"] == "concse", "score"])
             rep = _reported.lookup("concse", "table3", label, col)
             paper_p = rep.value if rep is not None else None
-            cells[col] = ("–" if p is None else f"{p:.1e}") + (f" · paper {paper_p:.1e}" if paper_p is not None else "")
+            cells[col] = TableCell("–" if p is None else f"{p:.1e}", None if paper_p is None else f"{paper_p:.1e}")
             if p is not None:
                 plong.append(dict(row=label, column=col, mean=p, std=np.nan, n=int(sub["seed"].nunique()), paper=paper_p,
                                   diff=None if paper_p is None else p - paper_p, paper_note="" if rep is None else rep.note))
@@ -469,6 +470,10 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
             p_df[col] = pd.array(p_df[col], dtype="Float64")
         long = pd.concat([long, p_df], ignore_index=True)
     n = int(df["seed"].nunique())
+    claim = claims.greater(
+        long, "ConCSE > SimCSE on every Koglish-STS set and on average, for every backbone",
+        pairs=[(f"{METHOD_LABELS['concse']}-{b}", f"{METHOD_LABELS['simcse']}-{b}") for b in backbones], columns=columns, source="ConCSE §5.2, Table 3",
+    )
     return save_table(
         wide,
         "concse_table3",
@@ -480,6 +485,7 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
             "One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on all seven test sets.",
             "The paper's ± reproduce its p-values only as population std (ddof=0); ours follow the same convention.",
         ],
+        claim=claim,
     )
 
 
@@ -507,8 +513,9 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         ax.set_xticks(x, columns, rotation=45, ha="right")
         ax.set_title(b)
         ax.set_ylabel("Spearman × 100")
-    axes[0][0].legend(fontsize=8, loc="best")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels), frameon=False)  # below the panels: covers no data
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     paths = save_figure(
         fig, "concse_table3_figure", profile,
         caption="Table 3 as a figure: SimCSE vs ConCSE per Koglish-STS task, mean ± std over seeds (filled) and the paper's values (open)",
@@ -536,8 +543,29 @@ def table4(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         caption=f"Loss variants, {c.ablation_backbone} on Koglish-STS-B (Spearman × 100); {_ddof_note(c, n)}",
         long=long,
         notes=["The paper's check marks were lost in conversion; the variants follow §5.3's text (v6 = ConCSE)."],
+        claim=_best_claim(long, "row", "loss variant"),
     )
 
+
+def _best_claim(long: pd.DataFrame, along: str, what: str) -> claims.Claim:
+    """Our best setting along ``along`` is the paper's best (the paper's argmax, read from its numbers)."""
+    expected = claims.paper_best(long, along)
+    if expected is None:
+        return claims.Claim(f"the paper's best {what} scores best", None, "the paper's values are unknown", "ConCSE §5.3")
+    return claims.best_is(long, f"the paper's best {what} ({expected}) scores best", expected=expected, along=along, source="ConCSE §5.3")
+
+
+def _triplet_claim(long: pd.DataFrame) -> claims.Claim:
+    """Table 6: some triplet weight beats the run without the triplet term (λ = N/A)."""
+    means = {str(c): float(m) for c, m in zip(long["column"], long["mean"])}
+    text = "adding the triplet term (some λ) beats leaving it out (λ = N/A)"
+    if "N/A" not in means or len(means) < 2:
+        return claims.Claim(text, None, "λ = N/A or every λ > 0 not run", "ConCSE §5.3, Table 6")
+    best = max((k for k in means if k != "N/A"), key=means.get)
+    return claims.Claim(text, means[best] > means["N/A"], f"best λ = {best}: {means[best]:.2f} vs N/A {means['N/A']:.2f}", "ConCSE §5.3, Table 6")
+
+
+MIN_SPAN = 5.0  # sweep plots: the y axis spans at least this many Spearman points
 
 _SWEEPS = {
     "table5": ("temperature τ", "temperatures"),
@@ -560,10 +588,11 @@ def sweep_table(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str,
         notes.append(f"The paper prints six numbers ({printed}) under five headers; the mapping is unknown, so every paper cell reads '?'.")
         notes.append("λ = N/A is the run without the triplet term (= Table 4's v3).")
     n = int(scores.loc[scores["study"] == table, "seed"].nunique())
+    claim = _triplet_claim(long) if table == "table6" else _best_claim(long, "column", what)
     return save_table(
         wide, f"concse_{table}", profile,
         caption=f"ConCSE-{c.ablation_backbone} on Koglish-STS-B vs the {what} (Spearman × 100); {_ddof_note(c, n)}",
-        long=long, notes=notes,
+        long=long, notes=notes, claim=claim,
     )
 
 
@@ -586,6 +615,10 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     if table == "table6":
         printed = " ".join(f"{e.value:g}" for e in _reported.table("concse", "table6_printed"))
         ax.text(0.02, 0.02, f"paper row (6 numbers, 5 headers,\nmapping unknown): {printed}", transform=ax.transAxes, fontsize=7, va="bottom")
+    lo, hi = np.nanmin(np.r_[s["mean"] - s["std"].fillna(0), [v for v in paper if v is not None]]), np.nanmax(np.r_[s["mean"] + s["std"].fillna(0), [v for v in paper if v is not None]])
+    if hi - lo < MIN_SPAN:  # a spread of half a point must not fill the axis
+        mid = (hi + lo) / 2
+        ax.set_ylim(mid - MIN_SPAN / 2, mid + MIN_SPAN / 2)
     ax.set_xticks(x, labels)
     ax.set_xlabel(what)
     ax.set_ylabel("Koglish-STS-B, Spearman × 100")
@@ -596,13 +629,14 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     return paths
 
 
-def _all_tasks_table(scores: pd.DataFrame, profile: Profile, study: str, name: str, caption: str, notes: Sequence[str]) -> dict[str, Path]:
+def _all_tasks_table(scores: pd.DataFrame, profile: Profile, study: str, name: str, caption: str, notes: Sequence[str], claim=None) -> dict[str, Path]:
     c = load_config(profile)
     s = _study(scores, study, c).rename(columns={"label": "row"})
     columns = list(TASK_LABELS.values()) + [AVG]
     wide, long = comparison(s[["row", "column", "mean", "std", "n"]], paper=None, table=None, column_order=columns)
     n = int(scores.loc[scores["study"] == study, "seed"].nunique())
-    return save_table(wide, name, profile, caption=f"{caption}; {_ddof_note(c, n)}", long=long, notes=notes)
+    return save_table(wide, name, profile, caption=f"{caption}; {_ddof_note(c, n)}", long=long, notes=notes,
+                      claim=claim(long) if claim else None)
 
 
 def variant_table(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
@@ -612,7 +646,16 @@ def variant_table(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         caption=f"ConCSE-{load_config(profile).ablation_backbone}: loss as released ('official') vs as the equations read ('paper'), Spearman × 100",
         notes=["official: H5 negatives S(c0, e2), Euclidean distance in the triplet term (the released code).",
                "paper: H5 negatives S(e0, e2), squared Euclidean distance (Eq. 5 and 7 read literally)."],
+        claim=_variant_claim,
     )
+
+
+def _variant_claim(long: pd.DataFrame) -> claims.Claim:
+    """No paper compares the two readings: say so, with the measured difference."""
+    means = {(str(r), str(c)): float(m) for r, c, m in zip(long["row"], long["column"], long["mean"])}
+    a, b = means.get(("official", AVG)), means.get(("paper", AVG))
+    detail = "" if a is None or b is None else f"Avg. official {a:.2f} vs paper {b:.2f} (Δ {a - b:+.2f})"
+    return claims.not_in_paper("no paper claim: the released loss and the equations read literally, compared", detail)
 
 
 def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
@@ -626,4 +669,9 @@ def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, P
                f"SimCSE released_code: batch {c.released_simcse_batch_size}, max length {c.released_simcse_max_length}: "
                "code-switched inputs are longer, so the shorter limit truncates more of them.",
                f"ConCSE (v6): batch {b.concse_batch_size}, max length {c.max_length}."],
+        claim=lambda long: claims.greater(
+            long, "ConCSE > SimCSE on average, under matched and under the released code's SimCSE settings",
+            pairs=[("ConCSE (v6)", r) for r in dict.fromkeys(long["row"]) if str(r).startswith("SimCSE")], columns=[AVG],
+            source="ConCSE §5.2",
+        ),
     )

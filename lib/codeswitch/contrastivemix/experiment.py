@@ -751,18 +751,23 @@ def _language_table(results: Results, cfg: Profile, benchmark: str, groups: Sequ
 
 def _mark_stars(wide: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
     """``*`` after our mean where p < 0.05 against mDPR, and after the paper's value where the paper stars it."""
+    from dataclasses import replace
+
+    from ..core.report import Cell
     from ..core.reported.contrastivemix import STAR
 
     wide = wide.copy()
     for rec in long.itertuples():
         if rec.row not in wide.index or rec.column not in wide.columns:
             continue
-        text = wide.loc[rec.row, rec.column]
+        cell = wide.loc[rec.row, rec.column]
+        if not isinstance(cell, Cell):
+            continue
         if rec.significant:
-            text = re.sub(r"^(-?\d+\.\d+)", r"\1*", text)
-        if STAR in (rec.paper_note or ""):
-            text = re.sub(r"(paper -?\d+\.\d+)", r"\1*", text)
-        wide.loc[rec.row, rec.column] = text
+            cell = replace(cell, ours=re.sub(r"^(-?\d+\.\d+)", r"\1*", cell.ours))
+        if STAR in (rec.paper_note or "") and cell.paper:
+            cell = replace(cell, paper=cell.paper + "*")
+        wide.loc[rec.row, rec.column] = cell
     return wide
 
 
@@ -785,16 +790,24 @@ def _notes(cfg: Profile, benchmark: str) -> list[str]:
     return notes
 
 
-def _save(cfg, wide, long, name, caption, notes):
+def _save(cfg, wide, long, name, caption, notes, claim=None):
     from ..core.report import save_table
 
-    return save_table(wide, name, cfg, caption=caption, long=long, notes=notes)
+    return save_table(wide, name, cfg, caption=caption, long=long, notes=notes, claim=claim)
+
+
+def _beats_mdpr(long: pd.DataFrame, columns: Sequence[str], text: str, source: str):
+    """ContrastiveMix > mDPR (main rows: hybrid, weight tuned on the tuning split) in ``columns``."""
+    from ..core import claims
+
+    return claims.greater(long, text, pairs=[(VARIANTS["contrastivemix"].label, VARIANTS["mdpr"].label)], columns=columns, source=source)
 
 
 def table1(cfg: Profile, results: Results) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
     wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(config(cfg)), "MRR@100", "table1")
-    return _save(cfg, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(cfg, "mrtydi"))
+    claim = _beats_mdpr(long, ["Avg (low)"], "ContrastiveMix > mDPR in MRR@100 averaged over the low-similarity languages", "ContrastiveMix Table 1")
+    return _save(cfg, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(cfg, "mrtydi"), claim)
 
 
 def table2(cfg: Profile, results: Results) -> dict[str, Path]:
@@ -802,13 +815,16 @@ def table2(cfg: Profile, results: Results) -> dict[str, Path]:
     c = config(cfg)
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
     wide, long = _language_table(results, cfg, "miracl", groups, "MRR@100", "table2")
-    return _save(cfg, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(cfg, "miracl"))
+    claim = _beats_mdpr(long, [_col(lang, "miracl") for lang in c.miracl_target],
+                        "ContrastiveMix > mDPR in MRR@100 on every MIRACL target language", "ContrastiveMix Table 2")
+    return _save(cfg, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(cfg, "miracl"), claim)
 
 
 def table4(cfg: Profile, results: Results) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
     wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(config(cfg)), "Recall@100", "table4")
-    return _save(cfg, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(cfg, "mrtydi"))
+    claim = _beats_mdpr(long, ["Avg (low)"], "ContrastiveMix > mDPR in Recall@100 averaged over the low-similarity languages", "ContrastiveMix Table 4")
+    return _save(cfg, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(cfg, "mrtydi"), claim)
 
 
 def table3(cfg: Profile, results: Results) -> dict[str, Path]:
@@ -835,7 +851,14 @@ def table3(cfg: Profile, results: Results) -> dict[str, Path]:
         "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
     ]
-    return _save(cfg, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes)
+    from ..core import claims
+
+    sub = long[long["column"] == "MRR@100"]
+    expected = claims.paper_best(sub, "row")
+    claim = (claims.best_is(sub, f"{expected} has the best MRR@100 of the mixing variants (the paper's best)", expected=expected,
+                            source="ContrastiveMix Table 3")
+             if expected else claims.Claim("the paper's best mixing variant scores best", None, "the paper's values are unknown"))
+    return _save(cfg, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)
 
 
 # --------------------------------------------------------------------------- data examples
@@ -950,7 +973,7 @@ def figure1(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
 def figure2(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
     """Figure 2: mDPR's query and passage encoders."""
     lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
-    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", "mDPR",
+    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", f"mDPR (target: {lang})",
                    f"UMAP of English and {lang} validation queries / passages from mDPR's encoders (ContrastiveMix Figure 2)")
 
 

@@ -52,11 +52,13 @@ def _cached_snapshot(repo_id: str, repo_type: str) -> str | None:
         return None
 
 
-def resolve(ref: str, *, kind: str = "model", what: str = "") -> str:
+def resolve(ref: str, *, kind: str = "model", what: str = "", local_dir: str | None = None, set_to: str | None = None) -> str:
     """Turn a reference into something ``from_pretrained`` / ``load_dataset`` can open without hanging.
 
     ``kind`` is ``"model"`` or ``"dataset"``; ``what`` names the setting the
-    reference came from (e.g. ``"glue.backbones"``) for the error message.
+    reference came from (e.g. ``"glue.backbones"``) for the error message;
+    ``local_dir`` / ``set_to``: where the message suggests downloading the copy and
+    what it suggests setting ``what`` to (default: the same folder).
     """
     if not ref:
         raise MissingResourceError(f"empty {kind} reference{f' in {what}' if what else ''}")
@@ -72,11 +74,20 @@ def resolve(ref: str, *, kind: str = "model", what: str = "") -> str:
     if cached:
         return cached if kind == "model" else ref
     reason = "offline mode is on (HF_HUB_OFFLINE=1)" if offline() else f"the hub ({hub_endpoint()}) cannot be reached"
-    setting = f" Set {what} to that folder" if what else " Point the profile's setting at that folder"
-    raise MissingResourceError(
+    raise MissingResourceError(missing_message(ref, kind=kind, reason=reason, what=what, local_dir=local_dir, set_to=set_to))
+
+
+def missing_message(ref: str, *, kind: str, reason: str, what: str = "", local_dir: str | None = None, set_to: str | None = None) -> str:
+    """How to fetch ``ref`` elsewhere (the ``hf`` CLI of the pinned huggingface_hub) and point ``what`` at the copy."""
+    local_dir = local_dir or f"/some/folder/{ref.split('/')[-1]}"
+    set_to = set_to or local_dir
+    key = what or "<section.key>"
+    setting = f" Set {what} to {set_to}" if what else f" Point the profile's setting at {set_to}"
+    return (
         f"{kind} '{ref}' is needed but {reason} and it is not in the local Hugging Face cache.\n"
         f"  Fix: on a machine with network, run\n"
-        f"      huggingface-cli download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir /some/folder/{ref.split('/')[-1]}\n"
-        f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), "
-        f"e.g. as a papermill override: -p overrides '{{\"{what or 'section.key'}\": \"/some/folder/{ref.split('/')[-1]}\"}}'."
+        f"      hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir {local_dir}\n"
+        f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), e.g.\n"
+        f"      ./reproduce.sh --profile <profile> --set '{key}={set_to}'\n"
+        f"  or, in a notebook's parameters cell: overrides = {{\"{key}\": \"{set_to}\"}}"
     )

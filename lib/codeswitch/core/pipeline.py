@@ -6,8 +6,10 @@
   ``<name>.running.ipynb`` while they run, renamed when they end).
 * A failing notebook stops the pipeline with a non-zero exit, naming the notebook
   and the failing cell; the executed copy, traceback included, is kept.
-* Progress: the notebook being run, its cells, elapsed time, and the library's
-  progress bars as plain log lines.
+* Output: per notebook one start line, the library's progress as plain log lines
+  (indented; see :mod:`codeswitch.progress`), and one end line with its time and
+  the artifacts it wrote.  Papermill's cell log, the cells' own output and the
+  kernel's warnings stay out of the log (they are in the executed notebook).
 * At the end ``figures/<profile>/INDEX.md`` lists every table and figure written,
   from which notebook, with profile, git commit and date.
 
@@ -27,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .profiles import PROFILES, load_profile, parse_overrides, project_root
+from .profiles import PROFILES, ConfigError, load_profile, parse_overrides, project_root
 from .runs import atomic_write_text
 
 
@@ -78,7 +80,7 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     ),
     NotebookSpec(
         "07", "07_calbert.ipynb", "CalBERT: Siamese pre-training for code-mixed text",
-        ("calbert_table6", "calbert_table7", "calbert_table12"),
+        ("calbert_table6", "calbert_table7", "calbert_table7_figure", "calbert_table12"),
     ),
 )
 
@@ -121,7 +123,8 @@ def run_notebook(
     output_root: Path | None = None,
     overrides: Mapping | None = None,
     root: Path | None = None,
-    log_output: bool = True,
+    log_output: bool = False,
+    progress_file: Path | None = None,
 ) -> Path:
     """Execute one notebook headlessly; return the executed copy's path or raise :class:`NotebookFailed`."""
     import papermill as pm
@@ -142,8 +145,14 @@ def run_notebook(
             "MPLBACKEND": "Agg",
             "PYTHONHASHSEED": "0",
             "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # no "Writing model shards: 0%" stubs; the library's own bars remain
+            "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
         }
     )
+    # progress lines go to a side file (reproduce.sh prints it); the notebook keeps one final line per loop
+    own_progress = progress_file is None
+    progress_file = Path(progress_file) if progress_file is not None else out_dir / f".{spec.stem}.progress.log"
+    os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
     try:
@@ -156,6 +165,7 @@ def run_notebook(
             log_output=log_output,
             progress_bar=False,
             request_save_on_cell_execute=True,
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" warning
         )
     except PapermillExecutionError as exc:
         os.replace(running, final)
@@ -169,6 +179,8 @@ def run_notebook(
     finally:
         os.environ.clear()
         os.environ.update(env_before)
+        if own_progress:
+            progress_file.unlink(missing_ok=True)
     os.replace(running, final)
     return final
 
@@ -184,7 +196,7 @@ def git_commit(root: Path) -> str:
 
 def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None) -> Path:
     """Write ``figures/<profile>/INDEX.md`` from the index entries the notebooks left."""
-    from .report import read_index
+    from .report import md_escape, read_index
 
     root = root or project_root()
     prof = load_profile(profile, root=root, output_root=output_root)
@@ -199,18 +211,104 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         f"- written: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- executed notebooks: `{prof.runs_dir.relative_to(prof.output_root or root) / 'notebooks'}/`",
         "",
-        "| artifact | kind | files | notebook | profile | written | caption |",
-        "|---|---|---|---|---|---|---|",
+        "| artifact | kind | files | notebook | profile | written | caption | the paper's claim: supported by this run? |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n in names:
         e = by_name[n]
         files = ", ".join(f"[{f}]({f})" for f in e["files"])
-        caption = e["caption"].replace("|", "\\|")
-        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} |")
+        caption = md_escape(e["caption"])
+        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | {_claim_cell(e)} |")
+    if prof.name == "smoke":
+        from .claims import SMOKE_NOTE
+
+        lines += ["", SMOKE_NOTE]
     missing = [a for s in available(root) for a in s.artifacts if a not in by_name]
     if missing:
         lines += ["", "Not (yet) produced: " + ", ".join(f"`{m}`" for m in missing)]
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
+
+
+class _ProgressTail:
+    """Print what the notebook's progress bars write to ``path`` (indented) while a notebook runs."""
+
+    def __init__(self, path: Path):
+        import threading
+
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        with open(self.path, encoding="utf-8") as f:
+            while True:
+                line = f.readline()
+                if line:
+                    print("   " + line.rstrip("\n"), flush=True)
+                elif self._stop.is_set():
+                    return
+                else:
+                    time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.path.unlink(missing_ok=True)
+
+
+def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
+    """The notebook's registered artifacts written during this run, as ``name (md, csv, tex)`` items."""
+    from .report import read_index
+
+    fresh = {e["name"]: e for e in read_index(figures_dir) if e.get("notebook") == spec.stem
+             and (figures_dir / e["files"][0]).is_file() and (figures_dir / e["files"][0]).stat().st_mtime >= since}
+    return f"{len(fresh)} artifact(s): " + (", ".join(sorted(fresh)) if fresh else "none")
+
+
+# section -> (module, function returning its typed config): read before any notebook runs
+SECTION_LOADERS = {
+    "koglish": ("codeswitch.koglish.experiment", "config"),
+    "glue": ("codeswitch.glue.experiment", "load_config"),
+    "concse": ("codeswitch.concse.experiment", "load_config"),
+    "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
+    "alignment": ("codeswitch.alignment.experiment", "load_config"),
+    "calbert": ("codeswitch.calbert.experiment", "settings"),
+}
+
+
+def validate_sections(prof) -> None:
+    """Build every section's typed config (overrides applied), so a bad value stops the run before any notebook."""
+    import importlib
+
+    for section, (module, fn) in SECTION_LOADERS.items():
+        try:
+            loader = getattr(importlib.import_module(module), fn)
+        except (ImportError, AttributeError):  # a section whose module moved: the notebook still validates it
+            continue
+        try:
+            loader(prof)
+        except ConfigError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"section '{section}': {exc}") from None
+
+
+def _claim_cell(entry: Mapping) -> str:
+    """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table)."""
+    from .claims import Claim
+    from .report import md_escape
+
+    c = entry.get("claim")
+    if not c:
+        return "–" if entry.get("kind") == "table" else ""
+    claim = Claim(**c)
+    return f"{claim.mark} {claim.verdict}: {md_escape(claim.text)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -223,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the notebooks and the artifacts each writes, then exit")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.epochs=1")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check the profile and every --set value, print what would run, and exit without running")
     args = parser.parse_args(argv)
     root = project_root()
     specs = available(root)
@@ -231,25 +331,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             mark = " " if s in specs else "-"
             print(f"{mark} {s.number}  {s.file:<32} {s.title}")
             print(f"      writes: {', '.join(s.artifacts)}")
-        print("\n('-' = registered but not in notebooks/ yet)")
+        if len(specs) < len(NOTEBOOKS):
+            print("\n('-' = registered but not in notebooks/ yet)")
         return 0
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
-    prof = load_profile(args.profile, root=root)  # fails fast on a bad profile name
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-    logging.getLogger("papermill").setLevel(logging.INFO)
+    try:
+        prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
+        validate_sections(prof)  # ... and on a bad value, before any notebook starts
+    except ConfigError as exc:
+        print(f"reproduce.sh: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; would run "
+              f"{', '.join(s.number for s in chosen)}")
+        return 0
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
+    logging.getLogger("papermill").setLevel(logging.WARNING)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
     t_all = time.perf_counter()
     for i, spec in enumerate(chosen, 1):
-        print(f"\n=== [{i}/{len(chosen)}] {spec.file} — {spec.title} ===", flush=True)
-        t0 = time.perf_counter()
+        print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
+        t0, wall0 = time.perf_counter(), time.time()
         try:
-            executed = run_notebook(spec, args.profile, overrides=overrides, root=root)
+            with _ProgressTail(prof.runs_dir / f".{spec.stem}.progress.log") as tail:
+                executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
             write_index(args.profile, root=root)
             return 1
-        print(f"=== done {spec.file} in {time.perf_counter() - t0:.0f} s -> {executed}", flush=True)
+        rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
+        print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
+              f"{_written(spec, prof.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
     index = write_index(args.profile, root=root)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0

@@ -3,9 +3,16 @@
 In a notebook opened by a person, :func:`progress` is ``tqdm.auto`` (a widget).
 Under ``reproduce.sh`` (``CODESWITCH_LOG_PROGRESS=1``) or any non-interactive
 stream it prints whole lines instead of carriage-return redraws, at most one every
-``CODESWITCH_PROGRESS_INTERVAL`` seconds (default 10), plus the final line::
+``CODESWITCH_PROGRESS_INTERVAL`` seconds (default 10), plus the final line, and
+never a line before the first step is done (no stuck ``0%`` lines)::
 
     [glue] 12/60 run  20% | 0:00:41 elapsed, 0:02:44 left
+
+When ``CODESWITCH_PROGRESS_FILE`` names a file (``reproduce.sh`` sets it and
+prints what arrives there), the lines go to that file, and the executed notebook
+gets one line per outermost loop of the notebook's own process, its final one, on
+stdout: a loop inside another (epochs inside runs) or inside a worker process
+stays in the log.
 """
 
 from __future__ import annotations
@@ -21,41 +28,75 @@ from tqdm import tqdm as _tqdm
 class LogTqdm(_tqdm):
     """tqdm that writes one plain line per update interval (no ``\\r``)."""
 
+    _open = 0  # bars of this process not yet closed: a bar opened inside another is an inner loop
+
     def __init__(self, *args, **kwargs):
         self._last_line = 0.0
         self._interval = float(os.environ.get("CODESWITCH_PROGRESS_INTERVAL", "10"))
+        self._log_file = os.environ.get("CODESWITCH_PROGRESS_FILE") or None
+        self._outermost = LogTqdm._open == 0 and _main_process()
+        self._final_written = False
         kwargs.setdefault("file", sys.stderr)
         kwargs.setdefault("mininterval", 0.5)
         kwargs["dynamic_ncols"] = False
         kwargs["ascii"] = True
         super().__init__(*args, **kwargs)
+        if not self.disable:
+            LogTqdm._open += 1
+            self._counted = True
 
-    def display(self, msg=None, pos=None):  # noqa: D401 - tqdm API
-        now = time.monotonic()
-        finished = self.total is not None and self.n >= self.total
-        if not finished and now - self._last_line < self._interval and self.n > 0:
-            return True
-        self._last_line = now
+    def _line(self, final: bool) -> str:
         d = self.format_dict
         elapsed = _hms(d.get("elapsed", 0))
         if self.total:
-            rate = self.n / d["elapsed"] if d.get("elapsed") else 0
-            left = _hms((self.total - self.n) / rate) if rate else "?"
-            line = f"[{self.desc or 'progress'}] {self.n}/{self.total} {self.unit}  {100 * self.n / self.total:3.0f}% | {elapsed} elapsed, {left} left"
+            line = f"[{self.desc or 'progress'}] {self.n}/{self.total} {self.unit}  {100 * self.n / self.total:3.0f}% | {elapsed} elapsed"
+            if not final:
+                rate = self.n / d["elapsed"] if d.get("elapsed") else 0
+                line += f", {_hms((self.total - self.n) / rate) if rate else '?'} left"
         else:
             line = f"[{self.desc or 'progress'}] {self.n} {self.unit} | {elapsed} elapsed"
         if self.postfix:
             line += f" | {self.postfix}"
+        return line
+
+    def _emit(self, line: str, final: bool) -> None:
+        if self._log_file:
+            with open(self._log_file, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+            if final and self._outermost:
+                sys.stdout.write(line + "\n")  # the executed notebook's one line for this loop
+                sys.stdout.flush()
+            return
         self.fp.write(line + "\n")
         self.fp.flush()
+
+    def display(self, msg=None, pos=None):  # noqa: D401 - tqdm API
+        if self.n == 0 or self._final_written:
+            return True  # nothing done yet: no "0%" line
+        now = time.monotonic()
+        finished = self.total is not None and self.n >= self.total
+        if not finished and now - self._last_line < self._interval:
+            return True
+        self._last_line = now
+        self._final_written = finished
+        self._emit(self._line(finished), finished)
         return True
 
     def close(self):
-        if not self.disable and self.n and (self.total is None or self.n < self.total):
-            self._last_line = 0.0
-            self.display()
+        if getattr(self, "_counted", False):
+            LogTqdm._open -= 1
+            self._counted = False
+        if not self.disable and self.n and not self._final_written:
+            self._final_written = True
+            self._emit(self._line(True), True)
         self.disable = True  # we already printed the final line ourselves
         super().close()
+
+
+def _main_process() -> bool:
+    import multiprocessing
+
+    return multiprocessing.parent_process() is None
 
 
 def _hms(seconds: float) -> str:

@@ -28,7 +28,8 @@ import pandas as pd
 from ..common.glue_metrics import TASK_LABEL
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
 from ..core.profiles import Profile, build_dataclass
-from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
+from ..core import claims
+from ..core.report import bold, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache, run_grid
 from .train import SCENARIOS, TASKS, FineTuneSettings, fine_tune, scenario_of, training_runs
 
@@ -58,6 +59,60 @@ PAPER_BACKBONES: Mapping[str, Backbone] = {
 }
 
 
+def backbones_from_setting(raw, where: str = "backbones") -> dict[str, Backbone]:
+    """``glue.backbones`` as ``{label: Backbone}``, from either form a profile or ``--set`` may give:
+
+    * a mapping ``{label: {model, batch_size, learning_rate}}`` (the profiles' form), or
+    * a list of ``{name, model, batch_size, learning_rate}`` mappings, or of bare names.
+
+    A paper label (``mBERT-base``, ``XLM-R-base``, ``XLM-R-large``, ``mBART-large``) or its hub
+    id may stand alone and fills in Table 8's batch size and learning rate, e.g.
+    ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
+    """
+    by_model = {b.model: label for label, b in PAPER_BACKBONES.items()}
+    if isinstance(raw, Mapping):
+        items = [(str(label), spec) for label, spec in raw.items()]
+    elif isinstance(raw, (list, tuple)):
+        items = []
+        for i, spec in enumerate(raw):
+            if isinstance(spec, Backbone):
+                raise ValueError(f"{where}[{i}]: a Backbone needs a label; give {{name: ..., model: ...}}")
+            if isinstance(spec, str):
+                label = spec if spec in PAPER_BACKBONES else by_model.get(spec)
+                if label is None:
+                    raise ValueError(
+                        f"{where}[{i}]: '{spec}' is neither a paper backbone ({', '.join(PAPER_BACKBONES)}) nor its hub id; "
+                        f"name it and give its Table 8 settings, e.g. "
+                        f"--set '{where}=[{{\"name\": \"mBERT-base\", \"model\": \"{spec}\"}}]' "
+                        "(batch_size and learning_rate are filled in for a paper label)"
+                    )
+                items.append((label, {"model": PAPER_BACKBONES[label].model}))
+            elif isinstance(spec, Mapping):
+                if "name" not in spec:
+                    raise ValueError(f"{where}[{i}]: a backbone in list form needs a 'name' (the row label of Table 2); got {dict(spec)!r}")
+                items.append((str(spec["name"]), {k: v for k, v in spec.items() if k != "name"}))
+            else:
+                raise ValueError(f"{where}[{i}]: expected a name or a mapping with name, model, batch_size, learning_rate; got {spec!r}")
+    else:
+        raise ValueError(f"{where}: expected a mapping {{label: {{model, batch_size, learning_rate}}}} or a list; got {raw!r}")
+    if not items:
+        raise ValueError(f"{where}: at least one is needed")
+    out: dict[str, Backbone] = {}
+    for label, spec in items:
+        if isinstance(spec, Backbone):
+            out[label] = spec
+            continue
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"{where}.{label}: expected a mapping with model, batch_size, learning_rate; got {spec!r}")
+        spec = dict(spec)
+        if label in PAPER_BACKBONES:  # Table 8's settings where the paper's backbone is meant
+            spec.setdefault("model", PAPER_BACKBONES[label].model)
+            spec.setdefault("batch_size", PAPER_BACKBONES[label].batch_size)
+            spec.setdefault("learning_rate", PAPER_BACKBONES[label].learning_rate)
+        out[label] = build_dataclass(Backbone, spec, where=f"{where}.{label}")
+    return out
+
+
 @dataclass(frozen=True)
 class GlueConfig:
     """The ``glue`` section of a profile; defaults are the paper's settings (§5.1, A.1)."""
@@ -85,16 +140,7 @@ class GlueConfig:
         bad = [s for s in self.scenarios if s not in SCENARIOS]
         if bad:
             raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
-        if not self.backbones:
-            raise ValueError("backbones: at least one is needed")
-        backbones = {}
-        for label, spec in self.backbones.items():
-            if not isinstance(spec, Backbone):
-                if not isinstance(spec, Mapping):
-                    raise ValueError(f"backbones.{label}: expected a mapping with model, batch_size, learning_rate; got {spec!r}")
-                spec = build_dataclass(Backbone, spec, where=f"backbones.{label}")
-            backbones[str(label)] = spec
-        object.__setattr__(self, "backbones", backbones)
+        object.__setattr__(self, "backbones", backbones_from_setting(self.backbones, where="glue.backbones"))
         if self.epochs < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs}")
         if not 0 <= self.warmup_ratio < 1:
@@ -300,7 +346,7 @@ def mark_best(wide: pd.DataFrame, long: pd.DataFrame, blocks: Sequence[str] = ("
             for idx in group.index[np.isclose(group["mean"], top, rtol=0.0, atol=5e-5)]:  # ties: all of them
                 long.loc[idx, "best"] = True
                 row = long.loc[idx, "row"]
-                wide.loc[row, column] = f"**{wide.loc[row, column]}**"
+                wide.loc[row, column] = bold(wide.loc[row, column])
     return wide, long
 
 
@@ -320,7 +366,12 @@ def table2(results: pd.DataFrame, cfg: Profile) -> dict:
         "Avg: per seed, the mean of the task scores; then mean ± std over seeds.",
         "Paper values: only the mBART-large CS2CS row survived in our copy of the paper (without its column header: only its Avg is placed; its six numbers in printed order are in codeswitch.core.reported.concse_glue as table2_printed); '?' = lost in conversion.",
     ]
-    return save_table(wide, TABLE, cfg, caption=caption, long=long, notes=notes)
+    backbones = list(dict.fromkeys(results["backbone"]))
+    claim = claims.greater(
+        long, "CS2CS > EN2CS on every task and on average, for every backbone",
+        pairs=[(_row_label("CS2CS", b), _row_label("EN2CS", b)) for b in backbones], columns=columns, source="ConCSE §5.1, Table 2",
+    )
+    return save_table(wide, TABLE, cfg, caption=caption, long=long, notes=notes, claim=claim)
 
 
 # --------------------------------------------------------------------------- EN2CS -> CS2CS gain

@@ -327,6 +327,21 @@ def table1(source: str, report: pd.DataFrame | None = None) -> tuple[pd.DataFram
     )
 
 
+def table1_claim(long: pd.DataFrame):
+    """Table 1's claim: the data as loaded has the paper's row counts (every cell the paper gives)."""
+    from ..core import claims
+
+    return claims.within(long, "the Koglish data has the paper's row count in every task and split", tolerance=0.5, source="ConCSE Table 1")
+
+
+def exclusions_claim(long: pd.DataFrame):
+    """§3.2: about 29.1 % of CoLA is excluded (no usable noun phrase); within 5 points counts as reproduced."""
+    from ..core import claims
+
+    return claims.within(long, "the construction excludes about the paper's share of CoLA (29.1 %, within 5 points)", tolerance=5.0,
+                         source="ConCSE §3.2", unit=" points")
+
+
 # --------------------------------------------------------------------------- exclusions
 def _run_config(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
     """Everything that determines a construction run's statistics (the run-cache key)."""

@@ -15,7 +15,7 @@ defines ``ENTRIES``, a list of :class:`Reported`; this module collects them all.
 
 Example::
 
-    from codeswitch import reported
+    from codeswitch.core import reported
     reported.lookup("concse", "table3", "ConCSE-mBERT-base", "STS-B").value   # 79.95
 """
 
