@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 02,03")
     parser.add_argument("--list", action="store_true", help="list the notebooks and the artifacts each writes, then exit")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.epochs=1")
+                        help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.num_train_epochs=1")
     args = parser.parse_args(argv)
     root = project_root()
     specs = available(root)
