@@ -128,13 +128,10 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
 
 
 def _amp(precision: str, device):
-    import torch
+    """The autocast dtype of ``--precision`` on ``device`` (:func:`codeswitch.core.profiles.resolve_precision`)."""
+    from codeswitch.core.profiles import resolve_precision
 
-    if precision == "fp32" or (precision == "auto" and device.type != "cuda"):
-        return None
-    if precision == "fp16" or (precision == "auto" and not torch.cuda.is_bf16_supported()):
-        return torch.float16
-    return torch.bfloat16
+    return resolve_precision(precision, device, where="--precision")[0]
 
 
 def _guarded(key: str, ctx, args) -> list[Measurement]:

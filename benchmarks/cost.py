@@ -175,23 +175,24 @@ def concse_hours(profile, rates: Rates) -> tuple[dict, dict]:
 
 def glue_hours(profile, rates: Rates, length_table: str | None = None) -> dict:
     """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations."""
-    from codeswitch.glue import experiment as G
+    from codeswitch import glue as G
+    from codeswitch.core.profiles import seeds_for
     from codeswitch.glue.train import TASKS, training_runs
 
-    g = G.load_config(profile)
+    g = G.config.load(profile)
     runs, total = 0, 0.0
     for task in g.tasks:
         row = f"GLUE/{GLUE_LABEL[task]}"
         limit = g.max_length_pair if TASKS[task].pair else g.max_length_single
         tokens_per_row = L.glue_task(task, length_table).mean(limit)
         train_rows, dev_rows, test_rows = (_table1(row, col) for col in ("Train", "Dev", "Test"))
-        for label, bb in g.backbones.items():
+        for bb in g.backbones:
             ratio = _ratio(bb.model, rates.glue_linear) or math.nan
-            for _seed in g.seeds_for(profile):
+            for _seed in seeds_for(profile, g.seeds):
                 for _langs, tests in training_runs(g.scenarios).items():
                     runs += 1
-                    train = g.epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
-                    evals = g.epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
+                    train = g.num_train_epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
+                    evals = g.num_train_epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
                     total += (train + evals) / 3600
     return {"runs": runs, "hours": total}
 

@@ -12,7 +12,7 @@ from codeswitch.core.profiles import load_profile
 
 SECTION_CONFIGS = {
     "koglish": "codeswitch.koglish.experiment:KoglishConfig",
-    "glue": "codeswitch.glue.experiment:GlueConfig",
+    "glue": "codeswitch.glue.config:Config",
     "concse": "codeswitch.concse.experiment:ConCSEConfig",
     "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
     "alignment": "codeswitch.alignment.experiment:AlignmentConfig",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import tempfile
@@ -20,6 +21,7 @@ from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.glue import train as tg
 
 from .conftest import REPO
+from .helpers import glue_spec
 
 TASKS = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
 
@@ -126,40 +128,55 @@ def test_compute_metrics_for_the_trainer():
 
 # --------------------------------------------------------------------------- best-epoch selection
 def test_best_epoch_is_the_first_best_on_validation():
-    rec = tg._EpochRecorder("accuracy", "t", False, ["valid", "test_en", "test_cs"])
+    from codeswitch.core.training import BestEpoch
+
+    rec = BestEpoch("accuracy", ["valid", "test_en", "test_cs"], desc="t")
     args = SimpleNamespace(num_train_epochs=3)
     for epoch, (valid, en, cs) in enumerate([(50.0, 51.0, 40.0), (70.0, 72.0, 45.0), (70.0, 90.0, 60.0)], start=1):
         state = SimpleNamespace(epoch=float(epoch))
         rec.on_log(args, state, None, logs={"loss": 1.0 / epoch})
         for name, value in (("valid", valid), ("test_en", en), ("test_cs", cs)):
             rec.on_evaluate(args, state, None, metrics={f"eval_{name}_accuracy": value, f"eval_{name}_loss": 0.1})
-    r = rec.result(["en", "cs"])
-    assert r["best_epoch"] == 2 and r["valid"] == 70.0  # a tie does not move the choice (as the Trainer's '>')
-    assert r["test"] == {"en": 72.0, "cs": 45.0}
-    assert [e["epoch"] for e in r["epochs"]] == [1, 2, 3] and r["epochs"][2]["loss"] == pytest.approx(1 / 3)
+    best = rec.best()
+    assert best["epoch"] == 2 and best["valid"] == 70.0  # a tie does not move the choice (as the Trainer's '>')
+    assert (best["test_en"], best["test_cs"]) == (72.0, 45.0)
+    assert [e["epoch"] for e in rec.rows()] == [1, 2, 3] and rec.rows()[2]["loss"] == pytest.approx(1 / 3)
 
 
 # --------------------------------------------------------------------------- config
 def test_paper_profile_restates_the_defaults_and_smoke_parses():
-    paper = eg.load_config(load_profile("paper", root=REPO))
-    assert paper == eg.GlueConfig()
-    assert paper.backbones["XLM-R-large"] == eg.Backbone("xlm-roberta-large", 64, 1e-5)  # Table 8
-    assert paper.backbones["mBART-large"].model == "facebook/mbart-large-50"
-    assert (paper.epochs, paper.warmup_ratio, paper.max_length_single, paper.max_length_pair) == (5, 0.1, 115, 230)
-    smoke = eg.load_config(load_profile("smoke", root=REPO))
-    assert set(smoke.backbones) <= {"tiny-bert", "tiny-xlmr", "tiny-mbart"} and smoke.tasks == TASKS
+    paper = eg.load(load_profile("paper", root=REPO))
+    assert paper == eg.Config()
+    assert paper.backbone("XLM-R-large") == eg.Backbone("XLM-R-large", "xlm-roberta-large", 64, 1e-5)  # Table 8
+    assert paper.backbone("mBART-large").model == "facebook/mbart-large-50"
+    assert (paper.num_train_epochs, paper.warmup_ratio, paper.max_length_single, paper.max_length_pair) == (5, 0.1, 115, 230)
+    smoke = eg.load(load_profile("smoke", root=REPO))
+    assert {b.name for b in smoke.backbones} <= {"tiny-bert", "tiny-xlmr", "tiny-mbart"} and smoke.tasks == TASKS
     assert paper.group_by_length and smoke.group_by_length  # the fast path in both profiles (the same code path)
-    local = load_profile("paper", {"glue.backbones.mBART-large.model": "/models/mbart"}, root=REPO)
-    assert eg.load_config(local).backbones["mBART-large"].model == "/models/mbart"
+    local = load_profile("paper", {"glue.backbones.mBART-large.model": "/models/mbart"}, root=REPO)  # an item by its name
+    assert eg.load(local).backbone("mBART-large").model == "/models/mbart"
+
+
+def test_older_backbone_mapping_is_converted_and_old_keys_name_the_new_ones():
+    old = load_profile("smoke", {"glue.backbones": {"A": {"model": "tiny-bert", "batch_size": 8, "learning_rate": 1e-3}}}, root=REPO)
+    assert eg.load(old).backbones == (eg.Backbone("A", "tiny-bert", 8, 1e-3),)
+    with pytest.raises(ConfigError, match="'epochs' is now 'num_train_epochs'"):
+        eg.load(load_profile("smoke", {"glue.epochs": 2}, root=REPO))
+    with pytest.raises(ConfigError, match="'eval_batch_size' is now 'per_device_eval_batch_size'"):
+        eg.load(load_profile("smoke", {"glue.eval_batch_size": 2}, root=REPO))
+    with pytest.raises(ConfigError, match="no item named 'nope'"):
+        load_profile("smoke", {"glue.backbones.nope.model": "x"}, root=REPO)
 
 
 def test_bad_glue_settings_name_the_key():
     with pytest.raises(ConfigError, match="epoch"):
-        eg.load_config(load_profile("smoke", {"glue.epoch": 2}, root=REPO))
+        eg.load(load_profile("smoke", {"glue.epoch": 2}, root=REPO))
     with pytest.raises(ConfigError, match="backbones.tiny-bert"):
-        eg.load_config(load_profile("smoke", {"glue.backbones": {"tiny-bert": {"model": "tiny-bert", "lr": 1}}}, root=REPO))
+        eg.load(load_profile("smoke", {"glue.backbones": {"tiny-bert": {"model": "tiny-bert", "lr": 1}}}, root=REPO))
+    with pytest.raises(ConfigError, match=r"backbones\[0\].*unknown key"):
+        eg.load(load_profile("smoke", {"glue.backbones": [{"name": "a", "model": "tiny-bert", "lr": 1}]}, root=REPO))
     with pytest.raises(ConfigError, match="unknown"):
-        eg.load_config(load_profile("smoke", {"glue.tasks": ["mnli"]}, root=REPO))
+        eg.load(load_profile("smoke", {"glue.tasks": ["mnli"]}, root=REPO))
 
 
 # --------------------------------------------------------------------------- the grid, the cache, shared training
@@ -177,11 +194,11 @@ def fake_training(monkeypatch, tmp_path):
 
     calls = []
 
-    def fake_fine_tune(model_path, task, train_df, valid_df, test_dfs, *, train_lang, select_lang, settings, desc=""):
-        calls.append({"task": task, "model": model_path, "train": train_lang, "select": select_lang, "tests": sorted(test_dfs), "seed": settings.seed, "grouped": settings.group_by_length,
-                      "threads": (settings.device, settings.cpu_threads)})
-        score = {"en": 90.0, "cs": 50.0} if train_lang == "en" else {"cs": 80.0, "en": 60.0}
-        return {"metric": gm.TASK_METRIC[task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + settings.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
+    def fake_fine_tune(spec, model_path, train_df, valid_df, test_dfs, *, device, cpu_threads, desc=""):
+        calls.append({"task": spec.task, "model": model_path, "train": spec.train, "select": spec.select, "tests": sorted(test_dfs), "seed": spec.seed,
+                      "grouped": spec.group_by_length, "threads": (device, cpu_threads)})
+        score = {"en": 90.0, "cs": 50.0} if spec.train == "en" else {"cs": 80.0, "en": 60.0}
+        return {"metric": gm.TASK_METRIC[spec.task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + spec.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "toy-source")
     monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue: {t: _toy_splits(t) for t in tasks})
@@ -191,15 +208,15 @@ def fake_training(monkeypatch, tmp_path):
     overrides = {
         "glue.seeds": [1, 2],
         "glue.tasks": ["sst2", "stsb"],
-        "glue.backbones": {"A": {"model": "m-a", "batch_size": 8, "learning_rate": 1e-3}, "B": {"model": "m-b", "batch_size": 8, "learning_rate": 1e-3}},
+        "glue.backbones": [{"name": "A", "model": "m-a", "batch_size": 8, "learning_rate": 1e-3}, {"name": "B", "model": "m-b", "batch_size": 8, "learning_rate": 1e-3}],
     }
     return load_profile("smoke", overrides, root=REPO, output_root=tmp_path), calls, resolved
 
 
 def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     cfg, calls, resolved = fake_training
-    results = eg.run(cfg)
-    assert resolved == ["m-a", "m-b"]  # each backbone resolved once, before training
+    results = eg.frame(eg.run(cfg))
+    assert resolved[:2] == ["m-a", "m-b"]  # each backbone resolved before any training (a missing one fails fast)
     # 2 tasks x 2 backbones x 2 seeds x 2 training languages; never one per scenario
     assert len(calls) == 16
     assert all(c["grouped"] for c in calls)  # glue.group_by_length reaches the trainer
@@ -214,30 +231,35 @@ def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     # resumable: a second call finds every run in the cache and trains nothing
     calls.clear()
     resolved.clear()
-    again = eg.run(cfg)
+    again = eg.frame(eg.run(cfg))
     assert calls == [] and resolved == [] and again.equals(results)  # no training, no model needed
     assert len(list((cfg.runs_dir / "glue").glob("*.json"))) == 16
 
 
-def test_grid_keys_cover_the_whole_config():
-    cfg = load_profile("smoke", root=REPO)
-    glue = eg.load_config(cfg)
-    fps = {t: "x" for t in glue.tasks}
-    configs = eg.grid(cfg, glue, koglish_source="synthetic", data_fingerprints=fps)
-    n = len(glue.tasks) * len(glue.backbones) * len(glue.seeds_for(cfg)) * 2
-    assert len(configs) == n
-    from codeswitch.core.runs import config_hash
+def test_plan_keys_cover_the_whole_config():
+    from codeswitch.core.profiles import seeds_for
 
-    assert len({config_hash(c) for c in configs}) == n
-    c = configs[0]
-    for key in ("task", "model", "train", "select", "test", "seed", "koglish_source", "data", "epochs", "batch_size", "learning_rate", "warmup_ratio", "max_length", "precision", "group_by_length"):
-        assert key in c
+    cfg = load_profile("smoke", root=REPO)
+    glue = eg.load(cfg)
+    fps = {t: "x" for t in glue.tasks}
+    specs = eg.specs(cfg, glue, koglish_source="synthetic", data_fingerprints=fps)
+    n = len(glue.tasks) * len(glue.backbones) * len(seeds_for(cfg, glue.seeds)) * 2
+    assert len(specs) == n and all(isinstance(s, eg.GlueRun) for s in specs)
+    assert len({s.key_hash() for s in specs}) == n
+    key = specs[0].key()
+    for name in ("task", "model", "train", "select", "test", "seed", "koglish_source", "data", "num_train_epochs", "batch_size", "learning_rate",
+                 "warmup_ratio", "max_length", "per_device_eval_batch_size", "precision", "group_by_length", "backbone_id"):
+        assert name in key
+    assert key["precision"] == "fp32"  # the resolved name, never "auto"
+    assert "log_epochs" not in key and "max_train_samples" not in key  # display only / covered by `data`
     import dataclasses
 
-    ungrouped = eg.grid(cfg, dataclasses.replace(glue, group_by_length=False), koglish_source="synthetic", data_fingerprints=fps)
-    assert config_hash(ungrouped[0]) != config_hash(c)  # another batch order: another run
-    changed = eg.grid(cfg, glue, koglish_source="synthetic", data_fingerprints={t: "y" for t in glue.tasks})
-    assert config_hash(changed[0]) != config_hash(c)  # other data: another run
+    ungrouped = eg.specs(cfg, dataclasses.replace(glue, group_by_length=False), koglish_source="synthetic", data_fingerprints=fps)
+    assert ungrouped[0].key_hash() != specs[0].key_hash()  # another batch order: another run
+    changed = eg.specs(cfg, glue, koglish_source="synthetic", data_fingerprints={t: "y" for t in glue.tasks})
+    assert changed[0].key_hash() != specs[0].key_hash()  # other data: another run
+    quiet = eg.specs(cfg, dataclasses.replace(glue, log_epochs=not glue.log_epochs), koglish_source="synthetic", data_fingerprints=fps)
+    assert quiet[0].key_hash() == specs[0].key_hash()  # logging is not part of a run
 
 
 def test_data_fingerprint_changes_with_any_cell():
@@ -336,7 +358,7 @@ def test_reported_table2_keeps_only_the_surviving_row():
     # labels are the ones the measured table uses
     cols = {gm.TASK_LABEL[t] for t in TASKS} | {eg.AVG}
     assert {e.column for e in entries} == cols
-    assert {e.row for e in entries} == {eg._row_label(s, b) for s in tg.SCENARIOS for b in eg.PAPER_BACKBONES}
+    assert {e.row for e in entries} == {eg._row_label(s, b) for s in tg.SCENARIOS for b in (bb.name for bb in eg.PAPER_BACKBONES)}
 
 
 # --------------------------------------------------------------------------- the real Trainer on a toy task
@@ -364,9 +386,9 @@ def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbone
 
     path = resolve_model("tiny-bert")
     train, valid, test = _sentiment(96, 0), _sentiment(32, 1), _sentiment(48, 2)
-    s = tg.FineTuneSettings(epochs=4, batch_size=8, learning_rate=3e-3, eval_batch_size=64, seed=11111, cpu_threads=1, log_epochs=False)
-    en = tg.fine_tune(path, "sst2", train, valid, {"en": test, "cs": test}, train_lang="en", select_lang="en", settings=s)
-    cs = tg.fine_tune(path, "sst2", train, valid, {"cs": test}, train_lang="cs", select_lang="cs", settings=s)
+    s = glue_spec(num_train_epochs=4, seed=11111)
+    en = tg.fine_tune(s, path, train, valid, {"en": test, "cs": test}, cpu_threads=1)
+    cs = tg.fine_tune(dataclasses.replace(s, train="cs", select="cs"), path, train, valid, {"cs": test}, cpu_threads=1)
     assert list(tmp_path.glob("glue-trainer-*")) == []  # no checkpoint left behind
     assert en["metric"] == "accuracy" and len(en["epochs"]) == 4
     valid_curve = [e["valid"] for e in en["epochs"]]
@@ -386,7 +408,7 @@ def test_fine_tune_tiny_mbart_regression_head(backbones_dir):
         [{"sentence1": f"the {a} movie", "cross1": f"{_ADJ[a][0]} 영화", "sentence2": f"the {b} book", "cross2": f"{_ADJ[b][0]} 책", "label": 5.0 * (_ADJ[a][1] == _ADJ[b][1])}
          for a, b in ((rng.choice(sorted(_ADJ)), rng.choice(sorted(_ADJ))) for _ in range(48))]
     )
-    s = tg.FineTuneSettings(epochs=2, batch_size=16, learning_rate=6e-3, eval_batch_size=64, seed=1, cpu_threads=1, log_epochs=False)
-    r = tg.fine_tune(path, "stsb", df, df.head(16), {"cs": df.head(16)}, train_lang="cs", select_lang="cs", settings=s)
+    s = glue_spec(task="stsb", train="cs", select="cs", test=("cs",), batch_size=16, learning_rate=6e-3, seed=1, max_length=230)
+    r = tg.fine_tune(s, path, df, df.head(16), {"cs": df.head(16)}, cpu_threads=1)
     assert r["metric"] == "spearman" and set(r["test_all"]["cs"]) == {"spearman", "pearson"}
     assert -100.0 <= r["test"]["cs"] <= 100.0 and len(r["epochs"]) == 2

@@ -1,24 +1,30 @@
-"""glue.backbones in either form: the profiles' mapping or a list (--set 'glue.backbones=[...]')."""
+"""glue.backbones in every form a profile or --set may give: a list of {name, model, ...}, paper labels alone, the older mapping."""
 
 from __future__ import annotations
 
 import pytest
 
-from codeswitch.glue import experiment as eg
 from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.glue import config as gc
 
 from .conftest import REPO
 
 
+def _backbones(value):
+    return gc.load(load_profile("paper", {"glue.backbones": value}, root=REPO)).backbones
+
+
 def test_list_form_with_paper_labels_fills_in_table8():
-    cfg = load_profile("paper", {"glue.backbones": [{"name": "mBERT-base", "model": "/data/mbert"}, "XLM-R-base"]}, root=REPO)
-    b = eg.load_config(cfg).backbones
+    b = {x.name: x for x in _backbones([{"name": "mBERT-base", "model": "/data/mbert"}, "XLM-R-base"])}
     assert list(b) == ["mBERT-base", "XLM-R-base"]
     assert (b["mBERT-base"].model, b["mBERT-base"].batch_size, b["mBERT-base"].learning_rate) == ("/data/mbert", 128, 5e-5)
-    assert b["XLM-R-base"] == eg.PAPER_BACKBONES["XLM-R-base"]
-    own = eg.backbones_from_setting([{"name": "mine", "model": "/m", "batch_size": 8, "learning_rate": 1e-4}])
-    assert own == {"mine": eg.Backbone("/m", 8, 1e-4)}
-    assert eg.backbones_from_setting(["xlm-roberta-large"]) == {"XLM-R-large": eg.PAPER_BACKBONES["XLM-R-large"]}
+    assert b["XLM-R-base"] == next(p for p in gc.PAPER_BACKBONES if p.name == "XLM-R-base")
+    assert _backbones([{"name": "mine", "model": "/m", "batch_size": 8, "learning_rate": 1e-4}]) == (gc.Backbone("mine", "/m", 8, 1e-4),)
+    assert _backbones(["xlm-roberta-large"]) == tuple(p for p in gc.PAPER_BACKBONES if p.name == "XLM-R-large")
+
+
+def test_the_older_mapping_form_is_converted():
+    assert _backbones({"mine": {"model": "/m", "batch_size": 8, "learning_rate": 1e-4}}) == (gc.Backbone("mine", "/m", 8, 1e-4),)
 
 
 @pytest.mark.parametrize("value, match", [
@@ -26,8 +32,8 @@ def test_list_form_with_paper_labels_fills_in_table8():
     ([{"model": "/m"}], r"glue\.backbones\[0\]: a backbone in list form needs a 'name'"),
     ([{"name": "mine", "model": "/m"}], r"glue\.backbones\.mine"),  # not a paper label: its settings are needed
     ([], r"glue\.backbones: at least one"),
-    (5, r"glue\.backbones: expected a mapping"),
+    (5, r"glue\.backbones: expected a list"),
 ])
 def test_bad_list_forms_name_the_key(value, match):
     with pytest.raises(ConfigError, match=match):
-        eg.load_config(load_profile("paper", {"glue.backbones": value}, root=REPO))
+        _backbones(value)

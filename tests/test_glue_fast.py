@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
+from codeswitch.core.training import BestEpoch
 from codeswitch.glue import train as tg
+
+from .helpers import glue_spec
 
 _ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
 _FILLER = "the a movie film song was shown really very quite long short story at home today".split()
@@ -26,16 +29,12 @@ def _varied(n: int, seed: int, max_words: int = 40) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _settings(**kw) -> tg.FineTuneSettings:
-    base = dict(epochs=2, batch_size=8, learning_rate=3e-3, eval_batch_size=64, seed=3, cpu_threads=1, log_epochs=False)
-    return tg.FineTuneSettings(**(base | kw))
+def _settings(**kw):
+    return glue_spec(**kw)
 
 
-def _trainer(path: str, df: pd.DataFrame, settings: tg.FineTuneSettings, tmp: str, callbacks=()):
-    return tg.build_trainer(
-        path, "sst2", df, df.head(8), {"en": df.head(8)},
-        train_lang="en", select_lang="en", settings=settings, output_dir=tmp, callbacks=callbacks,
-    )
+def _trainer(path: str, df: pd.DataFrame, spec, tmp: str, callbacks=()):
+    return tg.build_trainer(spec, path, df, df.head(8), {"en": df.head(8)}, device="cpu", output_dir=tmp, callbacks=callbacks)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +138,7 @@ def _losses(path: str, df: pd.DataFrame, precision: str, tmp: str, dropout_seed:
     seeding — the head's initialisation and the batch order (seeded by
     ``data_seed``) stay, only the dropout masks are drawn anew.
     """
-    rec = tg._EpochRecorder("accuracy", "", False, ["valid", "test_en"])
+    rec = BestEpoch("accuracy", ["valid", "test_en"])
     trainer = _trainer(path, df, _settings(precision=precision), tmp, callbacks=[rec])
     dtypes = set()
     first_linear = next(m for m in trainer.model.modules() if isinstance(m, torch.nn.Linear))
@@ -147,7 +146,7 @@ def _losses(path: str, df: pd.DataFrame, precision: str, tmp: str, dropout_seed:
     if dropout_seed is not None:
         torch.manual_seed(dropout_seed)
     trainer.train()
-    return np.array([e["loss"] for e in rec.result(["en"])["epochs"]]), dtypes
+    return np.array([e["loss"] for e in rec.rows()]), dtypes
 
 
 def test_bf16_matches_fp32_within_dropout_noise(tiny_bert, tmp_path):
@@ -163,7 +162,7 @@ def test_bf16_matches_fp32_within_dropout_noise(tiny_bert, tmp_path):
     assert gap < 0.02 * np.abs(fp32).max()
     # the same run through fine_tune (what the experiment calls): the same losses
     s = _settings(precision="bf16")
-    r = tg.fine_tune(tiny_bert, "sst2", df, df.head(8), {"en": df.head(8)}, train_lang="en", select_lang="en", settings=s)
+    r = tg.fine_tune(s, tiny_bert, df, df.head(8), {"en": df.head(8)}, cpu_threads=1)
     assert [e["loss"] for e in r["epochs"]] == pytest.approx(bf16.tolist(), rel=1e-6)
 
 
@@ -201,7 +200,7 @@ def test_no_host_sync_in_the_trainer_step(tiny_bert, tmp_path, monkeypatch):
 
     def run(nan_filter: bool) -> int:
         state["syncs"] = 0
-        trainer = _trainer(tiny_bert, _varied(32, 3), _settings(epochs=1), str(tmp_path), callbacks=[StepWindow()])
+        trainer = _trainer(tiny_bert, _varied(32, 3), _settings(num_train_epochs=1), str(tmp_path), callbacks=[StepWindow()])
         trainer.args.logging_nan_inf_filter = nan_filter
         trainer.model.register_forward_pre_hook(lambda m, i: state.update(in_forward=True))
         trainer.model.register_forward_hook(lambda m, i, o: state.update(in_forward=False))

@@ -81,7 +81,7 @@ def test_experiment_configs_have_no_thread_key_of_their_own():
     from codeswitch.concse import experiment as concse
     from codeswitch.glue import experiment as glue
 
-    for cls in (glue.GlueConfig, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.CalbertConfig):
+    for cls in (glue.Config, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.CalbertConfig):
         names = {f.name for f in dataclasses.fields(cls)}
         assert not names & {"cpu_threads", "torch_threads"}, cls.__name__
 
@@ -129,3 +129,29 @@ def test_calbert_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
     finally:
         torch.set_num_threads(before)
     assert seen == [("calbert siamese", 1), ("calbert fine-tuning", 1)]
+
+
+def test_seeds_for_is_the_one_seed_rule():
+    from codeswitch.core.profiles import seeds_for
+
+    smoke = load_profile("smoke", {"seeds": [5, 6, 7]}, root=REPO)
+    assert seeds_for(smoke) == (5, 6, 7)  # the profile's
+    assert seeds_for(smoke, [9, 8]) == (9, 8)  # a section's own list wins
+    assert seeds_for(smoke, None, count=2) == (5, 6)  # the first `count`
+    with pytest.raises(ConfigError, match="asked for 4 seed"):
+        seeds_for(smoke, count=4)
+
+
+def test_precision_resolves_to_a_dtype_and_a_name_in_one_place():
+    import torch
+
+    from codeswitch.core.profiles import resolve_precision
+
+    assert resolve_precision("auto", "cpu") == (None, "fp32")  # "auto" never reaches a run key
+    assert resolve_precision("fp32", "cpu") == (None, "fp32")
+    assert resolve_precision("bf16", "cpu") == (torch.bfloat16, "bf16")
+    assert resolve_precision("fp16", "cpu") == (torch.float16, "fp16")
+    with pytest.raises(ConfigError, match="unknown precision 'half'"):
+        resolve_precision("half", "cpu")
+    smoke = load_profile("smoke", root=REPO)
+    assert (smoke.amp_dtype(), smoke.precision_name()) == resolve_precision(smoke.precision, smoke.torch_device())

@@ -46,7 +46,8 @@ from ..common.sts import spearman_x100, sts_evaluator
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
 from ..common.fastpath import DEFAULT_BUCKET_COST, bucket_features
 from ..core.progress import progress
-from ..core.utils import loader_workers, quiet_transformers
+from ..core.training import quiet_trainer, training_arguments
+from ..core.utils import quiet_transformers
 
 __all__ = [
     "TrainSpec",
@@ -198,23 +199,6 @@ class KeepBestEpoch(TrainerCallback):
             self.bar.update(1)
 
 
-def _trainer_class():
-    from sentence_transformers import SentenceTransformerTrainer
-    from transformers import PrinterCallback
-
-    class Trainer(SentenceTransformerTrainer):
-        """The sentence-transformers trainer, minus model-card bookkeeping and printed log dicts."""
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.remove_callback(PrinterCallback)
-
-        def add_model_card_callback(self, default_args_dict):  # no model card is written
-            pass
-
-    return Trainer
-
-
 def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
     """Train one encoder; return ``(model with the best dev epoch's weights, info dict)``."""
     with quiet_transformers():
@@ -222,56 +206,39 @@ def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd
 
 
 def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
-    from sentence_transformers import SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
     model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
     device = profile.torch_device()
-    amp = profile.amp_dtype()
     cuda = device.type == "cuda"
     dataset = nli_dataset(train, spec.method)
     dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.eval_batch_size, where="Koglish STS-B dev")
     bar = progress(total=spec.epochs, desc=desc, unit="epoch")
     keep = KeepBestEpoch(metric="eval_stsb-dev_spearman_cosine", bar=bar)
     with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
-        args = SentenceTransformerTrainingArguments(
+        # Table 9's batch is the global one: training_arguments splits it over the processes of a
+        # distributed launch (DDP: the loss gathers the negatives, below) and over the GPUs one
+        # process drives (the Trainer's DataParallel, which gathers the embeddings itself).
+        args = training_arguments(
+            args_class=SentenceTransformerTrainingArguments,
             output_dir=out_dir,
+            device=device.type,
+            precision=profile.precision_name(),
+            seed=spec.seed,
+            total_batch_size=spec.batch_size,
             num_train_epochs=spec.epochs,
-            per_device_train_batch_size=spec.batch_size,  # the global batch; divided by the process count below
             learning_rate=spec.learning_rate,
             lr_scheduler_type="linear",
             warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
             max_grad_norm=spec.max_grad_norm,
             weight_decay=spec.weight_decay,
             optim="adamw_torch_fused" if cuda else "adamw_torch",  # the fused kernel: one launch per step
-            seed=spec.seed,
-            data_seed=spec.seed,
             eval_strategy="epoch",
-            save_strategy="no",  # the best epoch's weights are kept in memory by _KeepBestEpoch
+            save_strategy="no",  # the best epoch's weights are kept in memory by KeepBestEpoch
             logging_strategy="no",
-            logging_nan_inf_filter=False,  # the filter reads the loss on the host every step (a GPU sync)
-            report_to="none",
-            disable_tqdm=True,
-            use_cpu=device.type == "cpu",
-            bf16=amp == torch.bfloat16,
-            fp16=amp == torch.float16,  # the Trainer adds loss scaling
-            # GPU: tokenise and bucket in worker processes (enough to outpace the GPU: see
-            # codeswitch.core.utils.loader_workers), copy from pinned memory without blocking
-            # (accelerate prefetches the next batch); CPU: no workers (process start-up would
-            # cost more than the tiny smoke steps).
-            dataloader_num_workers=loader_workers(cuda),
-            dataloader_pin_memory=cuda,
-            dataloader_persistent_workers=cuda,
-            accelerator_config={"non_blocking": cuda},
             ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
         )
-        # Table 9's batch is the global one: split it over the processes of a distributed
-        # launch (DDP: the loss gathers the negatives, below) and over the GPUs one process
-        # drives (the Trainer's DataParallel, which gathers the embeddings itself).
         world = args.world_size
-        devices = world * max(1, args.n_gpu)
-        if spec.batch_size % devices:
-            raise ValueError(f"batch size {spec.batch_size} cannot be split evenly over {devices} devices")
-        args.per_device_train_batch_size = spec.batch_size // devices
         collator = None
         if spec.method == "concse":
             loss = ConCSELoss(
@@ -286,7 +253,7 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
-        trainer = _trainer_class()(
+        trainer = quiet_trainer(SentenceTransformerTrainer)(
             model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )
         try:

@@ -557,10 +557,9 @@ class _Context:
 
 
 def _mixed_precision(cfg: Profile) -> str:
-    import torch
-
-    dtype = cfg.amp_dtype()
-    return "no" if dtype is None else ("bf16" if dtype == torch.bfloat16 else "fp16")
+    """accelerate's ``mixed_precision`` for the profile's resolved precision."""
+    name = cfg.precision_name()
+    return "no" if name == "fp32" else name
 
 
 def _load_ranking(path: Path):

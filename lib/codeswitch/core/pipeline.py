@@ -274,7 +274,7 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
 # section -> (module, function returning its typed config): read before any notebook runs
 SECTION_LOADERS = {
     "koglish": ("codeswitch.koglish.experiment", "config"),
-    "glue": ("codeswitch.glue.experiment", "load_config"),
+    "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.experiment", "load_config"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
     "alignment": ("codeswitch.alignment.experiment", "load_config"),
@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 02,03")
     parser.add_argument("--list", action="store_true", help="list the notebooks and the artifacts each writes, then exit")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.epochs=1")
+                        help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.num_train_epochs=1")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the profile and every --set value, print what would run, and exit without running")
     args = parser.parse_args(argv)

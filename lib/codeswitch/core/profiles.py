@@ -16,8 +16,8 @@ Two profiles ship with the project:
 
 Example::
 
-    cfg = load_profile("smoke", overrides={"seeds": [1], "glue.epochs": 1})
-    glue = cfg.section("glue", GlueConfig)
+    cfg = load_profile("smoke", overrides={"seeds": [1], "glue.num_train_epochs": 1})
+    glue = cfg.section("glue", Config)
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import yaml
 
@@ -95,10 +95,16 @@ class Profile:
     def figures_dir(self) -> Path:
         return (self.output_root or self.root) / "figures" / self.name
 
-    def section(self, name: str, cls: type[T]) -> T:
-        """Build the experiment dataclass ``cls`` from the section ``name`` (defaults where absent)."""
+    def section(self, name: str, cls: type[T], *, prepare: Callable[[dict, str], dict] | None = None) -> T:
+        """Build the experiment dataclass ``cls`` from the section ``name`` (defaults where absent).
+
+        ``prepare(raw, where)``, when given, turns the raw mapping into the one ``cls``
+        reads first (an older spelling converted, or refused with a clear error).
+        """
         raw = dict(self.sections.get(name) or {})
         _check_moved(name, raw, where=self.source_file)
+        if prepare is not None:
+            raw = prepare(raw, f"{self.source_file}: section '{name}'")
         return build_dataclass(cls, raw, where=f"{self.source_file}: section '{name}'")
 
     def torch_device(self):
@@ -126,19 +132,12 @@ class Profile:
             yield
 
     def amp_dtype(self):
-        """The autocast dtype for this profile, or ``None`` for full fp32."""
-        import torch
+        """The autocast dtype for this profile, or ``None`` for full fp32 (:func:`resolve_precision`)."""
+        return resolve_precision(self.precision, self.torch_device(), where=self.source_file)[0]
 
-        dev = self.torch_device()
-        if self.precision == "fp32" or (self.precision == "auto" and dev.type != "cuda"):
-            return None
-        if self.precision in ("auto", "bf16"):
-            if dev.type == "cuda" and not torch.cuda.is_bf16_supported():
-                return torch.float16  # fall back to fp16 with loss scaling
-            return torch.bfloat16
-        if self.precision == "fp16":
-            return torch.float16
-        raise ConfigError(f"{self.source_file}: unknown precision '{self.precision}'")
+    def precision_name(self) -> str:
+        """The resolved precision, ``"fp32" | "bf16" | "fp16"`` — never ``"auto"`` (what run keys record)."""
+        return resolve_precision(self.precision, self.torch_device(), where=self.source_file)[1]
 
     def summary(self) -> str:
         lines = [f"profile      {self.name}  ({self.source_file})"]
@@ -164,6 +163,45 @@ class Profile:
         return f"Profile(name={self.name!r}, seeds={self.seeds}, device={self.device!r}, offline={self.offline})"
 
 
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+def resolve_precision(precision: str, device, *, where: str = "precision"):
+    """``(autocast dtype or None, name)`` for a precision setting on a device: the one place "auto" is decided.
+
+    ``"auto"``: bf16 on a GPU that has it, fp16 (with loss scaling) on one that does
+    not, fp32 on the CPU.  ``"bf16"`` on a GPU without bf16 falls back to fp16 the same
+    way.  The name is what run keys record: ``"fp32"``, ``"bf16"`` or ``"fp16"``.
+
+    >>> resolve_precision("auto", "cpu")
+    (None, 'fp32')
+    """
+    import torch
+
+    if precision not in PRECISIONS:
+        raise ConfigError(f"{where}: unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
+    dev = torch.device(device)
+    if precision == "fp32" or (precision == "auto" and dev.type != "cuda"):
+        return None, "fp32"
+    if precision == "fp16" or (dev.type == "cuda" and not torch.cuda.is_bf16_supported()):
+        return torch.float16, "fp16"
+    return torch.bfloat16, "bf16"
+
+
+def seeds_for(profile: Profile, section_seeds: Sequence[int] | None = None, count: int | None = None) -> tuple[int, ...]:
+    """The seeds an experiment runs: its section's own list when it has one, else the profile's; the first ``count``.
+
+    The one way every experiment resolves its seeds (``count``: e.g. ablations that
+    run on fewer seeds than the main table).
+    """
+    seeds = tuple(int(s) for s in section_seeds) if section_seeds else tuple(profile.seeds)
+    if count is not None:
+        if not 1 <= count <= len(seeds):
+            raise ConfigError(f"{profile.source_file}: asked for {count} seed(s), the list {list(seeds)} has {len(seeds)}")
+        seeds = seeds[:count]
+    return seeds
+
+
 def load_profile(
     profile: str = "smoke",
     overrides: Mapping[str, Any] | None = None,
@@ -174,7 +212,7 @@ def load_profile(
     """Read ``configs/<profile>.yaml`` and apply ``overrides``.
 
     ``profile`` is a profile name or a path to a YAML file.  ``overrides`` maps
-    dotted keys to values: ``{"seeds": [1], "glue.epochs": 2}``.  The output
+    dotted keys to values: ``{"seeds": [1], "glue.num_train_epochs": 2}``.  The output
     folder (runs/ and figures/) is ``output_root``, else ``$CODESWITCH_OUTPUT_ROOT``,
     else the project root.  An offline profile sets ``HF_HUB_OFFLINE=1`` for the
     whole process, so nothing can reach the network by accident.
@@ -256,14 +294,24 @@ def _check_moved(section: str, body: Mapping[str, Any], *, where: str) -> None:
 
 
 def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:
+    """Set ``dotted`` in ``data``; in a list of ``{name, ...}`` items (backbones) a part selects the item by name."""
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
+        if isinstance(node, list):
+            named = [item for item in node if isinstance(item, dict) and item.get("name") == part]
+            if len(named) != 1:
+                names = [item.get("name") for item in node if isinstance(item, dict)]
+                raise ConfigError(f"{where}: no item named '{part}' in the list (names: {names})")
+            node = named[0]
+            continue
         if part not in node:
             node[part] = {}
-        if not isinstance(node[part], dict):
+        if not isinstance(node[part], (dict, list)):
             raise ConfigError(f"{where}: '{part}' is not a section")
         node = node[part]
+    if isinstance(node, list):
+        raise ConfigError(f"{where}: '{dotted}' sets an item of a list; set one of its fields ('{dotted}.<field>') or the whole list")
     node[parts[-1]] = value
 
 
@@ -359,7 +407,7 @@ def as_dict(obj: Any) -> Any:
 
 
 def parse_overrides(items: Sequence[str]) -> dict:
-    """``["glue.epochs=2", "seeds=[1]"]`` → ``{"glue.epochs": 2, "seeds": [1]}`` (values read as JSON, else kept as text)."""
+    """``["glue.num_train_epochs=2", "seeds=[1]"]`` → ``{"glue.num_train_epochs": 2, "seeds": [1]}`` (values read as JSON, else kept as text)."""
     out = {}
     for item in items:
         if "=" not in item:

@@ -1,162 +1,48 @@
 """Koglish-GLUE: EN2EN / EN2CS / CS2CS fine-tuning of multilingual backbones (ConCSE §5.1, Table 2).
 
-The experiment, top to bottom:
+The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
 
-1. :class:`GlueConfig` — the ``glue`` section of a profile (defaults = the
-   paper: four backbones with Table 8's batch sizes and learning rates, 5 epochs,
-   10 % warm-up, maximum lengths 115/230, six tasks, five seeds).
-2. :func:`grid` — one training run per (task, backbone, seed, training language).
-   EN2EN and EN2CS share the English run, evaluated on both test sets
-   (:func:`codeswitch.glue.train.training_runs`).
-3. :func:`run` — every run through the run cache (``runs/<profile>/glue/``):
-   a finished run is never redone; a killed grid resumes.  Returns the long table
-   of scores, one row per (task, backbone, seed, scenario).
-4. :func:`table2`, :func:`gain_figure`, :func:`hypotheses` — Table 2 beside the
-   paper's numbers, the EN2CS → CS2CS gain, and the paper's two hypotheses checked
+1. :class:`~codeswitch.glue.config.Config` — the ``glue`` section of a profile
+   (defaults = the paper: four backbones with Table 8's batch sizes and learning
+   rates, 5 epochs, 10 % warm-up, maximum lengths 115/230, six tasks).
+2. :func:`plan` — one :class:`~codeswitch.glue.config.GlueRun` per (task, backbone,
+   seed, training language).  EN2EN and EN2CS share the English run, evaluated on
+   both test sets (:func:`codeswitch.glue.train.training_runs`).
+3. :func:`run_one` — one run: its data, its backbone, :func:`codeswitch.glue.train.fine_tune`.
+4. :func:`run` — every run of the plan through the run cache (``runs/<profile>/glue/``):
+   a finished run is never redone; a killed grid resumes.  :func:`frame` turns the
+   results into the long table of scores, one row per (task, backbone, seed, scenario).
+5. :func:`tables` (Table 2 beside the paper's numbers), :func:`figures` (the
+   EN2CS → CS2CS gain), and :func:`hypotheses` — the paper's two hypotheses checked
    on the numbers just produced.  They read only the cached results.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..common.glue_metrics import TASK_LABEL
+from ..core.experiment import Results, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
-from ..core.profiles import Profile, build_dataclass
+from ..core.profiles import Profile, seeds_for
 from ..core import claims
 from ..core.report import bold, comparison, save_figure, save_table, seaborn_style, summarise
-from ..core.runs import RunCache, run_grid
-from .train import SCENARIOS, TASKS, FineTuneSettings, fine_tune, scenario_of, training_runs
+from ..core.runs import RunCache
+from .config import PAPER_BACKBONES, SECTION, Backbone, Config, GlueRun, load
+from .train import SCENARIOS, TASKS, fine_tune, scenario_of, training_runs
 
-EXPERIMENT = "glue"
+EXPERIMENT = SECTION
 TABLE = "concse_table2"
 FIGURE = "concse_table2_gain"
 AVG = "Avg"
 
 
-# --------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class Backbone:
-    """One backbone of Table 2 with its Table 8 hyperparameters."""
-
-    model: str  # hub id, local folder, or a tiny-* name (smoke)
-    batch_size: int  # total batch (Table 8)
-    learning_rate: float  # peak learning rate (Table 8)
-
-
-# Table 8 (Appendix A.1).  The paper says "mBERT"; its released ConCSE code loads
-# bert-base-multilingual-uncased — set glue.backbones.mBERT-base.model to use it.
-PAPER_BACKBONES: Mapping[str, Backbone] = {
-    "mBERT-base": Backbone("bert-base-multilingual-cased", 128, 5e-5),
-    "XLM-R-base": Backbone("xlm-roberta-base", 128, 5e-5),
-    "XLM-R-large": Backbone("xlm-roberta-large", 64, 1e-5),
-    "mBART-large": Backbone("facebook/mbart-large-50", 64, 1e-5),
-}
-
-
-def backbones_from_setting(raw, where: str = "backbones") -> dict[str, Backbone]:
-    """``glue.backbones`` as ``{label: Backbone}``, from either form a profile or ``--set`` may give:
-
-    * a mapping ``{label: {model, batch_size, learning_rate}}`` (the profiles' form), or
-    * a list of ``{name, model, batch_size, learning_rate}`` mappings, or of bare names.
-
-    A paper label (``mBERT-base``, ``XLM-R-base``, ``XLM-R-large``, ``mBART-large``) or its hub
-    id may stand alone and fills in Table 8's batch size and learning rate, e.g.
-    ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
-    """
-    by_model = {b.model: label for label, b in PAPER_BACKBONES.items()}
-    if isinstance(raw, Mapping):
-        items = [(str(label), spec) for label, spec in raw.items()]
-    elif isinstance(raw, (list, tuple)):
-        items = []
-        for i, spec in enumerate(raw):
-            if isinstance(spec, Backbone):
-                raise ValueError(f"{where}[{i}]: a Backbone needs a label; give {{name: ..., model: ...}}")
-            if isinstance(spec, str):
-                label = spec if spec in PAPER_BACKBONES else by_model.get(spec)
-                if label is None:
-                    raise ValueError(
-                        f"{where}[{i}]: '{spec}' is neither a paper backbone ({', '.join(PAPER_BACKBONES)}) nor its hub id; "
-                        f"name it and give its Table 8 settings, e.g. "
-                        f"--set '{where}=[{{\"name\": \"mBERT-base\", \"model\": \"{spec}\"}}]' "
-                        "(batch_size and learning_rate are filled in for a paper label)"
-                    )
-                items.append((label, {"model": PAPER_BACKBONES[label].model}))
-            elif isinstance(spec, Mapping):
-                if "name" not in spec:
-                    raise ValueError(f"{where}[{i}]: a backbone in list form needs a 'name' (the row label of Table 2); got {dict(spec)!r}")
-                items.append((str(spec["name"]), {k: v for k, v in spec.items() if k != "name"}))
-            else:
-                raise ValueError(f"{where}[{i}]: expected a name or a mapping with name, model, batch_size, learning_rate; got {spec!r}")
-    else:
-        raise ValueError(f"{where}: expected a mapping {{label: {{model, batch_size, learning_rate}}}} or a list; got {raw!r}")
-    if not items:
-        raise ValueError(f"{where}: at least one is needed")
-    out: dict[str, Backbone] = {}
-    for label, spec in items:
-        if isinstance(spec, Backbone):
-            out[label] = spec
-            continue
-        if not isinstance(spec, Mapping):
-            raise ValueError(f"{where}.{label}: expected a mapping with model, batch_size, learning_rate; got {spec!r}")
-        spec = dict(spec)
-        if label in PAPER_BACKBONES:  # Table 8's settings where the paper's backbone is meant
-            spec.setdefault("model", PAPER_BACKBONES[label].model)
-            spec.setdefault("batch_size", PAPER_BACKBONES[label].batch_size)
-            spec.setdefault("learning_rate", PAPER_BACKBONES[label].learning_rate)
-        out[label] = build_dataclass(Backbone, spec, where=f"{where}.{label}")
-    return out
-
-
-@dataclass(frozen=True)
-class GlueConfig:
-    """The ``glue`` section of a profile; defaults are the paper's settings (§5.1, A.1)."""
-
-    tasks: tuple[str, ...] = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
-    scenarios: tuple[str, ...] = ("EN2EN", "EN2CS", "CS2CS")
-    # label (the row name in Table 2) -> model and Table 8 hyperparameters
-    backbones: Mapping[str, Backbone] = field(default_factory=lambda: dict(PAPER_BACKBONES))
-    seeds: tuple[int, ...] | None = None  # None: the profile's seeds
-    epochs: int = 5
-    warmup_ratio: float = 0.1  # linear warm-up over the first 10 % of the steps, then linear decay
-    weight_decay: float = 0.0  # the paper does not say; the Trainer's default
-    max_length_single: int = 115  # CoLA, SST-2
-    max_length_pair: int = 230  # MRPC, STS-B, QNLI, RTE
-    eval_batch_size: int = 256
-    max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
-    max_eval_samples: int | None = None  # first N validation and test rows (None: all)
-    group_by_length: bool = True  # length-grouped training batches (train.glue's fast path; changes the batch order)
-    log_epochs: bool = True  # one line per epoch of every run
-
-    def __post_init__(self):
-        unknown = [t for t in self.tasks if t not in TASKS]
-        if unknown:
-            raise ValueError(f"tasks: unknown {unknown} (known: {', '.join(TASKS)})")
-        bad = [s for s in self.scenarios if s not in SCENARIOS]
-        if bad:
-            raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
-        object.__setattr__(self, "backbones", backbones_from_setting(self.backbones, where="glue.backbones"))
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-
-    def seeds_for(self, cfg: Profile) -> tuple[int, ...]:
-        return tuple(self.seeds) if self.seeds else tuple(cfg.seeds)
-
-
-def load_config(cfg: Profile) -> GlueConfig:
-    """The profile's ``glue`` section as a :class:`GlueConfig` (errors name the YAML file and key)."""
-    return cfg.section(EXPERIMENT, GlueConfig)
-
-
 # --------------------------------------------------------------------------- data
-def load_data(source: str, tasks: Sequence[str], glue: GlueConfig) -> dict[str, dict[str, pd.DataFrame]]:
+def load_data(source: str, tasks: Sequence[str], c: Config) -> dict[str, dict[str, pd.DataFrame]]:
     """Every split of every task, validated by the Koglish loader, cut to ``max_*_samples``."""
     from ..koglish.data import load_glue
 
@@ -165,7 +51,7 @@ def load_data(source: str, tasks: Sequence[str], glue: GlueConfig) -> dict[str, 
         splits = {}
         for split in ("train", "valid", "test"):
             df = load_glue(source, task, split)
-            limit = glue.max_train_samples if split == "train" else glue.max_eval_samples
+            limit = c.max_train_samples if split == "train" else c.max_eval_samples
             splits[split] = df.head(limit).reset_index(drop=True) if limit else df
         data[task] = splits
     return data
@@ -180,127 +66,101 @@ def fingerprint(splits: Mapping[str, pd.DataFrame]) -> str:
     return h.hexdigest()[:16]
 
 
-# --------------------------------------------------------------------------- the grid
-def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprints: Mapping[str, str]) -> list[dict]:
-    """The complete config of every training run (what the cache key is computed from)."""
-    precision = _precision(cfg)
-    configs = []
-    for task in glue.tasks:
-        for label, bb in glue.backbones.items():
-            for seed in glue.seeds_for(cfg):
-                for (train, select), tests in training_runs(glue.scenarios).items():
-                    config = {
-                        "experiment": TABLE,
-                        "task": task,
-                        "backbone": label,
-                        "model": bb.model,
-                        "train": train,
-                        "select": select,
-                        "test": list(tests),
-                        "seed": seed,
-                        "koglish_source": koglish_source,
-                        "data": data_fingerprints[task],
-                        "epochs": glue.epochs,
-                        "batch_size": bb.batch_size,
-                        "learning_rate": bb.learning_rate,
-                        "warmup_ratio": glue.warmup_ratio,
-                        "weight_decay": glue.weight_decay,
-                        "max_length": glue.max_length_pair if TASKS[task].pair else glue.max_length_single,
-                        "eval_batch_size": glue.eval_batch_size,
-                        "precision": precision,
-                        "group_by_length": glue.group_by_length,  # another batch order: another run
-                    }
-                    if bb.model in TINY_BACKBONES:  # a tiny backbone changes with its recipe (corpus, size, build version)
-                        config["backbone_id"] = backbone_id(bb.model)
-                    configs.append(config)
-    return configs
+# --------------------------------------------------------------------------- the contract
+def plan(profile: Profile) -> list[GlueRun]:
+    """Every training run of the grid, typed: what :func:`run` computes and the cache keys come from.
 
-
-def _precision(cfg: Profile) -> str:
-    import torch
-
-    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[cfg.amp_dtype()]
-
-
-def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | None = None) -> pd.DataFrame:
-    """Run (or read from the cache) every training of the grid; return one row per (task, backbone, seed, scenario).
-
-    Columns: ``task, backbone, seed, scenario, score, metric, best_epoch, train,
-    test``.  The backbones that still have runs to do are resolved before any
-    training, so a missing model stops the grid within seconds with
-    :class:`~codeswitch.core.hub.MissingResourceError`; a fully cached grid needs the
-    data (its fingerprint is part of every run's key) but no model.
+    Reads the data (its hash is part of every key) but no model.
     """
     from ..koglish.data import resolve_source
 
-    glue = glue or load_config(cfg)
-    source_ref = koglish_source or cfg.koglish_source
-    source = resolve_source(cfg, koglish_source)
-    data = load_data(source, glue.tasks, glue)
-    configs = grid(cfg, glue, koglish_source=source_ref, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
-    cache = RunCache(cfg.runs_dir / EXPERIMENT)
-    needed = dict.fromkeys(c["backbone"] for c in configs if c not in cache)
-    paths = {label: resolve_model(glue.backbones[label].model, cfg, what=f"glue.backbones.{label}.model") for label in needed}
-    device = cfg.torch_device().type
-
-    def one(config: Mapping) -> dict:
-        task, splits = config["task"], data[config["task"]]
-        settings = FineTuneSettings(
-            epochs=config["epochs"],
-            batch_size=config["batch_size"],
-            learning_rate=config["learning_rate"],
-            warmup_ratio=config["warmup_ratio"],
-            weight_decay=config["weight_decay"],
-            max_length_single=config["max_length"],
-            max_length_pair=config["max_length"],
-            eval_batch_size=config["eval_batch_size"],
-            seed=config["seed"],
-            device=device,
-            cpu_threads=cfg.cpu_threads,  # the profile's one thread setting (the trainer restores the count after)
-            precision=config["precision"],
-            group_by_length=config["group_by_length"],
-            log_epochs=glue.log_epochs,
-        )
-        result = fine_tune(
-            paths[config["backbone"]],
-            task,
-            splits["train"],
-            splits["valid"],
-            {lang: splits["test"] for lang in config["test"]},
-            train_lang=config["train"],
-            select_lang=config["select"],
-            settings=settings,
-            desc=f"{task} {config['backbone']} seed {config['seed']} train={config['train']}",
-        )
-        result["scenarios"] = {scenario_of(config["train"], config["select"], lang): result["test"][lang] for lang in config["test"]}
-        return result
-
-    results = run_grid(cache, configs, one, desc="Koglish-GLUE")
-    return results_frame(configs, results, glue.scenarios)
+    c = load(profile)
+    data = load_data(resolve_source(profile), c.tasks, c)
+    return specs(profile, c, koglish_source=profile.koglish_source, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
 
 
-def results_frame(configs: Sequence[Mapping], results: Sequence[Mapping], scenarios: Sequence[str]) -> pd.DataFrame:
-    """One row per (task, backbone, seed, scenario) from the runs' configs and cached results."""
+def specs(profile: Profile, c: Config, *, koglish_source: str, data_fingerprints: Mapping[str, str]) -> list[GlueRun]:
+    """The runs of ``c`` on the data whose hashes are ``data_fingerprints`` (:func:`plan` without reading data)."""
+    precision = profile.precision_name()
+    out = []
+    for task in c.tasks:
+        for bb in c.backbones:
+            for seed in seeds_for(profile, c.seeds):
+                for (train, select), tests in training_runs(c.scenarios).items():
+                    out.append(GlueRun(
+                        experiment=TABLE, task=task, backbone=bb.name, model=bb.model, train=train, select=select,
+                        test=tuple(tests), seed=seed, koglish_source=koglish_source, data=data_fingerprints[task],
+                        num_train_epochs=c.num_train_epochs, batch_size=bb.batch_size, learning_rate=bb.learning_rate,
+                        warmup_ratio=c.warmup_ratio, weight_decay=c.weight_decay,
+                        max_length=c.max_length_pair if TASKS[task].pair else c.max_length_single,
+                        per_device_eval_batch_size=c.per_device_eval_batch_size, precision=precision,
+                        group_by_length=c.group_by_length,  # another batch order: another run
+                        # a tiny backbone changes with its recipe (corpus, size, build version)
+                        backbone_id=backbone_id(bb.model) if bb.model in TINY_BACKBONES else None,
+                        max_train_samples=c.max_train_samples, max_eval_samples=c.max_eval_samples, log_epochs=c.log_epochs,
+                    ))
+    return out
+
+
+def run_one(spec: GlueRun, profile: Profile) -> dict:
+    """One fine-tuning run of the plan, computed (no cache): its data, its backbone, :func:`fine_tune`."""
+    from ..koglish.data import resolve_source
+
+    c = Config(max_train_samples=spec.max_train_samples, max_eval_samples=spec.max_eval_samples)
+    splits = load_data(resolve_source(profile, spec.koglish_source), [spec.task], c)[spec.task]
+    if fingerprint(splits) != spec.data:
+        raise RuntimeError(f"glue {spec.task}: the data changed since the plan was made (hash {fingerprint(splits)}, planned {spec.data}); plan again")
+    path = resolve_model(spec.model, profile, what=f"glue.backbones.{spec.backbone}.model")
+    result = fine_tune(
+        spec, path, splits["train"], splits["valid"], {lang: splits["test"] for lang in spec.test},
+        device=profile.torch_device().type,
+        cpu_threads=profile.cpu_threads,  # the profile's one thread setting (the trainer restores the count after)
+        desc=f"{spec.task} {spec.backbone} seed {spec.seed} train={spec.train}",
+    )
+    result["scenarios"] = {scenario_of(spec.train, spec.select, lang): result["test"][lang] for lang in spec.test}
+    return result
+
+
+def run(profile: Profile) -> Results:
+    """Run (or read from the cache) every run of :func:`plan`; the records come back in plan order.
+
+    The backbones that still have runs to do are resolved before any training, so
+    a missing model stops the grid within seconds with
+    :class:`~codeswitch.core.hub.MissingResourceError`; a fully cached grid needs
+    the data (its hash is part of every run's key) but no model.
+    """
+    plan_ = plan(profile)
+    cache = RunCache(profile.runs_dir / EXPERIMENT)
+    for name, model in dict.fromkeys((s.backbone, s.model) for s in plan_ if s.key() not in cache):
+        resolve_model(model, profile, what=f"glue.backbones.{name}.model")
+    return run_specs(plan_, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc="Koglish-GLUE")
+
+
+def frame(results: Results) -> pd.DataFrame:
+    """One row per (task, backbone, seed, scenario): ``task, backbone, seed, scenario, score, metric, best_epoch, train, test``."""
+    scenarios = set(SCENARIOS)
     rows = []
-    for config, result in zip(configs, results):
-        for lang in config["test"]:
-            scenario = scenario_of(config["train"], config["select"], lang)
+    for spec, result in results:
+        for lang in spec.test:
+            scenario = scenario_of(spec.train, spec.select, lang)
             if scenario not in scenarios:
                 continue
-            rows.append(
-                {
-                    "task": config["task"],
-                    "backbone": config["backbone"],
-                    "seed": config["seed"],
-                    "scenario": scenario,
-                    "score": float(result["test"][lang]),
-                    "metric": result["metric"],
-                    "best_epoch": int(result["best_epoch"]),
-                    "train": config["train"],
-                    "test": lang,
-                }
-            )
+            rows.append({
+                "task": spec.task, "backbone": spec.backbone, "seed": spec.seed, "scenario": scenario,
+                "score": float(result["test"][lang]), "metric": result["metric"], "best_epoch": int(result["best_epoch"]),
+                "train": spec.train, "test": lang,
+            })
     return pd.DataFrame(rows)
+
+
+def tables(results: Results, profile: Profile) -> dict:
+    """Write Table 2 (:func:`table2`); return its paths."""
+    return table2(frame(results), profile)
+
+
+def figures(results: Results, profile: Profile) -> dict:
+    """Write the EN2CS → CS2CS gain figure (:func:`gain_figure`); return its paths."""
+    return gain_figure(frame(results), profile)
 
 
 # --------------------------------------------------------------------------- Table 2
@@ -492,13 +352,19 @@ def scenario_table(scenarios: Sequence[str] = tuple(SCENARIOS)) -> pd.DataFrame:
 
 __all__ = [
     "Backbone",
-    "GlueConfig",
+    "Config",
+    "GlueRun",
     "PAPER_BACKBONES",
-    "load_config",
+    "load",
     "load_data",
-    "grid",
+    "fingerprint",
+    "plan",
+    "specs",
+    "run_one",
     "run",
-    "results_frame",
+    "frame",
+    "tables",
+    "figures",
     "table2",
     "table2_long",
     "gains",

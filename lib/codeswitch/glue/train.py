@@ -88,6 +88,8 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
+from ..core.training import BestEpoch, quiet_trainer
+from ..core.training import training_arguments as core_training_arguments
 from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
@@ -194,75 +196,58 @@ def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: i
 
 
 # --------------------------------------------------------------------------- training
-@dataclass(frozen=True)
-class FineTuneSettings:
-    """The hyperparameters of one fine-tuning run (Appendix A.1, Table 8)."""
-
-    epochs: int = 5
-    batch_size: int = 128  # the total batch; split over the processes of a multi-GPU launch
-    learning_rate: float = 5e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    max_length_single: int = 115
-    max_length_pair: int = 230
-    eval_batch_size: int = 256
-    seed: int = 11111
-    device: str = "cpu"  # "cpu" or "cuda"
-    cpu_threads: int | None = None  # torch intra-op threads on CPU (None: leave torch's default)
-    precision: str = "fp32"  # "fp32" | "bf16" | "fp16"
-    group_by_length: bool = True  # batches of rows of similar length (see the module docstring)
-    log_epochs: bool = True  # print one line per epoch
-
-    def max_length(self, task: GlueTask) -> int:
-        return self.max_length_pair if task.pair else self.max_length_single
-
-
 def fine_tune(
+    spec,
     model_path: str,
-    task_name: str,
     train_df: pd.DataFrame,
     valid_df: pd.DataFrame,
     test_dfs: Mapping[str, pd.DataFrame],
     *,
-    train_lang: str,
-    select_lang: str,
-    settings: FineTuneSettings,
+    device: str = "cpu",
+    cpu_threads: int | None = None,
     desc: str = "",
 ) -> dict:
-    """Fine-tune ``model_path`` on one task; score the best epoch on each test language.
+    """Fine-tune ``model_path`` as ``spec`` says (a :class:`codeswitch.glue.config.GlueRun`); score the best epoch.
 
-    ``test_dfs`` maps a test language to its split (the same examples in both
-    languages).  Returns a JSON-able dict::
+    ``spec.task`` names the task, ``spec.train`` / ``spec.select`` the languages of the
+    training and validation splits; ``test_dfs`` maps a test language to its split
+    (the same examples in both languages).  ``device``: ``"cpu"`` or ``"cuda"``;
+    ``cpu_threads``: torch intra-op threads on CPU (restored afterwards).  Returns a
+    JSON-able dict::
 
         {"metric": "accuracy", "best_epoch": 3, "valid": 71.2,
          "test": {"en": 70.4, "cs": 55.0},            # Table 2 numbers, best epoch
          "test_all": {"en": {...every metric...}, ...},
          "epochs": [{"epoch": 1, "loss": .., "valid": .., "test_en": .., "test_cs": ..}, ...]}
     """
-    metric = TASKS[task_name].metric
-    recorder = _EpochRecorder(metric, desc, settings.log_epochs, ["valid", *(f"test_{lang}" for lang in test_dfs)])
-    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), _cpu_threads(settings), frozen_gc():
-        trainer = build_trainer(
-            model_path, task_name, train_df, valid_df, test_dfs,
-            train_lang=train_lang, select_lang=select_lang, settings=settings, output_dir=tmp, callbacks=[recorder],
-        )
+    metric = TASKS[spec.task].metric
+    recorder = BestEpoch(metric, ["valid", *(f"test_{lang}" for lang in test_dfs)], desc=desc, verbose=spec.log_epochs, tag="glue")
+    with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), \
+            torch_threads(cpu_threads if device == "cpu" else None), frozen_gc():
+        trainer = build_trainer(spec, model_path, train_df, valid_df, test_dfs, device=device, output_dir=tmp, callbacks=[recorder])
         trainer.train()
-    result = recorder.result(list(test_dfs))
+    best = recorder.best()
+    result = {
+        "metric": metric,
+        "best_epoch": best["epoch"],
+        "valid": best["valid"],
+        "test": {lang: best[f"test_{lang}"] for lang in test_dfs},
+        "test_all": {lang: best[f"test_{lang}_all"] for lang in test_dfs},
+        "epochs": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in recorder.rows()],
+    }
     if not np.isclose(result["valid"], trainer.state.best_metric):
         raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
     return result
 
 
 def build_trainer(
+    spec,
     model_path: str,
-    task_name: str,
     train_df: pd.DataFrame,
     valid_df: pd.DataFrame,
     test_dfs: Mapping[str, pd.DataFrame],
     *,
-    train_lang: str,
-    select_lang: str,
-    settings: FineTuneSettings,
+    device: str,
     output_dir: str,
     callbacks: Sequence[TrainerCallback] = (),
 ):
@@ -270,21 +255,19 @@ def build_trainer(
 
     Tokenises the splits (evaluation sets ``valid`` and ``test_<lang>``), seeds,
     loads the model (SDPA attention) and builds the Trainer with the fast-path
-    arguments of :func:`_training_arguments`.  Exposed so that tests can look at
+    arguments of :func:`training_arguments`.  Exposed so that tests can look at
     its batches (``trainer.get_train_dataloader()``) without training.
     """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.trainer_callback import PrinterCallback
 
-    task = TASKS[task_name]
+    task = TASKS[spec.task]
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    max_len = settings.max_length(task)
-    train_ds = encode(train_df, task, train_lang, tokenizer, max_len)
-    eval_sets = {"valid": encode(valid_df, task, select_lang, tokenizer, max_len)}
+    train_ds = encode(train_df, task, spec.train, tokenizer, spec.max_length)
+    eval_sets = {"valid": encode(valid_df, task, spec.select, tokenizer, spec.max_length)}
     for lang, df in test_dfs.items():
-        eval_sets[f"test_{lang}"] = encode(df, task, lang, tokenizer, max_len)
+        eval_sets[f"test_{lang}"] = encode(df, task, lang, tokenizer, spec.max_length)
 
-    set_seed(settings.seed)  # before the model: the classification head is initialised at random
+    set_seed(spec.seed)  # before the model: the classification head is initialised at random
     with quiet_transformers():
         model = AutoModelForSequenceClassification.from_pretrained(
             model_path,
@@ -294,74 +277,52 @@ def build_trainer(
         )
         if hasattr(model.config, "use_cache"):
             model.config.use_cache = False  # mBART: no decoder cache in the outputs (only logits are needed)
-        trainer = _glue_trainer_class()(
+        trainer = quiet_trainer(_glue_trainer_class())(
             model=model,
-            args=_training_arguments(output_dir, settings, task.metric),
+            args=training_arguments(output_dir, spec, task.metric, device=device),
             train_dataset=train_ds,
             eval_dataset=eval_sets,
             data_collator=PadWithoutLength(tokenizer),
             processing_class=tokenizer,
-            compute_metrics=compute_metrics_for(task_name),
+            compute_metrics=compute_metrics_for(spec.task),
             preprocess_logits_for_metrics=_logits_only,
             callbacks=list(callbacks),
         )
-    trainer.remove_callback(PrinterCallback)  # it prints every log dict; the recorder prints one line per epoch
     return trainer
 
 
-def _training_arguments(output_dir: str, s: FineTuneSettings, metric: str):
-    """The ``TrainingArguments`` of one run; ``s.batch_size`` is the total batch over every device."""
-    from transformers import TrainingArguments
-
-    if s.precision not in ("fp32", "bf16", "fp16"):
-        raise ValueError(f"precision must be fp32, bf16 or fp16; got {s.precision!r}")
-    cuda = s.device == "cuda"
-    args = TrainingArguments(
+def training_arguments(output_dir: str, spec, metric: str, *, device: str):
+    """The ``TrainingArguments`` of one run (:func:`codeswitch.core.training.training_arguments` + GLUE's own)."""
+    cuda = device == "cuda"
+    return core_training_arguments(
         output_dir=output_dir,
-        num_train_epochs=s.epochs,
-        per_device_train_batch_size=s.batch_size,  # divided by the device count below
-        per_device_eval_batch_size=s.eval_batch_size,
-        learning_rate=s.learning_rate,
+        device=device,
+        precision=spec.precision,
+        seed=spec.seed,
+        total_batch_size=spec.batch_size,  # Table 8's batch is the total over every device
+        num_train_epochs=spec.num_train_epochs,
+        per_device_eval_batch_size=spec.per_device_eval_batch_size,
+        learning_rate=spec.learning_rate,
         lr_scheduler_type="linear",
-        warmup_steps=s.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
-        weight_decay=s.weight_decay,
+        warmup_steps=spec.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
+        weight_decay=spec.weight_decay,
         optim="adamw_torch_fused",  # AdamW (fused kernel: CPU and GPU)
         eval_strategy="epoch",
         logging_strategy="epoch",
         save_strategy="no",  # best epoch picked from the per-epoch scores; see the module docstring
         metric_for_best_model=f"valid_{metric}",  # the Trainer tracks the best too; we check we agree
         greater_is_better=True,
-        seed=s.seed,
-        data_seed=s.seed,
-        use_cpu=s.device == "cpu",
-        bf16=s.precision == "bf16",
-        fp16=s.precision == "fp16",  # autocast + accelerate's GradScaler (dynamic loss scaling)
         # length-grouped batches (the 5.x spelling of group_by_length=True), lengths read from
         # encode()'s column: the column must reach the sampler, so the Trainer may not drop
         # unused columns (every other column is a model input; PadWithoutLength drops `length`)
-        train_sampling_strategy="group_by_length" if s.group_by_length else "random",
+        train_sampling_strategy="group_by_length" if spec.group_by_length else "random",
         length_column_name=LENGTH,
         remove_unused_columns=False,
-        logging_nan_inf_filter=False,  # the filter reads every step's loss on the host (a GPU sync)
-        # GPU: two persistent workers pad the batches ahead, pinned memory, non-blocking copies
-        # (accelerate prefetches the next batch); CPU: no workers (process start-up would cost
-        # more than the tiny smoke steps)
+        # GPU: two persistent workers pad the batches ahead (padding is light), prefetching four each
         dataloader_num_workers=2 if cuda else 0,
-        dataloader_pin_memory=cuda,
-        dataloader_persistent_workers=cuda,
         dataloader_prefetch_factor=4 if cuda else None,
-        accelerator_config={"non_blocking": cuda},
-        disable_tqdm=True,
-        report_to=[],
         log_level="error",
     )
-    # Table 8's batch is the total: split it over the processes of a distributed launch
-    # and over the GPUs one process drives (the Trainer's DataParallel when n_gpu > 1).
-    devices = args.world_size * max(1, args.n_gpu)
-    if s.batch_size % devices:
-        raise ValueError(f"batch size {s.batch_size} cannot be split evenly over {devices} devices")
-    args.per_device_train_batch_size = s.batch_size // devices
-    return args
 
 
 class PadWithoutLength:
@@ -425,54 +386,3 @@ def _glue_trainer_class():
 def _logits_only(logits, labels):
     """Keep only the logits of each eval batch (mBART also returns encoder states: GBs on a large test set)."""
     return logits[0] if isinstance(logits, (tuple, list)) else logits
-
-
-def _cpu_threads(settings: FineTuneSettings):
-    """``settings.cpu_threads`` torch threads for a CPU fine-tuning, restored afterwards (:func:`codeswitch.core.utils.torch_threads`)."""
-    return torch_threads(settings.cpu_threads if settings.device == "cpu" else None)
-
-
-class _EpochRecorder(TrainerCallback):
-    """Collects the per-epoch training loss and evaluation scores; prints one line per epoch."""
-
-    def __init__(self, metric: str, desc: str, verbose: bool, eval_names: list[str]):
-        self.metric, self.desc, self.verbose, self.eval_names = metric, desc, verbose, eval_names
-        self.epochs: dict[int, dict] = {}
-
-    def _row(self, state) -> dict:
-        epoch = int(round(state.epoch or 0))
-        return self.epochs.setdefault(epoch, {"epoch": epoch})
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and "loss" in logs:
-            self._row(state)["loss"] = float(logs["loss"])
-
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        row = self._row(state)
-        for name in self.eval_names:
-            prefix = f"eval_{name}_"
-            found = {k[len(prefix):]: float(v) for k, v in (metrics or {}).items() if k.startswith(prefix)}
-            if self.metric in found:
-                row[name] = found[self.metric]
-                row[f"{name}_all"] = {k: v for k, v in found.items() if k not in ("loss", "runtime", "samples_per_second", "steps_per_second")}
-        if self.verbose and all(n in row for n in self.eval_names):
-            scores = "  ".join(f"{n} {row[n]:.2f}" for n in self.eval_names)
-            print(f"[glue] {self.desc} epoch {row['epoch']}/{int(args.num_train_epochs)}  loss {row.get('loss', float('nan')):.4f}  {self.metric}: {scores}", flush=True)
-
-    def result(self, test_langs: list[str]) -> dict:
-        rows = [self.epochs[e] for e in sorted(self.epochs) if "valid" in self.epochs[e]]
-        if not rows:
-            raise RuntimeError(f"{self.desc}: no evaluation was recorded (did training run?)")
-        # first epoch with the best validation score: strict '>' as the Trainer's own best-model tracking
-        best = rows[0]
-        for r in rows[1:]:
-            if r["valid"] > best["valid"]:
-                best = r
-        return {
-            "metric": self.metric,
-            "best_epoch": best["epoch"],
-            "valid": best["valid"],
-            "test": {lang: best[f"test_{lang}"] for lang in test_langs},
-            "test_all": {lang: best[f"test_{lang}_all"] for lang in test_langs},
-            "epochs": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in rows],
-        }

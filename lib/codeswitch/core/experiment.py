@@ -1,0 +1,134 @@
+"""The experiment contract: typed run specs, their results, and what every paper package exposes.
+
+Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastivemix``,
+``alignment``, ``calbert``) exposes, at package level::
+
+    Config                       frozen dataclass of its profile section (``profile.section(NAME, Config)``)
+    plan(profile)                -> list[RunSpec]   every run the experiment needs, typed
+    run_one(spec, profile)       -> dict            one run, computed (module-level: an executor in
+                                                    another process imports and calls it)
+    run(profile)                 -> Results         every run of ``plan`` through ``core.runs.run_grid``
+    tables(results, profile)     -> dict            writes the tables (figures/<profile>/), returns their paths
+    figures(results, profile)    -> dict            writes the figures, returns their paths
+
+A :class:`RunSpec` is built once from the config section and passed as it is to the
+runner and the trainer.  Its cache key is :meth:`RunSpec.key`: every field (as
+:func:`~codeswitch.core.profiles.as_dict` writes it) except the ones marked
+:func:`not_in_key` and the optional ones left ``None``, so adding an optional field
+keeps every existing key.  Data identity enters the key as a field (a content hash
+of the rows the run reads); :meth:`RunSpec.inputs` names the files and models a run
+reads, for the run cache to content-hash (see the run-cache issue).
+
+``tests/test_contract.py`` checks the contract of every package with :func:`check`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from .profiles import as_dict
+from .runs import RunCache, config_hash, run_grid
+
+__all__ = ["RunSpec", "Results", "not_in_key", "run_specs", "CONTRACT", "check"]
+
+_KEY = "key"
+
+
+def not_in_key(default: Any = dataclasses.MISSING, **kwargs) -> Any:
+    """A :class:`RunSpec` field that does not enter the cache key (display or logging only, or read from the profile)."""
+    return field(default=default, metadata={_KEY: False}, **kwargs)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of an experiment: a frozen dataclass with typed fields; subclass it per experiment."""
+
+    def key(self) -> dict[str, Any]:
+        """The cache key: every field in the key, ``None`` optionals left out (see the module docstring)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get(_KEY, True) and value is not None:
+                out[f.name] = as_dict(value)
+        return out
+
+    def key_hash(self) -> str:
+        """The 16-hex-digit hash the run cache files this run under."""
+        return config_hash(self.key())
+
+    def inputs(self) -> Mapping[str, str]:
+        """The data and model references this run reads (``{"what": ref}``); the run cache content-hashes them.
+
+        The default names nothing; an experiment whose key carries no data identity
+        must override it.
+        """
+        return {}
+
+    def label(self) -> str:
+        """A short human-readable name for progress lines."""
+        return ", ".join(f"{k}={v}" for k, v in self.key().items() if isinstance(v, (str, int)) and k != "experiment")[:120]
+
+
+@dataclass(frozen=True)
+class Results(Sequence):
+    """The cached records of a plan, in plan order, each with its spec: ``for spec, record in results``."""
+
+    specs: tuple[RunSpec, ...]
+    records: tuple[dict, ...]
+
+    def __post_init__(self):
+        if len(self.specs) != len(self.records):
+            raise ValueError(f"Results: {len(self.specs)} specs but {len(self.records)} records")
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __getitem__(self, i):
+        return (self.specs[i], self.records[i])
+
+    def __iter__(self) -> Iterator[tuple[RunSpec, dict]]:
+        return iter(zip(self.specs, self.records))
+
+
+def run_specs(specs: Sequence[RunSpec], run_one: Callable[[RunSpec, Any], Mapping], profile, *, cache_dir: str | Path,
+              desc: str) -> Results:
+    """Every spec through :func:`codeswitch.core.runs.run_grid` (cached by :meth:`RunSpec.key`); a finished run is never redone."""
+    specs = list(specs)
+    by_key = {s.key_hash(): s for s in specs}
+    records = run_grid(RunCache(cache_dir), [s.key() for s in specs], lambda key: run_one(by_key[config_hash(key)], profile), desc=desc)
+    return Results(tuple(specs), tuple(records))
+
+
+# --------------------------------------------------------------------------- the contract
+CONTRACT: Mapping[str, tuple[str, ...]] = {
+    "plan": ("profile",),
+    "run_one": ("spec", "profile"),
+    "run": ("profile",),
+    "tables": ("results", "profile"),
+    "figures": ("results", "profile"),
+}
+
+
+def check(package) -> list[str]:
+    """What ``package`` lacks of the contract (empty when it has everything)."""
+    name = getattr(package, "__name__", repr(package))
+    problems = []
+    config = getattr(package, "Config", None)
+    if not (isinstance(config, type) and dataclasses.is_dataclass(config) and config.__dataclass_params__.frozen):
+        problems.append(f"{name}.Config: not a frozen dataclass")
+    for fn_name, params in CONTRACT.items():
+        fn = getattr(package, fn_name, None)
+        if not callable(fn):
+            problems.append(f"{name}.{fn_name}: missing")
+            continue
+        got = [p.name for p in inspect.signature(fn).parameters.values() if p.default is inspect.Parameter.empty
+               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if got != list(params):
+            problems.append(f"{name}.{fn_name}{inspect.signature(fn)}: expected the required arguments {list(params)}")
+        if "<locals>" in getattr(fn, "__qualname__", ""):
+            problems.append(f"{name}.{fn_name}: not a module-level function (an executor in another process could not import it)")
+    return problems

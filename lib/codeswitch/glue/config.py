@@ -1,0 +1,199 @@
+"""The ``glue`` section of a profile: :class:`Config` (defaults = the paper, ConCSE §5.1 and Table 8).
+
+Field names follow Hugging Face's ``TrainingArguments`` where they mean the same
+thing (``num_train_epochs``, ``learning_rate``, ``warmup_ratio``, ``weight_decay``,
+``per_device_eval_batch_size``).  A backbone's ``batch_size`` is Table 8's *total*
+batch, split over the devices by :func:`codeswitch.core.training.training_arguments`
+— not a per-device size, so it keeps its own name.
+
+Backbones are a list of ``{name, model, batch_size, learning_rate}`` (the one backbone
+schema of every section); the older mapping form ``{name: {model, ...}}`` is read
+too and converted, with the names as keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import ConfigError, build_dataclass
+from .train import SCENARIOS, TASKS
+
+SECTION = "glue"
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """One backbone of Table 2 with its Table 8 hyperparameters."""
+
+    name: str  # the row label in Table 2
+    model: str  # hub id, local folder, or a tiny-* name (smoke)
+    batch_size: int  # the total batch (Table 8), split over the devices
+    learning_rate: float  # peak learning rate (Table 8)
+
+
+# Table 8 (Appendix A.1).  The paper says "mBERT"; its released ConCSE code loads
+# bert-base-multilingual-uncased — set the mBERT-base backbone's model to use it.
+PAPER_BACKBONES: tuple[Backbone, ...] = (
+    Backbone("mBERT-base", "bert-base-multilingual-cased", 128, 5e-5),
+    Backbone("XLM-R-base", "xlm-roberta-base", 128, 5e-5),
+    Backbone("XLM-R-large", "xlm-roberta-large", 64, 1e-5),
+    Backbone("mBART-large", "facebook/mbart-large-50", 64, 1e-5),
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``glue`` section of a profile; every default is the paper's setting (§5.1, A.1), written here only."""
+
+    tasks: tuple[str, ...] = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
+    scenarios: tuple[str, ...] = ("EN2EN", "EN2CS", "CS2CS")
+    backbones: tuple[Backbone, ...] = PAPER_BACKBONES
+    seeds: tuple[int, ...] | None = None  # None: the profile's seeds
+    num_train_epochs: int = 5
+    warmup_ratio: float = 0.1  # linear warm-up over the first 10 % of the steps, then linear decay
+    weight_decay: float = 0.0  # the paper does not say; the Trainer's default
+    max_length_single: int = 115  # CoLA, SST-2
+    max_length_pair: int = 230  # MRPC, STS-B, QNLI, RTE
+    per_device_eval_batch_size: int = 256
+    max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
+    max_eval_samples: int | None = None  # first N validation and test rows (None: all)
+    group_by_length: bool = True  # length-grouped training batches (glue.train's fast path; changes the batch order)
+    log_epochs: bool = True  # one line per epoch of every run
+
+    def __post_init__(self):
+        unknown = [t for t in self.tasks if t not in TASKS]
+        if unknown:
+            raise ValueError(f"tasks: unknown {unknown} (known: {', '.join(TASKS)})")
+        bad = [s for s in self.scenarios if s not in SCENARIOS]
+        if bad:
+            raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones))
+        if self.num_train_epochs < 1:
+            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+
+    def backbone(self, name: str) -> Backbone:
+        for b in self.backbones:
+            if b.name == name:
+                return b
+        raise KeyError(f"glue: no backbone named {name!r} (have {[b.name for b in self.backbones]})")
+
+
+def backbones_from(raw) -> tuple[Backbone, ...]:
+    """The backbones as a tuple of :class:`Backbone`: from the list form, or from the older mapping ``{name: {...}}``."""
+    if isinstance(raw, Mapping):  # the older form: the names are the keys
+        raw = [spec if isinstance(spec, Backbone) else {"name": str(name), **_mapping(spec, f"backbones.{name}")}
+               for name, spec in raw.items()]
+    out = []
+    for i, spec in enumerate(raw or ()):
+        if not isinstance(spec, Backbone):
+            spec = build_dataclass(Backbone, _mapping(spec, f"backbones[{i}]"), where=f"backbones[{i}]")
+        out.append(spec)
+    if not out:
+        raise ValueError("backbones: at least one is needed")
+    names = [b.name for b in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"backbones: names must be unique, got {names}")
+    return tuple(out)
+
+
+def _mapping(spec, where: str) -> Mapping:
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected a mapping with name, model, batch_size, learning_rate; got {spec!r}")
+    return spec
+
+
+# keys renamed to Hugging Face's names: the old spelling is an error that names the new one
+RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+
+
+def _prepare(raw: dict, where: str) -> dict:
+    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones[1]`` or ``backbones.NAME``).
+
+    Besides the list of ``{name, model, batch_size, learning_rate}`` and the older mapping
+    ``{name: {model, ...}}``, a list item may be a paper label or its hub id alone
+    (``"XLM-R-base"``), and a mapping whose ``name`` is a paper label may leave out what
+    Table 8 fills in: ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
+    """
+    for old, new in RENAMED.items():
+        if old in raw:
+            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
+    if "backbones" not in raw:
+        return raw
+    backbones = raw["backbones"]
+    key = f"{where}: {SECTION}.backbones"
+    paper = {b.name: b for b in PAPER_BACKBONES}
+    by_model = {b.model: b.name for b in PAPER_BACKBONES}
+    if isinstance(backbones, Mapping):  # the older form {name: {model, ...}}: names become the `name` field
+        items = [(f"{key}.{name}", {"name": str(name), **_mapping(spec, f"{key}.{name}")}) for name, spec in backbones.items()]
+    elif isinstance(backbones, (list, tuple)):
+        items = []
+        for i, spec in enumerate(backbones):
+            if isinstance(spec, str):
+                label = spec if spec in paper else by_model.get(spec)
+                if label is None:
+                    raise ConfigError(
+                        f"{key}[{i}]: '{spec}' is neither a paper backbone ({', '.join(paper)}) nor its hub id; name it and give "
+                        f"its Table 8 settings, e.g. --set '{SECTION}.backbones=[{{\"name\": \"mBERT-base\", \"model\": \"{spec}\"}}]' "
+                        "(batch_size and learning_rate are filled in for a paper label)")
+                spec = {"name": label}
+            spec = dict(_mapping(spec, f"{key}[{i}]"))
+            if "name" not in spec:
+                raise ConfigError(f"{key}[{i}]: a backbone in list form needs a 'name' (the row label of Table 2); got {spec!r}")
+            items.append((f"{key}.{spec['name']}", spec))
+    else:
+        raise ConfigError(f"{key}: expected a list of {{name, model, batch_size, learning_rate}} (or a mapping by name); got {backbones!r}")
+    if not items:
+        raise ConfigError(f"{key}: at least one backbone is needed")
+    built = []
+    for item, spec in items:
+        if spec["name"] in paper:  # Table 8's settings where the paper's backbone is meant
+            spec = {**{k: getattr(paper[spec["name"]], k) for k in ("model", "batch_size", "learning_rate")}, **spec}
+        built.append(build_dataclass(Backbone, spec, where=item))
+    return dict(raw, backbones=built)
+
+
+def load(profile) -> Config:
+    """The profile's ``glue`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config, prepare=_prepare)
+
+
+# --------------------------------------------------------------------------- the run spec
+@dataclass(frozen=True)
+class GlueRun(RunSpec):
+    """One fine-tuning run: a (task, backbone, seed, training language) cell of Table 2, scored on its test languages.
+
+    Built by :func:`codeswitch.glue.experiment.plan`; passed as it is to
+    :func:`codeswitch.glue.train.fine_tune`.  The cache key is every field but the
+    three marked ``not_in_key`` (the sample limits are in ``data``, the rows' hash).
+    """
+
+    experiment: str
+    task: str
+    backbone: str  # the Table 2 row label
+    model: str
+    train: str  # language of the training split ("en" | "cs")
+    select: str  # language of the validation split that picks the best epoch
+    test: tuple[str, ...]  # languages of the test splits scored
+    seed: int
+    koglish_source: str
+    data: str  # hash of the task's rows as this run reads them (glue.experiment.fingerprint)
+    num_train_epochs: int
+    batch_size: int  # the total batch over every device
+    learning_rate: float
+    warmup_ratio: float
+    weight_decay: float
+    max_length: int
+    per_device_eval_batch_size: int
+    precision: str  # resolved: fp32 | bf16 | fp16
+    group_by_length: bool
+    backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    max_train_samples: int | None = not_in_key(None)
+    max_eval_samples: int | None = not_in_key(None)
+    log_epochs: bool = not_in_key(True)
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"koglish": self.koglish_source, "model": self.model}
