@@ -237,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the notebooks and the artifacts each writes, then exit")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.epochs=1")
+    # ---- where runs are computed (issue 16): not result-changing, so never passed to the notebooks as overrides
+    parser.add_argument("--executor", default=None, choices=("inline", "local", "slurm", "submitit-local"),
+                        help="compute the runs inline (default), in local worker processes, or as Slurm jobs; "
+                             "with a non-inline executor every pending run is submitted first, then the notebooks build")
+    parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
+    parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
+    parser.add_argument("--account", default=None, help="--executor slurm: the account")
     args = parser.parse_args(argv)
     root = project_root()
     specs = available(root)
@@ -250,10 +257,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
     prof = load_profile(args.profile, root=root)  # fails fast on a bad profile name
+    from .executors import executor_config, submit_notebooks
+
+    executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.INFO)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
     t_all = time.perf_counter()
+    if executor.kind != "inline":  # submit everything, then build
+        print(f"\n=== runs of every selected notebook, executor {executor.kind} ===", flush=True)
+        failures = submit_notebooks([s.number for s in chosen], load_profile(args.profile, overrides, root=root), executor)
+        for f in failures:
+            print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
+        if failures:
+            print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
+                  "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
+            return 1
     for i, spec in enumerate(chosen, 1):
         print(f"\n=== [{i}/{len(chosen)}] {spec.file} — {spec.title} ===", flush=True)
         t0 = time.perf_counter()

@@ -456,3 +456,56 @@ __all__ = [
     "verdicts",
     "scenario_table",
 ]
+
+
+# --------------------------------------------------------------------------- executor entry points (issue 16)
+# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
+# what an executor in another process (a local worker, a Slurm job) needs to compute one
+# run of :func:`run`'s grid into the same cache.  ``plan`` gives exactly the configs
+# ``run(cfg)`` computes (the profile's own Koglish source), so the notebook finds them cached.
+_WORKER_DATA: dict[str, tuple] = {}
+
+
+def run_cache(cfg: Profile) -> RunCache:
+    return RunCache(cfg.runs_dir / EXPERIMENT)
+
+
+def _worker_data(cfg: Profile) -> tuple:
+    """(glue config, data) of a profile, loaded once per process."""
+    from ..data.koglish import resolve_source
+    from ..runs import config_hash
+    from ..profiles import as_dict
+
+    key = config_hash(as_dict(cfg))
+    if key not in _WORKER_DATA:
+        glue = load_config(cfg)
+        _WORKER_DATA[key] = (glue, load_data(resolve_source(cfg, None), glue.tasks, glue))
+    return _WORKER_DATA[key]
+
+
+def plan(cfg: Profile) -> list[dict]:
+    """Every run config of :func:`run` under the profile's own settings (the cache keys)."""
+    glue, data = _worker_data(cfg)
+    return grid(cfg, glue, koglish_source=cfg.koglish_source, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
+
+
+def run_one(config: Mapping, cfg: Profile) -> dict:
+    """One fine-tuning run of :func:`plan`, as :func:`run` computes it (the result its cache record holds)."""
+    glue, data = _worker_data(cfg)
+    splits = data[config["task"]]
+    settings = FineTuneSettings(
+        epochs=config["epochs"], batch_size=config["batch_size"], learning_rate=config["learning_rate"],
+        warmup_ratio=config["warmup_ratio"], weight_decay=config["weight_decay"],
+        max_length_single=config["max_length"], max_length_pair=config["max_length"],
+        eval_batch_size=config["eval_batch_size"], seed=config["seed"], device=cfg.torch_device().type,
+        cpu_threads=cfg.cpu_threads, precision=config["precision"], group_by_length=config["group_by_length"],
+        log_epochs=glue.log_epochs,
+    )
+    path = resolve_model(glue.backbones[config["backbone"]].model, cfg, what=f"glue.backbones.{config['backbone']}.model")
+    result = fine_tune(
+        path, config["task"], splits["train"], splits["valid"], {lang: splits["test"] for lang in config["test"]},
+        train_lang=config["train"], select_lang=config["select"], settings=settings,
+        desc=f"{config['task']} {config['backbone']} seed {config['seed']} train={config['train']}",
+    )
+    result["scenarios"] = {scenario_of(config["train"], config["select"], lang): result["test"][lang] for lang in config["test"]}
+    return result
