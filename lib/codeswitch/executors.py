@@ -478,22 +478,26 @@ def _run_submitit(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, des
 
 
 # --------------------------------------------------------------------------- submit everything, then build
-# notebook number -> its stages; each stage is (module, plan function).  A stage's runs may
+# notebook number -> its stages; each stage is (module, plan function[, cache function]:
+# the run cache of the stage's specs, default ``run_cache``).  A stage's runs may
 # need the previous stage's outputs (alignment checkpoints before GLUECoS fine-tuning), so
 # stage k of every notebook is submitted together, after stage k-1 of every notebook ended.
 # A module without the plan function or a module-level ``run_one(spec, profile)`` is skipped
 # with one line: its runs are then computed inline when its notebook runs.
-PLANS: dict[str, tuple[tuple[str, str], ...]] = {
+PLANS: dict[str, tuple[tuple[str, ...], ...]] = {
     "02": (("codeswitch.experiments.glue", "plan"),),
     "03": (("codeswitch.experiments.concse", "plan_table3"),),
     "04": (("codeswitch.experiments.concse", "plan_ablations"),),
     "05": (("codeswitch.experiments.contrastivemix", "plan"),),
     "06": (("codeswitch.experiments.alignment", "plan_alignment"), ("codeswitch.experiments.alignment", "plan_finetuning")),
-    "07": (("codeswitch.experiments.calbert", "plan_pretraining"), ("codeswitch.experiments.calbert", "plan_finetuning")),
+    "07": (
+        ("codeswitch.experiments.calbert", "plan_pretraining", "_pretrain_cache"),
+        ("codeswitch.experiments.calbert", "plan_finetuning", "_finetune_cache"),
+    ),
 }
 
 
-def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str) -> list[Task] | str:
+def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str, cache_name: str = "run_cache") -> list[Task] | str:
     """The tasks of one stage, or the one-line reason it is skipped."""
     import functools
     import importlib
@@ -507,7 +511,7 @@ def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str)
     if plan is None or run_one is None or not inspect.isfunction(run_one):
         missing = " and ".join(n for n, f in ((f"{plan_name}(profile)", plan), ("run_one(spec, profile)", run_one)) if f is None)
         return f"{module_name} has no module-level {missing or 'run_one'} yet: its runs are computed inline by the notebook"
-    cache = module.run_cache(profile) if hasattr(module, "run_cache") else RunCache(profile.runs_dir / module.EXPERIMENT)
+    cache = getattr(module, cache_name)(profile) if hasattr(module, cache_name) else RunCache(profile.runs_dir / module.EXPERIMENT)
     fn = functools.partial(_call_run_one, run_one, profile)
     return [Task(str(cache.root), spec, fn, label) for spec in plan(profile)]
 
@@ -528,14 +532,14 @@ def submit_notebooks(numbers: Sequence[str], profile: Profile, ex: ExecutorConfi
     t0 = time.monotonic()
     for stage in range(depth):
         tasks: list[Task] = []
-        seen_plans: set[tuple[str, str]] = set()
+        seen_plans: set[tuple[str, ...]] = set()
         for n in numbers:
             stages = PLANS.get(n, ())
             if stage >= len(stages) or stages[stage] in seen_plans:
                 continue
             seen_plans.add(stages[stage])
-            module_name, plan_name = stages[stage]
-            got = _stage_tasks(profile, module_name, plan_name, f"{n}:{module_name.rsplit('.', 1)[-1]}.{plan_name}")
+            module_name, plan_name, *cache_name = stages[stage]
+            got = _stage_tasks(profile, module_name, plan_name, f"{n}:{module_name.rsplit('.', 1)[-1]}.{plan_name}", *cache_name)
             if isinstance(got, str):
                 print(f"plan: notebook {n}: {got}", flush=True)
                 continue
