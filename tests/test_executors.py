@@ -1,6 +1,7 @@
-"""Executors behind run_grid (issue 16) with the real engines: a local process pool, submitit's
-local executor and a real single-node Slurm, each on a slice of the smoke grid, whose records
-must equal the inline run's byte for byte (timings aside).  Plus the per-run lock (issue 14 item 7)."""
+"""Executors behind run_grid (issue 16) with the real engines: `reproduce.sh --executor local --workers 2`
+on notebook 03 (tables byte-identical to the inline run's), submitit's local executor and a real
+single-node Slurm on a slice of the smoke grid (records equal to the inline run's byte for byte,
+timings aside).  Plus the per-run lock (issue 14 item 7)."""
 
 from __future__ import annotations
 
@@ -65,17 +66,6 @@ def _run_with(glue_slice, kind: str, prof=None, **cli) -> Path:
     got = _records(cache.root)
     assert got == inline and len(got) == SLICE  # byte-identical records (timings aside)
     return prof.runs_dir / "jobs" / f"glue-{kind}"
-
-
-def test_local_executor_two_workers_matches_inline(glue_slice, capsys):
-    _run_with(glue_slice, "local", workers=2)
-    out = capsys.readouterr().out
-    assert "on 2 local worker process(es)" in out
-    assert f"queue: {SLICE} done, 0 running, 0 pending, 0 failed of {SLICE}" in out
-    prof = glue_slice[0]
-    logs = list((prof.runs_dir / "jobs").glob("local-*/glue-local-*.log"))
-    assert len(logs) == SLICE  # one log per run under runs/<profile>/jobs/
-    assert not list((prof.runs_dir / "glue-local").glob(".*"))  # no lock or temp file left
 
 
 def test_submitit_local_executor_matches_inline(glue_slice):
@@ -240,3 +230,27 @@ def test_run_lock_without_waiting_skips(tmp_path):
         assert got is True
     holder.kill()
     holder.wait(10)
+
+
+# --------------------------------------------------------------------------- submit everything, then build
+def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path, monkeypatch, capsys):
+    """`./reproduce.sh --only 03 --executor local --workers 2`: runs submitted first, the notebook finds them all
+    cached, and its tables are byte-identical to the inline run's (the notebook suite's)."""
+    from codeswitch import pipeline
+
+    spec = next(s for s in pipeline.available(REPO) if s.number == "03")
+    smoke_run.ensure(spec)
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    assert pipeline.main(["--only", "03", "--executor", "local", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "plan: notebook 03: codeswitch.experiments.concse.plan_table3: 8 runs" in out
+    assert "queue: 8 done, 0 running, 0 pending, 0 failed of 8" in out
+    executed = (tmp_path / "runs" / "smoke" / "notebooks" / spec.file).read_text(encoding="utf-8")
+    assert "8 runs, 8 cached, 0 to run" in executed  # the notebook only built tables and figures
+    inline = sorted((smoke_run.root / "figures" / "smoke").glob("concse_table3*.csv"))
+    assert inline
+    for csv in inline:
+        assert (tmp_path / "figures" / "smoke" / csv.name).read_bytes() == csv.read_bytes(), csv.name
+    runs = tmp_path / "runs" / "smoke"
+    assert len(list(runs.glob("jobs/local-*/concse-*.log"))) == 8  # one log per run under runs/<profile>/jobs/
+    assert not list((runs / "concse").glob(".*"))  # no lock or temp file left

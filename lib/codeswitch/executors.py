@@ -265,7 +265,7 @@ def _worker_environment():
 
 
 class _Queue:
-    """Counts done / running / pending / failed from the cache and the locks, and prints one line per change."""
+    """Counts done / running / pending / failed from the cache and the locks, and prints one line per update."""
 
     def __init__(self, tasks: Sequence[Task], desc: str, poll: float):
         self.tasks, self.desc, self.poll = list(tasks), desc, poll
@@ -294,8 +294,8 @@ class _Queue:
 
         done, running, pending, failed = c = self.counts()
         now = time.monotonic()
-        if not final and c == self._last and now - self._last_time < max(60.0, 10 * self.poll):
-            return
+        if not final and now - self._last_time < (max(60.0, 10 * self.poll) if c == self._last else self.poll):
+            return  # a line when the counts changed (at most one per poll interval), else a heartbeat a minute
         self._last, self._last_time = c, now
         elapsed = now - self.start
         left = "0:00:00" if final or not (running or pending) else (_hms(elapsed / done * (running + pending)) if done else "?")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop the single-node cluster of start_local_cluster.sh (slurmd, slurmctld; munged only if we started it).
+# Stop the single-node cluster of start_local_cluster.sh: slurmd and slurmctld (munged is left running: other software may use it).
 #   scripts/slurm/stop_local_cluster.sh [--purge]    # --purge also removes its state folder
 set -uo pipefail
 STATE="${CODESWITCH_SLURM_STATE:-/var/tmp/codeswitch-slurm}"
