@@ -254,3 +254,21 @@ def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path
     runs = tmp_path / "runs" / "smoke"
     assert len(list(runs.glob("jobs/local-*/concse-*.log"))) == 8  # one log per run under runs/<profile>/jobs/
     assert not list((runs / "concse").glob(".*"))  # no lock or temp file left
+
+
+def _visible_devices(spec):
+    return {"devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+@pytest.mark.parametrize("gpus_per_run, expected", [(0, ["0", "1", "2", "3"]), (2, ["0,1", "2,3"])])
+def test_local_workers_get_one_gpu_each_or_the_group_a_run_asks_for(tmp_path, monkeypatch, capsys, gpus_per_run, expected):
+    """No GPU needed: a worker's CUDA_VISIBLE_DEVICES is what the pool hands out from the visible devices."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    prof = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": gpus_per_run}}}, output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local"), poll_seconds=0.2)
+    results = run_grid(RunCache(prof.runs_dir / "toy"), [{"n": i} for i in range(6)], _visible_devices, desc="gpus", executor=ex)
+    assert {r["devices"] for r in results} <= set(expected)
+    assert f"on {len(expected)} local worker process(es), GPUs {' | '.join(expected)}" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="asks for 8 GPUs"):
+        big = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": 8}}}, output_root=tmp_path)
+        run_grid(RunCache(prof.runs_dir / "toy8"), [{"n": 0}], _visible_devices, desc="gpus", executor=executor_config(big, kind="local"))

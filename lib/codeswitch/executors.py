@@ -377,17 +377,23 @@ def _run_local(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: 
     import cloudpickle
 
     gpus = visible_gpus()
-    workers = ex.workers or max(1, len(gpus))
+    # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
+    # worker with g GPUs: every worker gets the largest such group, so any run fits any worker
+    per_run = max([1] + [ex.resources_for(_experiment_of(t, jobs_dir)).gpus for t in tasks])
+    groups = [",".join(gpus[i:i + per_run]) for i in range(0, len(gpus) - per_run + 1, per_run)] if gpus else []
+    if gpus and not groups:
+        raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
+    workers = ex.workers or max(1, len(groups))
     ctx = mp.get_context("spawn")
     gpu_queue = None
-    if gpus:
+    if groups:
         gpu_queue = ctx.Queue()
         for i in range(workers):
-            gpu_queue.put(gpus[i % len(gpus)])  # more workers than GPUs share them round-robin
+            gpu_queue.put(groups[i % len(groups)])  # more workers than GPU groups share them round-robin
     logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     print(
         f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es)"
-        + (f", GPUs {','.join(gpus)}" if gpus else " (CPU)")
+        + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
         + f"; logs: {logs}/",
         flush=True,
     )

@@ -339,8 +339,8 @@ def schedule(jobs: Sequence[Job], n_gpus: int) -> float:
     """Wall-clock hours of the grid on ``n_gpus`` identical GPUs: list scheduling, longest remaining path first.
 
     Whenever GPUs are free, the ready job (its dependencies ended) with the longest path to
-    the end that fits is started.  Within a factor (2 - 1/N) of the optimum (Graham 1969);
-    never below ``max(GPU-hours / N, critical path)``.
+    the end that fits is started.  Within a factor (2 - 1/N) of the optimum (Graham 1969):
+    between ``max(GPU-hours / N, critical path)`` and ``GPU-hours / N + critical path``.
     """
     import heapq
 
