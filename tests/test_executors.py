@@ -175,6 +175,8 @@ def test_profile_pickles_and_executor_flags_are_not_overrides(tmp_path):
         pipeline.run_notebook = orig
         os.environ.pop("CODESWITCH_OUTPUT_ROOT")
     assert rc == 1 and seen["overrides"] == {}
+    with pytest.raises(SystemExit, match="--executor/--workers"):
+        pipeline.main(["--only", "01", "--set", "executor.workers=2"])
 
 
 # --------------------------------------------------------------------------- the per-run lock

@@ -257,8 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
     prof = load_profile(args.profile, root=root)  # fails fast on a bad profile name
-    from .executors import executor_config, submit_notebooks
+    from .executors import SECTION, executor_config, submit_notebooks
 
+    if any(k == SECTION or k.startswith(SECTION + ".") for k in overrides):
+        raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--partition/--account "
+                         f"or the profile's '{SECTION}:' section (it is not a result-changing override)")
     executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.INFO)
