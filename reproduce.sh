@@ -6,6 +6,8 @@
 #   ./reproduce.sh --only 02,03          # some notebooks
 #   ./reproduce.sh --list                # what each notebook writes
 #   ./reproduce.sh --set seeds=[1]       # override a profile value (JSON)
+#   ./reproduce.sh --executor local --workers 8          # runs in 8 worker processes (one GPU each), then the notebooks
+#   ./reproduce.sh --executor slurm --partition gpu      # runs as Slurm job arrays (submitit), then the notebooks
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
 # figures/<profile>/ with INDEX.md.  Interrupt at any moment and run again: finished
@@ -14,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 0 ;;
 esac
 source scripts/env.sh

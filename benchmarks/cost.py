@@ -149,7 +149,7 @@ STS_ROWS = ("STS/STS-B", "STS/STS12", "STS/STS13", "STS/STS14", "STS/STS15", "ST
 
 
 # --------------------------------------------------------------------------- per notebook
-def concse_hours(profile, rates: Rates) -> tuple[dict, dict]:
+def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict, dict]:
     """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice)."""
     from codeswitch.concse import experiment as C
     from codeswitch.core.runs import config_hash
@@ -167,13 +167,15 @@ def concse_hours(profile, rates: Rates) -> tuple[dict, dict]:
     t3 = {config_hash(k): k for k in C.table3_configs(c, profile, "Jangyeong")}
     abl = {config_hash(cell.config): cell.config for cell in C.ablation_cells(c, profile, "Jangyeong")}
     only_abl = {h: k for h, k in abl.items() if h not in t3}
+    if jobs is not None:  # one job per run (for the wall-clock estimate on N GPUs)
+        jobs += [Job(f"03/{h}", hours(k)) for h, k in t3.items()] + [Job(f"04/{h}", hours(k)) for h, k in only_abl.items()]
     return (
         {"runs": len(t3), "hours": sum(hours(k) for k in t3.values())},
         {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values())},
     )
 
 
-def glue_hours(profile, rates: Rates, length_table: str | None = None) -> dict:
+def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: list | None = None) -> dict:
     """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations."""
     from codeswitch import glue as G
     from codeswitch.core.profiles import seeds_for
@@ -194,10 +196,12 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None) -> dict:
                     train = g.num_train_epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
                     evals = g.num_train_epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
                     total += (train + evals) / 3600
+                    if jobs is not None:
+                        jobs.append(Job(f"02/{task}/{bb.name}/{_seed}/{'+'.join(_langs)}", (train + evals) / 3600))
     return {"runs": runs, "hours": total}
 
 
-def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> dict:
+def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, jobs: list | None = None) -> dict:
     """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
     from codeswitch.contrastivemix import experiment as X
 
@@ -212,8 +216,12 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES) -> 
     models = X.plan(profile)
     for m in models:
         train_h += steps * step_s / 3600
+        encode_m = 0.0
         for t in m.targets:
-            encode_h += corpora.get((t.benchmark, t.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+            encode_m += corpora.get((t.benchmark, t.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+        encode_h += encode_m
+        if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
+            jobs.append(Job(f"05/{m.name}", steps * step_s / 3600 + encode_m))
     return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
 
 
@@ -285,6 +293,146 @@ def cost_table(
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- wall-clock on N GPUs (issue 16)
+# The grid is embarrassingly parallel up to its dependencies: a job starts when the jobs it
+# needs have ended (``after``), and takes ``gpus`` GPUs (runs that use accelerate inside one
+# job: the profile's ``executor.resources.<experiment>.gpus``, assumed to scale linearly).
+# Modelled as the experiments run today: a Koglish-GLUE job is one (task, backbone, seed,
+# training language) fine-tuning, the English one serving EN2EN and EN2CS; a ConCSE job is
+# one run; a ContrastiveMix job trains one model, then encodes and scores its target corpora.
+# Notebooks 01, 06, 07 are not in the harness (as in the GPU-hour table).
+@dataclass(frozen=True)
+class Job:
+    name: str
+    hours: float  # GPU-hours of the run on one GPU
+    gpus: int = 1
+    after: tuple[str, ...] = ()
+
+    @property
+    def wall(self) -> float:
+        return self.hours / self.gpus
+
+
+def critical_path(jobs: Sequence[Job]) -> dict[str, float]:
+    """Each job's longest path to the end of the grid (itself included), in hours: the list scheduler's priority."""
+    by_name = {j.name: j for j in jobs}
+    children: dict[str, list[str]] = {j.name: [] for j in jobs}
+    for j in jobs:
+        for a in j.after:
+            if a not in by_name:
+                raise ValueError(f"job {j.name} waits for {a}, which is not in the grid")
+            children[a].append(j.name)
+    level: dict[str, float] = {}
+
+    def visit(name: str, stack: tuple = ()) -> float:
+        if name in stack:
+            raise ValueError(f"dependency cycle through {name}")
+        if name not in level:
+            level[name] = by_name[name].wall + max((visit(c, stack + (name,)) for c in children[name]), default=0.0)
+        return level[name]
+
+    for j in jobs:
+        visit(j.name)
+    return level
+
+
+def schedule(jobs: Sequence[Job], n_gpus: int) -> float:
+    """Wall-clock hours of the grid on ``n_gpus`` identical GPUs: list scheduling, longest remaining path first.
+
+    Whenever GPUs are free, the ready job (its dependencies ended) with the longest path to
+    the end that fits is started.  Within a factor (2 - 1/N) of the optimum (Graham 1969):
+    between ``max(GPU-hours / N, critical path)`` and ``GPU-hours / N + critical path``.
+    """
+    import heapq
+
+    if n_gpus < 1:
+        raise ValueError(f"n_gpus must be >= 1, got {n_gpus}")
+    too_big = [j.name for j in jobs if j.gpus > n_gpus]
+    if too_big:
+        raise ValueError(f"{len(too_big)} job(s) need more than {n_gpus} GPU(s), e.g. {too_big[0]}")
+    level = critical_path(jobs)
+    waiting = {j.name: set(j.after) for j in jobs}
+    by_name = {j.name: j for j in jobs}
+    ready = sorted((n for n, w in waiting.items() if not w), key=lambda n: (-level[n], n))
+    running: list[tuple[float, str]] = []
+    free, now, done = n_gpus, 0.0, 0
+    while done < len(jobs):
+        started = True
+        while started:
+            started = False
+            for name in ready:
+                if by_name[name].gpus <= free:
+                    ready.remove(name)
+                    free -= by_name[name].gpus
+                    heapq.heappush(running, (now + by_name[name].wall, name))
+                    started = True
+                    break
+        end, name = heapq.heappop(running)
+        now, free, done = end, free + by_name[name].gpus, done + 1
+        for other, w in waiting.items():
+            if name in w:
+                w.discard(name)
+                if not w:
+                    ready.append(other)
+        ready.sort(key=lambda n: (-level[n], n))
+    return now
+
+
+def grid_jobs(
+    report: Mapping,
+    profile_name: str = "paper",
+    sizes: Mapping = RETRIEVAL_SIZES,
+    length_table: str | None = None,
+    overrides: Mapping | None = None,
+    encode_passages_per_s: float | None = None,
+) -> list[Job]:
+    """Every run of notebooks 02-05 as a :class:`Job`, with the same rates and sizes as :func:`notebook_costs`."""
+    from dataclasses import replace
+
+    from codeswitch.core.executors import executor_config
+    from codeswitch.core.profiles import load_profile
+
+    rates = Rates.from_report(report)
+    if encode_passages_per_s:
+        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
+    profile = load_profile(profile_name, dict(overrides or {}))
+    jobs: list[Job] = []
+    glue_hours(profile, rates, length_table, jobs=jobs)
+    concse_hours(profile, rates, jobs=jobs)
+    retrieval_hours(profile, rates, sizes, jobs=jobs)
+    ex = executor_config(profile)
+    experiment = {"02": "glue", "03": "concse", "04": "concse", "05": "contrastivemix"}
+    return [replace(j, gpus=max(1, ex.resources_for(experiment[j.name[:2]]).gpus)) for j in jobs]
+
+
+def wall_clock(jobs: Sequence[Job], gpus: Sequence[int] = (1, 8, 32)) -> dict:
+    """GPU-hours, the longest single run, the critical path and the wall-clock hours on each of ``gpus``."""
+    level = critical_path(jobs)
+    longest = max(jobs, key=lambda j: (j.wall, j.name))
+    return {
+        "runs": len(jobs),
+        "gpu_hours": sum(j.hours for j in jobs),
+        "longest": (longest.name, longest.wall),
+        "critical_path": max(level.values(), default=0.0),
+        "hours": {n: schedule(jobs, n) for n in gpus},
+    }
+
+
+def cluster_table(report: Mapping, profile_name: str = "paper", gpus: Sequence[int] = (1, 8, 32), **kw) -> str:
+    """The Markdown table of wall-clock hours on N GPUs (one run per GPU, list scheduling)."""
+    w = wall_clock(grid_jobs(report, profile_name, **kw), gpus)
+    lines = [
+        f"Estimated wall-clock time of notebooks 02-05, profile '{profile_name}', on N GPUs ({w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours)",
+        "",
+        "| GPUs | wall-clock hours | GPU-hours / N | utilisation |",
+        "|---|---|---|---|",
+    ]
+    for n, h in w["hours"].items():
+        lines.append(f"| {n} | {h:.1f} | {w['gpu_hours'] / n:.1f} | {w['gpu_hours'] / n / h:.0%} |")
+    lines += ["", f"longest single run {w['longest'][1]:.2f} h ({w['longest'][0]}); critical path {w['critical_path']:.2f} h"]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks cost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", nargs="?", help="bench.json written by `python -m benchmarks --full --out DIR`")
@@ -299,6 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="passages/s for corpus encoding instead of (d)'s, e.g. the end-to-end rate of `bench memory`")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
+    p.add_argument("--gpus", default="1,8,32", help="GPU counts for the wall-clock estimate (comma-separated)")
     a = p.parse_args(list(argv) if argv is not None else None)
     if a.assume_mfu is not None:
         report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s, a.lengths)
@@ -312,4 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from codeswitch.core.profiles import parse_overrides
 
     print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides), a.encode_rate))
+    gpus = [int(x) for x in a.gpus.split(",") if x.strip()]
+    print()
+    print(cluster_table(report, a.profile, gpus, sizes=sizes, length_table=a.lengths, overrides=parse_overrides(a.overrides),
+                        encode_passages_per_s=a.encode_rate))
     return 0

@@ -335,6 +335,31 @@ def cpu_memory_block(m: Measurements) -> str:
 
 
 # --------------------------------------------------------------------------- writing
+# ---- wall-clock on N GPUs (issue 16): the README's cluster section
+CLUSTER_GPUS = (1, 8, 32)
+
+
+def cluster_block(m: Measurements) -> str:
+    """Wall-clock hours of notebooks 02-05 on 1, 8 and 32 GPUs: at the targets, reduced grid, and measured rates when recorded."""
+    from .cost import grid_jobs, wall_clock
+
+    assumed = assumed_report(ASSUMED["mfu"], ASSUMED["peak_tflops"], ASSUMED["passages_per_s"])
+    cols = [("at the targets", wall_clock(grid_jobs(assumed), CLUSTER_GPUS)),
+            (f"at the targets, `{_reduced_flag()}`", wall_clock(grid_jobs(assumed, overrides=REDUCED), CLUSTER_GPUS))]
+    if m.gpu:
+        cols.append((f"measured rates ({m.gpu_name})", wall_clock(grid_jobs(m.gpu, encode_passages_per_s=m.encode_rate), CLUSTER_GPUS)))
+    lines = ["| GPUs | " + " | ".join(f"wall-clock hours, {name}" for name, _ in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for n in CLUSTER_GPUS:
+        lines.append(f"| {n} | " + " | ".join(f"{w['hours'][n]:.1f}" for _, w in cols) + " |")
+    lines.append("")
+    notes = [f"{name}: {w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours, longest single run {w['longest'][1]:.2f} h "
+             f"(`{w['longest'][0]}`), critical path {w['critical_path']:.2f} h" for name, w in cols]
+    lines.append("; ".join(notes) + ". One run per GPU, list scheduling with the longest remaining path first "
+                 "(`python -m benchmarks cost --assume-mfu 0.4 --gpus 1,8,32`); notebooks 01, 06 and 07 are not in the harness"
+                 + ("" if m.gpu else "; no measured column yet (no GPU run recorded)") + ".")
+    return "\n".join(lines)
+
+
 def replace_block(text: str, name: str, body: str, path: str) -> str:
     """``text`` with the lines between ``<!-- bench:name -->`` and ``<!-- /bench:name -->`` replaced by ``body``."""
     pattern = re.compile(rf"(<!-- bench:{re.escape(name)} -->\n)(.*?)(<!-- /bench:{re.escape(name)} -->)", re.S)
@@ -349,7 +374,8 @@ def render(m: Measurements, files: Mapping[Path, str] | None = None) -> dict[Pat
     files = dict(files or {p: p.read_text(encoding="utf-8") for p in (README, DOCS)})
     costs = _costs(m)
     blocks = {
-        README: {"results": results_block(m), "cost": cost_block(m, costs), "targets": targets_block(m, costs)},
+        README: {"results": results_block(m), "cost": cost_block(m, costs), "targets": targets_block(m, costs),
+                 "cluster": cluster_block(m)},
         DOCS: {"results": results_block(m), "cpu_memory": cpu_memory_block(m), "cost": cost_block(m, costs),
                "targets": targets_block(m, costs)},
     }

@@ -85,7 +85,7 @@ def test_recorded_gpu_run_fills_the_tables(tmp_path):
 
     # render() fills the blocks of both files and leaves the text around them alone
     files = {R.README: "intro\n<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cost -->\nold\n<!-- /bench:cost -->\n"
-                       "middle\n<!-- bench:targets -->\n<!-- /bench:targets -->\nend\n",
+                       "middle\n<!-- bench:targets -->\n<!-- /bench:targets -->\n<!-- bench:cluster -->\n<!-- /bench:cluster -->\nend\n",
              R.DOCS: "<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cpu_memory -->\n<!-- /bench:cpu_memory -->\n"
                      "<!-- bench:cost -->\n<!-- /bench:cost -->\n"
                      "<!-- bench:targets -->\n<!-- /bench:targets -->\n"}
@@ -95,6 +95,8 @@ def test_recorded_gpu_run_fills_the_tables(tmp_path):
     assert blocks(out[R.README], "results").strip() == results  # the harness's table, with its GPU, in the README
     assert blocks(out[R.DOCS], "results").strip() == results
     assert R.render(m, out) == out  # idempotent
+    cluster = blocks(out[R.README], "cluster")
+    assert "wall-clock hours, measured rates (NVIDIA H200)" in cluster and "| 32 |" in cluster  # issue 16's N-GPU table
 
 
 def test_a_new_run_without_memory_drops_the_old_memory_file(tmp_path):

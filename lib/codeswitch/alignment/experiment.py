@@ -722,3 +722,27 @@ def figure3_1(cfg: Profile) -> dict[str, Path]:
     )
     plt.close(fig)
     return paths
+
+
+# --------------------------------------------------------------------------- executor entry points (issue 16)
+# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
+# what an executor in another process (a local worker, a Slurm job) needs to compute one run
+# of run_alignment (stage 1) or run_finetuning (stage 2, after stage 1) into the same cache.
+def run_cache(cfg: Profile) -> RunCache:
+    return _cache(cfg)
+
+
+def plan_alignment(cfg: Profile) -> list[dict]:
+    """Stage 1: the runs of :func:`run_alignment`."""
+    return align_configs(cfg)
+
+
+def plan_finetuning(cfg: Profile) -> list[dict]:
+    """Stage 2: the runs of :func:`run_finetuning` (needs stage 1's checkpoints)."""
+    return finetune_configs(cfg)
+
+
+def run_one(config: dict, cfg: Profile) -> dict:
+    """One run of either stage, as run_alignment / run_finetuning compute it."""
+    _setup(cfg)
+    return _train_one(cfg, config) if config["stage"] == "align" else _finetune_one(cfg, config)

@@ -612,3 +612,35 @@ def table12(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
         cfg, results(cfg) if df is None else df, table="table12", task="iitp", metrics=("accuracy",), select_by="accuracy", variants=VARIANTS,
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy (CalBERT Table 12)",
     )
+
+
+# --------------------------------------------------------------------------- executor entry points (issue 16)
+# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
+# what an executor in another process (a local worker, a Slurm job) needs to compute one run
+# of pretrain (stage 1) or finetune (stage 2, after stage 1) into the same caches.
+def plan_pretraining(cfg: Profile) -> list[dict]:
+    """Stage 1: the runs of :func:`pretrain` (cache: ``runs/<profile>/calbert/pretrain``)."""
+    return [conf for _, _, conf in pretrain_grid(cfg)]
+
+
+def plan_finetuning(cfg: Profile) -> list[dict]:
+    """Stage 2: the runs of :func:`finetune` (cache: ``runs/<profile>/calbert/finetune``)."""
+    return [conf for *_, conf in finetune_grid(cfg)]
+
+
+def run_one(config: dict, cfg: Profile) -> dict:
+    """One run of either stage, as pretrain / finetune compute it."""
+    c = settings(cfg)
+    key = config_hash(config)
+    with cfg.torch_threads():
+        for b, o, conf in pretrain_grid(cfg, c):
+            if config_hash(conf) == key:
+                return _run_pretraining(cfg, c, b, o, conf)
+        for task, b, v, s, conf in finetune_grid(cfg, c):
+            if config_hash(conf) == key:
+                path = resolve_backbone(b.ref, cfg) if v == "none" else str(_ensure_checkpoint(cfg, c, b, v, conf["pretrain"]))
+                return finetune_classifier(
+                    path, task_splits(cfg, task, c), args=FinetuneArgs(**conf["hparams"]), seed=s,
+                    device=cfg.torch_device().type, amp_dtype=cfg.amp_dtype(), desc=f"{task} {row_label(b.name, v)} seed {s}",
+                )
+    raise KeyError(f"calbert: run {key} is in neither the pre-training nor the fine-tuning grid of {cfg.source_file}")

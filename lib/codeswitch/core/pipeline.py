@@ -323,6 +323,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.num_train_epochs=1")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the profile and every --set value, print what would run, and exit without running")
+    # ---- where runs are computed (issue 16): not result-changing, so never passed to the notebooks as overrides
+    parser.add_argument("--executor", default=None, choices=("inline", "local", "slurm", "submitit-local"),
+                        help="compute the runs inline (default), in local worker processes, or as Slurm jobs; "
+                             "with a non-inline executor every pending run is submitted first, then the notebooks build")
+    parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
+    parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
+    parser.add_argument("--account", default=None, help="--executor slurm: the account")
     args = parser.parse_args(argv)
     root = project_root()
     specs = available(root)
@@ -336,20 +343,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
+    from .executors import SECTION, executor_config, submit_notebooks
+
+    if any(k == SECTION or k.startswith(SECTION + ".") for k in overrides):
+        raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--partition/--account "
+                         f"or the profile's '{SECTION}:' section (it is not a result-changing override)")
     try:
         prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
         validate_sections(prof)  # ... and on a bad value, before any notebook starts
+        executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
     if args.dry_run:
-        print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; would run "
-              f"{', '.join(s.number for s in chosen)}")
+        print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; executor {executor.kind}; "
+              f"would run {', '.join(s.number for s in chosen)}")
         return 0
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
     t_all = time.perf_counter()
+    if executor.kind != "inline":  # submit everything, then build
+        print(f"\n=== runs of every selected notebook, executor {executor.kind} ===", flush=True)
+        failures = submit_notebooks([s.number for s in chosen], load_profile(args.profile, overrides, root=root), executor)
+        for f in failures:
+            print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
+        if failures:
+            print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
+                  "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
+            return 1
     for i, spec in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()

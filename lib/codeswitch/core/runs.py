@@ -152,14 +152,26 @@ class RunCache:
         return atomic_write_json(self.path(config), record)
 
     def run(self, config: Mapping[str, Any], fn: Callable[[], Mapping[str, Any]]) -> dict:
-        """Return the cached result of ``config``, computing and storing it with ``fn()`` if absent."""
+        """Return the cached result of ``config``, computing and storing it with ``fn()`` if absent.
+
+        The computation holds the run's lock (:func:`run_lock`): a second process asking
+        for the same run waits for it and then reads the record instead of computing it twice.
+        """
         cached = self.get(config)
         if cached is not None:
             return cached
-        start = time.perf_counter()
-        result = fn()
-        self.put(config, result, seconds=time.perf_counter() - start)
+        with run_lock(self.path(config)):
+            cached = self.get(config)  # computed by another process while we waited
+            if cached is not None:
+                return cached
+            start = time.perf_counter()
+            result = fn()
+            self.put(config, result, seconds=time.perf_counter() - start)
         return json.loads(self.path(config).read_text(encoding="utf-8"))["result"]
+
+    def locked(self, config: Mapping[str, Any]) -> bool:
+        """True while another process holds this run's lock (it is computing the run)."""
+        return lock_held(self.path(config))
 
     def records(self) -> list[dict]:
         """Every finished run in this cache, as ``{"key", "config", "result", ...}`` dicts, sorted by key."""
@@ -184,18 +196,107 @@ def run_grid(
     fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
     *,
     desc: str = "runs",
+    executor: Any = None,
 ) -> list[dict]:
     """Run every config of a grid through the cache; results come back in the order of ``configs``.
 
     Prints how many runs are cached and how many remain, and shows a progress bar
     over the runs still to do.  A run that raises stops the grid (finished runs
     stay cached, so fixing the cause and re-running continues where it stopped).
+
+    ``executor`` (an :class:`codeswitch.core.executors.ExecutorConfig`, or ``None`` =
+    inline, in this process): with ``local``, ``slurm`` or ``submitit-local`` the
+    pending runs go to worker processes or jobs, which write their records
+    themselves; ``fn`` must then be picklable (a module-level function or a
+    ``functools.partial`` of one).  A failed run does not stop the others; at the
+    end :class:`codeswitch.core.executors.GridFailed` names each failed spec and its log.
     """
     configs = list(configs)
     todo = [c for c in configs if c not in cache]
     print(f"{desc}: {len(configs)} runs, {len(configs) - len(todo)} cached, {len(todo)} to run", flush=True)
+    if executor is not None and getattr(executor, "kind", "inline") != "inline":
+        executor.run_pending(cache, todo, fn, desc=desc)  # the executor module imports this one, never the reverse
+        return [cache.get(c) for c in configs]
     for config in progress(todo, desc=desc, unit="run"):
         cache.run(config, lambda c=config: fn(c))
     return [cache.get(c) for c in configs]
 
 
+
+
+# --------------------------------------------------------------------------- per-run lock
+# A lock file next to the record, ``.<key>.json.lock``, held with flock(2) while the run
+# is computed.  The kernel drops a flock when its holder dies (killed, OOM, node loss on
+# filesystems whose server tracks it), so a dead process's lock is taken over by the next
+# one; the file itself is removed by the holder once its record is written.  NFS (v4, and
+# v3 with lockd) maps flock to POSIX byte-range locks, so this also works across nodes.
+LOCK_POLL_SECONDS = 2.0
+
+
+def _lock_path(record: Path) -> Path:
+    return record.parent / f".{record.name}.lock"
+
+
+@contextmanager
+def run_lock(record: str | Path, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the lock of the run whose record is ``record`` for the block.
+
+    ``wait=True``: block until the lock is free (printing once whom we wait for) and yield
+    ``True``.  ``wait=False``: yield ``False`` at once when another process holds it.
+    """
+    import fcntl
+
+    record = Path(record)
+    lock = _lock_path(record)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    announced = False
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                os.close(fd)
+                yield False
+                return
+            if not announced:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                print(f"waiting for {record.name}: computed by {holder}", flush=True)
+                announced = True
+            fcntl.flock(fd, fcntl.LOCK_EX)  # blocks until the holder finishes or dies
+        try:
+            st = os.stat(lock)
+        except FileNotFoundError:
+            st = None
+        if st is None or st.st_ino != os.fstat(fd).st_ino:
+            os.close(fd)  # the holder removed the file after we opened it: lock the new one
+            continue
+        break
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {os.uname().nodename}\n".encode(), 0)
+        yield True
+    finally:
+        try:
+            os.unlink(lock)  # before unlocking: a waiter that got the old inode retries on the new file
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def lock_held(record: str | Path) -> bool:
+    """True when a live process holds the lock of the run whose record is ``record``."""
+    import fcntl
+
+    lock = _lock_path(Path(record))
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

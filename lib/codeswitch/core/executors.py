@@ -1,0 +1,574 @@
+"""Executors behind :func:`codeswitch.core.runs.run_grid`: where the pending runs of a grid are computed.
+
+* ``inline`` (the default): one after another in this process (what a notebook does).
+* ``local``: N fresh worker processes on this machine (``spawn``, never ``fork``, so
+  CUDA is safe), one GPU each through ``CUDA_VISIBLE_DEVICES`` when GPUs are visible,
+  else N CPU processes.
+* ``slurm``: a Slurm job array through `submitit <https://github.com/facebookincubator/submitit>`_,
+  one run per task, with the profile's resources per experiment (GPUs, CPUs, memory,
+  time limit, partition/account).  A job that is preempted or hits its time limit is
+  requeued (submitit's checkpointing: the run restarts from scratch, its record being
+  atomic); each job's log lies under ``runs/<profile>/jobs/``.
+* ``submitit-local``: submitit's own local executor (each run in a subprocess): the
+  Slurm code path without Slurm, for tests and single machines.
+
+Whoever computes a run writes its record (atomically, holding the run's lock, see
+:func:`codeswitch.core.runs.run_lock`); the caller reads every result back from the cache,
+in spec order.  A failed run does not stop the others; :class:`GridFailed` names each
+failed spec and its log, and re-running submits only what is still missing.
+
+The executor is chosen in the profile (a top-level ``executor:`` section, read into
+:class:`ExecutorConfig`) or on the command line (``./reproduce.sh --executor local
+--workers 8``; ``--executor slurm --partition gpu``).  It decides where runs are
+computed, never what they compute, so it is not part of any run's key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Mapping, Sequence
+
+from .profiles import ConfigError, Profile, build_dataclass
+
+KINDS = ("inline", "local", "slurm", "submitit-local")
+SECTION = "executor"
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class Resources:
+    """What one run of an experiment asks of the scheduler (Slurm; ``local`` uses ``gpus`` only)."""
+
+    gpus: int = 0  # GPUs per run; > 1 only for runs that use accelerate inside the job
+    cpus: int = 1  # CPU cores per run
+    mem_gb: float = 8.0  # host memory per run
+    time_min: int = 60  # wall-clock limit; a run that hits it is requeued
+
+    def __post_init__(self):
+        for name in ("gpus", "cpus", "time_min"):
+            if getattr(self, name) < (0 if name == "gpus" else 1):
+                raise ValueError(f"{name} must be {'>= 0' if name == 'gpus' else '>= 1'}, got {getattr(self, name)}")
+        if self.mem_gb <= 0:
+            raise ValueError(f"mem_gb must be > 0, got {self.mem_gb}")
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    array_parallelism: int = 256  # at most this many tasks of one array run at once
+    setup: tuple[str, ...] = ()  # shell lines run before each job (e.g. "source .venv/bin/activate")
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """The profile's ``executor:`` section (unknown keys are an error, as in every section)."""
+
+    kind: Literal["inline", "local", "slurm", "submitit-local"] = "inline"
+    workers: int | None = None  # local: worker processes (None: one per visible GPU, else 1)
+    poll_seconds: float = 5.0  # how often the queue's progress line is refreshed
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    # per experiment (the folder under runs/<profile>/: glue, concse, alignment, calbert, contrastivemix);
+    # "default" for the rest
+    resources: Mapping[str, Resources] = field(default_factory=dict)
+    jobs_dir: str | None = None  # set from the profile: runs/<profile>/jobs
+
+    def __post_init__(self):
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.poll_seconds <= 0:
+            raise ValueError(f"poll_seconds must be > 0, got {self.poll_seconds}")
+        res = {}
+        for name, r in dict(self.resources).items():
+            res[name] = r if isinstance(r, Resources) else build_dataclass(Resources, r, where=f"executor.resources.{name}")
+        object.__setattr__(self, "resources", res)
+
+    def resources_for(self, experiment: str) -> Resources:
+        return self.resources.get(experiment) or self.resources.get("default") or Resources()
+
+    def run_pending(self, cache, configs: Sequence[Any], fn: Callable[[Any], Mapping[str, Any]], *, desc: str = "runs") -> None:
+        """Compute the pending ``configs`` of a grid into ``cache`` on this executor (what :func:`codeswitch.core.runs.run_grid` calls)."""
+        execute([Task(str(cache.root), c, fn, desc) for c in configs], self, desc=desc, raise_on_failure=True)
+
+
+def executor_config(profile: Profile, **cli: Any) -> ExecutorConfig:
+    """The profile's executor, with command-line choices (``kind``, ``workers``, ``partition``, ``account``) on top.
+
+    Errors name the profile file and the key (or the flag).
+    """
+    raw = dict(profile.sections.get(SECTION) or {})
+    where = f"{profile.source_file}: section '{SECTION}'"
+    if cli.get("kind") is not None:
+        raw["kind"] = cli["kind"]
+    if cli.get("workers") is not None:
+        raw["workers"] = cli["workers"]
+    slurm = dict(raw.get("slurm") or {})
+    for key in ("partition", "account"):
+        if cli.get(key) is not None:
+            slurm[key] = cli[key]
+    if slurm:
+        raw["slurm"] = slurm
+    if "jobs_dir" in raw:
+        raise ConfigError(f"{where}: 'jobs_dir' is not a setting (jobs go to runs/<profile>/jobs/)")
+    ex = build_dataclass(ExecutorConfig, raw, where=where)
+    return dataclasses.replace(ex, jobs_dir=str(profile.runs_dir / "jobs"))
+
+
+# --------------------------------------------------------------------------- tasks and failures
+@dataclass(frozen=True)
+class Task:
+    """One pending run: compute ``fn(spec)`` into the cache at ``cache_root``."""
+
+    cache_root: str
+    spec: Any
+    fn: Callable[[Any], Mapping[str, Any]]
+    desc: str = "runs"
+
+    @property
+    def key(self) -> str:
+        from .runs import config_hash
+
+        return config_hash(self.spec)
+
+    @property
+    def record(self) -> Path:
+        from .runs import RunCache
+
+        return RunCache(self.cache_root).path(self.spec)
+
+
+@dataclass(frozen=True)
+class Failure:
+    task: Task
+    error: str
+    log: str
+
+    def describe(self) -> str:
+        from .runs import canonical_json
+
+        spec = canonical_json(self.task.spec)
+        spec = spec if len(spec) <= 400 else spec[:400] + "…"
+        return f"{self.task.desc} run {self.task.key} failed: {self.error}\n    log:  {self.log}\n    spec: {spec}"
+
+
+class GridFailed(RuntimeError):
+    """Some runs failed (the others finished and are cached); names each spec and its log."""
+
+    def __init__(self, failures: Sequence[Failure]):
+        self.failures = list(failures)
+        lines = [f"{len(self.failures)} run(s) failed; the others are cached, and re-running submits only what is missing:"]
+        lines += ["  " + f.describe() for f in self.failures]
+        super().__init__("\n".join(lines))
+
+
+def compute(task: Task) -> str:
+    """Compute one run into its cache (holding its lock); the worker side of every executor. Returns the record path."""
+    from .runs import RunCache
+
+    cache = RunCache(task.cache_root)
+    cache.run(task.spec, lambda: task.fn(task.spec))
+    return str(cache.path(task.spec))
+
+
+def _experiment_of(task: Task, jobs_dir: Path) -> str:
+    """The experiment a run belongs to: its cache folder's first part below runs/<profile>/."""
+    root = Path(task.cache_root).resolve()
+    try:
+        return root.relative_to(jobs_dir.resolve().parent).parts[0]
+    except (ValueError, IndexError):
+        return root.name
+
+
+# --------------------------------------------------------------------------- the driver
+def execute(
+    tasks: Sequence[Task],
+    ex: ExecutorConfig,
+    *,
+    desc: str = "runs",
+    raise_on_failure: bool = True,
+) -> list[Failure]:
+    """Compute every task with the executor ``ex``; show the queue's progress; return (or raise) the failures.
+
+    Tasks whose record already exists are skipped; the same run listed twice is computed once.
+    """
+    from .runs import RunCache
+
+    unique: dict[str, Task] = {}
+    for t in tasks:
+        if not RunCache(t.cache_root).get(t.spec):
+            unique.setdefault(str(t.record), t)
+    todo = list(unique.values())
+    if not todo:
+        return []
+    jobs_dir = Path(ex.jobs_dir) if ex.jobs_dir else Path(todo[0].cache_root).parent / "jobs"
+    jobs_dir.mkdir(parents=True, exist_ok=True)
+    _check_picklable(todo)
+    with _worker_environment():
+        if ex.kind == "local":
+            failures = _run_local(todo, ex, jobs_dir, desc)
+        elif ex.kind in ("slurm", "submitit-local"):
+            failures = _run_submitit(todo, ex, jobs_dir, desc)
+        elif ex.kind == "inline":
+            failures = _run_inline(todo, jobs_dir, desc)
+        else:
+            raise ConfigError(f"executor kind {ex.kind!r} is not one of {list(KINDS)}")
+    if failures and raise_on_failure:
+        raise GridFailed(failures)
+    return failures
+
+
+def _check_picklable(tasks: Sequence[Task]) -> None:
+    import cloudpickle
+
+    seen = set()
+    for t in tasks:
+        if id(t.fn) in seen:
+            continue
+        seen.add(id(t.fn))
+        try:
+            cloudpickle.dumps(t.fn)
+        except Exception as exc:  # noqa: BLE001 - any pickling error means the same thing here
+            raise TypeError(
+                f"{t.desc}: the run function {t.fn!r} cannot be sent to a worker ({type(exc).__name__}: {exc}); "
+                "non-inline executors need a module-level function or a functools.partial of one"
+            ) from None
+
+
+@contextlib.contextmanager
+def _worker_environment():
+    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs."""
+    from .profiles import project_root
+
+    want = {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg", "CODESWITCH_LOG_PROGRESS": "1"}
+    try:
+        want["CODESWITCH_HOME"] = str(project_root())
+    except ConfigError:
+        pass
+    lib = str(Path(__file__).resolve().parents[1])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if lib not in paths:
+        want["PYTHONPATH"] = os.pathsep.join([lib, *paths])
+    before = {k: os.environ.get(k) for k in want}
+    os.environ.update(want)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _Queue:
+    """Counts done / running / pending / failed from the cache and the locks, and prints one line per update."""
+
+    def __init__(self, tasks: Sequence[Task], desc: str, poll: float):
+        self.tasks, self.desc, self.poll = list(tasks), desc, poll
+        self.start = time.monotonic()
+        self.failed: dict[str, Failure] = {}
+        self._last: tuple | None = None
+        self._last_time = 0.0
+
+    def counts(self) -> tuple[int, int, int, int]:
+        from .runs import lock_held
+
+        done = running = 0
+        for t in self.tasks:
+            rec = t.record
+            if str(rec) in self.failed:
+                continue
+            if rec.is_file():
+                done += 1
+            elif lock_held(rec):
+                running += 1
+        failed = len(self.failed)
+        return done, running, len(self.tasks) - done - running - failed, failed
+
+    def line(self, final: bool = False) -> None:
+        from .progress import _hms
+
+        done, running, pending, failed = c = self.counts()
+        now = time.monotonic()
+        if not final and now - self._last_time < (max(60.0, 10 * self.poll) if c == self._last else self.poll):
+            return  # a line when the counts changed (at most one per poll interval), else a heartbeat a minute
+        self._last, self._last_time = c, now
+        elapsed = now - self.start
+        left = "0:00:00" if final or not (running or pending) else (_hms(elapsed / done * (running + pending)) if done else "?")
+        print(
+            f"[{self.desc}] queue: {done} done, {running} running, {pending} pending, {failed} failed"
+            f" of {len(self.tasks)} | {_hms(elapsed)} elapsed, {left} left",
+            flush=True,
+        )
+
+
+def _run_inline(tasks: Sequence[Task], jobs_dir: Path, desc: str) -> list[Failure]:
+    queue, failures = _Queue(tasks, desc, 1.0), []
+    for t in tasks:
+        try:
+            compute(t)
+        except Exception as exc:  # noqa: BLE001 - reported with its spec; the others go on
+            failures.append(Failure(t, f"{type(exc).__name__}: {exc}", "(this process's output)"))
+            queue.failed[str(t.record)] = failures[-1]
+        queue.line()
+    queue.line(final=True)
+    return failures
+
+
+# ---- local: a pool of spawned worker processes
+_GPU_OF_WORKER: str | None = None
+
+
+def _init_worker(gpu_queue) -> None:
+    global _GPU_OF_WORKER
+    if gpu_queue is not None:
+        _GPU_OF_WORKER = gpu_queue.get()
+        os.environ["CUDA_VISIBLE_DEVICES"] = _GPU_OF_WORKER  # before anything imports torch's CUDA
+
+
+def _local_task(payload: bytes, log: str) -> str:
+    """Run one task in a worker, its output (Python and C level) going to ``log``."""
+    import cloudpickle
+
+    task: Task = cloudpickle.loads(payload)
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "ab") as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            print(f"run {task.key} ({task.desc}) in pid {os.getpid()}, CUDA_VISIBLE_DEVICES={_GPU_OF_WORKER}", flush=True)
+            return compute(task)
+        except BaseException:
+            traceback.print_exc()
+            raise
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as ``CUDA_VISIBLE_DEVICES`` entries (none on a CPU machine)."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g for g in (x.strip() for x in env.split(",")) if g and g != "-1"]
+    try:
+        import torch
+
+        return [str(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # noqa: BLE001 - no usable CUDA: CPU workers
+        return []
+
+
+def _run_local(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    import cloudpickle
+
+    gpus = visible_gpus()
+    # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
+    # worker with g GPUs: every worker gets the largest such group, so any run fits any worker
+    per_run = max([1] + [ex.resources_for(_experiment_of(t, jobs_dir)).gpus for t in tasks])
+    groups = [",".join(gpus[i:i + per_run]) for i in range(0, len(gpus) - per_run + 1, per_run)] if gpus else []
+    if gpus and not groups:
+        raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
+    workers = ex.workers or max(1, len(groups))
+    ctx = mp.get_context("spawn")
+    gpu_queue = None
+    if groups:
+        gpu_queue = ctx.Queue()
+        for i in range(workers):
+            gpu_queue.put(groups[i % len(groups)])  # more workers than GPU groups share them round-robin
+    logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    print(
+        f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es)"
+        + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
+        + f"; logs: {logs}/",
+        flush=True,
+    )
+    queue = _Queue(tasks, desc, ex.poll_seconds)
+    failures: list[Failure] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(gpu_queue,)) as pool:
+        futures = {}
+        for t in tasks:
+            log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
+            futures[pool.submit(_local_task, cloudpickle.dumps(t), str(log))] = (t, log)
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=ex.poll_seconds, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                t, log = futures[fut]
+                exc = fut.exception()
+                if exc is not None:
+                    failures.append(Failure(t, f"{type(exc).__name__}: {exc}", str(log)))
+                    queue.failed[str(t.record)] = failures[-1]
+            queue.line()
+    queue.line(final=True)
+    return failures
+
+
+# ---- slurm / submitit-local
+def _submitit_task():
+    import submitit
+
+    class RequeueableRun(submitit.helpers.Checkpointable):
+        """One run as a submitit job; on preemption or time-out submitit requeues it (the run restarts; its record is atomic)."""
+
+        def __call__(self, task: Task) -> str:
+            print(f"run {task.key} ({task.desc}) on {os.uname().nodename}, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')}", flush=True)
+            return compute(task)
+
+    return RequeueableRun()
+
+
+def _run_submitit(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+    import submitit
+
+    cluster = "slurm" if ex.kind == "slurm" else "local"
+    by_experiment: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
+    fn = _submitit_task()
+    jobs = []
+    for experiment, group in by_experiment.items():
+        r = ex.resources_for(experiment)
+        executor = submitit.AutoExecutor(folder=jobs_dir / experiment / "%j", cluster=cluster)
+        params: dict[str, Any] = dict(
+            name=f"codeswitch-{experiment}", timeout_min=r.time_min, cpus_per_task=r.cpus, gpus_per_node=r.gpus,
+            mem_gb=r.mem_gb, tasks_per_node=1, nodes=1,
+        )
+        if cluster == "slurm":
+            params["slurm_array_parallelism"] = ex.slurm.array_parallelism
+            for key in ("partition", "account", "qos"):
+                if getattr(ex.slurm, key):
+                    params[f"slurm_{key}"] = getattr(ex.slurm, key)
+            if ex.slurm.setup:
+                params["slurm_setup"] = list(ex.slurm.setup)
+        executor.update_parameters(**params)
+        with executor.batch():  # one job array per experiment (Slurm); separate subprocesses (local)
+            group_jobs = [executor.submit(fn, t) for t in group]
+        jobs += list(zip(group_jobs, group))
+        print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, {r.time_min} min each); logs: {jobs_dir / experiment}/", flush=True)
+    queue = _Queue(tasks, desc, ex.poll_seconds)
+    failures: list[Failure] = []
+    open_jobs = list(jobs)
+    while open_jobs:
+        still = []
+        for job, t in open_jobs:
+            if not job.done():
+                still.append((job, t))
+                continue
+            try:
+                job.result()
+            except Exception as exc:  # noqa: BLE001 - submitit raises the job's exception (or why it died)
+                msg = str(exc).strip().splitlines()
+                failures.append(Failure(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr)))
+                queue.failed[str(t.record)] = failures[-1]
+        open_jobs = still
+        queue.line()
+        if open_jobs:
+            time.sleep(ex.poll_seconds)
+    queue.line(final=True)
+    return failures
+
+
+# --------------------------------------------------------------------------- submit everything, then build
+# notebook number -> its stages; each stage is (module, plan function[, cache function]:
+# the run cache of the stage's specs, default ``run_cache``).  A stage's runs may
+# need the previous stage's outputs (alignment checkpoints before GLUECoS fine-tuning), so
+# stage k of every notebook is submitted together, after stage k-1 of every notebook ended.
+# A module without the plan function or a module-level ``run_one(spec, profile)`` is skipped
+# with one line: its runs are then computed inline when its notebook runs.
+PLANS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "02": (("codeswitch.glue.experiment", "plan"),),
+    "03": (("codeswitch.concse.experiment", "plan_table3"),),
+    "04": (("codeswitch.concse.experiment", "plan_ablations"),),
+    "05": (("codeswitch.contrastivemix.experiment", "plan"),),
+    "06": (("codeswitch.alignment.experiment", "plan_alignment"), ("codeswitch.alignment.experiment", "plan_finetuning")),
+    "07": (
+        ("codeswitch.calbert.experiment", "plan_pretraining", "_pretrain_cache"),
+        ("codeswitch.calbert.experiment", "plan_finetuning", "_finetune_cache"),
+    ),
+}
+
+
+def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str, cache_name: str = "run_cache") -> list[Task] | str:
+    """The tasks of one stage, or the one-line reason it is skipped."""
+    import functools
+    import importlib
+    import inspect
+
+    from .runs import RunCache
+
+    module = importlib.import_module(module_name)
+    plan = getattr(module, plan_name, None)
+    run_one = getattr(module, "run_one", None)
+    if plan is None or run_one is None or not inspect.isfunction(run_one):
+        missing = " and ".join(n for n, f in ((f"{plan_name}(profile)", plan), ("run_one(spec, profile)", run_one)) if f is None)
+        return f"{module_name} has no module-level {missing or 'run_one'} yet: its runs are computed inline by the notebook"
+    cache = getattr(module, cache_name)(profile) if hasattr(module, cache_name) else RunCache(profile.runs_dir / module.EXPERIMENT)
+    from .experiment import RunSpec
+
+    fn = functools.partial(_call_run_one, run_one, profile)
+    tasks = []
+    for spec in plan(profile):
+        if isinstance(spec, RunSpec):  # the experiment contract: the record is filed under the spec's key
+            tasks.append(Task(str(cache.root), spec.key(), functools.partial(_call_spec, run_one, profile, spec), label))
+        else:
+            tasks.append(Task(str(cache.root), spec, fn, label))
+    return tasks
+
+
+def _call_run_one(run_one: Callable, profile: Profile, spec: Any) -> Mapping[str, Any]:
+    return run_one(spec, profile)
+
+
+def _call_spec(run_one: Callable, profile: Profile, spec: Any, _key: Any) -> Mapping[str, Any]:
+    return run_one(spec, profile)
+
+
+def submit_notebooks(numbers: Sequence[str], profile: Profile, ex: ExecutorConfig) -> list[Failure]:
+    """Plan the runs of every selected notebook and compute all pending ones with ``ex`` (stage by stage); return the failures.
+
+    The notebooks run afterwards and find every run cached.  Runs of a failed stage's
+    dependants are still attempted (they fail again with their own message, or the
+    notebook reports it); re-running submits only what is missing.
+    """
+    failures: list[Failure] = []
+    depth = max((len(PLANS.get(n, ())) for n in numbers), default=0)
+    t0 = time.monotonic()
+    for stage in range(depth):
+        tasks: list[Task] = []
+        seen_plans: set[tuple[str, ...]] = set()
+        for n in numbers:
+            stages = PLANS.get(n, ())
+            if stage >= len(stages) or stages[stage] in seen_plans:
+                continue
+            seen_plans.add(stages[stage])
+            module_name, plan_name, *cache_name = stages[stage]
+            got = _stage_tasks(profile, module_name, plan_name, f"{n}:{module_name.rsplit('.', 1)[-1]}.{plan_name}", *cache_name)
+            if isinstance(got, str):
+                print(f"plan: notebook {n}: {got}", flush=True)
+                continue
+            print(f"plan: notebook {n}: {module_name}.{plan_name}: {len(got)} runs", flush=True)
+            tasks += got
+        if tasks:
+            failures += execute(tasks, ex, desc=f"stage {stage + 1}/{depth}", raise_on_failure=False)
+    print(f"plan: every planned run submitted and finished in {time.monotonic() - t0:.0f} s"
+          + (f"; {len(failures)} failed" if failures else ""), flush=True)
+    return failures

@@ -1,0 +1,276 @@
+"""Executors behind run_grid (issue 16) with the real engines: `reproduce.sh --executor local --workers 2`
+on notebook 03 (tables byte-identical to the inline run's), submitit's local executor and a real
+single-node Slurm on a slice of the smoke grid (records equal to the inline run's byte for byte,
+timings aside).  Plus the per-run lock (issue 14 item 7)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from codeswitch.core.executors import GridFailed, Task, _call_run_one, execute, executor_config
+from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.runs import RunCache, lock_held, run_grid, run_lock
+
+REPO = Path(__file__).resolve().parents[1]
+SLURM_STATE = Path(os.environ.get("CODESWITCH_SLURM_STATE", "/var/tmp/codeswitch-slurm"))
+SLICE = 2  # runs of the smoke GLUE grid each engine computes
+
+
+def _records(root: Path) -> dict[str, bytes]:
+    """Each record of a cache folder, without its wall-clock time, as canonical bytes."""
+    out = {}
+    for p in sorted(root.glob("*.json")):
+        rec = json.loads(p.read_text(encoding="utf-8"))
+        rec.pop("seconds")
+        out[p.name] = json.dumps(rec, sort_keys=True).encode()
+    return out
+
+
+@pytest.fixture(scope="module")
+def glue_slice(tmp_path_factory, backbones_dir):
+    """The first SLICE runs of the smoke GLUE grid, computed inline: (profile, specs, records).
+
+    Every engine below computes the same runs under the same output root (the mini Koglish
+    is built once) into a cache folder of its own, ``runs/smoke/glue-<engine>/``.
+    """
+    from codeswitch.glue import experiment as glue
+
+    prof = load_profile("smoke", output_root=tmp_path_factory.mktemp("engines"))
+    specs = glue.plan(prof)[:SLICE]
+    cache = RunCache(prof.runs_dir / "glue-inline")
+    run_grid(cache, specs, functools.partial(_call_run_one, glue.run_one, prof), desc="inline")
+    return prof, specs, _records(cache.root)
+
+
+def _run_with(glue_slice, kind: str, prof=None, **cli) -> Path:
+    from codeswitch.glue import experiment as glue
+
+    base, specs, inline = glue_slice
+    prof = prof or base
+    ex = dataclasses.replace(executor_config(prof, kind=kind, **cli), poll_seconds=0.5)
+    cache = RunCache(prof.runs_dir / f"glue-{kind}")
+    results = run_grid(cache, specs, functools.partial(_call_run_one, glue.run_one, prof), desc=kind, executor=ex)
+    assert all(r is not None and "scenarios" in r for r in results)
+    got = _records(cache.root)
+    assert got == inline and len(got) == SLICE  # byte-identical records (timings aside)
+    return prof.runs_dir / "jobs" / f"glue-{kind}"
+
+
+def test_submitit_local_executor_matches_inline(glue_slice):
+    jobs = _run_with(glue_slice, "submitit-local")
+    assert len(list(jobs.glob("*/*_log.out"))) == SLICE  # submitit's job logs
+
+
+def _slurm_up() -> str | None:
+    """None when the single-node cluster answers, else why not."""
+    conf = SLURM_STATE / "slurm.conf"
+    if not shutil.which("sinfo"):
+        return "Slurm is not installed (scripts/slurm/start_local_cluster.sh installs it as root with apt)"
+    if not conf.is_file():
+        return f"no local cluster: {conf} is absent (start it with scripts/slurm/start_local_cluster.sh)"
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+    try:
+        out = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"sinfo failed: {exc}"
+    if not any(s in out for s in ("idle", "mixed", "allocated")):
+        return f"the local cluster's node is not up (sinfo: {out.strip() or 'nothing'})"
+    return None
+
+
+def test_slurm_executor_matches_inline(glue_slice, monkeypatch):
+    why = _slurm_up()
+    if why and os.environ.get("CODESWITCH_REQUIRE_SLURM") == "1":
+        pytest.fail(f"CODESWITCH_REQUIRE_SLURM=1 but {why}")
+    if why:
+        pytest.skip(why)
+    monkeypatch.setenv("SLURM_CONF", str(SLURM_STATE / "slurm.conf"))
+    raw = {"kind": "slurm", "resources": {"default": {"gpus": 0, "cpus": 1, "mem_gb": 2, "time_min": 10}}}
+    prof = load_profile("smoke", overrides={"executor": raw}, output_root=glue_slice[0].output_root)
+    jobs = _run_with(glue_slice, "slurm", prof=prof, partition="local")
+    assert len(list(jobs.glob("*/*_log.err"))) == SLICE  # one array task (and log) per run
+
+
+# --------------------------------------------------------------------------- failures and re-submission
+def _maybe_fail(spec, marker: str):
+    if spec["n"] == 1 and not Path(marker).exists():
+        raise ValueError(f"run {spec['n']} cannot go on")
+    return {"double": 2 * spec["n"]}
+
+
+def test_failed_run_names_log_and_spec_others_go_on_rerun_submits_only_missing(tmp_path, capsys):
+    cache = RunCache(tmp_path / "runs" / "toy" / "exp")
+    specs = [{"n": i} for i in range(3)]
+    marker = tmp_path / "fixed"
+    fn = functools.partial(_maybe_fail, marker=str(marker))
+    ex = executor_config(load_profile("smoke", output_root=tmp_path), kind="local", workers=2)
+    with pytest.raises(GridFailed) as err:
+        run_grid(cache, specs, fn, desc="toy", executor=ex)
+    msg = str(err.value)
+    assert "ValueError: run 1 cannot go on" in msg and '"n":1' in msg
+    log = Path(msg.split("log:")[1].split()[0])
+    assert log.is_file() and "run 1 cannot go on" in log.read_text()
+    assert {"n": 0} in cache and {"n": 2} in cache and {"n": 1} not in cache  # the others went on
+    marker.touch()
+    capsys.readouterr()
+    assert run_grid(cache, specs, fn, desc="toy", executor=ex) == [{"double": 0}, {"double": 2}, {"double": 4}]
+    assert "3 runs, 2 cached, 1 to run" in capsys.readouterr().out
+
+
+def test_unpicklable_function_is_a_clear_error(tmp_path):
+    import threading
+
+    lock = threading.Lock()
+    ex = executor_config(load_profile("smoke", output_root=tmp_path), kind="local", workers=1)
+    with pytest.raises(TypeError, match="module-level function or a functools.partial"):
+        run_grid(RunCache(tmp_path / "c"), [{"n": 1}], lambda c: {"held": lock.locked()}, desc="toy", executor=ex)
+
+
+def test_executor_section_is_validated_and_cli_wins(tmp_path):
+    prof = load_profile("smoke", overrides={"executor.kind": "local", "executor.workers": 3}, output_root=tmp_path)
+    assert executor_config(prof).workers == 3
+    assert executor_config(prof, workers=5, kind="slurm", partition="gpu").slurm.partition == "gpu"
+    assert executor_config(prof).jobs_dir == str(tmp_path / "runs" / "smoke" / "jobs")
+    for bad, match in [
+        ({"executor.kind": "threads"}, "is not one of"),
+        ({"executor.wrkers": 2}, r"unknown key\(s\) \['wrkers'\]"),
+        ({"executor.workers": 0}, "workers must be >= 1"),
+        ({"executor.resources": {"glue": {"gpu": 1}}}, r"executor.resources.glue: unknown key\(s\) \['gpu'\]"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            executor_config(load_profile("smoke", overrides=bad, output_root=tmp_path))
+
+
+def test_profile_pickles_and_executor_flags_are_not_overrides(tmp_path):
+    import pickle
+
+    from codeswitch.core import pipeline
+
+    prof = load_profile("smoke", output_root=tmp_path)
+    assert pickle.loads(pickle.dumps(prof)) == prof
+    seen = {}
+    orig = pipeline.run_notebook
+
+    def fake_run_notebook(spec, profile, **kw):
+        seen["overrides"] = kw.get("overrides")
+        raise pipeline.NotebookFailed(spec, tmp_path / "x.ipynb", None, "stop here")
+
+    pipeline.run_notebook = fake_run_notebook
+    try:
+        os.environ["CODESWITCH_OUTPUT_ROOT"] = str(tmp_path)
+        rc = pipeline.main(["--only", "01", "--executor", "local", "--workers", "2"])
+    finally:
+        pipeline.run_notebook = orig
+        os.environ.pop("CODESWITCH_OUTPUT_ROOT")
+    assert rc == 1 and seen["overrides"] == {}
+    with pytest.raises(SystemExit, match="--executor/--workers"):
+        pipeline.main(["--only", "01", "--set", "executor.workers=2"])
+
+
+# --------------------------------------------------------------------------- the per-run lock
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from codeswitch.core.runs import RunCache
+    cache = RunCache(sys.argv[1])
+    def slow():
+        print("computing", flush=True)
+        time.sleep(float(sys.argv[2]))
+        return {"by": "holder"}
+    cache.run({"n": 1}, slow)
+    """
+)
+
+
+def _holder(cache_root: Path, seconds: float) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "lib")}
+    p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(cache_root), str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline().strip() == "computing"  # it holds the lock now
+    return p
+
+
+def test_second_process_waits_for_the_run_and_reads_its_record(tmp_path, capsys):
+    cache = RunCache(tmp_path)
+    holder = _holder(tmp_path, 1.5)
+    assert cache.locked({"n": 1}) and {"n": 1} not in cache
+    calls = []
+    assert cache.run({"n": 1}, lambda: calls.append(1) or {"by": "me"}) == {"by": "holder"}
+    assert calls == []  # never computed twice
+    assert "waiting for" in capsys.readouterr().out
+    assert holder.wait(10) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [cache.path({"n": 1}).name]  # no lock file, no partial record
+
+
+def test_killed_holders_lock_is_taken_over_and_the_run_redone(tmp_path):
+    cache = RunCache(tmp_path)
+    holder = _holder(tmp_path, 60)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(10)
+    assert not cache.locked({"n": 1}) and {"n": 1} not in cache  # dead: nothing half-written, lock free
+    assert cache.run({"n": 1}, lambda: {"by": "me"}) == {"by": "me"}
+    assert not lock_held(cache.path({"n": 1}))
+
+
+def test_run_lock_without_waiting_skips(tmp_path):
+    rec = tmp_path / "a.json"
+    holder = _holder(tmp_path, 3)  # locks tmp_path/<hash of {"n": 1}>.json
+    with run_lock(RunCache(tmp_path).path({"n": 1}), wait=False) as got:
+        assert got is False
+    with run_lock(rec, wait=False) as got:
+        assert got is True
+    holder.kill()
+    holder.wait(10)
+
+
+# --------------------------------------------------------------------------- submit everything, then build
+def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path, monkeypatch, capsys):
+    """`./reproduce.sh --only 03 --executor local --workers 2`: runs submitted first, the notebook finds them all
+    cached, and its tables are byte-identical to the inline run's (the notebook suite's)."""
+    from codeswitch.core import pipeline
+
+    spec = next(s for s in pipeline.available(REPO) if s.number == "03")
+    smoke_run.ensure(spec)
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    assert pipeline.main(["--only", "03", "--executor", "local", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "plan: notebook 03: codeswitch.concse.experiment.plan_table3: 8 runs" in out
+    assert "queue: 8 done, 0 running, 0 pending, 0 failed of 8" in out
+    executed = (tmp_path / "runs" / "smoke" / "notebooks" / spec.file).read_text(encoding="utf-8")
+    assert "8 runs, 8 cached, 0 to run" in executed  # the notebook only built tables and figures
+    inline = sorted((smoke_run.root / "figures" / "smoke").glob("concse_table3*.csv"))
+    assert inline
+    for csv in inline:
+        assert (tmp_path / "figures" / "smoke" / csv.name).read_bytes() == csv.read_bytes(), csv.name
+    runs = tmp_path / "runs" / "smoke"
+    assert len(list(runs.glob("jobs/local-*/concse-*.log"))) == 8  # one log per run under runs/<profile>/jobs/
+    assert not list((runs / "concse").glob(".*"))  # no lock or temp file left
+
+
+def _visible_devices(spec):
+    return {"devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+@pytest.mark.parametrize("gpus_per_run, expected", [(0, ["0", "1", "2", "3"]), (2, ["0,1", "2,3"])])
+def test_local_workers_get_one_gpu_each_or_the_group_a_run_asks_for(tmp_path, monkeypatch, capsys, gpus_per_run, expected):
+    """No GPU needed: a worker's CUDA_VISIBLE_DEVICES is what the pool hands out from the visible devices."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    prof = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": gpus_per_run}}}, output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local"), poll_seconds=0.2)
+    results = run_grid(RunCache(prof.runs_dir / "toy"), [{"n": i} for i in range(6)], _visible_devices, desc="gpus", executor=ex)
+    assert {r["devices"] for r in results} <= set(expected)
+    assert f"on {len(expected)} local worker process(es), GPUs {' | '.join(expected)}" in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="asks for 8 GPUs"):
+        big = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": 8}}}, output_root=tmp_path)
+        run_grid(RunCache(prof.runs_dir / "toy8"), [{"n": 0}], _visible_devices, desc="gpus", executor=executor_config(big, kind="local"))
