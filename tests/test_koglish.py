@@ -400,29 +400,6 @@ def test_google_backend_without_a_key_says_which_variable(monkeypatch):
         T.GoogleTranslator(key_env="NO_SUCH_KEY_VAR").translate(["the dog"])
 
 
-def test_hf_backend_through_a_fake_pipeline():
-    calls = []
-
-    def factory(model):
-        assert model == "some/en-ko-model"
-
-        def pipe(batch, max_length):
-            calls.append(list(batch))
-            if "explode" in batch and len(batch) > 1:
-                raise RuntimeError("batch failed")
-            if batch == ["explode"]:
-                raise RuntimeError("bad input")
-            return [{"translation_text": f" ko {t}\n"} for t in batch]
-
-        return pipe
-
-    h = T.HFTranslator("some/en-ko-model", batch_size=2, pipeline_factory=factory)
-    out = h.translate(["a", "b", "explode", "c"])
-    assert [r.text for r in out] == ["ko a", "ko b", None, "ko c"]  # whitespace cleaned; the bad item fails alone
-    assert "bad input" in out[2].error
-    assert calls == [["a", "b"], ["explode", "c"], ["explode"], ["c"]]
-
-
 def test_make_translator_factory(tmp_path):
     t = T.make_translator("dictionary", dictionary=S.GLOSSARY, cache=tmp_path / "c.sqlite")
     assert isinstance(t, T.CachedTranslator) and t.translate(["the big car"])[0].text == "큰 자동차"
