@@ -489,6 +489,17 @@ def test_hub_file_naming_is_read_too(mini, tmp_path):
     pd.testing.assert_frame_equal(K.load_sts(str(root), "sick"), K.load_sts(str(mini), "sick"))
 
 
+def test_download_script_layout_of_sick_loads(mini, tmp_path):
+    """The authors' download script puts SICK under Koglish_STS/SICK/{en,cs}_test.csv."""
+    root = tmp_path / "script"
+    (root / "Koglish_STS/SICK").mkdir(parents=True)
+    shutil.copy(Path(mini) / "Koglish_STS/sick/parsed_test.csv", root / "Koglish_STS/SICK/en_test.csv")
+    shutil.copy(Path(mini) / "Koglish_STS/sick/cross_test.csv", root / "Koglish_STS/SICK/cs_test.csv")
+    en, cs = K.sts_files(str(root), "sick")
+    assert (en.name, cs.name, cs.parent.name) == ("en_test.csv", "cs_test.csv", "SICK")
+    pd.testing.assert_frame_equal(K.load_sts(str(root), "sick"), K.load_sts(str(mini), "sick"))
+
+
 def test_hub_namespace_goes_through_snapshot_download(mini, monkeypatch):
     import huggingface_hub
 
