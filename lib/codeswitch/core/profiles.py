@@ -140,6 +140,12 @@ class Profile:
             return torch.float16
         raise ConfigError(f"{self.source_file}: unknown precision '{self.precision}'")
 
+    def resolved_precision(self) -> str:
+        """``precision`` as it resolves on this machine: "fp32" | "bf16" | "fp16" (part of run keys)."""
+        import torch
+
+        return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self.amp_dtype()]
+
     def summary(self) -> str:
         lines = [f"profile      {self.name}  ({self.source_file})"]
         if self.description:

@@ -137,7 +137,7 @@ def fingerprint(splits: Mapping[str, pd.DataFrame]) -> str:
 # --------------------------------------------------------------------------- the grid
 def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprints: Mapping[str, str]) -> list[dict]:
     """The complete config of every training run (what the cache key is computed from)."""
-    precision = _precision(cfg)
+    precision = cfg.resolved_precision()
     configs = []
     for task in glue.tasks:
         for label, bb in glue.backbones.items():
@@ -168,12 +168,6 @@ def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprin
                         config["backbone_id"] = backbone_id(bb.model)
                     configs.append(config)
     return configs
-
-
-def _precision(cfg: Profile) -> str:
-    import torch
-
-    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[cfg.amp_dtype()]
 
 
 def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | None = None) -> pd.DataFrame:
