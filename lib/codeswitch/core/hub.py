@@ -44,6 +44,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _cached_snapshot(repo_id: str, repo_type: str) -> str | None:
+    """The local Hugging Face cache's snapshot folder of a repository, or None (``local_files_only``: no network)."""
     try:
         from huggingface_hub import snapshot_download
 
@@ -76,7 +77,16 @@ def resolve(ref: str, *, kind: str = "model", what: str = "") -> str:
     raise MissingResourceError(
         f"{kind} '{ref}' is needed but {reason} and it is not in the local Hugging Face cache.\n"
         f"  Fix: on a machine with network, run\n"
-        f"      huggingface-cli download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir /some/folder/{ref.split('/')[-1]}\n"
-        f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), "
-        f"e.g. as a papermill override: -p overrides '{{\"{what or 'section.key'}\": \"/some/folder/{ref.split('/')[-1]}\"}}'."
+        f"      hf download {ref}{' --repo-type dataset' if kind == 'dataset' else ''} --local-dir /some/folder/{ref.split('/')[-1]}\n"
+        f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), e.g.\n"
+        f"      ./reproduce.sh --set {what or 'section.key'}=/some/folder/{ref.split('/')[-1]}\n"
+        f"  (./reproduce.sh --profile <profile> --check lists every missing resource at once; --prepare DIR fetches them all)."
+    )
+
+
+def is_dataset_snapshot(folder: str | Path) -> bool:
+    """Does ``folder`` look like a downloaded hub dataset repository (data files ``datasets`` can load)?"""
+    folder = Path(folder)
+    return folder.is_dir() and any(
+        any(folder.glob(p)) for p in ("*.parquet", "*/*.parquet", "*/*/*.parquet", "*.arrow", "*/*.arrow", "dataset_infos.json")
     )

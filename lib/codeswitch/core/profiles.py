@@ -265,12 +265,24 @@ def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
+        if isinstance(node, list):  # a list item by index: concse.backbones.0.model
+            node = node[_index(node, part, where)]
+            continue
         if part not in node:
             node[part] = {}
-        if not isinstance(node[part], dict):
+        if not isinstance(node[part], (dict, list)):
             raise ConfigError(f"{where}: '{part}' is not a section")
         node = node[part]
-    node[parts[-1]] = value
+    if isinstance(node, list):
+        node[_index(node, parts[-1], where)] = value
+    else:
+        node[parts[-1]] = value
+
+
+def _index(items: list, part: str, where: str) -> int:
+    if not part.isdigit() or int(part) >= len(items):
+        raise ConfigError(f"{where}: '{part}' is not an index of a list of {len(items)} item(s)")
+    return int(part)
 
 
 def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str) -> T:

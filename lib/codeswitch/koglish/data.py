@@ -20,7 +20,7 @@ A *source* is where the data lives:
   ``TASK`` in ``COLA SST2 MRPC STS_B QNLI RTE`` for GLUE, ``{en,cs}_train.csv``
   for NLI, ``STS_B``/``STS_12``..``STS_16`` for STS, ``{en,cs}_<split>.csv`` for
   SICK.  Both namings are tried in both places, so a local folder downloaded
-  from the hub (``huggingface-cli download --repo-type dataset``) works too.
+  from the hub (``hf download --repo-type dataset``) works too.
 * ``"synthetic"``: the mini Koglish of the smoke profile, built once (see
   :func:`resolve_source`).
 
