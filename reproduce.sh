@@ -6,6 +6,8 @@
 #   ./reproduce.sh --only 02,03          # some notebooks
 #   ./reproduce.sh --list                # what each notebook writes
 #   ./reproduce.sh --set seeds=[1]       # override a profile value (JSON)
+#   ./reproduce.sh --profile paper --check         # what the profile needs, present or not (no network)
+#   ./reproduce.sh --profile paper --prepare DIR   # download it all into DIR; then --profile DIR/profile.yaml
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
 # figures/<profile>/ with INDEX.md.  Interrupt at any moment and run again: finished
@@ -14,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 0 ;;
 esac
 source scripts/env.sh

@@ -26,6 +26,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import logging
 import os
 import types
 import typing
@@ -38,6 +39,7 @@ import yaml
 T = TypeVar("T")
 
 PROFILES = ("smoke", "paper")
+_LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
 # profile that still has one gets an error saying where the setting lives now.
@@ -130,7 +132,12 @@ class Profile:
         import torch
 
         dev = self.torch_device()
-        if self.precision == "fp32" or (self.precision == "auto" and dev.type != "cuda"):
+        if self.precision == "auto" and dev.type != "cuda":
+            if self.name not in _LOGGED_CPU_AUTO:  # one line per profile and process
+                _LOGGED_CPU_AUTO.add(self.name)
+                logging.getLogger("codeswitch").warning("precision: auto resolves to fp32 on %s (bf16/fp16 autocast is for GPUs)", dev)
+            return None
+        if self.precision == "fp32":
             return None
         if self.precision in ("auto", "bf16"):
             if dev.type == "cuda" and not torch.cuda.is_bf16_supported():
