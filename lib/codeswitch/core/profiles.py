@@ -38,7 +38,7 @@ import yaml
 
 T = TypeVar("T")
 
-PROFILES = ("smoke", "paper")
+PROFILES = ("smoke", "paper", "paper-ci")
 _LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
@@ -205,7 +205,7 @@ def load_profile(
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
-    data = copy.deepcopy(data)
+    data = _expand_standins(copy.deepcopy(data), root_p)
     for key, value in (overrides or {}).items():
         _apply_override(data, key, value, where=f"{path} (override '{key}')")
 
@@ -244,6 +244,26 @@ def load_profile(
         os.environ["HF_DATASETS_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
     return prof
+
+
+STANDINS_VAR = "${CODESWITCH_STANDINS}"
+
+
+def standins_root(root: Path) -> Path:
+    """The folder of the local stand-ins (paper-ci): ``$CODESWITCH_STANDINS``, else ``<root>/runs/_standins``."""
+    env = os.environ.get("CODESWITCH_STANDINS")
+    return Path(env).resolve() if env else Path(root) / "runs" / "_standins"
+
+
+def _expand_standins(node: Any, root: Path) -> Any:
+    """Replace ``${CODESWITCH_STANDINS}`` in every string value (the only variable a profile may use)."""
+    if isinstance(node, dict):
+        return {k: _expand_standins(v, root) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_expand_standins(v, root) for v in node]
+    if isinstance(node, str) and STANDINS_VAR in node:
+        return node.replace(STANDINS_VAR, str(standins_root(root)))
+    return node
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ stand-in                   stands in for                                model / 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from .models import corpus_files
@@ -227,15 +228,45 @@ def build_standin(name: str, root: str | Path) -> Path:
     return dest
 
 
+#: the packages with stand-in data (``codeswitch.<pkg>.standins.build(root) -> {name: folder}``), found by name
+DATA_PACKAGES = ("koglish", "contrastivemix", "alignment", "calbert")
+#: bump when the way stand-ins are built changes (the data folder is rebuilt)
+VERSION = 1
+
+
+def build_data(root: str | Path) -> Path:
+    """Every stand-in dataset under ``root/data/`` in its released layout (built once, atomically)."""
+    import importlib
+
+    dest = Path(root) / "data"
+    if (dest / f".complete-v{VERSION}").is_file():
+        return dest
+    with atomic_directory(dest, replace=True) as tmp:
+        for pkg in DATA_PACKAGES:
+            importlib.import_module(f"codeswitch.{pkg}.standins").build(Path(tmp))
+        shutil.rmtree(Path(tmp) / "_mini", ignore_errors=True)
+        (Path(tmp) / f".complete-v{VERSION}").write_text("")
+    return dest
+
+
 def build_all(root: str | Path) -> dict[str, Path]:
-    """Every model stand-in under ``root/models/``; returns name -> folder."""
-    return {name: build_standin(name, Path(root) / "models") for name in STANDINS}
+    """Every model stand-in under ``root/models/`` and every dataset under ``root/data/``; returns name -> folder."""
+    out = {name: build_standin(name, Path(root) / "models") for name in STANDINS}
+    out["data"] = build_data(root)
+    return out
+
+
+def default_root() -> Path:
+    """Where the paper-ci profile's ``${CODESWITCH_STANDINS}`` points: the variable, else ``runs/_standins``."""
+    from .profiles import project_root, standins_root
+
+    return standins_root(project_root())
 
 
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m codeswitch.core.standins DIR")
-    for name, path in build_all(sys.argv[1]).items():
+    if len(sys.argv) > 2:
+        raise SystemExit("usage: python -m codeswitch.core.standins [DIR]   (default: $CODESWITCH_STANDINS or runs/_standins)")
+    for name, path in build_all(sys.argv[1] if len(sys.argv) == 2 else default_root()).items():
         print(f"{name:<20} {path}")
