@@ -21,7 +21,7 @@ SIZE_KEYS = {
     "train_batch_size", "released_simcse_batch_size", "max_train_samples", "max_eval_samples", "max_train_rows",
     "max_eval_rows", "construct_n", "train_max_queries", "tune_max_queries", "umap_points", "parallel_train_size",
     "parallel_valid_size", "lexicon_valid_size", "max_pairs", "heldout_pairs", "warmup_steps", "max_length",
-    "max_seq_length", "align_layer", "tsne_perplexity",
+    "max_seq_length", "doc_stride", "align_layer", "tsne_perplexity",
 }
 #: keys whose values are model or dataset references
 REFERENCE_KEYS = {
