@@ -137,3 +137,21 @@ def test_standin_datasets_load_through_the_paper_loaders(standins):
     a = cfg.sections["alignment"]
     assert len(load_parallel(a["parallel_source"], "train", limit=4)) == 4
     assert len(load_pairs(cfg.sections["calbert"]["pretrain"]["pairs"])) > 0
+
+
+@pytest.mark.slow
+def test_notebook_07_runs_under_paper_ci(standins, tmp_path):
+    """The paper's code path end to end through papermill: CalBERT's five backbone classes (BERT, RoBERTa,
+    DistilBERT, XLM-R, ALBERT) and tokenizers, the IITB corpus as a hub copy, SAIL and IITP in their layouts.
+
+    Only 07 runs here: on 2 CPU cores 02 takes ~3.5 min and 06 ~5 min under paper-ci (the suite's budget is
+    15 min); ./reproduce.sh --profile paper-ci --only 02,06 runs them by hand."""
+    from codeswitch.core import pipeline
+
+    from .helpers import check_artifacts
+
+    spec = next(s for s in pipeline.available(ROOT) if s.number == "07")
+    executed = pipeline.run_notebook(spec, "paper-ci", output_root=tmp_path, root=ROOT, log_output=False)
+    pipeline.write_index("paper-ci", output_root=tmp_path, root=ROOT)
+    assert executed.is_file()
+    check_artifacts(tmp_path / "figures" / "paper-ci", spec)
