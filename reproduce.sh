@@ -8,6 +8,8 @@
 #   ./reproduce.sh --set seeds=[1]       # override a profile value (JSON)
 #   ./reproduce.sh --executor local --workers 8          # runs in 8 worker processes (one GPU each), then the notebooks
 #   ./reproduce.sh --executor slurm --partition gpu      # runs as Slurm job arrays (submitit), then the notebooks
+#   ./reproduce.sh --profile paper --check         # what the profile needs, present or not (no network)
+#   ./reproduce.sh --profile paper --prepare DIR   # download it all into DIR; then --profile DIR/profile.yaml
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
 # figures/<profile>/ with INDEX.md.  Interrupt at any moment and run again: finished
@@ -16,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
     exit 0 ;;
 esac
 source scripts/env.sh

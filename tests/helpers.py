@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
 import torch
 
 
@@ -29,3 +34,25 @@ def glue_spec(**fields):
         weight_decay=0.0, max_length=115, per_device_eval_batch_size=64, precision="fp32", group_by_length=True, log_epochs=False,
     )
     return GlueRun(**(base | fields))
+
+
+def check_artifacts(fig_dir: Path, spec) -> None:
+    """Every artifact a notebook registers exists in ``fig_dir``: tables non-empty with finite numbers, figures drawn."""
+    index = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (fig_dir / ".index").glob("*.json")}
+    for name in spec.artifacts:
+        assert name in index, f"{spec.file} did not write {name}"
+        assert index[name]["notebook"] == spec.stem
+        if index[name]["kind"] == "table":
+            for ext in ("md", "csv", "tex"):
+                assert (fig_dir / f"{name}.{ext}").stat().st_size > 0
+            df = pd.read_csv(fig_dir / f"{name}.csv")
+            assert len(df) > 0, f"{name}.csv is empty"
+            numeric = df.select_dtypes("number")
+            value_cols = [c for c in ("mean", "value") if c in numeric] or list(numeric.columns)
+            assert value_cols, f"{name}.csv has no numeric column"
+            values = numeric[value_cols].to_numpy().ravel()
+            assert all(math.isfinite(v) for v in values), f"{name}.csv holds non-finite numbers"
+        else:
+            for ext in ("png", "pdf"):
+                assert (fig_dir / f"{name}.{ext}").stat().st_size > 1000
+    assert (fig_dir / "INDEX.md").is_file()

@@ -136,3 +136,43 @@ def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch)
     finally:
         torch.set_num_threads(before)
     assert seen == [("alignment", 1), ("GLUECoS fine-tuning", 1)]
+
+
+def test_alignment_and_gluecos_training_honour_precision(tiny, monkeypatch):
+    """Notebook 06 trains under the profile's precision: the encoder's matmuls run in bf16 autocast (CPU has it)."""
+    from transformers import AutoModel
+
+    from codeswitch.alignment.gluecos_data import load_task
+    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.gluecos_train import FinetuneArgs, finetune
+
+    path, tok = tiny
+    seen = []
+
+    def spy(module, args, out):
+        seen.append(out.dtype)
+
+    encoder = AutoModel.from_pretrained(path)
+    encoder.encoder.layer[0].attention.self.query.register_forward_hook(spy)  # a matmul: autocast runs it in bf16
+    train = load_parallel("synthetic", "train", limit=8)
+    args = AlignmentArgs(mode="all_layers", objective="sentence", lr=1e-3, batch_size=8, max_epochs=1, patience=1, max_length=32)
+    h = train_alignment(Aligner(encoder, "all_layers"), tok, train, train, args, seed=1, amp_dtype=torch.bfloat16)
+    assert all(math.isfinite(v) for v in h["valid_loss"]) and set(seen) == {torch.bfloat16}
+    seen.clear()
+    data = {k: v[:8] for k, v in load_task(SYNTHETIC_GLUECOS, "sentiment").items()}
+    r = finetune("sentiment", data, encoder, tok, FinetuneArgs(epochs=1, batch_size=8, lr=1e-3, max_length=64), seed=3, amp_dtype=torch.bfloat16)
+    assert math.isfinite(r["validation"]) and set(seen) == {torch.bfloat16}
+    seen.clear()
+    finetune("sentiment", data, encoder, tok, FinetuneArgs(epochs=1, batch_size=8, lr=1e-3, max_length=64), seed=3)
+    assert set(seen) == {torch.float32}  # None: full fp32
+
+
+def test_alignment_run_keys_carry_the_resolved_precision(tmp_path):
+    from codeswitch.alignment import experiment as A
+    from codeswitch.core.profiles import load_profile
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    keys = A.align_configs(cfg)
+    assert keys and all(k["precision"] == "fp32" for k in keys)
+    bf = load_profile("smoke", overrides={"precision": "bf16"}, output_root=tmp_path)
+    assert all(k["precision"] == "bf16" for k in A.align_configs(bf))

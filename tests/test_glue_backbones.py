@@ -30,7 +30,7 @@ def test_the_older_mapping_form_is_converted():
 @pytest.mark.parametrize("value, match", [
     (["/data/mbert"], r"glue\.backbones\[0\]: '/data/mbert' is neither a paper backbone"),
     ([{"model": "/m"}], r"glue\.backbones\[0\]: a backbone in list form needs a 'name'"),
-    ([{"name": "mine", "model": "/m"}], r"glue\.backbones\.mine"),  # not a paper label: its settings are needed
+    ([{"name": "mine", "model": "/m"}], r"glue\.backbones\[0\]: .*missing .*batch_size"),  # not a paper label: its settings are needed
     ([], r"glue\.backbones: at least one"),
     (5, r"glue\.backbones: expected a list"),
 ])

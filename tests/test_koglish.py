@@ -400,29 +400,6 @@ def test_google_backend_without_a_key_says_which_variable(monkeypatch):
         T.GoogleTranslator(key_env="NO_SUCH_KEY_VAR").translate(["the dog"])
 
 
-def test_hf_backend_through_a_fake_pipeline():
-    calls = []
-
-    def factory(model):
-        assert model == "some/en-ko-model"
-
-        def pipe(batch, max_length):
-            calls.append(list(batch))
-            if "explode" in batch and len(batch) > 1:
-                raise RuntimeError("batch failed")
-            if batch == ["explode"]:
-                raise RuntimeError("bad input")
-            return [{"translation_text": f" ko {t}\n"} for t in batch]
-
-        return pipe
-
-    h = T.HFTranslator("some/en-ko-model", batch_size=2, pipeline_factory=factory)
-    out = h.translate(["a", "b", "explode", "c"])
-    assert [r.text for r in out] == ["ko a", "ko b", None, "ko c"]  # whitespace cleaned; the bad item fails alone
-    assert "bad input" in out[2].error
-    assert calls == [["a", "b"], ["explode", "c"], ["explode"], ["c"]]
-
-
 def test_make_translator_factory(tmp_path):
     t = T.make_translator("dictionary", dictionary=S.GLOSSARY, cache=tmp_path / "c.sqlite")
     assert isinstance(t, T.CachedTranslator) and t.translate(["the big car"])[0].text == "큰 자동차"
@@ -509,6 +486,17 @@ def test_hub_file_naming_is_read_too(mini, tmp_path):
     shutil.copy(src / "Koglish_STS/sick/parsed_test.csv", root / "Koglish_SICK/en_test.csv")
     shutil.copy(src / "Koglish_STS/sick/cross_test.csv", root / "Koglish_SICK/cs_test.csv")
     pd.testing.assert_frame_equal(K.load_glue(str(root), "cola", "valid"), K.load_glue(str(mini), "cola", "valid"))
+    pd.testing.assert_frame_equal(K.load_sts(str(root), "sick"), K.load_sts(str(mini), "sick"))
+
+
+def test_download_script_layout_of_sick_loads(mini, tmp_path):
+    """The authors' download script puts SICK under Koglish_STS/SICK/{en,cs}_test.csv."""
+    root = tmp_path / "script"
+    (root / "Koglish_STS/SICK").mkdir(parents=True)
+    shutil.copy(Path(mini) / "Koglish_STS/sick/parsed_test.csv", root / "Koglish_STS/SICK/en_test.csv")
+    shutil.copy(Path(mini) / "Koglish_STS/sick/cross_test.csv", root / "Koglish_STS/SICK/cs_test.csv")
+    en, cs = K.sts_files(str(root), "sick")
+    assert (en.name, cs.name, cs.parent.name) == ("en_test.csv", "cs_test.csv", "SICK")
     pd.testing.assert_frame_equal(K.load_sts(str(root), "sick"), K.load_sts(str(mini), "sick"))
 
 

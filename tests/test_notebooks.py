@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import math
-
 import nbformat
-import pandas as pd
 import pytest
 
 from codeswitch.core import pipeline
 
 from .conftest import REPO, SmokeRun
+from .helpers import check_artifacts
 
 SPECS = pipeline.available(REPO)
 
@@ -41,24 +38,7 @@ def test_notebook_writes_its_artifacts(spec, smoke_run):
     executed = smoke_run.ensure(spec)
     fig_dir = smoke_run.root / "figures" / "smoke"
     assert executed == smoke_run.root / "runs" / "smoke" / "notebooks" / spec.file and executed.is_file()
-    index = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (fig_dir / ".index").glob("*.json")}
-    for name in spec.artifacts:
-        assert name in index, f"{spec.file} did not write {name}"
-        assert index[name]["notebook"] == spec.stem
-        if index[name]["kind"] == "table":
-            for ext in ("md", "csv", "tex"):
-                assert (fig_dir / f"{name}.{ext}").stat().st_size > 0
-            df = pd.read_csv(fig_dir / f"{name}.csv")
-            assert len(df) > 0, f"{name}.csv is empty"
-            numeric = df.select_dtypes("number")
-            value_cols = [c for c in ("mean", "value") if c in numeric] or list(numeric.columns)
-            assert value_cols, f"{name}.csv has no numeric column"
-            values = numeric[value_cols].to_numpy().ravel()
-            assert all(math.isfinite(v) for v in values), f"{name}.csv holds non-finite numbers"
-        else:
-            for ext in ("png", "pdf"):
-                assert (fig_dir / f"{name}.{ext}").stat().st_size > 1000
-    assert (fig_dir / "INDEX.md").is_file()
+    check_artifacts(fig_dir, spec)
 
 
 @pytest.mark.slow

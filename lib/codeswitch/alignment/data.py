@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
-from ..core.hub import MissingResourceError, offline, resolve
+from ..core.hub import MissingResourceError, is_dataset_snapshot, offline, resolve
 from ..core.runs import atomic_write_bytes, atomic_write_text
 
 __all__ = [
@@ -238,6 +238,8 @@ def load_parallel(
     romanise_here = script == "roman"
     if source == "synthetic":
         folder = ASSETS / "parallel"
+    elif is_dataset_snapshot(os.path.expanduser(source)):  # a local copy of the hub dataset (hf download / --prepare)
+        return _load_hub(str(Path(os.path.expanduser(source)).resolve()), split, script=script, limit=limit, what=what)
     elif Path(os.path.expanduser(source)).is_dir():
         folder = Path(os.path.expanduser(source)).resolve()
         author = folder / _AUTHOR_DIRS[script]

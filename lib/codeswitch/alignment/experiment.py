@@ -261,6 +261,7 @@ def align_config(cfg: Profile, system: System, mode: str) -> dict | None:
         "script": system.script,
         "args": args,
         "seed": _align_seed(cfg, ac),
+        "precision": cfg.precision_name(),  # a bf16 run is not an fp32 one
     }
     if system.objective == "word":
         out["alignments"] = {"use": ac.alignments, **_extraction_key(ac)}
@@ -297,7 +298,9 @@ def finetune_config(cfg: Profile, table: AlignTable, system: System, task: str, 
         "alignment": align_config(cfg, system, table.mode),
         "random_head": system.random_head,
         "seed": seed,
+        "precision": cfg.precision_name(),  # a bf16 run is not an fp32 one
     }
+
 
 
 def _cells(table: AlignTable):
@@ -410,7 +413,8 @@ def _train_one(cfg: Profile, config: dict) -> dict:
         valid, _ = _with_alignments(cfg, config, valid, encoder, tokenizer, device)
     aligner = Aligner(encoder, args.mode, sentence_vector=args.sentence_vector)  # the linear head is built under the seed
     history = train_alignment(
-        aligner, tokenizer, train, valid, args, seed=config["seed"], device=device, desc=f"align {args.objective}/{args.mode}"
+        aligner, tokenizer, train, valid, args, seed=config["seed"], device=device, amp_dtype=cfg.amp_dtype(),
+        desc=f"align {args.objective}/{args.mode}",
     )
     save_aligner(aligner, tokenizer, _checkpoint_dir(cfg, config), meta={"key": config_hash(config)})
     n_pairs = sum(len(a) for a in train.alignments) if train.alignments is not None else None
@@ -455,7 +459,8 @@ def _finetune_one(cfg: Profile, config: dict) -> dict:
             head = nn.Linear(hidden, hidden)  # Baseline (rand): untrained, then fine-tuned with the task
     data = load_task(_gluecos_dir(cfg, ac), config["task"], config["data"]["subdir"])
     args = FinetuneArgs(**config["args"])
-    return finetune(config["task"], data, encoder, tokenizer, args, seed=config["seed"], aligned_head=head, device=cfg.torch_device())
+    return finetune(config["task"], data, encoder, tokenizer, args, seed=config["seed"], aligned_head=head, device=cfg.torch_device(),
+                    amp_dtype=cfg.amp_dtype())
 
 
 def run_finetuning(cfg: Profile, tables: Sequence[str] = ("table3_1", "table3_2")) -> list[dict]:

@@ -237,8 +237,12 @@ def finetune(
     seed: int,
     aligned_head: nn.Linear | None = None,
     device: torch.device | str = "cpu",
+    amp_dtype: torch.dtype | None = None,
 ) -> dict:
     """Fine-tune on ``data["train"]``, score ``validation`` (and a labelled ``test``) after every epoch.
+
+    ``amp_dtype``: autocast dtype of the forward passes (the profile's precision; fp16 adds
+    dynamic loss scaling); ``None`` = fp32.
 
     Returns ``{"validation": F1, "test": F1 or None, "epoch": selected epoch,
     "per_epoch": [{"epoch", "validation", "test"}, ...], "labels": [...]}``.
@@ -269,6 +273,8 @@ def finetune(
     total = steps_per_epoch * args.epochs
     scheduler = get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)
     generator = torch.Generator().manual_seed(seed)
+    autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
     per_epoch = []
     for epoch in range(1, args.epochs + 1):
         model.train()
@@ -276,15 +282,20 @@ def finetune(
         for k in range(0, len(order), args.batch_size):
             batch = {key: v.to(device) for key, v in _collate([train_feats[i] for i in order[k : k + args.batch_size]], pad_id).items()}
             inputs = {key: batch[key] for key in _TENSOR_KEYS if key in batch}
-            loss = _loss(kind, model(**inputs), batch)
-            loss.backward()
+            with autocast():
+                logits = model(**inputs)
+            loss = _loss(kind, logits.float(), batch)  # the loss in fp32
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-            optimizer.step()
+            scaler.step(optimizer)
+            scaler.update()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
         row = {"epoch": epoch}
         for split, feats in eval_feats.items():
-            row[split] = _score(kind, model, eval_sets[split], feats, args, pad_id, device, labels)
+            with autocast():
+                row[split] = _score(kind, model, eval_sets[split], feats, args, pad_id, device, labels)
         row.setdefault("test", None)
         per_epoch.append(row)
     if args.selection == "best_dev_epoch":

@@ -239,9 +239,13 @@ def train_alignment(
     *,
     seed: int,
     device: torch.device | str = "cpu",
+    amp_dtype: torch.dtype | None = None,
     desc: str = "align",
 ) -> dict:
     """Train ``aligner`` with Lc or Lm; early stopping on the validation loss; best weights restored.
+
+    ``amp_dtype`` (the profile's :meth:`~codeswitch.core.profiles.Profile.amp_dtype`): the
+    encoder runs under that autocast (bf16; fp16 with dynamic loss scaling); ``None`` = fp32.
 
     Returns the history: ``{"train_loss": [...], "valid_loss": [...], "best_epoch", "best_valid_loss",
     "initial_valid_loss", "epochs_run", "steps"}`` (epochs 1-based; ``best_epoch`` 0 = the initial
@@ -255,23 +259,30 @@ def train_alignment(
     params = [p for p in aligner.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay, foreach=True)
     generator = torch.Generator().manual_seed(seed)
-    best_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+    autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+    with autocast():
+        best_loss = _mean_loss(aligner, valid, tokenizer, args, device)
     history = {"train_loss": [], "valid_loss": [], "initial_valid_loss": best_loss, "best_epoch": 0, "steps": 0}
     best_state, bad_epochs = aligner.trainable_state(), 0
     for epoch in progress(range(1, args.max_epochs + 1), desc=desc, unit="epoch"):
         aligner.train()
         running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
         for idx in _batches(len(train), args.batch_size, generator):
-            loss = _batch_loss(aligner, train, idx, tokenizer, args, device)["total"]
+            with autocast():
+                loss = _batch_loss(aligner, train, idx, tokenizer, args, device)["total"]
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            scaler.scale(loss).backward()
             if args.max_grad_norm:
+                scaler.unscale_(optimizer)
                 torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-            optimizer.step()
+            scaler.step(optimizer)
+            scaler.update()
             running += loss.detach().double() * len(idx)
             seen += len(idx)
             history["steps"] += 1
-        valid_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+        with autocast():
+            valid_loss = _mean_loss(aligner, valid, tokenizer, args, device)
         history["train_loss"].append(float(running) / max(seen, 1))
         history["valid_loss"].append(valid_loss)
         if valid_loss < best_loss:

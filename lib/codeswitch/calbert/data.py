@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..common.romanize import to_itrans
+from ..core.hub import is_dataset_snapshot
 
 __all__ = [
     "Pair",
@@ -176,6 +177,8 @@ def load_pairs(
     path = Path(source).expanduser()
     if not path.is_absolute() and root is not None and (Path(root) / path).exists():
         path = Path(root) / path
+    if path.is_dir() and is_dataset_snapshot(path) and not any(path.glob("*.json")):  # a local copy of the hub corpus
+        return load_iitb_pairs(str(path), lowercase=lowercase, sample=sample, seed=seed, what=what)
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:

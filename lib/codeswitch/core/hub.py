@@ -44,6 +44,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _cached_snapshot(repo_id: str, repo_type: str) -> str | None:
+    """The local Hugging Face cache's snapshot folder of a repository, or None (``local_files_only``: no network)."""
     try:
         from huggingface_hub import snapshot_download
 
@@ -89,5 +90,14 @@ def missing_message(ref: str, *, kind: str, reason: str, what: str = "", local_d
         f"      hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir {local_dir}\n"
         f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), e.g.\n"
         f"      ./reproduce.sh --profile <profile> --set '{key}={set_to}'\n"
-        f"  or, in a notebook's parameters cell: overrides = {{\"{key}\": \"{set_to}\"}}"
+        f"  or, in a notebook's parameters cell: overrides = {{\"{key}\": \"{set_to}\"}}\n"
+        f"  (./reproduce.sh --profile <profile> --check lists every missing resource at once; --prepare DIR fetches them all)."
+    )
+
+
+def is_dataset_snapshot(folder: str | Path) -> bool:
+    """Does ``folder`` look like a downloaded hub dataset repository (data files ``datasets`` can load)?"""
+    folder = Path(folder)
+    return folder.is_dir() and any(
+        any(folder.glob(p)) for p in ("*.parquet", "*/*.parquet", "*/*/*.parquet", "*.arrow", "*/*.arrow", "dataset_infos.json")
     )

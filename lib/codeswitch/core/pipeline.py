@@ -330,8 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
     parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
     parser.add_argument("--account", default=None, help="--executor slurm: the account")
+    _preflight_flags(parser)
     args = parser.parse_args(argv)
     root = project_root()
+    if args.check or args.prepare:
+        return _preflight(args, root)
     specs = available(root)
     if args.list:
         for s in NOTEBOOKS:
@@ -388,6 +391,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = write_index(args.profile, root=root)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0
+
+
+# --------------------------------------------------------------------------- preflight (core/preflight.py)
+def _preflight_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--check", action="store_true",
+                        help="list every model, dataset, file, package and credential the profile needs, where each resolves "
+                        "and whether it is present (no network, no kernel); exit 1 if anything is missing")
+    parser.add_argument("--prepare", metavar="DIR", default=None,
+                        help="(network) download everything the profile needs into DIR and write DIR/profile.yaml, "
+                        "a profile pointing every reference at DIR")
+
+
+def _preflight(args, root: Path) -> int:
+    from . import preflight
+
+    prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
+    numbers = None if not args.only else [s.number for s in select(available(root), args.only)]
+    if args.prepare:
+        out = preflight.prepare(prof, args.prepare)
+        prof = load_profile(str(out), root=root)
+        print()
+    statuses = preflight.check(prof, notebooks=numbers)
+    print(f"preflight: profile {prof.name} ({prof.source_file})")
+    print(preflight.render(statuses))
+    return 0 if all(s.present for s in statuses) else 1
 
 
 if __name__ == "__main__":

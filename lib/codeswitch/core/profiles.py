@@ -26,6 +26,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import logging
 import os
 import types
 import typing
@@ -37,7 +38,8 @@ import yaml
 
 T = TypeVar("T")
 
-PROFILES = ("smoke", "paper")
+PROFILES = ("smoke", "paper", "paper-ci")
+_LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
 # profile that still has one gets an error saying where the setting lives now.
@@ -137,7 +139,11 @@ class Profile:
 
     def precision_name(self) -> str:
         """The resolved precision, ``"fp32" | "bf16" | "fp16"`` — never ``"auto"`` (what run keys record)."""
-        return resolve_precision(self.precision, self.torch_device(), where=self.source_file)[1]
+        dev = self.torch_device()
+        if self.precision == "auto" and dev.type != "cuda" and self.name not in _LOGGED_CPU_AUTO:
+            _LOGGED_CPU_AUTO.add(self.name)  # one line per profile and process
+            logging.getLogger("codeswitch").warning("precision: auto resolves to fp32 on %s (bf16/fp16 autocast is for GPUs)", dev)
+        return resolve_precision(self.precision, dev, where=self.source_file)[1]
 
     def summary(self) -> str:
         lines = [f"profile      {self.name}  ({self.source_file})"]
@@ -242,7 +248,7 @@ def load_profile(
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
-    data = copy.deepcopy(data)
+    data = _expand_standins(copy.deepcopy(data), root_p)
     for key, value in (overrides or {}).items():
         _apply_override(data, key, value, where=f"{path} (override '{key}')")
 
@@ -288,6 +294,26 @@ def apply_process_settings(prof: Profile) -> None:
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
+STANDINS_VAR = "${CODESWITCH_STANDINS}"
+
+
+def standins_root(root: Path) -> Path:
+    """The folder of the local stand-ins (paper-ci): ``$CODESWITCH_STANDINS``, else ``<root>/runs/_standins``."""
+    env = os.environ.get("CODESWITCH_STANDINS")
+    return Path(env).resolve() if env else Path(root) / "runs" / "_standins"
+
+
+def _expand_standins(node: Any, root: Path) -> Any:
+    """Replace ``${CODESWITCH_STANDINS}`` in every string value (the only variable a profile may use)."""
+    if isinstance(node, dict):
+        return {k: _expand_standins(v, root) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_expand_standins(v, root) for v in node]
+    if isinstance(node, str) and STANDINS_VAR in node:
+        return node.replace(STANDINS_VAR, str(standins_root(root)))
+    return node
+
+
 @dataclass(frozen=True)
 class _TopLevel:
     description: str = ""
@@ -315,12 +341,8 @@ def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
-        if isinstance(node, list):
-            named = [item for item in node if isinstance(item, dict) and item.get("name") == part]
-            if len(named) != 1:
-                names = [item.get("name") for item in node if isinstance(item, dict)]
-                raise ConfigError(f"{where}: no item named '{part}' in the list (names: {names})")
-            node = named[0]
+        if isinstance(node, list):  # a list item by index (concse.backbones.0.model) or by its name (glue.backbones.mBERT-base.model)
+            node = node[_list_item(node, part, where)]
             continue
         if part not in node:
             node[part] = {}
@@ -328,8 +350,22 @@ def _apply_override(data: dict, dotted: str, value: Any, where: str) -> None:
             raise ConfigError(f"{where}: '{part}' is not a section")
         node = node[part]
     if isinstance(node, list):
-        raise ConfigError(f"{where}: '{dotted}' sets an item of a list; set one of its fields ('{dotted}.<field>') or the whole list")
-    node[parts[-1]] = value
+        node[_list_item(node, parts[-1], where)] = value
+    else:
+        node[parts[-1]] = value
+
+
+def _list_item(items: list, part: str, where: str) -> int:
+    """The position of ``part`` in a list: an index, or the name of a ``{name: ...}`` item."""
+    if part.isdigit():
+        if int(part) >= len(items):
+            raise ConfigError(f"{where}: '{part}' is not an index of a list of {len(items)} item(s)")
+        return int(part)
+    named = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get("name") == part]
+    if len(named) != 1:
+        names = [item.get("name") for item in items if isinstance(item, dict)]
+        raise ConfigError(f"{where}: no item named '{part}' in the list (names: {names}; or give an index)")
+    return named[0]
 
 
 def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str) -> T:

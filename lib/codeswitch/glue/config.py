@@ -143,7 +143,7 @@ def _prepare(raw: dict, where: str) -> dict:
             spec = dict(_mapping(spec, f"{key}[{i}]"))
             if "name" not in spec:
                 raise ConfigError(f"{key}[{i}]: a backbone in list form needs a 'name' (the row label of Table 2); got {spec!r}")
-            items.append((f"{key}.{spec['name']}", spec))
+            items.append((f"{key}[{i}]", spec))
     else:
         raise ConfigError(f"{key}: expected a list of {{name, model, batch_size, learning_rate}} (or a mapping by name); got {backbones!r}")
     if not items:

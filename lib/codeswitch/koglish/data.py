@@ -193,7 +193,11 @@ def sts_files(source: str, task: str, split: str = "test") -> tuple[Path, Path]:
         cands = [(f"stsb_for_Koglish/en_{split}.csv", f"stsb_for_Koglish/cross_{split}.csv"), (f"STS_B/en_{split}.csv", f"STS_B/cs_{split}.csv")]
         return _pick(source, "sts", cands, f"STS {task}/{split}")
     if task == "sick":
-        cands = [(f"sick/parsed_{split}.csv", f"sick/cross_{split}.csv"), (f"en_{split}.csv", f"cs_{split}.csv")]
+        cands = [
+            (f"sick/parsed_{split}.csv", f"sick/cross_{split}.csv"),  # the repository layout
+            (f"SICK/en_{split}.csv", f"SICK/cs_{split}.csv"),  # the download script: Koglish_STS/SICK/
+            (f"en_{split}.csv", f"cs_{split}.csv"),  # the hub repository Koglish_SICK
+        ]
         return _pick(source, "sick", cands, f"STS {task}/{split}")
     cands = [(f"sts_12_16/{task}/parsed_{split}.csv", f"sts_12_16/{task}/cross_{split}.csv"), (f"{_HUB_STS[task]}/en_{split}.csv", f"{_HUB_STS[task]}/cs_{split}.csv")]
     return _pick(source, "sts", cands, f"STS {task}/{split}")

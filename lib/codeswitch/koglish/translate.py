@@ -21,6 +21,10 @@ A network backend retries a failed request with exponential backoff
 (:func:`with_retries`); an item that still fails comes back as
 ``Translation(text=None, error=...)`` and the builder *excludes* it with that
 reason: never a crash halfway through a dataset, never a silently partial file.
+A backend that cannot run *at all* (a missing or unloadable model, no API key,
+a language its tokenizer lacks) is different: it raises :class:`TranslationError`
+(or ``MissingResourceError``) before the first item, so the build stops with a
+clear message instead of excluding every item and caching that result.
 
 Security: the Google key is read from the environment variable named in the
 config (default ``GOOGLE_TRANSLATE_API_KEY``), sent in a request header (not the
@@ -231,16 +235,23 @@ def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
 
 # --------------------------------------------------------------------------- Hugging Face MT
 class HFTranslator:
-    """A Hugging Face translation model through ``transformers.pipeline("translation")``.
+    """A Hugging Face sequence-to-sequence translation model, called directly.
 
     ``model`` is a hub id or a local folder (resolved with
     :func:`codeswitch.core.hub.resolve`, so an unreachable hub fails fast with
-    :class:`~codeswitch.core.hub.MissingResourceError`).  ``src_lang``/``tgt_lang`` are
-    passed for multilingual models (NLLB: ``eng_Latn``/``kor_Hang``; M2M100:
-    ``en``/``ko``); leave them empty for a bilingual en→ko model.
+    :class:`~codeswitch.core.hub.MissingResourceError`).  The model and tokenizer
+    are loaded with ``AutoModelForSeq2SeqLM`` / ``AutoTokenizer`` (the pinned
+    transformers removed ``pipeline("translation")``).  For a multilingual model
+    the tokenizer gets ``src_lang`` (NLLB: ``eng_Latn``; M2M100: ``en``), and
+    generation starts with the target language's token,
+    ``forced_bos_token_id = id(tgt_lang)`` (NLLB: ``kor_Hang``); leave both empty
+    for a bilingual en→ko model.
 
-    A batch that raises is retried item by item, so one bad input fails alone.
-    ``pipeline_factory`` exists for tests (a fake pipeline, no model download).
+    A backend that cannot run at all — missing model, unloadable folder, a target
+    language its tokenizer does not know, a batch *and each of its items* failing
+    — raises (:class:`TranslationError` or ``MissingResourceError``): the build
+    stops and nothing is cached.  A batch that raises is retried item by item,
+    so one bad input fails alone; an empty output is a per-item failure.
     """
 
     def __init__(
@@ -251,47 +262,77 @@ class HFTranslator:
         tgt_lang: str = "kor_Hang",
         batch_size: int = 32,
         max_length: int = 128,
+        num_beams: int = 1,
         device: str | int | None = None,
-        pipeline_factory: Callable[..., Callable] | None = None,
     ):
         self.model, self.src_lang, self.tgt_lang = model, src_lang, tgt_lang
-        self.batch_size, self.max_length, self.device = batch_size, max_length, device
-        self._factory = pipeline_factory
-        self._pipe = None
+        self.batch_size, self.max_length, self.num_beams, self.device = batch_size, max_length, num_beams, device
+        self._loaded = None
         self.key = f"hf:{model}:{src_lang}->{tgt_lang}"
 
-    def _pipeline(self):
-        if self._pipe is None:
-            if self._factory is not None:
-                self._pipe = self._factory(self.model)
-            else:
-                from transformers import pipeline
+    def _load(self):
+        """(tokenizer, model, forced_bos_token_id), loaded once; any failure is a :class:`TranslationError`."""
+        if self._loaded is None:
+            from ..core.hub import resolve
 
-                from ..core.hub import resolve
+            path = resolve(self.model, kind="model", what="koglish.hf_model")  # MissingResourceError as is
+            try:
+                import torch
+                from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-                path = resolve(self.model, kind="model", what="koglish.hf_model")
-                kwargs = {}
-                if self.src_lang and self.tgt_lang:
-                    kwargs.update(src_lang=self.src_lang, tgt_lang=self.tgt_lang)
-                self._pipe = pipeline("translation", model=path, device=self.device, **kwargs)
-        return self._pipe
+                kwargs = {"src_lang": self.src_lang} if self.src_lang else {}
+                tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+                model = AutoModelForSeq2SeqLM.from_pretrained(path)
+                model.to(torch.device(self.device) if self.device is not None else "cpu").eval()
+            except Exception as exc:  # noqa: BLE001 - the backend cannot run: stop the build
+                raise TranslationError(
+                    f"koglish.hf_model = {self.model!r}: cannot load a translation model and tokenizer from {path} "
+                    f"({type(exc).__name__}: {exc})"
+                ) from exc
+            forced = None
+            if self.tgt_lang:
+                forced = tokenizer.convert_tokens_to_ids(self.tgt_lang)
+                if forced is None or forced == tokenizer.unk_token_id:
+                    raise TranslationError(
+                        f"koglish.hf_tgt_lang = {self.tgt_lang!r} is not a language token of {self.model!r} "
+                        "(NLLB: kor_Hang; M2M100: __ko__)"
+                    )
+            self._loaded = (tokenizer, model, forced)
+        return self._loaded
 
     def _call(self, batch: Sequence[str]) -> list[str]:
-        out = self._pipeline()(list(batch), max_length=self.max_length)
-        return [o["translation_text"] if isinstance(o, dict) else o[0]["translation_text"] for o in out]
+        import torch
+
+        tokenizer, model, forced = self._load()
+        enc = tokenizer(list(batch), return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
+        enc = {k: v.to(model.device) for k, v in enc.items()}
+        kwargs = {"forced_bos_token_id": forced} if forced is not None else {}
+        with torch.inference_mode():
+            ids = model.generate(**enc, max_new_tokens=self.max_length, num_beams=self.num_beams, do_sample=False, **kwargs)
+        return tokenizer.batch_decode(ids, skip_special_tokens=True)
 
     def translate(self, texts: Sequence[str]) -> list[Translation]:
+        self._load()  # a backend that cannot load raises here, before any item
         results: list[Translation] = []
         for batch in _batches(list(texts), self.batch_size):
             try:
                 outs = self._call(batch)
-                results.extend(Translation(s, _clean(t)) for s, t in zip(batch, outs))
-            except Exception:  # noqa: BLE001 - isolate the failing item(s)
+            except Exception as batch_exc:  # noqa: BLE001 - isolate the failing item(s)
+                items: list[Translation] = []
                 for s in batch:
                     try:
-                        results.append(Translation(s, _clean(self._call([s])[0])))
+                        items.append(Translation(s, _clean(self._call([s])[0])))
                     except Exception as exc:  # noqa: BLE001
-                        results.append(Translation(s, None, f"hf model error: {type(exc).__name__}: {exc}"))
+                        items.append(Translation(s, None, f"hf model error: {type(exc).__name__}: {exc}"))
+                if not any(t.ok for t in items) and not any(r.ok for r in results):
+                    raise TranslationError(  # nothing has ever worked: the backend, not an item, is broken
+                        f"koglish.hf_model = {self.model!r}: generation fails on every item "
+                        f"({type(batch_exc).__name__}: {batch_exc})"
+                    ) from batch_exc
+                outs = None
+            if outs is not None:
+                items = [Translation(s, _clean(t)) for s, t in zip(batch, outs)]
+            results.extend(t if not t.ok or t.text else Translation(t.source, None, "empty translation") for t in items)
         return results
 
     def __repr__(self) -> str:

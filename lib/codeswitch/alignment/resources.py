@@ -1,0 +1,33 @@
+"""What notebook 06 needs (for the preflight): the backbone, IIT Bombay, the MUSE lexicon, GLUECoS."""
+
+from __future__ import annotations
+
+from ..core.preflight import Resource
+from ..core.profiles import Profile
+from ..koglish.resources import MODEL_FILES
+
+NB = ("06",)
+
+
+def resources(cfg: Profile) -> list[Resource]:
+    from .experiment import load_config
+    from .gluecos_data import TASKS
+
+    ac = load_config(cfg)
+    out = [
+        Resource(NB, "model", "alignment.backbone", ac.backbone, key=("alignment", "backbone"), files=MODEL_FILES,
+                 local_name=f"models/{ac.backbone.split('/')[-1]}"),
+        Resource(NB, "dataset", "alignment.parallel_source", ac.parallel_source, key=("alignment", "parallel_source"),
+                 repo_type="dataset", local_name=f"datasets/{ac.parallel_source.split('/')[-1]}"),
+        Resource(NB, "file", "alignment.lexicon_source", ac.lexicon_source, key=("alignment", "lexicon_source"),
+                 cache_dir=str(cfg.runs_dir / "_downloads"), local_name="lexicon",
+                 value=f"lexicon/{ac.lexicon_source.rstrip('/').split('/')[-1]}", path_only=not ac.lexicon_source.startswith("http")),
+    ]
+    files = []
+    for task, spec in TASKS.items():
+        sub = ac.task_subdirs.get(task, spec.default_subdir)
+        files += ["|".join(f"{sub}/{n}" for n in names) for split, names in spec.files.items() if split != "test"]  # test: optional
+    out.append(Resource(NB, "dataset", "alignment.gluecos_dir", ac.gluecos_dir, key=("alignment", "gluecos_dir"), path_only=True,
+                        files=tuple(files), note="GLUECoS after its download and preprocessing scripts (github.com/microsoft/GLUECoS): "
+                        "Data/Processed_Data; not on the hub"))
+    return out

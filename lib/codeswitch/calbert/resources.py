@@ -1,0 +1,33 @@
+"""What notebook 07 needs (for the preflight): five backbones, the pre-training pairs, SAIL 2017, IITP."""
+
+from __future__ import annotations
+
+from ..core.preflight import Resource
+from ..core.profiles import Profile
+from ..koglish.resources import MODEL_FILES
+
+NB = ("07",)
+
+
+def resources(cfg: Profile) -> list[Resource]:
+    from ..common.sentiment import FORMATS
+    from .experiment import BUNDLED, TASK_HELP, settings
+
+    def needed(fmt: str) -> tuple[str, ...]:  # train and validation (test is optional), any accepted name
+        return tuple("|".join(FORMATS[fmt].files[split]) for split in ("train", "validation"))
+
+    c = settings(cfg)
+    out = [
+        Resource(NB, "package", f"calbert.backbones.{i}.ref", BUNDLED[b.ref], note=f"{b.ref}: its weights ship in this package")
+        if b.ref in BUNDLED else
+        Resource(NB, "model", f"calbert.backbones.{i}.ref", b.ref, key=("calbert", "backbones", i, "ref"), files=MODEL_FILES,
+                 local_name=f"models/{b.ref.split('/')[-1]}")
+        for i, b in enumerate(c.backbones)
+    ]
+    out.append(Resource(NB, "dataset", "calbert.pretrain.pairs", c.pretrain.pairs, key=("calbert", "pretrain", "pairs"),
+                        repo_type="dataset", local_name=f"datasets/{c.pretrain.pairs.split('/')[-1]}"))
+    out.append(Resource(NB, "dataset", "calbert.sail.source", c.sail.source, key=("calbert", "sail", "source"), path_only=True,
+                        files=needed("sail"), note=TASK_HELP["sail"]))
+    out.append(Resource(NB, "dataset", "calbert.iitp.source", c.iitp.source, key=("calbert", "iitp", "source"), path_only=True,
+                        files=needed("iitp"), note=TASK_HELP["iitp"]))
+    return out

@@ -1,0 +1,292 @@
+"""The preflight: every resource a profile needs, where it resolves, whether it is here; and ``--prepare``.
+
+``./reproduce.sh --profile paper --check`` lists, per notebook, every model, dataset,
+file, package and credential the profile names, with the setting that names it,
+where it would resolve (a local path, the Hugging Face cache, a URL's download
+folder) and whether it is present, then exits non-zero if anything is missing —
+the whole list in one go, within seconds, without a kernel and without a single
+network call (the hub cache is read with ``local_files_only``).
+
+``./reproduce.sh --profile paper --prepare DIR`` (on a machine with network)
+downloads every hub resource with ``huggingface_hub.snapshot_download`` and every
+URL with ``urllib`` into ``DIR``, and writes ``DIR/profile.yaml``: the profile with
+every downloaded reference pointing into ``DIR`` and ``offline: true``, so an
+offline GPU machine needs only that folder and ``--profile DIR/profile.yaml``.
+
+Each paper package declares what it needs in its ``resources.py``
+(``resources(profile) -> list[Resource]``); this module only checks and fetches.
+The packages are found by name (:data:`PACKAGES`), so ``core`` imports no layer
+above it.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import importlib
+import importlib.util
+import os
+import shutil
+import urllib.request
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import yaml
+
+from .hub import _cached_snapshot
+
+__all__ = ["Resource", "Status", "PACKAGES", "collect", "check", "render", "prepare", "BUILTIN_REFS"]
+
+#: the paper packages that declare resources, in notebook order
+PACKAGES = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
+#: references the project makes itself (nothing to fetch)
+BUILTIN_REFS = ("synthetic", "shipped")
+KINDS = ("model", "dataset", "file", "package", "credential")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One thing a notebook needs.
+
+    ``key`` is the path of the setting in the profile YAML (``("glue", "backbones",
+    "mBERT-base", "model")``; list items by index); ``files`` are glob patterns that
+    must exist inside the repository or folder (``a|b``: either).  ``local_name`` is
+    the folder under ``DIR`` that ``--prepare`` fills, ``value`` what the setting
+    becomes there (default: ``local_name``; e.g. the parent of ``Koglish_GLUE/``).
+    """
+
+    notebooks: tuple[str, ...]
+    kind: str
+    setting: str
+    ref: str
+    key: tuple = ()
+    files: tuple[str, ...] = ()
+    repo_type: str = "model"  # for hub ids: "model" | "dataset"
+    cache_dir: str = ""  # where the code downloads a URL on first use
+    local_name: str = ""
+    value: str | None = None
+    note: str = ""
+    path_only: bool = False  # the setting is always a path (relative: from the project root), never a hub id
+    probe: Callable[[], tuple[str, bool]] | None = field(default=None, compare=False)  # a custom presence check
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"resource kind {self.kind!r} not in {KINDS}")
+
+
+@dataclass(frozen=True)
+class Status:
+    resource: Resource
+    source: str  # "project" | "local" | "hub" | "url" | "package" | "env"
+    where: str
+    present: bool
+    missing_files: tuple[str, ...] = ()
+
+
+def is_url(ref: str) -> bool:
+    return ref.startswith(("http://", "https://"))
+
+
+def is_builtin(ref: str) -> bool:
+    return ref in BUILTIN_REFS or ref.startswith("tiny-")
+
+
+def is_local(ref: str, root: Path) -> bool:
+    """A path (absolute, ~, ./, or an existing relative path), not a hub id."""
+    if ref.startswith(("/", "./", "../", "~")):
+        return True
+    p = Path(ref)
+    return (root / p).exists() or p.suffix in (".csv", ".json", ".tsv", ".txt") or len(p.parts) > 2
+
+
+def local_path(ref: str, root: Path) -> Path:
+    p = Path(os.path.expanduser(ref))
+    return p if p.is_absolute() else (root / p)
+
+
+def _missing(folder: Path, patterns: Sequence[str]) -> tuple[str, ...]:
+    """The patterns (``a|b`` = either) with no match under ``folder``."""
+    out = []
+    for pat in patterns:
+        if not any(any(folder.glob(alt)) for alt in pat.split("|")):
+            out.append(pat)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- collecting
+def collect(profile, packages: Sequence[str] = PACKAGES, notebooks: Iterable[str] | None = None) -> list[Resource]:
+    """Every resource the profile needs (each package's ``resources(profile)``), optionally for some notebooks."""
+    out: list[Resource] = []
+    for pkg in packages:
+        module = importlib.import_module(f"codeswitch.{pkg}.resources")
+        out.extend(module.resources(profile))
+    if notebooks is not None:
+        wanted = set(notebooks)
+        out = [r for r in out if wanted & set(r.notebooks)]
+    # one row per (kind, ref, setting): merge the notebooks that share it
+    merged: dict[tuple, Resource] = {}
+    for r in out:
+        k = (r.kind, r.ref, r.setting, r.files, r.key)
+        if k in merged:
+            merged[k] = replace(merged[k], notebooks=tuple(sorted(set(merged[k].notebooks) | set(r.notebooks))))
+        else:
+            merged[k] = r
+    return list(merged.values())
+
+
+# --------------------------------------------------------------------------- checking (no network)
+def status(r: Resource, root: Path) -> Status:
+    if r.probe is not None:
+        where, present = r.probe()
+        return Status(r, "probe", str(where), bool(present))
+    if r.kind == "package":
+        spec = importlib.util.find_spec(r.ref)
+        return Status(r, "package", spec.origin if spec and spec.origin else "not installed", spec is not None)
+    if r.kind == "credential":
+        if r.ref == "HF_TOKEN":
+            from huggingface_hub import get_token
+
+            token = get_token()  # $HF_TOKEN or the file `hf auth login` writes; no network
+            return Status(r, "env", "$HF_TOKEN or `hf auth login`", bool(token))
+        return Status(r, "env", f"${r.ref}", bool(os.environ.get(r.ref, "").strip()))
+    if is_builtin(r.ref):
+        return Status(r, "project", "made by the project", True)
+    if is_url(r.ref):
+        cached = Path(r.cache_dir) / r.ref.rstrip("/").split("/")[-1] if r.cache_dir else None
+        present = bool(cached and cached.is_file())
+        return Status(r, "url", str(cached) if present else f"{r.ref} (downloaded on first use)", present)
+    if r.path_only or is_local(r.ref, root):
+        p = local_path(r.ref, root)
+        if not p.exists():
+            return Status(r, "local", str(p), False, r.files)
+        missing = _missing(p, r.files) if p.is_dir() else ()
+        return Status(r, "local", str(p), not missing, missing)
+    snap = _cached_snapshot(r.ref, r.repo_type)  # local_files_only: never the network
+    if snap is None:
+        return Status(r, "hub", f"hub {r.repo_type} {r.ref} (not in the HF cache)", False, r.files)
+    missing = _missing(Path(snap), r.files)
+    return Status(r, "hub", f"HF cache {snap}", not missing, missing)
+
+
+def check(profile, notebooks: Iterable[str] | None = None) -> list[Status]:
+    return [status(r, Path(profile.root)) for r in collect(profile, notebooks=notebooks)]
+
+
+def _fix(s: Status) -> str:
+    r = s.resource
+    if r.probe is not None:
+        return s.where
+    if r.kind == "package":
+        return f"pip install {r.ref} -c constraints.txt (pinned in requirements.txt)"
+    if r.kind == "credential":
+        return f"export {r.ref}=... in the shell that starts reproduce.sh" + (" (or `hf auth login`)" if r.ref == "HF_TOKEN" else "")
+    if s.source == "hub":
+        rt = " --repo-type dataset" if r.repo_type == "dataset" else ""
+        inc = "".join(f" --include '{f.split('|')[0]}'" for f in r.files if r.repo_type == "dataset")
+        local = r.local_name or r.ref.split("/")[-1]
+        value = r.value if r.value is not None else local
+        return (f"hf download {r.ref}{rt}{inc} --local-dir /data/{local}; "
+                f"then ./reproduce.sh --set {r.setting}=/data/{value} (or --prepare DIR for everything)")
+    if s.source == "url":
+        return f"--prepare DIR downloads it; or download {r.ref} and set {r.setting} to the file/folder"
+    if s.missing_files and Path(s.where).exists():
+        return f"{s.where} lacks {', '.join(s.missing_files)}"
+    return f"./reproduce.sh --set {r.setting}=/path/to/copy (a local copy in the released layout)"
+
+
+def render(statuses: Sequence[Status]) -> str:
+    """The table ``--check`` prints: per notebook, one line per resource."""
+    lines = []
+    notebooks = sorted({n for s in statuses for n in s.resource.notebooks})
+    for nb in notebooks:
+        lines.append(f"notebook {nb}")
+        for s in statuses:
+            if nb not in s.resource.notebooks:
+                continue
+            r = s.resource
+            mark = "ok     " if s.present else "MISSING"
+            lines.append(f"  {mark} {r.kind:<10} {r.setting:<44} {r.ref}")
+            lines.append(f"          -> {s.where}" + (f"  [needs {', '.join(s.missing_files)}]" if s.missing_files else ""))
+            if r.note:
+                lines.append(f"          note: {r.note}")
+            if not s.present:
+                lines.append(f"          fix: {_fix(s)}")
+    missing = [s for s in statuses if not s.present]
+    lines.append("")
+    lines.append(f"{len(statuses)} resources, {len(statuses) - len(missing)} present, {len(missing)} missing")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- preparing (network)
+def _download_url(url: str, dest: Path) -> Path:
+    from .runs import atomic_write_bytes
+
+    if dest.is_file():
+        return dest
+    with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 - URLs from the profile
+        return atomic_write_bytes(dest, resp.read())
+
+
+def _set(data: dict, key: tuple, value) -> None:
+    node = data
+    for part in key[:-1]:
+        if isinstance(node, list):
+            node = node[part]
+        else:
+            node = node.setdefault(part, {})
+    node[key[-1]] = value
+
+
+def prepare(
+    profile,
+    dest: str | Path,
+    *,
+    snapshot_download: Callable | None = None,
+    fetch_url: Callable[[str, Path], Path] = _download_url,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Download every hub and URL resource of ``profile`` into ``dest``; write ``dest/profile.yaml``.
+
+    Resources that are local already, made by the project, packages or credentials
+    are left as they are (and listed when missing).  Returns the profile file.
+    """
+    if snapshot_download is None:
+        from huggingface_hub import snapshot_download
+    dest = Path(dest).resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    root = Path(profile.root)
+    source = Path(profile.source_file)
+    source = source if source.is_absolute() else root / source
+    data = copy.deepcopy(yaml.safe_load(source.read_text(encoding="utf-8")) or {})
+    unresolved = []
+    for r in collect(profile):
+        if r.kind in ("package", "credential") or is_builtin(r.ref):
+            continue
+        if r.probe is not None:  # not a hub or URL resource (e.g. an NLTK data package)
+            unresolved.append(r)
+            continue
+        target = dest / (r.local_name or r.ref.replace("/", "__"))
+        if is_url(r.ref):
+            name = r.ref.rstrip("/").split("/")[-1]
+            log(f"prepare: {r.setting}: {r.ref} -> {target / name}")
+            fetch_url(r.ref, target / name)
+        elif r.path_only or is_local(r.ref, root):
+            if not local_path(r.ref, root).exists():
+                unresolved.append(r)
+            continue  # a local copy stays where it is
+        else:
+            patterns = [alt for f in r.files for alt in f.split("|")] or None
+            log(f"prepare: {r.setting}: hub {r.repo_type} {r.ref} -> {target}")
+            snapshot_download(repo_id=r.ref, repo_type=r.repo_type, local_dir=str(target), allow_patterns=patterns)
+        if r.key:
+            _set(data, r.key, str(dest / (r.value if r.value is not None else (r.local_name or target.name))))
+    data["offline"] = True
+    data["description"] = f"{data.get('description', '')} (prepared in {dest}: every reference local)".strip()
+    from .runs import atomic_write_text
+
+    out = atomic_write_text(dest / "profile.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    for r in unresolved:
+        log(f"prepare: not downloadable, fetch by hand: {r.setting} = {r.ref} ({r.note or 'a local folder'})")
+    log(f"prepare: wrote {out}; run ./reproduce.sh --profile {out} --check")
+    return out

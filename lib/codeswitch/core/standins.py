@@ -1,0 +1,272 @@
+"""Local stand-ins for the paper profile's models: same class and tokenizer type, random weights, small.
+
+A stand-in is an ordinary Hugging Face folder (``config.json``, ``model.safetensors``,
+tokenizer files) that a user's pre-downloaded copy would also be, so loading it
+takes the same ``from_pretrained`` path as the real model.  Only the sizes differ;
+the weights are random (seeded: the same folder on every machine) and the
+tokenizer's vocabulary is trained on the project's own corpus, so a stand-in
+proves that the code path runs, never what the real model would score.
+
+=========================  ===========================================  ===========================================
+stand-in                   stands in for                                model / tokenizer class
+=========================  ===========================================  ===========================================
+``mbert-cased``            bert-base-multilingual-cased                 ``BertModel`` / ``BertTokenizer`` (WordPiece, cased)
+``mbert-uncased``          bert-base-multilingual-uncased               ``BertModel`` / ``BertTokenizer`` (lower-cased)
+``bert-uncased``           bert-base-uncased                            ``BertModel`` / ``BertTokenizer`` (lower-cased)
+``xlmr-base``              xlm-roberta-base                             ``XLMRobertaModel`` / ``XLMRobertaTokenizer`` (Unigram)
+``xlmr-large``             xlm-roberta-large                            the same, another size
+``mbart50``                facebook/mbart-large-50                      ``MBartModel`` / ``MBart50Tokenizer`` (Unigram + language codes)
+``roberta``                roberta-base                                 ``RobertaModel`` / ``RobertaTokenizer`` (byte-level BPE)
+``distilbert-uncased``     distilbert-base-uncased                      ``DistilBertModel`` / ``DistilBertTokenizer``
+``indicbert``              ai4bharat/indic-bert                         ``AlbertModel`` / ``AlbertTokenizer`` (Unigram)
+``nllb``                   facebook/nllb-200-distilled-600M             ``M2M100ForConditionalGeneration`` / ``NllbTokenizer``
+=========================  ===========================================  ===========================================
+
+:data:`FOR_HUB_ID` maps each hub id of the paper profile to its stand-in.
+``python -m codeswitch.core.standins DIR`` builds them all into ``DIR/models/<name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .models import corpus_files
+from .runs import atomic_directory
+
+__all__ = ["STANDINS", "FOR_HUB_ID", "build_standin", "build_all"]
+
+#: language tokens of the NLLB stand-in (the real model has 202; the translator uses these two)
+NLLB_LANGS = ["eng_Latn", "kor_Hang"]
+
+
+def _nllb(dest: Path, *, vocab_size: int = 1200, d_model: int = 32) -> None:
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, NllbTokenizer
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]  # NLLB's fairseq ids 0..3
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
+    lines = [ln.strip() for p in corpus_files() for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    bpe.train_from_iterator(lines, trainer=trainer)
+    state = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in state["merges"]]
+    tokenizer = NllbTokenizer(
+        vocab=state["vocab"], merges=merges, src_lang=NLLB_LANGS[0], tgt_lang=NLLB_LANGS[1], extra_special_tokens=NLLB_LANGS
+    )
+    config = M2M100Config(
+        vocab_size=len(tokenizer),
+        d_model=d_model,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=2 * d_model,
+        decoder_ffn_dim=2 * d_model,
+        max_position_embeddings=256,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,  # NLLB: </s> starts the decoder, then the forced language token
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = M2M100ForConditionalGeneration(config)
+    model.save_pretrained(dest)
+    tokenizer.save_pretrained(dest)
+
+
+def _corpus() -> list[str]:
+    return [ln.strip() for p in corpus_files() for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+
+def _unigram(specials: list[str], vocab_size: int = 800) -> list[tuple[str, float]]:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer)
+    return [tuple(v) for v in json.loads(tok.to_str())["model"]["vocab"]]
+
+
+def _wordpiece(lowercase: bool, vocab_size: int = 800) -> dict[str, int]:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer)
+    return json.loads(tok.to_str())["model"]["vocab"]
+
+
+def _byte_bpe(vocab_size: int = 800) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer)
+    state = json.loads(tok.to_str())["model"]
+    return state["vocab"], [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in state["merges"]]
+
+
+_SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+
+
+def _save(dest: Path, tokenizer, config) -> None:
+    import torch
+    from transformers import AutoModel
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = AutoModel.from_config(config)
+    model.save_pretrained(dest)
+    tokenizer.save_pretrained(dest)
+
+
+def _bert(lowercase: bool):
+    def build(dest: Path) -> None:
+        from transformers import BertConfig, BertTokenizer
+
+        tok = BertTokenizer(vocab=_wordpiece(lowercase), do_lower_case=lowercase)
+        _save(dest, tok, BertConfig(vocab_size=len(tok), max_position_embeddings=512, pad_token_id=tok.pad_token_id, **_SMALL))
+
+    return build
+
+
+def _xlmr(layers: int):
+    def build(dest: Path) -> None:
+        from transformers import XLMRobertaConfig, XLMRobertaTokenizer
+
+        tok = XLMRobertaTokenizer(vocab=_unigram(["<s>", "<pad>", "</s>", "<unk>"]))
+        cfg = XLMRobertaConfig(vocab_size=len(tok), max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, bos_token_id=0,
+                               eos_token_id=2, **{**_SMALL, "num_hidden_layers": layers})
+        _save(dest, tok, cfg)
+
+    return build
+
+
+def _mbart50(dest: Path) -> None:
+    from transformers import MBart50Tokenizer, MBartConfig
+
+    tok = MBart50Tokenizer(vocab=_unigram(["<s>", "<pad>", "</s>", "<unk>"]), src_lang="en_XX", tgt_lang="en_XX")
+    cfg = MBartConfig(vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2,
+                      decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=512,
+                      pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=2, scale_embedding=True)
+    _save(dest, tok, cfg)
+
+
+def _roberta(dest: Path) -> None:
+    from transformers import RobertaConfig, RobertaTokenizer
+
+    vocab, merges = _byte_bpe()
+    tok = RobertaTokenizer(vocab=vocab, merges=merges)
+    _save(dest, tok, RobertaConfig(vocab_size=len(tok), max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
+                                   bos_token_id=0, eos_token_id=2, **_SMALL))
+
+
+def _distilbert(dest: Path) -> None:
+    from transformers import DistilBertConfig, DistilBertTokenizer
+
+    tok = DistilBertTokenizer(vocab=_wordpiece(True), do_lower_case=True)
+    _save(dest, tok, DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64, pad_token_id=tok.pad_token_id))
+
+
+def _indicbert(dest: Path) -> None:
+    from transformers import AlbertConfig, AlbertTokenizer
+
+    vocab = [(t, 0.0) for t in ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]")]
+    vocab += [v for v in _unigram(["<s>", "<pad>", "</s>", "<unk>"]) if v[0] not in ("<s>", "<pad>", "</s>", "<unk>")]
+    tok = AlbertTokenizer(vocab=vocab)
+    _save(dest, tok, AlbertConfig(vocab_size=len(tok), embedding_size=16, pad_token_id=0, bos_token_id=2, eos_token_id=3, **_SMALL))
+
+
+#: name -> builder(dest)
+STANDINS = {
+    "mbert-cased": _bert(False),
+    "mbert-uncased": _bert(True),
+    "bert-uncased": _bert(True),
+    "xlmr-base": _xlmr(2),
+    "xlmr-large": _xlmr(3),
+    "mbart50": _mbart50,
+    "roberta": _roberta,
+    "distilbert-uncased": _distilbert,
+    "indicbert": _indicbert,
+    "nllb": _nllb,
+}
+
+#: the paper profile's hub ids -> their stand-ins
+FOR_HUB_ID = {
+    "bert-base-multilingual-cased": "mbert-cased",
+    "bert-base-multilingual-uncased": "mbert-uncased",
+    "bert-base-uncased": "bert-uncased",
+    "xlm-roberta-base": "xlmr-base",
+    "xlm-roberta-large": "xlmr-large",
+    "facebook/mbart-large-50": "mbart50",
+    "roberta-base": "roberta",
+    "distilbert-base-uncased": "distilbert-uncased",
+    "ai4bharat/indic-bert": "indicbert",
+    "facebook/nllb-200-distilled-600M": "nllb",
+}
+
+
+def build_standin(name: str, root: str | Path) -> Path:
+    """Build (once) the stand-in ``name`` under ``root`` and return its folder."""
+    if name not in STANDINS:
+        raise KeyError(f"no stand-in {name!r}; known: {', '.join(sorted(STANDINS))}")
+    dest = Path(root) / name
+    if (dest / "config.json").is_file():
+        return dest
+    with atomic_directory(dest, replace=False) as tmp:
+        STANDINS[name](Path(tmp))
+    return dest
+
+
+#: the packages with stand-in data (``codeswitch.<pkg>.standins.build(root) -> {name: folder}``), found by name
+DATA_PACKAGES = ("koglish", "contrastivemix", "alignment", "calbert")
+#: bump when the way stand-ins are built changes (the data folder is rebuilt)
+VERSION = 1
+
+
+def build_data(root: str | Path) -> Path:
+    """Every stand-in dataset under ``root/data/`` in its released layout (built once, atomically)."""
+    import importlib
+
+    dest = Path(root) / "data"
+    if (dest / f".complete-v{VERSION}").is_file():
+        return dest
+    with atomic_directory(dest, replace=True) as tmp:
+        for pkg in DATA_PACKAGES:
+            importlib.import_module(f"codeswitch.{pkg}.standins").build(Path(tmp))
+        shutil.rmtree(Path(tmp) / "_mini", ignore_errors=True)
+        (Path(tmp) / f".complete-v{VERSION}").write_text("")
+    return dest
+
+
+def build_all(root: str | Path) -> dict[str, Path]:
+    """Every model stand-in under ``root/models/`` and every dataset under ``root/data/``; returns name -> folder."""
+    out = {name: build_standin(name, Path(root) / "models") for name in STANDINS}
+    out["data"] = build_data(root)
+    return out
+
+
+def default_root() -> Path:
+    """Where the paper-ci profile's ``${CODESWITCH_STANDINS}`` points: the variable, else ``runs/_standins``."""
+    from .profiles import project_root, standins_root
+
+    return standins_root(project_root())
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) > 2:
+        raise SystemExit("usage: python -m codeswitch.core.standins [DIR]   (default: $CODESWITCH_STANDINS or runs/_standins)")
+    for name, path in build_all(sys.argv[1] if len(sys.argv) == 2 else default_root()).items():
+        print(f"{name:<20} {path}")

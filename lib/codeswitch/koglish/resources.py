@@ -1,0 +1,63 @@
+"""What notebooks 01-04 need from the Koglish side (for the preflight, :mod:`codeswitch.core.preflight`)."""
+
+from __future__ import annotations
+
+from ..core.preflight import Resource, is_builtin
+from ..core.profiles import Profile
+from .data import GLUE_TASKS, is_local
+
+#: the authors' hub repositories under the ``koglish_source`` namespace
+REPOS = ("Koglish_GLUE", "Koglish_NLI", "Koglish_STS", "Koglish_SICK")
+#: notebooks that read ``koglish_source``
+READERS = ("01", "02", "03", "04")
+
+MODEL_FILES = ("config.json", "*.safetensors|*.bin")
+
+
+def _benepar_probe(name: str):
+    def probe():
+        import importlib.util
+
+        if importlib.util.find_spec("nltk") is None:
+            return "nltk not installed", False
+        import nltk
+
+        try:
+            return nltk.data.find(f"models/{name}"), True
+        except LookupError:
+            return f"nltk_data/models/{name} (run: python -c \"import benepar; benepar.download('{name}')\")", False
+
+    return probe
+
+
+def resources(cfg: Profile) -> list[Resource]:
+    from .experiment import config
+
+    kc = config(cfg)
+    src = cfg.koglish_source
+    out: list[Resource] = []
+    if is_builtin(src):
+        out.append(Resource(READERS, "dataset", "koglish_source", src, key=("koglish_source",)))
+    elif is_local(src):
+        out.append(Resource(READERS, "dataset", "koglish_source", src, key=("koglish_source",), path_only=True,
+                            files=("Koglish_GLUE", "Koglish_NLI", "Koglish_STS"),
+                            note="the parent of Koglish_GLUE/, Koglish_NLI/, Koglish_STS/ (SICK: Koglish_STS/sick or SICK, or Koglish_SICK/)"))
+    else:
+        for repo in REPOS:
+            out.append(Resource(READERS, "dataset", "koglish_source", f"{src}/{repo}", key=("koglish_source",), repo_type="dataset",
+                                files=("*.csv|**/*.csv",), local_name=f"koglish/{repo}", value="koglish"))
+    if kc.construct_source == "glue":
+        out.append(Resource(("01",), "dataset", "koglish.glue_hub", kc.glue_hub, key=("koglish", "glue_hub"), repo_type="dataset",
+                            files=tuple(f"{t}/train-*" for t in GLUE_TASKS), local_name="datasets/glue"))
+    if kc.parser == "benepar":
+        out.append(Resource(("01",), "package", "koglish.parser", "benepar"))
+        out.append(Resource(("01",), "file", "koglish.benepar_model", kc.benepar_model, probe=_benepar_probe(kc.benepar_model),
+                            note="an NLTK data package, not a hub model"))
+    if kc.translator == "hf":
+        out.append(Resource(("01",), "model", "koglish.hf_model", kc.hf_model, key=("koglish", "hf_model"),
+                            files=(*MODEL_FILES, "tokenizer*|sentencepiece*"), local_name=f"models/{kc.hf_model.split('/')[-1]}"))
+    elif kc.translator == "google":
+        out.append(Resource(("01",), "credential", "koglish.google_key_env", kc.google_key_env))
+    elif kc.dictionary:
+        out.append(Resource(("01",), "file", "koglish.dictionary", kc.dictionary, key=("koglish", "dictionary"), path_only=True))
+    return out

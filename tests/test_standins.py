@@ -1,0 +1,48 @@
+"""Every model stand-in loads through the same from_pretrained path, class and tokenizer type as the real model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codeswitch.core.standins import FOR_HUB_ID, STANDINS, build_standin
+
+EXPECTED = {  # stand-in -> (model class, tokenizer class) of the real hub model
+    "mbert-cased": ("BertModel", "BertTokenizer"),
+    "mbert-uncased": ("BertModel", "BertTokenizer"),
+    "bert-uncased": ("BertModel", "BertTokenizer"),
+    "xlmr-base": ("XLMRobertaModel", "XLMRobertaTokenizer"),
+    "xlmr-large": ("XLMRobertaModel", "XLMRobertaTokenizer"),
+    "mbart50": ("MBartModel", "MBart50Tokenizer"),
+    "roberta": ("RobertaModel", "RobertaTokenizer"),
+    "distilbert-uncased": ("DistilBertModel", "DistilBertTokenizer"),
+    "indicbert": ("AlbertModel", "AlbertTokenizer"),
+    "nllb": ("M2M100Model", "NllbTokenizer"),
+}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("standins")
+
+
+def test_every_paper_backbone_has_a_standin():
+    assert set(EXPECTED) == set(STANDINS) and set(FOR_HUB_ID.values()) <= set(STANDINS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_standin_loads_like_the_real_model(root, name):
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = build_standin(name, root)
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModel.from_pretrained(folder)
+    assert (type(model).__name__, type(tok).__name__) == EXPECTED[name]
+    enc = tok(["The boy drinks water.", "학생의 어머니 पानी"], padding=True, return_tensors="pt")
+    assert tok.unk_token_id not in enc["input_ids"][0].tolist()  # the corpus-trained vocabulary covers plain English
+    if "uncased" in name:
+        assert tok.tokenize("WATER") == tok.tokenize("water")
+    kwargs = {"decoder_input_ids": enc["input_ids"][:, :2]} if model.config.is_encoder_decoder else {}
+    with torch.no_grad():
+        out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], **kwargs)
+    assert torch.isfinite(out.last_hidden_state).all()
