@@ -275,7 +275,7 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
 SECTION_LOADERS = {
     "koglish": ("codeswitch.koglish.experiment", "config"),
     "glue": ("codeswitch.glue.config", "load"),
-    "concse": ("codeswitch.concse.experiment", "load_config"),
+    "concse": ("codeswitch.concse.config", "load"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
     "alignment": ("codeswitch.alignment.experiment", "load_config"),
     "calbert": ("codeswitch.calbert.experiment", "settings"),
