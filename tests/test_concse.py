@@ -287,3 +287,17 @@ def test_paper_profile_offline_fails_fast_and_clearly(tmp_path, monkeypatch):
     cfg = load_profile("paper", {"offline": True}, output_root=tmp_path)
     with pytest.raises(MissingResourceError, match="Koglish"):
         C.run(cfg, ["table3"])
+
+
+def test_one_step_shows_the_six_blocks_and_the_loss_terms(tmp_path, backbones_dir):
+    cfg = load_profile("smoke", {"concse.max_train_rows": 16}, output_root=tmp_path)
+    spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == "concse")
+    step = C.one_step(spec, cfg)
+    assert list(step["batch"].columns) == ["e0", "e1", "e2", "c0", "c1", "c2"] and len(step["batch"]) == spec.batch_size
+    blocks = step["blocks"].to_numpy()
+    assert blocks.shape == (6, 6) and np.allclose(blocks, blocks.T, atol=1e-3)  # the mean cosine of S(x, y) and S(y, x)
+    for terms in (step["terms"], step["after"]):
+        assert terms["total"] == pytest.approx(terms["contrastive"] + spec.triplet_weight * terms["triplet"] + terms["align"], rel=1e-5)
+    assert step["after"] != step["terms"]  # the AdamW step moved the weights
+    with pytest.raises(ValueError, match="ConCSE step"):
+        C.one_step(next(s for s in C.plan(cfg, ["table3"]) if s.method == "simcse"), cfg)

@@ -288,7 +288,7 @@ def one_step(spec: ConCSERun, profile: Profile) -> dict:
     settings = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
 
     def embed() -> list:
-        return [model(model.tokenize(batch[col].tolist()))["sentence_embedding"] for col in CONCSE_COLUMNS]  # 6 × (B, H)
+        return [model(model.preprocess(batch[col].tolist()))["sentence_embedding"] for col in CONCSE_COLUMNS]  # 6 × (B, H)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay)
     with profile.torch_threads():
@@ -305,7 +305,7 @@ def one_step(spec: ConCSERun, profile: Profile) -> dict:
     return {
         "batch": batch.rename(columns=dict(zip(CONCSE_COLUMNS, names))),
         "blocks": blocks.round(3),
-        "terms": {k: float(v) for k, v in terms.items()},
+        "terms": {k: float(v.detach()) for k, v in terms.items()},
         "after": {k: float(v) for k, v in after.items()},
     }
 
