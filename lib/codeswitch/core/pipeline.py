@@ -273,7 +273,7 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
 
 # section -> (module, function returning its typed config): read before any notebook runs
 SECTION_LOADERS = {
-    "koglish": ("codeswitch.koglish.experiment", "config"),
+    "koglish": ("codeswitch.koglish.config", "load"),
     "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.config", "load"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
