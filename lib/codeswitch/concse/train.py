@@ -39,14 +39,13 @@ import tempfile
 
 import pandas as pd
 import torch
-from transformers import TrainerCallback
 
 from ..common.sts import spearman_x100, sts_evaluator
 from .config import ConCSERun
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
 from ..common.fastpath import DEFAULT_BUCKET_COST, bucket_features
 from ..core.progress import progress
-from ..core.training import quiet_trainer, training_arguments
+from ..core.training import BestEpoch, quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers
 
 __all__ = [
@@ -143,26 +142,24 @@ class LengthBucketCollator(_collator_base()):
         return out
 
 
-class KeepBestEpoch(TrainerCallback):
-    """After each evaluation, keep a CPU copy of the weights when the dev score improved.
+class KeepBestEpoch(BestEpoch):
+    """:class:`~codeswitch.core.training.BestEpoch` on Koglish STS-B dev, plus a CPU copy of the weights whenever it improves.
 
     (The Trainer's own ``load_best_model_at_end`` needs a checkpoint on disk per
-    epoch — gigabytes for XLM-R-large — for the same effect.)
+    epoch — gigabytes for XLM-R-large — for the same effect.)  The best epoch is
+    BestEpoch's: the first with the highest dev Spearman.
     """
 
-    def __init__(self, metric: str, bar=None):
-        self.metric = metric
+    DEV = "stsb-dev"  # the evaluator's name: the Trainer logs eval_stsb-dev_spearman_cosine
+
+    def __init__(self, bar=None):
+        super().__init__("spearman_cosine", [self.DEV], select=self.DEV)
         self.bar = bar
-        self.history: list[float] = []
-        self.best: float | None = None
-        self.best_epoch = 0
         self.state: dict[str, torch.Tensor] | None = None
 
     def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
-        score = float(metrics[self.metric])
-        self.history.append(score)
-        if self.best is None or score > self.best:
-            self.best, self.best_epoch = score, len(self.history)
+        super().on_evaluate(args, state, control, metrics=metrics, **kwargs)
+        if self.best() is self._row(state):  # this epoch is the (first) best so far
             self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
     def on_epoch_end(self, args, state, control, **kwargs):
@@ -186,9 +183,9 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
     device = profile.torch_device()
     cuda = device.type == "cuda"
     dataset = nli_dataset(train, spec.method)
-    dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
+    dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
     bar = progress(total=spec.num_train_epochs, desc=desc, unit="epoch")
-    keep = KeepBestEpoch(metric="eval_stsb-dev_spearman_cosine", bar=bar)
+    keep = KeepBestEpoch(bar=bar)
     with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
         # Table 9's batch is the global one: training_arguments splits it over the processes of a
         # distributed launch (DDP: the loss gathers the negatives, below) and over the GPUs one
@@ -234,14 +231,14 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         "train_rows": len(dataset),
         "steps": int(out.global_step),
         "train_loss": float(out.training_loss),
-        "dev_history": keep.history,
-        "best_epoch": keep.best_epoch,
-        "dev": keep.best,
+        "dev_history": [row[keep.DEV] for row in keep.rows()],
+        "best_epoch": int(keep.best()["epoch"]),
+        "dev": keep.best()[keep.DEV],
     }
     return model, info
 
 
-def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int = 128) -> dict[str, float]:
+def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int) -> dict[str, float]:
     """Spearman × 100 of ``model`` on each test table (code-switched pairs), in the order given."""
     return {
         task: spearman_x100(model, sts_evaluator(df, name=task, batch_size=batch_size, where=f"Koglish-STS {task} test"))
