@@ -4,7 +4,7 @@
 Markdown table.  The method (every input is printed beside the result):
 
 * **runs**: the notebook's own grid, read from its experiment module under the
-  profile (ConCSE ``table3_configs`` / ``ablation_cells``, Koglish-GLUE's tasks ×
+  profile (ConCSE ``plan(profile, studies)``, Koglish-GLUE's tasks ×
   backbones × seeds × trainings, ContrastiveMix ``plan``) — so the estimate follows
   the configuration, not a hand count;
 * **data sizes**: ConCSE Table 1 (Koglish-NLI 218,255 triplets; the GLUE tasks'
@@ -151,21 +151,20 @@ STS_ROWS = ("STS/STS-B", "STS/STS12", "STS/STS13", "STS/STS14", "STS/STS15", "ST
 # --------------------------------------------------------------------------- per notebook
 def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict, dict]:
     """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice)."""
-    from codeswitch.concse import experiment as C
-    from codeswitch.core.runs import config_hash
+    from codeswitch import concse as C
 
-    c = C.load_config(profile)
+    c = C.config.load(profile)
     nli = _table1("NLI/NLI", "Train")
-    eval_sentences = 2 * (_table1("STS/STS-B", "Dev") * c.epochs + sum(_table1(r, "Test") for r in STS_ROWS))
+    eval_sentences = 2 * (_table1("STS/STS-B", "Dev") * c.num_train_epochs + sum(_table1(r, "Test") for r in STS_ROWS))
 
-    def hours(conf) -> float:
-        ratio = _ratio(conf["model"], rates.concse_linear) or math.nan
-        columns = 6 if conf["method"] == "concse" else 3
-        train = conf["epochs"] * nli * columns * rates.concse_s_per_sentence * ratio
+    def hours(spec) -> float:
+        ratio = _ratio(spec.model, rates.concse_linear) or math.nan
+        columns = 6 if spec.method == "concse" else 3
+        train = spec.num_train_epochs * nli * columns * rates.concse_s_per_sentence * ratio
         return (train + eval_sentences * rates.concse_s_per_sentence * ratio / 3) / 3600
 
-    t3 = {config_hash(k): k for k in C.table3_configs(c, profile, "Jangyeong")}
-    abl = {config_hash(cell.config): cell.config for cell in C.ablation_cells(c, profile, "Jangyeong")}
+    t3 = {s.key_hash(): s for s in C.plan(profile, ["table3"])}
+    abl = {s.key_hash(): s for s in C.plan(profile, C.ABLATIONS)}
     only_abl = {h: k for h, k in abl.items() if h not in t3}
     if jobs is not None:  # one job per run (for the wall-clock estimate on N GPUs)
         jobs += [Job(f"03/{h}", hours(k)) for h, k in t3.items()] + [Job(f"04/{h}", hours(k)) for h, k in only_abl.items()]

@@ -26,13 +26,17 @@ def paper():
 
 
 def test_paper_profile_restates_the_defaults(paper):
-    assert C.load_config(paper) == C.ConCSEConfig()
+    assert C.load(paper) == C.Config()
+
+
+def _by_cell(specs):
+    return {(s.study, s.label, s.seed): s.key_hash() for s in specs}
 
 
 def test_shared_settings_hash_identically(paper):
-    c = C.load_config(paper)
-    cells = C.ablation_cells(c, paper, "Jangyeong")
-    by = {(cell.study, cell.label, cell.seed): config_hash(cell.config) for cell in cells}
+    specs = C.plan(paper, C.ABLATIONS)
+    assert all(isinstance(s, C.ConCSERun) for s in specs)
+    by = _by_cell(specs)
     for seed in paper.seeds:
         v6 = by[("table4", "v6", seed)]
         assert by[("table5", "0.05", seed)] == v6
@@ -47,32 +51,62 @@ def test_shared_settings_hash_identically(paper):
     # 6 variants + SimCSE + 4 more τ + 3 more λ + 5 more α + paper variant + released SimCSE = 21 runs a seed
     assert len(set(by.values())) == 21 * len(paper.seeds)
     # Table 3's mBERT runs are the ablations' v6 and SimCSE runs
-    t3 = {config_hash(k) for k in C.table3_configs(c, paper, "Jangyeong") if k["backbone"] == "mBERT-base"}
+    t3 = {s.key_hash() for s in C.plan(paper, ["table3"]) if s.backbone == "mBERT-base"}
     assert t3 == {by[("table4", "v6", s)] for s in paper.seeds} | {by[("table4", "SimCSE", s)] for s in paper.seeds}
+    assert len(C.plan(paper, ["table3"])) == 3 * 2 * len(paper.seeds)
+
+
+def test_ablation_seeds_take_the_first_seeds():
+    smoke = load_profile("smoke", {"seeds": [7, 8, 9], "concse.ablation_seeds": 2})
+    assert {s.seed for s in C.plan(smoke, C.ABLATIONS)} == {7, 8}
+    assert {s.seed for s in C.plan(smoke, ["table3"])} == {7, 8, 9}
+    with pytest.raises(ValueError, match="studies"):
+        C.plan(smoke, ["table9"])
 
 
 def test_run_key_is_complete_and_canonical(paper):
-    c = C.load_config(paper)
+    c = C.load(paper)
     b = c.backbone("XLM-R-large")
-    k = C.run_config(c, paper, b, "concse", 1, koglish="Jangyeong", terms=("align", "contrastive"))
-    assert k["terms"] == ["contrastive", "align"]  # canonical order
-    assert k["margin"] is None and k["triplet_weight"] is None  # unused settings do not split the cache
-    assert (k["batch_size"], k["learning_rate"], k["max_length"]) == (48, 1e-5, 64)  # Table 9
-    s = C.run_config(c, paper, b, "simcse", 1, koglish="Jangyeong")
-    assert (s["batch_size"], s["max_length"]) == (128, 64)
-    r = C.run_config(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="released_code")
-    assert (r["batch_size"], r["max_length"]) == (64, 32)
+    k = C.spec(c, paper, b, "concse", 1, koglish="Jangyeong", terms=("align", "contrastive"))
+    assert k.terms == ("contrastive", "align")  # canonical order
+    assert k.margin is None and k.triplet_weight is None  # unused settings do not split the cache ...
+    assert "margin" not in k.key() and "triplet_weight" not in k.key()  # ... and stay out of the key
+    assert (k.batch_size, k.learning_rate, k.max_length) == (48, 1e-5, 64)  # Table 9
+    assert k.key()["precision"] in ("fp32", "bf16", "fp16")  # the resolved name, never the profile's "auto"
+    assert not {"study", "label", "koglish_source", "per_device_eval_batch_size"} & set(k.key())
+    assert set(k.inputs()) == {"koglish", "model"}
+    s = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong")
+    assert (s.batch_size, s.max_length, s.temperature) == (128, 64, 0.05)
+    r = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="released_code")
+    assert (r.batch_size, r.max_length) == (64, 32)
     with pytest.raises(ValueError, match="simcse_settings"):
-        C.run_config(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="typo")
+        C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="typo")
 
 
 def test_bad_config_is_named():
     from codeswitch.core.profiles import ConfigError
 
     with pytest.raises(ConfigError, match="concse.*variant"):
-        load_profile("smoke", {"concse.variant": "nope"}).section("concse", C.ConCSEConfig)
+        C.load(load_profile("smoke", {"concse.variant": "nope"}))
     with pytest.raises(ConfigError, match="unknown key"):
-        load_profile("smoke", {"concse.temprature": 0.1}).section("concse", C.ConCSEConfig)
+        C.load(load_profile("smoke", {"concse.temprature": 0.1}))
+    with pytest.raises(ConfigError, match="'epochs' is now 'num_train_epochs'"):
+        C.load(load_profile("smoke", {"concse.epochs": 3}))
+    with pytest.raises(ConfigError, match="'eval_batch_size' is now 'per_device_eval_batch_size'"):
+        C.load(load_profile("smoke", {"concse.eval_batch_size": 3}))
+    with pytest.raises(ConfigError, match=r"backbones\.mBERT-base.*learning_rate"):
+        C.load(load_profile("smoke", {"concse.backbones": [{"name": "mBERT-base", "learning_rate": "fast"}]}))
+    with pytest.raises(ConfigError, match="not a paper backbone"):
+        C.load(load_profile("smoke", {"concse.backbones": ["my-bert"]}))
+
+
+def test_backbones_older_forms_are_converted():
+    from codeswitch.concse.config import PAPER_BACKBONES
+
+    mapping = C.load(load_profile("smoke", {"concse.backbones": {"mBERT-base": {"model": "tiny-bert"}}}))
+    assert mapping.backbones == (PAPER_BACKBONES[0].__class__("mBERT-base", "tiny-bert", 512, 128, 5e-5),)  # Table 9 fills in
+    labels = C.load(load_profile("smoke", {"concse.backbones": ["mBERT-base", "XLM-R-large"]}))
+    assert labels.backbones == (PAPER_BACKBONES[0], PAPER_BACKBONES[2])
 
 
 # --------------------------------------------------------------------------- reported numbers
@@ -202,7 +236,7 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
     overrides = {
         "seeds": [1],
         "concse.backbones": [dict(name="mBERT-base", model="tiny-bert", simcse_batch_size=16, concse_batch_size=8, learning_rate=1e-3)],
-        "concse.epochs": 2,
+        "concse.num_train_epochs": 2,
         "concse.max_train_rows": 16,
         "concse.max_eval_rows": 24,
     }
@@ -219,7 +253,8 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)  # something earlier in the process changed the count ...
-        scores = C.run_table3(cfg)
+        results = C.run(cfg, ["table3"])
+        scores = C.table3_scores(results)
         assert threads == [1, 1]  # ... each run still trains with the profile's cpu_threads (smoke: 1) ...
         assert torch.get_num_threads() == 2  # ... and the count is restored afterwards
     finally:
@@ -228,7 +263,9 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
     assert set(scores["column"]) == set(TASKS) | {"Avg."}
     assert np.isfinite(scores["score"]).all() and (scores["score"].abs() <= 100).all()
     assert set(scores["best_epoch"]) <= {1, 2}
-    records = C._cache(cfg).records()
+    from codeswitch.core.runs import RunCache
+
+    records = RunCache(cfg.runs_dir / "concse").records()
     assert len(records) == 2
     for rec in records:
         res = rec["result"]
@@ -236,10 +273,11 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
         assert res["steps"] == 2 * math.ceil(16 / rec["config"]["batch_size"])
     # a second call trains nothing: every number comes from the cache
     monkeypatch.setattr(T, "train_encoder", lambda *a, **k: pytest.fail("a cached run was retrained"))
-    again = C.run_table3(cfg)
+    again = C.table3_scores(C.run(cfg, ["table3"]))
     pd.testing.assert_frame_equal(scores, again)
-    paths = C.table3(again, cfg)
-    table = pd.read_csv(paths["csv"])
+    paths = C.tables(C.run(cfg, ["table3"]), cfg)
+    assert set(paths) == {"concse_table3"}
+    table = pd.read_csv(paths["concse_table3"]["csv"])
     assert "SimCSE-mBERT-base" in set(table["row"]) and table.loc[table["row"] == "ConCSE-mBERT-base", "paper"].notna().all()
 
 
@@ -248,4 +286,18 @@ def test_paper_profile_offline_fails_fast_and_clearly(tmp_path, monkeypatch):
         monkeypatch.setenv(var, "1")  # restored after the test; load_profile would set them for good
     cfg = load_profile("paper", {"offline": True}, output_root=tmp_path)
     with pytest.raises(MissingResourceError, match="Koglish"):
-        C.run_table3(cfg)
+        C.run(cfg, ["table3"])
+
+
+def test_one_step_shows_the_six_blocks_and_the_loss_terms(tmp_path, backbones_dir):
+    cfg = load_profile("smoke", {"concse.max_train_rows": 16}, output_root=tmp_path)
+    spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == "concse")
+    step = C.one_step(spec, cfg)
+    assert list(step["batch"].columns) == ["e0", "e1", "e2", "c0", "c1", "c2"] and len(step["batch"]) == spec.batch_size
+    blocks = step["blocks"].to_numpy()
+    assert blocks.shape == (6, 6) and np.allclose(blocks, blocks.T, atol=1e-3)  # the mean cosine of S(x, y) and S(y, x)
+    for terms in (step["terms"], step["after"]):
+        assert terms["total"] == pytest.approx(terms["contrastive"] + spec.triplet_weight * terms["triplet"] + terms["align"], rel=1e-5)
+    assert step["after"] != step["terms"]  # the AdamW step moved the weights
+    with pytest.raises(ValueError, match="ConCSE step"):
+        C.one_step(next(s for s in C.plan(cfg, ["table3"]) if s.method == "simcse"), cfg)

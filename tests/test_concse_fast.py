@@ -201,7 +201,11 @@ def test_trainer_runs_in_bf16(tmp_path, backbones_dir):
     """The real trainer with the profile's bf16 (CPU autocast): same steps, a training loss close to fp32's."""
     from codeswitch.core.models import resolve_model
     from codeswitch.core.profiles import load_profile
-    from codeswitch.concse.train import TrainSpec, train_encoder
+    import dataclasses
+
+    from codeswitch.concse import experiment as C
+    from codeswitch.concse.config import Backbone
+    from codeswitch.concse.train import train_encoder
 
     rng = np.random.default_rng(0)
     words = ["the", "small", "pig", "rested", "at", "park", "작은", "돼지", "공원", "a", "dog", "ran", "home", "집"]
@@ -209,12 +213,13 @@ def test_trainer_runs_in_bf16(tmp_path, backbones_dir):
     cols = ("sentence1", "sentence2", "hard_neg", "cross1", "cross2", "cross_hard_neg")
     nli = pd.DataFrame([{c: sent() for c in cols} for _ in range(32)])
     dev = pd.DataFrame({"cross1": [sent() for _ in range(12)], "cross2": [sent() for _ in range(12)], "label": rng.uniform(0, 5, 12)})
-    spec = TrainSpec(method="concse", batch_size=8, learning_rate=1e-3, epochs=1, max_length=16, seed=3, bucket_cost=16)
+    config = C.Config(backbones=(Backbone("t", "tiny-bert", 8, 8, 1e-3),), ablation_backbone="t", num_train_epochs=1, max_length=16, bucket_cost=16)
+    spec = C.spec(config, load_profile("smoke", output_root=tmp_path), config.backbones[0], "concse", 3, koglish="test")
     path = resolve_model("tiny-bert")
     infos = {}
     for precision in ("fp32", "bf16"):
         profile = load_profile("smoke", {"precision": precision}, output_root=tmp_path)
-        _, infos[precision] = train_encoder(spec, path, nli, dev, profile=profile)
+        _, infos[precision] = train_encoder(dataclasses.replace(spec, precision=precision), path, nli, dev, profile=profile)
     assert infos["fp32"]["steps"] == infos["bf16"]["steps"] == 4
     assert infos["bf16"]["train_loss"] != infos["fp32"]["train_loss"]  # autocast did run in bf16 ...
     assert infos["bf16"]["train_loss"] == pytest.approx(infos["fp32"]["train_loss"], rel=0.01)  # ... and changed nothing that matters

@@ -11,9 +11,9 @@ from codeswitch.core.pipeline import NOTEBOOKS
 from codeswitch.core.profiles import load_profile
 
 SECTION_CONFIGS = {
-    "koglish": "codeswitch.koglish.experiment:KoglishConfig",
+    "koglish": "codeswitch.koglish.config:Config",
     "glue": "codeswitch.glue.config:Config",
-    "concse": "codeswitch.concse.experiment:ConCSEConfig",
+    "concse": "codeswitch.concse.config:Config",
     "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
     "alignment": "codeswitch.alignment.experiment:AlignmentConfig",
     "calbert": "codeswitch.calbert.experiment:CalbertConfig",

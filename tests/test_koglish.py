@@ -680,7 +680,6 @@ def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypat
     from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", {"koglish.construct_source": "glue", "koglish.parser": "benepar"}, output_root=tmp_path)
-    kc = E.config(cfg)
     raw = {
         "single": pd.DataFrame({"sentence": ["The big dog ran .", "He slept .", "The old cat sat .", "A movie ."], "label": [1, 0, 1, 0]}),
         "pair": pd.DataFrame({"sentence1": ["The big dog ran .", "Wait here ."], "sentence2": ["The old cat sat .", "The red car left ."], "label": [0, 1]}),
@@ -693,11 +692,18 @@ def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypat
 
     monkeypatch.setattr(E, "_raw_glue", fake_raw)
     monkeypatch.setattr(E, "make_switcher", lambda cfg_, kc_, trees=None: switcher())
-    stats = E.exclusion_stats(cfg, kc)
+    results = E.run(cfg)
+    stats = {spec.task: record for spec, record in results}
+    assert [s.task for s in results.specs] == list(K.GLUE_TASKS)  # real text: the six GLUE tasks
+    assert results.specs[0].glue_hub == "nyu-mll/glue" and results.specs[0].synthetic is None
+    assert set(results.specs[0].inputs()) == {"glue"}  # the parser is benepar, the translator the shipped glossary
     assert stats["cola"] == {"input": 4, "kept": 2, "excluded": {"no_qualifying_np": 1, "sentence_is_np": 1}, "details": {}, "splits": {"train": 1, "valid": 0, "test": 1}}
     assert stats["rte"]["excluded"] == {"no_np": 1}
-    assert E.exclusion_stats(cfg, kc) == stats and len(calls) == 6  # the second time everything comes from the run cache
-    folder = E.built_folder(cfg, kc)
+    assert [r for _, r in E.run(cfg)] == [stats[t] for t in K.GLUE_TASKS] and len(calls) == 6  # the second time: the run cache
+    folder = E.built_folder(cfg, results.specs[0])
     assert len(K.load_glue(str(folder), "cola", "train")) == 1
     with pytest.raises(Exception, match="koglish.translator"):
-        load_profile("smoke", {"koglish.translator": "babelfish"}).section("koglish", E.KoglishConfig)
+        E.load(load_profile("smoke", {"koglish.translator": "babelfish"}))
+    other = E.spec(E.load(load_profile("smoke", {"koglish.construct_source": "glue", "koglish.min_np_tokens": 3})), "cola")
+    with pytest.raises(ValueError, match="not the one the profile"):
+        E.run_one(other, cfg)  # a spec of another setting is refused, not run under this profile's switcher

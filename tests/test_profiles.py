@@ -81,7 +81,7 @@ def test_experiment_configs_have_no_thread_key_of_their_own():
     from codeswitch.concse import experiment as concse
     from codeswitch.glue import experiment as glue
 
-    for cls in (glue.Config, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.CalbertConfig):
+    for cls in (glue.Config, concse.Config, alignment.AlignmentConfig, calbert.CalbertConfig):
         names = {f.name for f in dataclasses.fields(cls)}
         assert not names & {"cpu_threads", "torch_threads"}, cls.__name__
 

@@ -1,4 +1,14 @@
-"""ConCSE (notebooks 03 and 04): ``loss`` (ConCSE and SimCSE losses), ``train`` (the
-sentence-transformers trainer and the ConCSE encoder), ``experiment`` (config, run grid,
-tables, ablations, figures).
+"""ConCSE (notebooks 03 and 04): ``config`` (the ``concse`` section and the run spec), ``loss``
+(ConCSE and SimCSE losses), ``train`` (the sentence-transformers trainer and the ConCSE
+encoder), ``experiment`` (plan, run, tables, figures).
+
+The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
+
+    from codeswitch import concse as C
+    results = C.run(profile, studies=["table3"]); C.tables(results, profile); C.figures(results, profile)
 """
+
+from .config import Config, ConCSERun
+from .experiment import ABLATIONS, STUDIES, figures, one_step, plan, run, run_one, tables
+
+__all__ = ["Config", "ConCSERun", "STUDIES", "ABLATIONS", "plan", "run_one", "one_step", "run", "tables", "figures"]

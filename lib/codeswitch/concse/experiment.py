@@ -1,13 +1,24 @@
 """ConCSE vs SimCSE on Koglish-NLI → Koglish-STS (ConCSE §4, §5.2, §5.3; notebooks 03 and 04).
 
-Every run trains one encoder (one backbone, one method, one seed, one setting),
-picks its best epoch on Koglish STS-B dev and scores it on all seven Koglish-STS
-test sets.  A run is keyed by its complete config (:func:`run_config`), so a run
-that two tables need is trained once: ConCSE v6 of Table 4 *is* the τ = 0.05
-point of Table 5, the λ = 1.2 point of Table 6, the α = 1 point of Table 7 and
-Table 3's ConCSE-mBERT row; λ = "N/A" (no triplet term) *is* v3.
+The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
 
-Tables and figures are built from the run cache alone.
+1. :class:`~codeswitch.concse.config.Config` — the ``concse`` section of a profile
+   (defaults = the paper: three backbones with Table 9's batch sizes and learning
+   rates, 5 epochs, τ = 0.05, α = 1, λ = 1.2, and the ablation grids).
+2. :func:`plan` — one :class:`~codeswitch.concse.config.ConCSERun` per table cell:
+   Table 3 (notebook 03) and the ablations (Tables 4–7 and two extra comparisons,
+   notebook 04); ``studies`` picks which.  Every run trains one encoder (one
+   backbone, one method, one seed, one setting), picks its best epoch on Koglish
+   STS-B dev and scores it on all seven Koglish-STS test sets.  A run is keyed by
+   its spec (:meth:`~codeswitch.core.experiment.RunSpec.key`), so a run that two
+   tables need is trained once: ConCSE v6 of Table 4 *is* the τ = 0.05 point of
+   Table 5, the λ = 1.2 point of Table 6, the α = 1 point of Table 7 and Table 3's
+   ConCSE-mBERT row; λ = "N/A" (no triplet term) *is* v3.
+3. :func:`run_one` — one run: its data, its backbone, :func:`codeswitch.concse.train.train_encoder`.
+   :func:`one_step` shows one training step of a spec on a real batch (the six
+   blocks, the loss terms), for notebook 03.
+4. :func:`run` — every run of the plan through the run cache (``runs/<profile>/concse/``).
+5. :func:`tables`, :func:`figures` — from the cached results alone.
 
 Conventions (the released code's, where the paper is ambiguous; the other
 reading is a named option):
@@ -27,34 +38,41 @@ reading is a named option):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..core import reported as _reported
-from ..common.fastpath import DEFAULT_BUCKET_COST
-from .loss import TERMS, VARIANTS
-from ..core.profiles import Profile
 from ..core import claims
+from ..core.experiment import Results, run_specs
+from ..core.models import TINY_BACKBONES, backbone_id
+from ..core.profiles import Profile, seeds_for
 from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
-from ..core.runs import RunCache, run_grid
 from ..core.utils import frozen_gc
+from .config import SECTION, Backbone, Config, ConCSERun, koglish_ref, load
+from .loss import TERMS, VARIANTS
 
 __all__ = [
-    "Backbone",
-    "ConCSEConfig",
+    "Config",
+    "ConCSERun",
     "TASK_LABELS",
     "LOSS_VARIANTS",
-    "load_config",
+    "STUDIES",
+    "ABLATIONS",
+    "load",
     "data_preview",
-    "run_config",
-    "table3_configs",
-    "ablation_cells",
-    "run_table3",
-    "run_ablations",
+    "spec",
+    "plan",
+    "run_one",
+    "one_step",
+    "run",
+    "table3_scores",
+    "ablation_scores",
+    "tables",
+    "figures",
     "table3",
     "table3_figure",
     "table4",
@@ -64,7 +82,7 @@ __all__ = [
     "simcse_settings_table",
 ]
 
-EXPERIMENT = "concse"
+EXPERIMENT = SECTION
 TASK_LABELS = {"stsb": "STS-B", "sts12": "STS12", "sts13": "STS13", "sts14": "STS14", "sts15": "STS15", "sts16": "STS16", "sick": "SICK"}
 AVG = "Avg."
 STSB = "Koglish-STS-B"
@@ -80,227 +98,144 @@ LOSS_VARIANTS: dict[str, tuple[str, ...]] = {
     "v6": ("contrastive", "triplet", "align"),
 }
 
-
-# --------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class Backbone:
-    """One encoder backbone with its Table 9 settings."""
-
-    name: str  # the label in tables: "mBERT-base", "XLM-R-base", "XLM-R-large"
-    model: str  # hub id, local folder, or a tiny-* name
-    simcse_batch_size: int
-    concse_batch_size: int
-    learning_rate: float
+# the studies of plan(): Table 3 (notebook 03), and the ablations (notebook 04)
+ABLATIONS = ("table4", "table5", "table6", "table7", "variant", "simcse_settings")
+STUDIES = ("table3",) + ABLATIONS
 
 
-PAPER_BACKBONES = (
-    # The released code uses the *uncased* mBERT.
-    Backbone("mBERT-base", "bert-base-multilingual-uncased", simcse_batch_size=512, concse_batch_size=128, learning_rate=5e-5),
-    Backbone("XLM-R-base", "xlm-roberta-base", simcse_batch_size=512, concse_batch_size=128, learning_rate=5e-5),
-    Backbone("XLM-R-large", "xlm-roberta-large", simcse_batch_size=128, concse_batch_size=48, learning_rate=1e-5),
-)
-
-
-@dataclass(frozen=True)
-class ConCSEConfig:
-    """The ``concse`` section of a profile.  Defaults are the paper's settings (§A.2, Table 9)."""
-
-    backbones: tuple[Backbone, ...] = PAPER_BACKBONES
-    epochs: int = 5
-    max_length: int = 64
-    warmup_ratio: float = 0.1  # linear schedule, 10 % warm-up
-    max_grad_norm: float = 1.0
-    weight_decay: float = 0.0  # AdamW; the HF default, as in SimCSE
-    temperature: float = 0.05  # τ (Table 5)
-    margin: float = 1.0  # α (Table 7)
-    triplet_weight: float = 1.2  # λ (Table 6)
-    variant: str = "official"  # "official" (released code) | "paper" (equations read literally)
-    released_simcse_batch_size: int = 64  # SimCSE as the released code trained it ...
-    released_simcse_max_length: int = 32  # ... batch 64, maximum length 32
-    # Ablations (Tables 4–7, ConCSE-mBERT on Koglish-STS-B)
-    ablation_backbone: str = "mBERT-base"
-    ablation_seeds: int | None = None  # how many of the profile's seeds the ablations use (None: all)
-    temperatures: tuple[float, ...] = (0.001, 0.01, 0.05, 0.1, 1.0)
-    triplet_weights: tuple[float | None, ...] = (None, 1.0, 1.2, 1.4, 1.5)  # None = "N/A": no triplet term
-    margins: tuple[float, ...] = (0.5, 1.0, 1.2, 1.4, 1.5, 2.0)
-    # Data sizes (None: everything; the smoke profile shrinks them)
-    max_train_rows: int | None = None
-    max_eval_rows: int | None = None
-    eval_batch_size: int = 128
-    std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see module doc)
-    # ConCSE steps are encoded in length buckets where that saves more padded tokens than
-    # this per extra forward (None: one forward per step); see codeswitch.concse.train.
-    # Speed only, but dropout masks fall differently, so it is part of a run's key.
-    bucket_cost: int | None = DEFAULT_BUCKET_COST
-
-    def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
-        names = [b.name for b in self.backbones]
-        if len(set(names)) != len(names):
-            raise ValueError(f"backbone names must be unique, got {names}")
-        if self.ablation_backbone not in names:
-            raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
-
-    def backbone(self, name: str) -> Backbone:
-        return next(b for b in self.backbones if b.name == name)
-
-
-def load_config(profile: Profile) -> ConCSEConfig:
-    return profile.section(EXPERIMENT, ConCSEConfig)
-
-
-# --------------------------------------------------------------------------- run configs
+# --------------------------------------------------------------------------- the plan
 def _label(value: float | None) -> str:
     """A swept value as the paper prints it: 1.0 -> "1", 0.05 -> "0.05", None -> "N/A"."""
     return "N/A" if value is None else f"{value:g}"
 
 
-def _koglish_ref(profile: Profile, koglish_source: str | None) -> str:
-    """The data identity that goes into run keys: the setting, not a machine-specific path.
-
-    For ``"synthetic"`` the folder name (a hash of the generator's settings) is
-    added, so changing the generator retrains instead of reusing stale runs.
-    """
-    ref = str(koglish_source or profile.koglish_source)
-    if ref == "synthetic":
-        from ..koglish.data import resolve_source
-
-        return f"synthetic/{Path(resolve_source(profile, ref)).name}"
-    return ref
-
-
-def run_config(
-    c: ConCSEConfig,
+def spec(
+    c: Config,
     profile: Profile,
     backbone: Backbone,
     method: str,
     seed: int,
     *,
     koglish: str,
-    terms: Iterable[str] = TERMS,
+    study: str = "table3",
+    label: str = "",
+    terms: Sequence[str] = TERMS,
     temperature: float | None = None,
     margin: float | None = None,
     triplet_weight: float | None = None,
     variant: str | None = None,
     simcse_settings: str = "matched",
-) -> dict[str, Any]:
-    """The complete, canonical config of one run: its cache key.
+) -> ConCSERun:
+    """One run of ``c``: the section's settings, a setting given here replacing its value.
 
-    Settings a run does not use are ``None`` (e.g. the margin when the triplet
-    term is off), so e.g. λ = "N/A" and v3 hash identically.
+    Settings a run does not use are left ``None`` (e.g. the margin when the triplet
+    term is off), so e.g. λ = "N/A" and v3 are the same run.
     """
-    key: dict[str, Any] = {
-        "experiment": EXPERIMENT,
-        "backbone": backbone.name,
-        "model": backbone.model,
-        "koglish": koglish,
-        "method": method,
-        "seed": int(seed),
-        "learning_rate": backbone.learning_rate,
-        "epochs": c.epochs,
-        "warmup_ratio": c.warmup_ratio,
-        "max_grad_norm": c.max_grad_norm,
-        "weight_decay": c.weight_decay,
-        "max_train_rows": c.max_train_rows,
-        "max_eval_rows": c.max_eval_rows,
-        "device": profile.device,
-        "precision": profile.precision,
-    }
-    if backbone.model.startswith("tiny-"):
-        from ..core.models import backbone_id
-
-        key["backbone_id"] = backbone_id(backbone.model)  # a new recipe (corpus, size, build version) builds a new tiny backbone
+    common = dict(
+        experiment=EXPERIMENT, backbone=backbone.name, model=backbone.model, koglish=koglish, method=method, seed=int(seed),
+        learning_rate=backbone.learning_rate, num_train_epochs=c.num_train_epochs, warmup_ratio=c.warmup_ratio,
+        max_grad_norm=c.max_grad_norm, weight_decay=c.weight_decay, precision=profile.precision_name(),
+        koglish_source=str(profile.koglish_source), per_device_eval_batch_size=c.per_device_eval_batch_size,
+        study=study, label=label, max_train_rows=c.max_train_rows, max_eval_rows=c.max_eval_rows,
+        # a tiny backbone changes with its recipe (corpus, size, build version)
+        backbone_id=backbone_id(backbone.model) if backbone.model in TINY_BACKBONES else None,
+    )
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":
-        if simcse_settings not in ("matched", "released_code"):
-            raise ValueError(f"simcse_settings must be 'matched' or 'released_code', got {simcse_settings!r}")
         released = simcse_settings == "released_code"
-        key.update(
-            temperature=tau,
+        return ConCSERun(
+            **common, temperature=tau, simcse_settings=simcse_settings,
             batch_size=c.released_simcse_batch_size if released else backbone.simcse_batch_size,
             max_length=c.released_simcse_max_length if released else c.max_length,
-            simcse_settings=simcse_settings,
         )
-        return key
     if method != "concse":
         raise ValueError(f"method must be 'simcse' or 'concse', got {method!r}")
     terms = tuple(t for t in TERMS if t in set(terms))  # canonical order
     uses_sim = "contrastive" in terms or "align" in terms
     uses_tri = "triplet" in terms
-    key.update(
-        terms=list(terms),
+    return ConCSERun(
+        **common, terms=terms,
         temperature=tau if uses_sim else None,
         margin=(c.margin if margin is None else margin) if uses_tri else None,
         triplet_weight=(c.triplet_weight if triplet_weight is None else triplet_weight) if uses_tri else None,
         variant=(variant or c.variant) if ("contrastive" in terms or uses_tri) else None,
-        batch_size=backbone.concse_batch_size,
-        max_length=c.max_length,
-        bucket_cost=c.bucket_cost,
+        batch_size=backbone.concse_batch_size, max_length=c.max_length, bucket_cost=c.bucket_cost,
     )
-    return key
 
 
-def table3_configs(c: ConCSEConfig, profile: Profile, koglish: str) -> list[dict]:
-    """SimCSE and ConCSE × every backbone × every seed."""
-    return [
-        run_config(c, profile, b, method, seed, koglish=koglish)
-        for b in c.backbones
-        for method in ("simcse", "concse")
-        for seed in profile.seeds
-    ]
+def plan(profile: Profile, studies: Sequence[str] = STUDIES) -> list[ConCSERun]:
+    """Every run of ``studies``, one spec per table cell (a run two tables need appears twice, with one key).
 
-
-@dataclass(frozen=True)
-class Cell:
-    """One run's place in an ablation table."""
-
-    study: str  # "table4" | "table5" | "table6" | "table7" | "variant" | "simcse_settings"
-    label: str  # the row (table4, variant, simcse_settings) or column (sweeps) label
-    seed: int
-    config: Mapping[str, Any] = field(compare=False)
-
-
-def ablation_seeds(c: ConCSEConfig, profile: Profile) -> tuple[int, ...]:
-    return tuple(profile.seeds[: c.ablation_seeds] if c.ablation_seeds else profile.seeds)
-
-
-def ablation_cells(c: ConCSEConfig, profile: Profile, koglish: str) -> list[Cell]:
-    """Every ablation run, placed in its table(s); the same config may sit in several tables."""
+    Table 3: SimCSE and ConCSE × every backbone × every seed.  The ablations: the
+    ablation backbone on the first ``ablation_seeds`` seeds — the loss variants (Table
+    4, with SimCSE), the τ, λ and α sweeps (Tables 5–7), the released loss vs the
+    equations read literally, and SimCSE's matched vs released-code settings.
+    """
+    unknown = [s for s in studies if s not in STUDIES]
+    if unknown:
+        raise ValueError(f"studies: unknown {unknown} (known: {', '.join(STUDIES)})")
+    c = load(profile)
+    koglish = koglish_ref(profile)
+    out: list[ConCSERun] = []
+    if "table3" in studies:
+        out += [spec(c, profile, b, method, seed, koglish=koglish, label=f"{METHOD_LABELS[method]}-{b.name}")
+                for b in c.backbones for method in ("simcse", "concse") for seed in seeds_for(profile, c.seeds)]
     b = c.backbone(c.ablation_backbone)
-    cells: list[Cell] = []
-    for seed in ablation_seeds(c, profile):
-        def concse(**kw):
-            return run_config(c, profile, b, "concse", seed, koglish=koglish, **kw)
+    for seed in seeds_for(profile, c.seeds, c.ablation_seeds) if set(studies) & set(ABLATIONS) else ():
+        def concse(study, label, **kw):
+            return spec(c, profile, b, "concse", seed, koglish=koglish, study=study, label=label, **kw)
 
-        def simcse(settings="matched"):
-            return run_config(c, profile, b, "simcse", seed, koglish=koglish, simcse_settings=settings)
+        def simcse(study, label, settings="matched"):
+            return spec(c, profile, b, "simcse", seed, koglish=koglish, study=study, label=label, simcse_settings=settings)
 
-        cells += [Cell("table4", v, seed, concse(terms=terms)) for v, terms in LOSS_VARIANTS.items()]
-        cells.append(Cell("table4", "SimCSE", seed, simcse()))
-        cells += [Cell("table5", _label(t), seed, concse(temperature=t)) for t in c.temperatures]
-        cells += [
-            Cell("table6", _label(w), seed, concse(terms=LOSS_VARIANTS["v3"]) if w is None else concse(triplet_weight=w))
-            for w in c.triplet_weights
-        ]
-        cells += [Cell("table7", _label(m), seed, concse(margin=m)) for m in c.margins]
-        cells += [Cell("variant", v, seed, concse(variant=v)) for v in VARIANTS]
-        cells += [
-            Cell("simcse_settings", "ConCSE (v6)", seed, concse()),
-            Cell("simcse_settings", "SimCSE matched", seed, simcse("matched")),
-            Cell("simcse_settings", "SimCSE released_code", seed, simcse("released_code")),
-        ]
-    return cells
+        if "table4" in studies:
+            out += [concse("table4", v, terms=terms) for v, terms in LOSS_VARIANTS.items()]
+            out.append(simcse("table4", "SimCSE"))
+        if "table5" in studies:
+            out += [concse("table5", _label(t), temperature=t) for t in c.temperatures]
+        if "table6" in studies:
+            out += [concse("table6", _label(w), terms=LOSS_VARIANTS["v3"]) if w is None else concse("table6", _label(w), triplet_weight=w)
+                    for w in c.triplet_weights]
+        if "table7" in studies:
+            out += [concse("table7", _label(m), margin=m) for m in c.margins]
+        if "variant" in studies:
+            out += [concse("variant", v, variant=v) for v in VARIANTS]
+        if "simcse_settings" in studies:
+            out += [concse("simcse_settings", "ConCSE (v6)"), simcse("simcse_settings", "SimCSE matched"),
+                    simcse("simcse_settings", "SimCSE released_code", "released_code")]
+    return out
 
 
 # --------------------------------------------------------------------------- data
-def data_preview(profile: Profile, koglish_source: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+@functools.lru_cache(maxsize=2)
+def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None):
+    """Koglish-NLI (train), STS-B dev and the seven STS tests, cut to the row limits; read once per process."""
+    from ..koglish.data import STS_TASKS, load_nli, load_sts
+
+    nli = load_nli(source)
+    dev = load_sts(source, "stsb", "valid")
+    tests = {t: load_sts(source, t, "test") for t in STS_TASKS}
+    return (
+        nli.iloc[:max_train_rows] if max_train_rows else nli,
+        dev.iloc[:max_eval_rows] if max_eval_rows else dev,
+        {t: (df.iloc[:max_eval_rows] if max_eval_rows else df) for t, df in tests.items()},
+    )
+
+
+def data_of(s: ConCSERun, profile: Profile):
+    """The data ``s`` reads: (Koglish-NLI train rows, STS-B dev, {task: STS test})."""
+    from ..koglish.data import resolve_source
+
+    return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows)
+
+
+def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One Koglish-NLI row as the loss sees it (e0 … c2), and the size of every set a run reads."""
     from ..koglish.data import STS_TASKS, load_nli, load_sts, resolve_source
     from .train import NLI_TO_COLUMNS
 
-    c = load_config(profile)
-    src = resolve_source(profile, koglish_source)
+    c = load(profile)
+    src = resolve_source(profile)
     nli = load_nli(src)
     symbols = ("e0", "e1", "e2", "c0", "c1", "c2")
     row = pd.DataFrame(
@@ -314,81 +249,83 @@ def data_preview(profile: Profile, koglish_source: str | None = None) -> tuple[p
 
 
 # --------------------------------------------------------------------------- running
-class _Koglish:
-    """The data, loaded on first use only (a fully cached grid needs none of it)."""
-
-    def __init__(self, profile: Profile, koglish_source: str | None, c: ConCSEConfig):
-        self.profile, self.source, self.c = profile, koglish_source, c
-        self._loaded = None
-
-    def get(self):
-        if self._loaded is None:
-            from ..koglish.data import STS_TASKS, load_nli, load_sts, resolve_source
-
-            src = resolve_source(self.profile, self.source)
-            n_train, n_eval = self.c.max_train_rows, self.c.max_eval_rows
-            nli = load_nli(src)
-            dev = load_sts(src, "stsb", "valid")
-            tests = {t: load_sts(src, t, "test") for t in STS_TASKS}
-            self._loaded = (
-                nli.iloc[:n_train] if n_train else nli,
-                dev.iloc[:n_eval] if n_eval else dev,
-                {t: (df.iloc[:n_eval] if n_eval else df) for t, df in tests.items()},
-            )
-        return self._loaded
-
-
-def _runner(c: ConCSEConfig, profile: Profile, data: _Koglish):
+def run_one(spec: ConCSERun, profile: Profile) -> dict:
+    """One run of the plan, computed (no cache): its data, its backbone, :func:`~codeswitch.concse.train.train_encoder`."""
     from ..core.models import resolve_model
-    from .train import TrainSpec, evaluate_encoder, train_encoder
+    from .train import evaluate_encoder, train_encoder
 
-    def run(key: Mapping[str, Any]) -> dict:
-        nli, dev, tests = data.get()
-        spec = TrainSpec(
-            method=key["method"],
-            batch_size=key["batch_size"],
-            learning_rate=key["learning_rate"],
-            epochs=key["epochs"],
-            max_length=key["max_length"],
-            seed=key["seed"],
-            warmup_ratio=key["warmup_ratio"],
-            max_grad_norm=key["max_grad_norm"],
-            weight_decay=key["weight_decay"],
-            temperature=key["temperature"] if key["temperature"] is not None else c.temperature,
-            margin=key.get("margin") if key.get("margin") is not None else c.margin,
-            triplet_weight=key.get("triplet_weight") if key.get("triplet_weight") is not None else c.triplet_weight,
-            terms=tuple(key.get("terms") or TERMS),
-            variant=key.get("variant") or c.variant,
-            eval_batch_size=c.eval_batch_size,
-            bucket_cost=key.get("bucket_cost"),
-        )
-        path = resolve_model(key["model"], profile, what=f"{EXPERIMENT}.backbones")
-        with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
-            desc = f"{METHOD_LABELS[key['method']]}-{key['backbone']} seed {key['seed']}"
-            model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=desc)
-            info["test"] = evaluate_encoder(model, tests, batch_size=c.eval_batch_size)
-        return info
-
-    return run
+    nli, dev, tests = data_of(spec, profile)
+    path = resolve_model(spec.model, profile, what=f"{EXPERIMENT}.backbones")
+    with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
+        desc = f"{METHOD_LABELS[spec.method]}-{spec.backbone} seed {spec.seed}"
+        model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=desc)
+        info["test"] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
+    return info
 
 
-def _cache(profile: Profile) -> RunCache:
-    return RunCache(profile.runs_dir / EXPERIMENT)
+def one_step(spec: ConCSERun, profile: Profile) -> dict:
+    """One ConCSE training step of ``spec`` on its first real batch, shown: the six blocks, the loss terms, the step.
+
+    Builds the run's encoder (its seed, its backbone), embeds the first
+    ``batch_size`` Koglish-NLI rows (six sentences each: e0, e1, e2, c0, c1, c2),
+    computes :func:`~codeswitch.concse.loss.concse_loss` with the spec's settings,
+    takes one AdamW step at the spec's learning rate and computes the loss again on
+    the same batch.  Returns ``{"batch": rows, "blocks": the mean cosine of each
+    S(x, y) block, "terms": before, "after": the terms after the step}``.
+    """
+    import torch
+
+    from ..core.models import resolve_model
+    from .loss import CONCSE_COLUMNS, concse_loss
+    from .train import build_encoder, nli_dataset
+
+    if spec.method != "concse":
+        raise ValueError(f"one_step shows a ConCSE step; got a {spec.method} spec")
+    nli, _, _ = data_of(spec, profile)
+    batch = nli_dataset(nli.iloc[: spec.batch_size], "concse").to_pandas()
+    model = build_encoder(resolve_model(spec.model, profile, what=f"{EXPERIMENT}.backbones"), max_length=spec.max_length, seed=spec.seed)
+    model.train()  # dropout on, as in training
+    settings = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
+
+    def embed() -> list:
+        return [model(model.preprocess(batch[col].tolist()))["sentence_embedding"] for col in CONCSE_COLUMNS]  # 6 × (B, H)
+
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay)
+    with profile.torch_threads():
+        emb = embed()
+        terms = concse_loss(*emb, terms=spec.terms, **settings)
+        terms["total"].backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), spec.max_grad_norm)
+        optimizer.step()
+        with torch.no_grad():
+            after = concse_loss(*embed(), terms=spec.terms, **settings)
+    names = ("e0", "e1", "e2", "c0", "c1", "c2")
+    unit = [torch.nn.functional.normalize(e.detach(), dim=-1) for e in emb]
+    blocks = pd.DataFrame([[float((unit[i] @ unit[j].T).mean()) for j in range(6)] for i in range(6)], index=names, columns=names)
+    return {
+        "batch": batch.rename(columns=dict(zip(CONCSE_COLUMNS, names))),
+        "blocks": blocks.round(3),
+        "terms": {k: float(v.detach()) for k, v in terms.items()},
+        "after": {k: float(v) for k, v in after.items()},
+    }
 
 
-def _unique(configs: Iterable[Mapping]) -> list[Mapping]:
-    from ..core.runs import config_hash
+def run(profile: Profile, studies: Sequence[str] = STUDIES) -> Results:
+    """Train (or find cached) every run of :func:`plan`; a run several tables need is trained once.
 
-    seen, out = set(), []
-    for conf in configs:
-        h = config_hash(conf)
-        if h not in seen:
-            seen.add(h)
-            out.append(conf)
-    return out
+    The results hold one record per spec of the plan, in plan order (the same record
+    for specs with one key).
+    """
+    specs = plan(profile, studies)
+    unique = list({s.key_hash(): s for s in reversed(specs)}.values())[::-1]  # first occurrence, in plan order
+    desc = "ConCSE Table 3" if tuple(studies) == ("table3",) else "ConCSE ablations" if tuple(studies) == ABLATIONS else "ConCSE"
+    with frozen_gc():
+        done = run_specs(unique, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc=desc)
+    by_key = {s.key_hash(): record for s, record in done}
+    return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
 
 
-def _scores(result: Mapping) -> dict[str, float]:
+def _scores(result: dict) -> dict[str, float]:
     """A run's seven test scores plus their average, by table label."""
     tests = result["test"]
     out = {TASK_LABELS[t]: float(tests[t]) for t in TASK_LABELS}
@@ -396,41 +333,56 @@ def _scores(result: Mapping) -> dict[str, float]:
     return out
 
 
-def run_table3(profile: Profile, koglish_source: str | None = None) -> pd.DataFrame:
-    """Train (or find cached) every Table 3 run; scores long: backbone, method, seed, column, score, best_epoch."""
-    c = load_config(profile)
-    koglish = _koglish_ref(profile, koglish_source)
-    configs = table3_configs(c, profile, koglish)
-    cache = _cache(profile)
-    with frozen_gc():
-        run_grid(cache, _unique(configs), _runner(c, profile, _Koglish(profile, koglish_source, c)), desc="ConCSE Table 3")
-    # the scores are read back from the cache, exactly as a redraw without training would
-    rows = []
-    for conf in configs:
-        res = cache.get(conf)
-        for col, score in _scores(res).items():
-            rows.append(dict(backbone=conf["backbone"], method=conf["method"], seed=conf["seed"], column=col, score=score, best_epoch=res["best_epoch"]))
-    return pd.DataFrame(rows)
+def table3_scores(results: Results) -> pd.DataFrame:
+    """Table 3's runs, long: backbone, method, seed, column, score, best_epoch."""
+    return pd.DataFrame([
+        dict(backbone=s.backbone, method=s.method, seed=s.seed, column=col, score=score, best_epoch=res["best_epoch"])
+        for s, res in results if s.study == "table3" for col, score in _scores(res).items()
+    ], columns=["backbone", "method", "seed", "column", "score", "best_epoch"])
 
 
-def run_ablations(profile: Profile, koglish_source: str | None = None) -> pd.DataFrame:
-    """Train (or find cached) every ablation run; scores long: study, label, seed, column, score."""
-    c = load_config(profile)
-    koglish = _koglish_ref(profile, koglish_source)
-    cells = ablation_cells(c, profile, koglish)
-    cache = _cache(profile)
-    with frozen_gc():
-        run_grid(cache, _unique(cell.config for cell in cells), _runner(c, profile, _Koglish(profile, koglish_source, c)), desc="ConCSE ablations")
-    rows = []
-    for cell in cells:
-        res = cache.get(cell.config)
-        for col, score in _scores(res).items():
-            rows.append(dict(study=cell.study, label=cell.label, seed=cell.seed, column=col, score=score))
-    return pd.DataFrame(rows)
+def ablation_scores(results: Results) -> pd.DataFrame:
+    """The ablation runs, long: study, label, seed, column, score."""
+    return pd.DataFrame([
+        dict(study=s.study, label=s.label, seed=s.seed, column=col, score=score)
+        for s, res in results if s.study in ABLATIONS for col, score in _scores(res).items()
+    ], columns=["study", "label", "seed", "column", "score"])
+
+
+def tables(results: Results, profile: Profile) -> dict[str, dict]:
+    """Write the tables of the studies in ``results`` (Table 3; Tables 4–7 and the two comparisons); ``{name: paths}``."""
+    studies = {s.study for s in results.specs}
+    out = {}
+    if "table3" in studies:
+        out["concse_table3"] = table3(table3_scores(results), profile)
+    abl = ablation_scores(results)
+    if "table4" in studies:
+        out["concse_table4"] = table4(abl, profile)
+    for t in ("table5", "table6", "table7"):
+        if t in studies:
+            out[f"concse_{t}"] = sweep_table(abl, profile, t)
+    if "variant" in studies:
+        out["concse_ablation_variant"] = variant_table(abl, profile)
+    if "simcse_settings" in studies:
+        out["concse_ablation_simcse_settings"] = simcse_settings_table(abl, profile)
+    return out
+
+
+def figures(results: Results, profile: Profile) -> dict[str, dict]:
+    """Write the figures of the studies in ``results`` (Table 3 as a figure; the τ, λ, α sweeps); ``{name: paths}``."""
+    studies = {s.study for s in results.specs}
+    out = {}
+    if "table3" in studies:
+        out["concse_table3_figure"] = table3_figure(table3_scores(results), profile)
+    abl = ablation_scores(results)
+    for t in ("table5", "table6", "table7"):
+        if t in studies:
+            out[f"concse_{t}_plot"] = sweep_plot(abl, profile, t)
+    return out
 
 
 # --------------------------------------------------------------------------- tables
-def _ddof_note(c: ConCSEConfig, n: int) -> str:
+def _ddof_note(c: Config, n: int) -> str:
     kind = "population" if c.std_ddof == 0 else f"ddof={c.std_ddof}"
     return f"mean ± {kind} std over {n} seed(s)"
 
@@ -439,7 +391,7 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     """Table 3: SimCSE vs ConCSE × backbone on the seven Koglish-STS tests, with the paper's values and the t-test."""
     from ..common.sts import ttest_pvalue
 
-    c = load_config(profile)
+    c = load(profile)
     df = scores.assign(row=scores["method"].map(METHOD_LABELS) + "-" + scores["backbone"])
     summary = summarise(df, ["row", "column"], ddof=c.std_ddof)
     backbones = list(dict.fromkeys(df["backbone"]))
@@ -493,7 +445,7 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     """Per task, SimCSE and ConCSE mean ± std (filled) beside the paper's values (open), one panel per backbone."""
     import matplotlib.pyplot as plt
 
-    c = load_config(profile)
+    c = load(profile)
     seaborn_style()
     backbones = list(dict.fromkeys(scores["backbone"]))
     columns = list(TASK_LABELS.values()) + [AVG]
@@ -524,13 +476,13 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     return paths
 
 
-def _study(scores: pd.DataFrame, study: str, c: ConCSEConfig) -> pd.DataFrame:
+def _study(scores: pd.DataFrame, study: str, c: Config) -> pd.DataFrame:
     return summarise(scores[scores["study"] == study], ["label", "column"], ddof=c.std_ddof)
 
 
 def table4(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     """Table 4: the loss variants v1–v6 and SimCSE, ConCSE-mBERT on Koglish-STS-B."""
-    c = load_config(profile)
+    c = load(profile)
     s = _study(scores, "table4", c)
     s = s[s["column"] == TASK_LABELS["stsb"]].assign(row=lambda d: d["label"], column=STSB)
     order = list(LOSS_VARIANTS) + ["SimCSE"]
@@ -576,7 +528,7 @@ _SWEEPS = {
 
 def sweep_table(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, Path]:
     """Table 5 (τ), 6 (λ) or 7 (α): ConCSE on Koglish-STS-B as one setting is swept."""
-    c = load_config(profile)
+    c = load(profile)
     what, attr = _SWEEPS[table]
     s = _study(scores, table, c)
     s = s[s["column"] == TASK_LABELS["stsb"]].assign(row=STSB, column=lambda d: d["label"])
@@ -600,7 +552,7 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     """The sweep of :func:`sweep_table` as a line plot, the paper's curve overlaid where it is known."""
     import matplotlib.pyplot as plt
 
-    c = load_config(profile)
+    c = load(profile)
     what, attr = _SWEEPS[table]
     seaborn_style()
     labels = [_label(v) for v in getattr(c, attr)]
@@ -630,7 +582,7 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
 
 
 def _all_tasks_table(scores: pd.DataFrame, profile: Profile, study: str, name: str, caption: str, notes: Sequence[str], claim=None) -> dict[str, Path]:
-    c = load_config(profile)
+    c = load(profile)
     s = _study(scores, study, c).rename(columns={"label": "row"})
     columns = list(TASK_LABELS.values()) + [AVG]
     wide, long = comparison(s[["row", "column", "mean", "std", "n"]], paper=None, table=None, column_order=columns)
@@ -643,7 +595,7 @@ def variant_table(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     """ConCSE with the released code's loss vs the paper's equations read literally (no paper reports this)."""
     return _all_tasks_table(
         scores, profile, "variant", "concse_ablation_variant",
-        caption=f"ConCSE-{load_config(profile).ablation_backbone}: loss as released ('official') vs as the equations read ('paper'), Spearman × 100",
+        caption=f"ConCSE-{load(profile).ablation_backbone}: loss as released ('official') vs as the equations read ('paper'), Spearman × 100",
         notes=["official: H5 negatives S(c0, e2), Euclidean distance in the triplet term (the released code).",
                "paper: H5 negatives S(e0, e2), squared Euclidean distance (Eq. 5 and 7 read literally)."],
         claim=_variant_claim,
@@ -660,7 +612,7 @@ def _variant_claim(long: pd.DataFrame) -> claims.Claim:
 
 def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
     """SimCSE with Table 9's settings vs the released code's (batch 64, max length 32), ConCSE for reference."""
-    c = load_config(profile)
+    c = load(profile)
     b = c.backbone(c.ablation_backbone)
     return _all_tasks_table(
         scores, profile, "simcse_settings", "concse_ablation_simcse_settings",

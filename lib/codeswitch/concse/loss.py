@@ -85,6 +85,11 @@ __all__ = [
 
 TERMS = ("contrastive", "triplet", "align")
 VARIANTS = ("official", "paper")
+# The paper's settings (Tables 5-7), the one place they are written: the defaults of the
+# functions below and of codeswitch.concse.config.Config.
+TEMPERATURE = 0.05  # τ
+MARGIN = 1.0  # α
+TRIPLET_WEIGHT = 1.2  # λ
 
 # Index of each embedding block in the stacked (6B, H) matrix.
 E0, E1, E2, C0, C1, C2 = range(6)
@@ -167,9 +172,9 @@ def concse_loss(
     c1: Tensor,
     c2: Tensor,
     *,
-    temperature: float = 0.05,
-    margin: float = 1.0,
-    triplet_weight: float = 1.2,
+    temperature: float = TEMPERATURE,
+    margin: float = MARGIN,
+    triplet_weight: float = TRIPLET_WEIGHT,
     terms: Iterable[str] = TERMS,
     variant: Literal["official", "paper"] = "official",
 ) -> dict[str, Tensor]:
@@ -282,9 +287,9 @@ class ConCSELoss(nn.Module):
         self,
         model: nn.Module,
         *,
-        temperature: float = 0.05,
-        margin: float = 1.0,
-        triplet_weight: float = 1.2,
+        temperature: float = TEMPERATURE,
+        margin: float = MARGIN,
+        triplet_weight: float = TRIPLET_WEIGHT,
         terms: Iterable[str] = TERMS,
         variant: Literal["official", "paper"] = "official",
         gather_across_devices: bool = False,
@@ -350,7 +355,7 @@ class ConCSELoss(nn.Module):
         )
 
 
-def simcse_loss(model: nn.Module, *, temperature: float = 0.05, gather_across_devices: bool = False) -> nn.Module:
+def simcse_loss(model: nn.Module, *, temperature: float = TEMPERATURE, gather_across_devices: bool = False) -> nn.Module:
     """Supervised SimCSE: (anchor, positive, hard negative) with in-batch negatives.
 
     ``L = mean_i −log exp(S(a, p)_ii) / Σ_j (exp(S(a, p)_ij) + exp(S(a, n)_ij))`` —

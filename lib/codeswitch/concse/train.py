@@ -36,21 +36,19 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 
 import pandas as pd
 import torch
-from transformers import TrainerCallback
 
 from ..common.sts import spearman_x100, sts_evaluator
+from .config import ConCSERun
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
 from ..common.fastpath import DEFAULT_BUCKET_COST, bucket_features
 from ..core.progress import progress
-from ..core.training import quiet_trainer, training_arguments
+from ..core.training import BestEpoch, quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers
 
 __all__ = [
-    "TrainSpec",
     "KeepBestEpoch",
     "LengthBucketCollator",
     "build_encoder",
@@ -60,34 +58,6 @@ __all__ = [
     "NLI_TO_COLUMNS",
     "DEFAULT_BUCKET_COST",
 ]
-
-
-@dataclass(frozen=True)
-class TrainSpec:
-    """Everything one training run depends on (besides the data and the backbone folder)."""
-
-    method: str  # "concse" | "simcse"
-    batch_size: int
-    learning_rate: float
-    epochs: int
-    max_length: int
-    seed: int
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    weight_decay: float = 0.0
-    temperature: float = 0.05
-    margin: float = 1.0
-    triplet_weight: float = 1.2
-    terms: tuple[str, ...] = ("contrastive", "triplet", "align")
-    variant: str = "official"
-    eval_batch_size: int = 128
-    bucket_cost: int | None = DEFAULT_BUCKET_COST  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
-
-    def __post_init__(self):
-        if self.method not in ("concse", "simcse"):
-            raise ValueError(f"method must be 'concse' or 'simcse', got {self.method!r}")
-        if self.bucket_cost is not None and self.bucket_cost < 0:
-            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or None, got {self.bucket_cost}")
 
 
 def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implementation: str = "sdpa"):
@@ -172,26 +142,24 @@ class LengthBucketCollator(_collator_base()):
         return out
 
 
-class KeepBestEpoch(TrainerCallback):
-    """After each evaluation, keep a CPU copy of the weights when the dev score improved.
+class KeepBestEpoch(BestEpoch):
+    """:class:`~codeswitch.core.training.BestEpoch` on Koglish STS-B dev, plus a CPU copy of the weights whenever it improves.
 
     (The Trainer's own ``load_best_model_at_end`` needs a checkpoint on disk per
-    epoch — gigabytes for XLM-R-large — for the same effect.)
+    epoch — gigabytes for XLM-R-large — for the same effect.)  The best epoch is
+    BestEpoch's: the first with the highest dev Spearman.
     """
 
-    def __init__(self, metric: str, bar=None):
-        self.metric = metric
+    DEV = "stsb-dev"  # the evaluator's name: the Trainer logs eval_stsb-dev_spearman_cosine
+
+    def __init__(self, bar=None):
+        super().__init__("spearman_cosine", [self.DEV], select=self.DEV)
         self.bar = bar
-        self.history: list[float] = []
-        self.best: float | None = None
-        self.best_epoch = 0
         self.state: dict[str, torch.Tensor] | None = None
 
     def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
-        score = float(metrics[self.metric])
-        self.history.append(score)
-        if self.best is None or score > self.best:
-            self.best, self.best_epoch = score, len(self.history)
+        super().on_evaluate(args, state, control, metrics=metrics, **kwargs)
+        if self.best() is self._row(state):  # this epoch is the (first) best so far
             self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
     def on_epoch_end(self, args, state, control, **kwargs):
@@ -199,22 +167,25 @@ class KeepBestEpoch(TrainerCallback):
             self.bar.update(1)
 
 
-def train_encoder(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
-    """Train one encoder; return ``(model with the best dev epoch's weights, info dict)``."""
+def train_encoder(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
+    """Train one encoder as ``spec`` says (the plan's spec, as it is); return ``(model with the best dev epoch's weights, info dict)``.
+
+    ``profile`` gives the device only; every setting of the run is a field of ``spec``.
+    """
     with quiet_transformers():
         return _train(spec, model_path, train, dev, profile=profile, desc=desc)
 
 
-def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
+def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
     model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
     device = profile.torch_device()
     cuda = device.type == "cuda"
     dataset = nli_dataset(train, spec.method)
-    dev_eval = sts_evaluator(dev, name="stsb-dev", batch_size=spec.eval_batch_size, where="Koglish STS-B dev")
-    bar = progress(total=spec.epochs, desc=desc, unit="epoch")
-    keep = KeepBestEpoch(metric="eval_stsb-dev_spearman_cosine", bar=bar)
+    dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
+    bar = progress(total=spec.num_train_epochs, desc=desc, unit="epoch")
+    keep = KeepBestEpoch(bar=bar)
     with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
         # Table 9's batch is the global one: training_arguments splits it over the processes of a
         # distributed launch (DDP: the loss gathers the negatives, below) and over the GPUs one
@@ -223,10 +194,10 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             args_class=SentenceTransformerTrainingArguments,
             output_dir=out_dir,
             device=device.type,
-            precision=profile.precision_name(),
+            precision=spec.precision,
             seed=spec.seed,
             total_batch_size=spec.batch_size,
-            num_train_epochs=spec.epochs,
+            num_train_epochs=spec.num_train_epochs,
             learning_rate=spec.learning_rate,
             lr_scheduler_type="linear",
             warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
@@ -241,15 +212,9 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         world = args.world_size
         collator = None
         if spec.method == "concse":
-            loss = ConCSELoss(
-                model,
-                temperature=spec.temperature,
-                margin=spec.margin,
-                triplet_weight=spec.triplet_weight,
-                terms=spec.terms,
-                variant=spec.variant,
-                gather_across_devices=world > 1,
-            )
+            # the settings a run does not use are None in its spec (and out of its key): the loss's defaults fill them, unread
+            used = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
+            loss = ConCSELoss(model, terms=spec.terms, gather_across_devices=world > 1, **used)
             collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
@@ -266,14 +231,14 @@ def _train(spec: TrainSpec, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         "train_rows": len(dataset),
         "steps": int(out.global_step),
         "train_loss": float(out.training_loss),
-        "dev_history": keep.history,
-        "best_epoch": keep.best_epoch,
-        "dev": keep.best,
+        "dev_history": [row[keep.DEV] for row in keep.rows()],
+        "best_epoch": int(keep.best()["epoch"]),
+        "dev": keep.best()[keep.DEV],
     }
     return model, info
 
 
-def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int = 128) -> dict[str, float]:
+def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int) -> dict[str, float]:
     """Spearman × 100 of ``model`` on each test table (code-switched pairs), in the order given."""
     return {
         task: spearman_x100(model, sts_evaluator(df, name=task, batch_size=batch_size, where=f"Koglish-STS {task} test"))

@@ -273,9 +273,9 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
 
 # section -> (module, function returning its typed config): read before any notebook runs
 SECTION_LOADERS = {
-    "koglish": ("codeswitch.koglish.experiment", "config"),
+    "koglish": ("codeswitch.koglish.config", "load"),
     "glue": ("codeswitch.glue.config", "load"),
-    "concse": ("codeswitch.concse.experiment", "load_config"),
+    "concse": ("codeswitch.concse.config", "load"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
     "alignment": ("codeswitch.alignment.experiment", "load_config"),
     "calbert": ("codeswitch.calbert.experiment", "settings"),

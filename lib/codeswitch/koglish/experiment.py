@@ -20,7 +20,6 @@ translated by a Hugging Face MT model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -30,18 +29,26 @@ from . import data as K
 from .construct import REASONS, BeneparParser, BracketParser, CachedParser, CodeSwitcher, Selection, build, write_glue
 from .synthetic import GLOSSARY, TREES_FILE, SyntheticConfig, construction_stats, generate_raw
 from .translate import make_translator
-from ..core.profiles import Profile, as_dict
-from ..core.runs import RunCache, config_hash, run_grid
+from ..core.profiles import Profile
+from ..core.experiment import Results, run_specs
+from ..core.runs import config_hash
+from .config import SECTION, Config, KoglishRun, load
 
 __all__ = [
-    "KoglishConfig",
-    "config",
+    "Config",
+    "KoglishRun",
+    "load",
+    "spec",
+    "plan",
+    "run_one",
+    "run",
+    "tables",
+    "figures",
     "make_switcher",
     "pretokenize",
     "walkthrough",
     "np_agreement",
     "table1",
-    "exclusion_stats",
     "exclusions",
     "figure1",
     "TASK_LABELS",
@@ -70,49 +77,6 @@ _GLUE_COLUMNS = {
 }
 
 
-@dataclass(frozen=True)
-class KoglishConfig:
-    """The ``koglish`` section of a profile.  Defaults are the paper profile's settings."""
-
-    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)  # the smoke profile's mini Koglish
-    # where the construction run (walk-through, exclusion statistics) takes its English from:
-    # "glue" = the original GLUE sentences from the hub; "synthetic" = the mini Koglish grammar
-    construct_source: str = "glue"
-    glue_hub: str = "nyu-mll/glue"  # hub id or local folder of GLUE (datasets format)
-    construct_n: int = 2000  # sentences per GLUE task (train split, from the top); 0 = all
-    parser: str = "benepar"  # "benepar" (benepar_en3) | "ptb" (gold PTB trees; the synthetic data has them)
-    benepar_model: str = "benepar_en3"
-    translator: str = "hf"  # "hf" | "google" | "dictionary" (the paper used Google Translate)
-    dictionary: str = ""  # MUSE-format en-ko file for "dictionary"; "" = the shipped glossary
-    hf_model: str = "facebook/nllb-200-distilled-600M"  # any en->ko translation model (hub id or folder)
-    hf_src_lang: str = "eng_Latn"
-    hf_tgt_lang: str = "kor_Hang"
-    google_key_env: str = "GOOGLE_TRANSLATE_API_KEY"  # the *name* of the variable holding the key
-    np_order: str = "preorder"  # top-down walk over NP nodes: "preorder" | "level"
-    replace: str = "first_occurrence"  # released data: first occurrence of the NP; "span": the parsed span
-    min_np_tokens: int = 2
-    split_seed: int = 20240820  # seeds the 0.64/0.16/0.20 split of what the construction run builds
-    walkthrough_task: str = "cola"  # the GLUE task whose raw sentences the walk-through shows
-    walkthrough_n: int = 6  # sentences shown step by step
-
-    def __post_init__(self):
-        checks = {
-            "construct_source": ("glue", "synthetic"),
-            "parser": ("benepar", "ptb"),
-            "translator": ("hf", "google", "dictionary"),
-            "np_order": ("preorder", "level"),
-            "replace": ("first_occurrence", "span"),
-            "walkthrough_task": K.GLUE_TASKS,
-        }
-        for key, allowed in checks.items():
-            if getattr(self, key) not in allowed:
-                raise ValueError(f"koglish.{key} = {getattr(self, key)!r}; allowed: {', '.join(allowed)}")
-
-
-def config(cfg: Profile) -> KoglishConfig:
-    return cfg.section("koglish", KoglishConfig)
-
-
 # --------------------------------------------------------------------------- the pipeline for a profile
 def pretokenize(text: str) -> str:
     """Split off every punctuation character, as the released Koglish text is (``Dell ' s``, ``$ 721 , 154``)."""
@@ -123,7 +87,7 @@ def _cache_dir(cfg: Profile) -> Path:
     return cfg.runs_dir / "koglish_cache"
 
 
-def make_switcher(cfg: Profile, kc: KoglishConfig, trees: Mapping[str, str] | None = None) -> CodeSwitcher:
+def make_switcher(cfg: Profile, kc: Config, trees: Mapping[str, str] | None = None) -> CodeSwitcher:
     """The parser + translator of this profile, with persistent caches under ``runs/<profile>/koglish_cache``."""
     if kc.parser == "ptb":
         if trees is None:
@@ -144,7 +108,7 @@ def make_switcher(cfg: Profile, kc: KoglishConfig, trees: Mapping[str, str] | No
     return CodeSwitcher(parser, translator, order=kc.np_order, min_np_tokens=kc.min_np_tokens, replace=kc.replace)
 
 
-def _raw_glue(kc: KoglishConfig, task: str) -> pd.DataFrame:
+def _raw_glue(kc: Config, task: str) -> pd.DataFrame:
     """The first ``construct_n`` training items of an original GLUE task, pre-tokenised, in Koglish column names."""
     from datasets import load_dataset
 
@@ -159,7 +123,7 @@ def _raw_glue(kc: KoglishConfig, task: str) -> pd.DataFrame:
     return df
 
 
-def _raw(cfg: Profile, kc: KoglishConfig, task: str) -> tuple[pd.DataFrame, dict[str, str] | None]:
+def _raw(cfg: Profile, kc: Config, task: str) -> tuple[pd.DataFrame, dict[str, str] | None]:
     if kc.construct_source == "synthetic":
         return generate_raw(task, kc.synthetic.glue_size, kc.synthetic.seed)
     return _raw_glue(kc, task), None
@@ -180,7 +144,7 @@ def _story(o) -> tuple:
     return ("excluded", o.reason)
 
 
-def walkthrough(cfg: Profile, kc: KoglishConfig | None = None, pool: int = 200) -> tuple[pd.DataFrame, list]:
+def walkthrough(cfg: Profile, kc: Config | None = None, pool: int = 200) -> tuple[pd.DataFrame, list]:
     """A few raw sentences of ``koglish.walkthrough_task`` through every step, one per kind of outcome.
 
     From the first ``pool`` raw sentences, the first example of each *story*
@@ -189,7 +153,7 @@ def walkthrough(cfg: Profile, kc: KoglishConfig | None = None, pool: int = 200) 
     ``koglish.walkthrough_n`` rows.  Returns a table (sentence, the NP walk, NP₀,
     translation, result) and the outcomes with their trees, for :func:`figure1`.
     """
-    kc = kc or config(cfg)
+    kc = kc or load(cfg)
     raw, trees = _raw(cfg, kc, kc.walkthrough_task)
     raw = raw.head(max(pool, kc.walkthrough_n))
     col = "sentence" if "sentence" in raw.columns else "sentence1"
@@ -221,13 +185,13 @@ def walkthrough(cfg: Profile, kc: KoglishConfig | None = None, pool: int = 200) 
     return pd.DataFrame(rows), list(zip(chosen, parsed))
 
 
-def np_agreement(cfg: Profile, source: str, kc: KoglishConfig | None = None, task: str = "cola", n: int = 200) -> pd.DataFrame:
+def np_agreement(cfg: Profile, source: str, kc: Config | None = None, task: str = "cola", n: int = 200) -> pd.DataFrame:
     """How often our NP rule picks the released ``source_np0`` on the released English sentences.
 
     Uses this profile's parser (gold trees for the synthetic data, benepar for
     the released data); one row per split with the agreement rate.
     """
-    kc = kc or config(cfg)
+    kc = kc or load(cfg)
     trees = _synthetic_trees(source) if kc.parser == "ptb" else None
     sw = make_switcher(cfg, kc, trees)
     rows = []
@@ -343,37 +307,56 @@ def exclusions_claim(long: pd.DataFrame):
 
 
 # --------------------------------------------------------------------------- exclusions
-def _run_config(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
-    """Everything that determines a construction run's statistics (the run-cache key)."""
-    keys = ("construct_source", "parser", "translator", "np_order", "replace", "min_np_tokens")
-    out = {"experiment": "koglish_construction", "task": task, **{k: getattr(kc, k) for k in keys}}
+def spec(kc: Config, task: str) -> KoglishRun:
+    """The construction run of ``task`` under ``kc``: everything that determines its statistics (the run-cache key)."""
+    common = dict(experiment="koglish_construction", task=task, construct_source=kc.construct_source, parser=kc.parser,
+                  translator=kc.translator, np_order=kc.np_order, replace=kc.replace, min_np_tokens=kc.min_np_tokens)
     if kc.construct_source == "synthetic":
-        out["synthetic"] = as_dict(kc.synthetic)
         from .synthetic import _fingerprint
 
-        out["code"] = _fingerprint()
-    else:
-        out.update(glue_hub=kc.glue_hub, construct_n=kc.construct_n, split_seed=kc.split_seed)
-        out.update({"hf": [kc.hf_model, kc.hf_src_lang, kc.hf_tgt_lang]} if kc.translator == "hf" else {})
-        out.update({"benepar_model": kc.benepar_model} if kc.parser == "benepar" else {})
-        out.update({"dictionary": kc.dictionary or "glossary"} if kc.translator == "dictionary" else {})
-    return out
+        return KoglishRun(**common, synthetic=kc.synthetic, code=_fingerprint())
+    return KoglishRun(
+        **common, glue_hub=kc.glue_hub, construct_n=kc.construct_n, split_seed=kc.split_seed,
+        hf=(kc.hf_model, kc.hf_src_lang, kc.hf_tgt_lang) if kc.translator == "hf" else None,
+        benepar_model=kc.benepar_model if kc.parser == "benepar" else None,
+        dictionary=(kc.dictionary or "glossary") if kc.translator == "dictionary" else None,
+    )
 
 
-def _construct(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
+def plan(profile: Profile) -> list[KoglishRun]:
+    """One construction run per task: the six GLUE tasks (and, for the synthetic source, NLI and the seven STS sets)."""
+    kc = load(profile)
+    tasks = list(K.GLUE_TASKS)
     if kc.construct_source == "synthetic":
+        tasks += ["nli:nli"] + [f"sts:{t}" for t in K.STS_TASKS]
+    return [spec(kc, t) for t in tasks]
+
+
+def run_one(spec: KoglishRun, profile: Profile) -> dict:
+    """One construction run, computed (no cache): ``{"input", "kept", "excluded", "details", "splits"}``.
+
+    The parser and translator are built from the profile's section (the API-key
+    variable's *name* is not part of a run); the spec must be one the profile plans.
+    """
+    kc = load(profile)
+    expected = globals()["spec"](kc, spec.task)
+    if spec.key() != expected.key():
+        raise ValueError(f"koglish: the spec of task {spec.task!r} is not the one the profile {profile.name!r} plans "
+                         f"(key {spec.key_hash()} vs {expected.key_hash()})")
+    task = spec.task
+    if spec.construct_source == "synthetic":
         # the mini Koglish build *is* the construction run: read its statistics
         from .synthetic import ensure_mini_koglish
 
-        stats = construction_stats(ensure_mini_koglish(cfg))
+        stats = construction_stats(ensure_mini_koglish(profile))
         group = "glue" if task in K.GLUE_TASKS else task.split(":")[0]
         name = task.split(":")[-1]
         return stats[group][name]
-    raw, trees = _raw(cfg, kc, task)
-    res = build(raw, make_switcher(cfg, kc, trees), K.GLUE_KIND[task])
+    raw, trees = _raw(profile, kc, task)
+    res = build(raw, make_switcher(profile, kc, trees), K.GLUE_KIND[task])
     # what was built is kept, in the released layout, so it can be loaded like Koglish (koglish_source=<folder>)
-    folder = built_folder(cfg, kc)
-    sizes = write_glue(folder, task, res, seed=kc.split_seed)
+    folder = built_folder(profile, spec)
+    sizes = write_glue(folder, task, res, seed=spec.split_seed)
     return {
         "input": res.n_input,
         "kept": res.n_kept,
@@ -383,21 +366,53 @@ def _construct(cfg: Profile, kc: KoglishConfig, task: str) -> dict:
     }
 
 
-def built_folder(cfg: Profile, kc: KoglishConfig) -> Path:
-    """Where the construction run on real GLUE writes its Koglish-GLUE (one folder per construction setting)."""
-    key = config_hash({k: v for k, v in _run_config(cfg, kc, "").items() if k != "task"})
-    return cfg.runs_dir / "koglish_built" / key
+def built_folder(profile: Profile, run: KoglishRun) -> Path:
+    """Where a construction run on real GLUE writes its Koglish-GLUE (one folder per construction setting, every task)."""
+    key = config_hash({k: v for k, v in run.key().items() if k != "task"})
+    return profile.runs_dir / "koglish_built" / key
 
 
-def exclusion_stats(cfg: Profile, kc: KoglishConfig | None = None) -> dict[str, dict]:
-    """Construction statistics per task (``input``, ``kept``, ``excluded`` by reason), through the run cache."""
-    kc = kc or config(cfg)
-    tasks = list(K.GLUE_TASKS)
-    if kc.construct_source == "synthetic":
-        tasks += ["nli:nli"] + [f"sts:{t}" for t in K.STS_TASKS]
-    configs = [_run_config(cfg, kc, t) for t in tasks]
-    results = run_grid(RunCache(cfg.runs_dir / "koglish"), configs, lambda c: _construct(cfg, kc, c["task"]), desc="construction")
-    return dict(zip(tasks, results))
+def run(profile: Profile) -> Results:
+    """Every construction run of :func:`plan` through the run cache (``runs/<profile>/koglish/``)."""
+    return run_specs(plan(profile), run_one, profile, cache_dir=profile.runs_dir / "koglish", desc="construction")
+
+
+def tables(results: Results, profile: Profile) -> dict[str, dict]:
+    """Write Table 1 (rows per task and split of the profile's Koglish, as loaded) and the exclusion table (from ``results``).
+
+    Table 1 counts the data itself — loading and validating it is the measurement —
+    so it reads ``koglish_source``, not the run cache.  Returns ``{name: paths}``.
+    """
+    from ..core.report import save_table
+
+    source = K.resolve_source(profile)
+    wide, long = table1(source, invariant_report(source))
+    out = {"concse_table1": save_table(wide, "concse_table1", profile, caption="Summary of the Koglish datasets: rows per task and split, as loaded",
+                                       long=long, claim=table1_claim(long))}
+    wide, long = exclusions({s.task: record for s, record in results})
+    out["concse_table1_exclusions"] = save_table(
+        wide, "concse_table1_exclusions", profile, caption="Items excluded by the construction pipeline, per task and reason", long=long,
+        notes=[f"{k}: {v}" for k, v in REASONS.items()], claim=exclusions_claim(long),
+    )
+    return out
+
+
+def figures(results: Results, profile: Profile) -> dict[str, dict]:
+    """Write Figure 1: the walk-through example that shows most of the NP rule, as a parse tree (:func:`figure1`).
+
+    The example comes from the walk-through (parsing a few sentences, seconds), not
+    from ``results``: the construction statistics hold no trees.
+    """
+    import matplotlib.pyplot as plt
+
+    from ..core.report import save_figure
+
+    _, examples = walkthrough(profile)
+    fig = figure1(pick_example(examples))
+    paths = save_figure(fig, "concse_figure1", profile,
+                        caption="Parse tree with the switched noun phrase highlighted, and the code-switched sentence (cf. ConCSE Fig. 1-(a))")
+    plt.close(fig)
+    return {"concse_figure1": paths}
 
 
 def _label(task: str) -> str:

@@ -1,0 +1,247 @@
+"""The ``concse`` section of a profile: :class:`Config` (defaults = the paper, ConCSE §A.2 and Table 9), and :class:`ConCSERun`.
+
+Field names follow Hugging Face's ``TrainingArguments`` where they mean the same
+thing (``num_train_epochs``, ``learning_rate``, ``warmup_ratio``, ``max_grad_norm``,
+``weight_decay``, ``per_device_eval_batch_size``).  A backbone's ``simcse_batch_size``
+and ``concse_batch_size`` are Table 9's *total* batches, split over the devices by
+:func:`codeswitch.core.training.training_arguments` — not per-device sizes, so they
+keep their own names.
+
+Backbones are a list of ``{name, model, simcse_batch_size, concse_batch_size,
+learning_rate}`` (the one backbone schema of every section); the older mapping form
+``{name: {model, ...}}`` is converted, and a paper label alone (``"XLM-R-base"``) is
+filled in from Table 9.
+
+The loss hyperparameters' defaults (τ, α, λ) are :mod:`codeswitch.concse.loss`'s
+constants, read here: written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ..common.fastpath import DEFAULT_BUCKET_COST
+from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import ConfigError, build_dataclass
+from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
+
+SECTION = "concse"
+METHODS = ("simcse", "concse")
+SIMCSE_SETTINGS = ("matched", "released_code")
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """One encoder backbone with its Table 9 settings."""
+
+    name: str  # the label in tables: "mBERT-base", "XLM-R-base", "XLM-R-large"
+    model: str  # hub id, local folder, or a tiny-* name
+    simcse_batch_size: int  # the total batch (Table 9), split over the devices
+    concse_batch_size: int  # the total batch (Table 9), split over the devices
+    learning_rate: float
+
+
+PAPER_BACKBONES = (
+    # The released code uses the *uncased* mBERT.
+    Backbone("mBERT-base", "bert-base-multilingual-uncased", simcse_batch_size=512, concse_batch_size=128, learning_rate=5e-5),
+    Backbone("XLM-R-base", "xlm-roberta-base", simcse_batch_size=512, concse_batch_size=128, learning_rate=5e-5),
+    Backbone("XLM-R-large", "xlm-roberta-large", simcse_batch_size=128, concse_batch_size=48, learning_rate=1e-5),
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``concse`` section of a profile.  Every default is the paper's setting (§A.2, Table 9), written here only."""
+
+    backbones: tuple[Backbone, ...] = PAPER_BACKBONES
+    seeds: tuple[int, ...] | None = None  # None: the profile's seeds
+    num_train_epochs: int = 5
+    max_length: int = 64
+    warmup_ratio: float = 0.1  # linear schedule, 10 % warm-up
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0  # AdamW; the HF default, as in SimCSE
+    temperature: float = TEMPERATURE  # τ (Table 5)
+    margin: float = MARGIN  # α (Table 7)
+    triplet_weight: float = TRIPLET_WEIGHT  # λ (Table 6)
+    variant: str = "official"  # "official" (released code) | "paper" (equations read literally)
+    released_simcse_batch_size: int = 64  # SimCSE as the released code trained it ...
+    released_simcse_max_length: int = 32  # ... batch 64, maximum length 32
+    # Ablations (Tables 4–7, ConCSE-mBERT on Koglish-STS-B)
+    ablation_backbone: str = "mBERT-base"
+    ablation_seeds: int | None = None  # how many of the seeds the ablations use (None: all)
+    temperatures: tuple[float, ...] = (0.001, 0.01, 0.05, 0.1, 1.0)
+    triplet_weights: tuple[float | None, ...] = (None, 1.0, 1.2, 1.4, 1.5)  # None = "N/A": no triplet term
+    margins: tuple[float, ...] = (0.5, 1.0, 1.2, 1.4, 1.5, 2.0)
+    # Data sizes (None: everything; the smoke profile shrinks them)
+    max_train_rows: int | None = None
+    max_eval_rows: int | None = None
+    per_device_eval_batch_size: int = 128  # sentences per forward when scoring STS
+    std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see codeswitch.concse.experiment)
+    # ConCSE steps are encoded in length buckets where that saves more padded tokens than
+    # this per extra forward (None: one forward per step); see codeswitch.concse.train.
+    # Speed only, but dropout masks fall differently, so it is part of a run's key.
+    bucket_cost: int | None = DEFAULT_BUCKET_COST
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones))
+        names = [b.name for b in self.backbones]
+        if self.ablation_backbone not in names:
+            raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
+        if self.num_train_epochs < 1:
+            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        if self.bucket_cost is not None and self.bucket_cost < 0:
+            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or null, got {self.bucket_cost}")
+
+    def backbone(self, name: str) -> Backbone:
+        for b in self.backbones:
+            if b.name == name:
+                return b
+        raise KeyError(f"concse: no backbone named {name!r} (have {[b.name for b in self.backbones]})")
+
+
+def backbones_from(raw) -> tuple[Backbone, ...]:
+    """The backbones as a tuple of :class:`Backbone` (already built by :func:`_prepare`, or given in code)."""
+    out = []
+    for i, spec in enumerate(raw or ()):
+        if not isinstance(spec, Backbone):
+            spec = build_dataclass(Backbone, _mapping(spec, f"backbones[{i}]"), where=f"backbones[{i}]")
+        out.append(spec)
+    if not out:
+        raise ValueError("backbones: at least one is needed")
+    names = [b.name for b in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"backbone names must be unique, got {names}")
+    return tuple(out)
+
+
+def _mapping(spec, where: str) -> Mapping:
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected a mapping with name, model, simcse_batch_size, concse_batch_size, learning_rate; got {spec!r}")
+    return spec
+
+
+# keys renamed to Hugging Face's names: the old spelling is an error that names the new one
+RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+
+
+def _prepare(raw: dict, where: str) -> dict:
+    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones[1]`` or ``backbones.NAME``).
+
+    A backbone is a mapping ``{name, model, simcse_batch_size, concse_batch_size,
+    learning_rate}``; one whose ``name`` is a paper label may leave out what Table 9
+    fills in, and a paper label alone (``"XLM-R-base"``) is that backbone.  The older
+    mapping form ``{name: {model, ...}}`` is converted.
+    """
+    for old, new in RENAMED.items():
+        if old in raw:
+            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
+    if "backbones" not in raw:
+        return raw
+    backbones = raw["backbones"]
+    key = f"{where}: {SECTION}.backbones"
+    paper = {b.name: b for b in PAPER_BACKBONES}
+    if isinstance(backbones, Mapping):  # the older form {name: {model, ...}}
+        items = [(f"{key}.{name}", {"name": str(name), **_mapping(spec, f"{key}.{name}")}) for name, spec in backbones.items()]
+    elif isinstance(backbones, (list, tuple)):
+        items = []
+        for i, spec in enumerate(backbones):
+            if isinstance(spec, Backbone):
+                items.append((f"{key}[{i}]", spec))
+                continue
+            if isinstance(spec, str):
+                if spec not in paper:
+                    raise ConfigError(f"{key}[{i}]: '{spec}' is not a paper backbone ({', '.join(paper)}); give "
+                                      "{name, model, simcse_batch_size, concse_batch_size, learning_rate}")
+                spec = {"name": spec}
+            spec = dict(_mapping(spec, f"{key}[{i}]"))
+            if "name" not in spec:
+                raise ConfigError(f"{key}[{i}]: a backbone needs a 'name' (its row label in Table 3); got {spec!r}")
+            items.append((f"{key}.{spec['name']}", spec))
+    else:
+        raise ConfigError(f"{key}: expected a list of {{name, model, simcse_batch_size, concse_batch_size, learning_rate}}; got {backbones!r}")
+    built = []
+    for item, spec in items:
+        if not isinstance(spec, Backbone):
+            if spec["name"] in paper:  # Table 9's settings where the paper's backbone is meant
+                spec = {**{k: getattr(paper[spec["name"]], k) for k in ("model", "simcse_batch_size", "concse_batch_size", "learning_rate")}, **spec}
+            spec = build_dataclass(Backbone, spec, where=item)
+        built.append(spec)
+    return dict(raw, backbones=built)
+
+
+def load(profile) -> Config:
+    """The profile's ``concse`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config, prepare=_prepare)
+
+
+def koglish_ref(profile) -> str:
+    """The data identity that goes into run keys: the setting, not a machine-specific path.
+
+    For ``"synthetic"`` the folder name (a hash of the generator's settings) is added,
+    so changing the generator retrains instead of reusing stale runs.
+    """
+    ref = str(profile.koglish_source)
+    if ref == "synthetic":
+        from ..koglish.data import resolve_source
+
+        return f"synthetic/{Path(resolve_source(profile, ref)).name}"
+    return ref
+
+
+# --------------------------------------------------------------------------- the run spec
+@dataclass(frozen=True)
+class ConCSERun(RunSpec):
+    """One training run: (backbone, method, seed, settings), best epoch on Koglish STS-B dev, scored on seven tests.
+
+    Built by :func:`codeswitch.concse.experiment.plan`; passed as it is to
+    :func:`codeswitch.concse.train.train_encoder`.  Settings a run does not use are
+    ``None`` and stay out of the key (the margin when the triplet term is off, ...),
+    so e.g. λ = "N/A" and v3 are one run.  ``study`` and ``label`` place a run in a
+    table; they are not in the key, so a run two tables need is trained once.
+    """
+
+    experiment: str
+    backbone: str  # the row label
+    model: str
+    koglish: str  # data identity (config.koglish_ref)
+    method: str  # "simcse" | "concse"
+    seed: int
+    learning_rate: float
+    num_train_epochs: int
+    warmup_ratio: float
+    max_grad_norm: float
+    weight_decay: float
+    batch_size: int  # the total batch over every device
+    max_length: int
+    precision: str  # resolved: fp32 | bf16 | fp16
+    koglish_source: str = not_in_key()  # the reference the data is read from (its identity is `koglish`)
+    per_device_eval_batch_size: int = not_in_key()  # speed only
+    study: str = not_in_key()  # "table3" | "table4" | ... (where the run is shown)
+    label: str = not_in_key()  # its row or column label there
+    temperature: float | None = None  # τ; None where no term uses it
+    margin: float | None = None  # α; None without the triplet term
+    triplet_weight: float | None = None  # λ; None without the triplet term
+    terms: tuple[str, ...] | None = None  # ConCSE's loss terms, in TERMS order
+    variant: str | None = None  # ConCSE: "official" | "paper" (None where no term depends on it)
+    simcse_settings: str | None = None  # SimCSE: "matched" | "released_code"
+    bucket_cost: int | None = None  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
+    max_train_rows: int | None = None
+    max_eval_rows: int | None = None
+    backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {list(METHODS)}, got {self.method!r}")
+        if self.simcse_settings is not None and self.simcse_settings not in SIMCSE_SETTINGS:
+            raise ValueError(f"simcse_settings must be one of {list(SIMCSE_SETTINGS)}, got {self.simcse_settings!r}")
+        if self.terms is not None and (not self.terms or set(self.terms) - set(TERMS)):
+            raise ValueError(f"terms must be a non-empty subset of {list(TERMS)}, got {self.terms!r}")
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"koglish": self.koglish_source, "model": self.model}

@@ -1,0 +1,107 @@
+"""The ``koglish`` section of a profile: :class:`Config` (defaults = the paper profile's settings), and :class:`KoglishRun`.
+
+Koglish trains nothing: a run is the construction of one task (parse, walk the noun
+phrases, translate, switch), whose statistics (items in, kept, excluded by reason)
+are cached.  The section has no backbones and no training hyperparameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from . import data as K
+from ..core.experiment import RunSpec, not_in_key
+from .synthetic import SyntheticConfig
+
+SECTION = "koglish"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``koglish`` section of a profile.  Defaults are the paper profile's settings, written here only."""
+
+    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)  # the smoke profile's mini Koglish
+    # where the construction run (walk-through, exclusion statistics) takes its English from:
+    # "glue" = the original GLUE sentences from the hub; "synthetic" = the mini Koglish grammar
+    construct_source: str = "glue"
+    glue_hub: str = "nyu-mll/glue"  # hub id or local folder of GLUE (datasets format)
+    construct_n: int = 2000  # sentences per GLUE task (train split, from the top); 0 = all
+    parser: str = "benepar"  # "benepar" (benepar_en3) | "ptb" (gold PTB trees; the synthetic data has them)
+    benepar_model: str = "benepar_en3"
+    translator: str = "hf"  # "hf" | "google" | "dictionary" (the paper used Google Translate)
+    dictionary: str = ""  # MUSE-format en-ko file for "dictionary"; "" = the shipped glossary
+    hf_model: str = "facebook/nllb-200-distilled-600M"  # any en->ko translation model (hub id or folder)
+    hf_src_lang: str = "eng_Latn"
+    hf_tgt_lang: str = "kor_Hang"
+    google_key_env: str = "GOOGLE_TRANSLATE_API_KEY"  # the *name* of the variable holding the key
+    np_order: str = "preorder"  # top-down walk over NP nodes: "preorder" | "level"
+    replace: str = "first_occurrence"  # released data: first occurrence of the NP; "span": the parsed span
+    min_np_tokens: int = 2
+    split_seed: int = 20240820  # seeds the 0.64/0.16/0.20 split of what the construction run builds
+    walkthrough_task: str = "cola"  # the GLUE task whose raw sentences the walk-through shows
+    walkthrough_n: int = 6  # sentences shown step by step
+
+    def __post_init__(self):
+        checks = {
+            "construct_source": ("glue", "synthetic"),
+            "parser": ("benepar", "ptb"),
+            "translator": ("hf", "google", "dictionary"),
+            "np_order": ("preorder", "level"),
+            "replace": ("first_occurrence", "span"),
+            "walkthrough_task": K.GLUE_TASKS,
+        }
+        for key, allowed in checks.items():
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"koglish.{key} = {getattr(self, key)!r}; allowed: {', '.join(allowed)}")
+
+
+def config(cfg: Profile) -> KoglishConfig:
+    return cfg.section("koglish", KoglishConfig)
+
+
+
+def load(profile) -> Config:
+    """The profile's ``koglish`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config)
+
+
+# --------------------------------------------------------------------------- the run spec
+@dataclass(frozen=True)
+class KoglishRun(RunSpec):
+    """One construction run: one task through parse -> NP walk -> translation -> switch; its statistics are the result.
+
+    Built by :func:`codeswitch.koglish.experiment.plan`; its key is everything that
+    determines the statistics, and only that: the settings of the other source are
+    ``None`` and stay out of it (e.g. no ``glue_hub`` for the synthetic source).  For
+    the synthetic source the data identity is the generator's settings and ``code``
+    (a hash of the grammar, the pipeline and the glossary); for GLUE it is
+    ``glue_hub`` with ``construct_n``.
+    """
+
+    experiment: str
+    task: str  # a GLUE task, or "nli:nli" / "sts:<task>" (synthetic source only)
+    construct_source: str
+    parser: str
+    translator: str
+    np_order: str
+    replace: str
+    min_np_tokens: int
+    synthetic: SyntheticConfig | None = None  # synthetic source: the generator's settings
+    code: str | None = None  # synthetic source: hash of the grammar, pipeline and glossary
+    glue_hub: str | None = None  # GLUE source
+    construct_n: int | None = None
+    split_seed: int | None = None
+    hf: tuple[str, str, str] | None = None  # translator "hf": model, source and target language
+    benepar_model: str | None = None  # parser "benepar"
+    dictionary: str | None = None  # translator "dictionary": the file, or "glossary" (the shipped one)
+
+    def inputs(self) -> Mapping[str, str]:
+        out: dict[str, Any] = {}
+        if self.glue_hub is not None:
+            out["glue"] = self.glue_hub
+        if self.hf is not None:
+            out["translator"] = self.hf[0]
+        if self.dictionary not in (None, "glossary"):
+            out["dictionary"] = self.dictionary
+        return out
