@@ -629,40 +629,12 @@ def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, P
     )
 
 
-# --------------------------------------------------------------------------- executor entry points (issue 16)
-# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
-# what an executor in another process (a local worker, a Slurm job) needs to compute one
-# run into the same cache as run_table3 / run_ablations (the profile's own Koglish source).
-_WORKER_DATA: dict[str, Any] = {}
+# --------------------------------------------------------------------------- the two notebooks' plans (executors)
+def plan_table3(profile: Profile) -> list[ConCSERun]:
+    """The runs of notebook 03 (Table 3): what ``reproduce.sh --executor ...`` submits for it."""
+    return plan(profile, studies=("table3",))
 
 
-def run_cache(profile: Profile) -> RunCache:
-    return _cache(profile)
-
-
-def plan_table3(profile: Profile) -> list[Mapping]:
-    """The unique run configs of :func:`run_table3` (notebook 03)."""
-    return _unique(table3_configs(load_config(profile), profile, _koglish_ref(profile, None)))
-
-
-def plan_ablations(profile: Profile) -> list[Mapping]:
-    """The unique run configs of :func:`run_ablations` (notebook 04)."""
-    return _unique(cell.config for cell in ablation_cells(load_config(profile), profile, _koglish_ref(profile, None)))
-
-
-def plan(profile: Profile) -> list[Mapping]:
-    """Every run of notebooks 03 and 04."""
-    return _unique([*plan_table3(profile), *plan_ablations(profile)])
-
-
-def run_one(config: Mapping, profile: Profile) -> dict:
-    """One run of :func:`plan`, as run_table3 / run_ablations compute it (the data loaded once per process)."""
-    from ..core.profiles import as_dict
-    from ..core.runs import config_hash
-
-    key = config_hash(as_dict(profile))
-    if key not in _WORKER_DATA:
-        c = load_config(profile)
-        _WORKER_DATA[key] = _runner(c, profile, _Koglish(profile, None, c))
-    with frozen_gc():
-        return _WORKER_DATA[key](config)
+def plan_ablations(profile: Profile) -> list[ConCSERun]:
+    """The runs of notebook 04 (Tables 4-7 and the two comparisons)."""
+    return plan(profile, studies=ABLATIONS)

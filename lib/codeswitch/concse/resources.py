@@ -8,7 +8,7 @@ from ..koglish.resources import MODEL_FILES
 
 
 def resources(cfg: Profile) -> list[Resource]:
-    from .experiment import load_config
+    from .config import load as load_config
 
     c = load_config(cfg)
     return [

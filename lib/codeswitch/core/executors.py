@@ -525,12 +525,15 @@ def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str,
     from .experiment import RunSpec
 
     fn = functools.partial(_call_run_one, run_one, profile)
-    tasks = []
+    tasks, seen = [], set()
     for spec in plan(profile):
         if isinstance(spec, RunSpec):  # the experiment contract: the record is filed under the spec's key
-            tasks.append(Task(str(cache.root), spec.key(), functools.partial(_call_spec, run_one, profile, spec), label))
+            task = Task(str(cache.root), spec.key(), functools.partial(_call_spec, run_one, profile, spec), label)
         else:
-            tasks.append(Task(str(cache.root), spec, fn, label))
+            task = Task(str(cache.root), spec, fn, label)
+        if task.key not in seen:  # a run several tables share is submitted once
+            seen.add(task.key)
+            tasks.append(task)
     return tasks
 
 

@@ -31,7 +31,7 @@ def _benepar_probe(name: str):
 
 
 def resources(cfg: Profile) -> list[Resource]:
-    from .experiment import config
+    from .config import load as config
 
     kc = config(cfg)
     src = cfg.koglish_source
