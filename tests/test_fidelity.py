@@ -16,7 +16,7 @@ SECTION_CONFIGS = {
     "concse": "codeswitch.concse.experiment:ConCSEConfig",
     "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
     "alignment": "codeswitch.alignment.experiment:AlignmentConfig",
-    "calbert": "codeswitch.calbert.experiment:CalbertConfig",
+    "calbert": "codeswitch.calbert.config:Config",
 }
 
 

@@ -278,7 +278,7 @@ SECTION_LOADERS = {
     "concse": ("codeswitch.concse.experiment", "load_config"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
     "alignment": ("codeswitch.alignment.experiment", "load_config"),
-    "calbert": ("codeswitch.calbert.experiment", "settings"),
+    "calbert": ("codeswitch.calbert.config", "load"),
 }
 
 
