@@ -15,7 +15,7 @@ SECTION_CONFIGS = {
     "glue": "codeswitch.glue.config:Config",
     "concse": "codeswitch.concse.experiment:ConCSEConfig",
     "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
-    "alignment": "codeswitch.alignment.experiment:AlignmentConfig",
+    "alignment": "codeswitch.alignment.config:Config",
     "calbert": "codeswitch.calbert.config:Config",
 }
 

@@ -76,12 +76,12 @@ def test_old_per_experiment_thread_keys_say_where_the_setting_moved(tmp_path, se
 def test_experiment_configs_have_no_thread_key_of_their_own():
     import dataclasses
 
-    from codeswitch.alignment import experiment as alignment
+    from codeswitch import alignment
     from codeswitch import calbert
     from codeswitch.concse import experiment as concse
     from codeswitch.glue import experiment as glue
 
-    for cls in (glue.Config, concse.ConCSEConfig, alignment.AlignmentConfig, calbert.Config):
+    for cls in (glue.Config, concse.ConCSEConfig, alignment.Config, calbert.Config):
         names = {f.name for f in dataclasses.fields(cls)}
         assert not names & {"cpu_threads", "torch_threads"}, cls.__name__
 

@@ -277,7 +277,7 @@ SECTION_LOADERS = {
     "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.experiment", "load_config"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
-    "alignment": ("codeswitch.alignment.experiment", "load_config"),
+    "alignment": ("codeswitch.alignment.config", "load"),
     "calbert": ("codeswitch.calbert.config", "load"),
 }
 
