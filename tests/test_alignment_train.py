@@ -13,6 +13,9 @@ from codeswitch.alignment.data import ParallelData, load_parallel
 from codeswitch.alignment.train import Aligner, embed_words, encode_words, extract_alignments, load_aligner, save_aligner, train_alignment
 
 
+EXTRACTION = {"softmax_threshold": 1e-3, "prob_threshold": None, "max_length": 128}  # awesome-align's threshold; no probability filter
+
+
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
     """Tiny models on a shared CPU: one torch thread avoids contention (as the smoke profile's cpu_threads: 1)."""
@@ -75,10 +78,10 @@ def test_extractor_on_a_tiny_example(tiny):
     enc = OneHotEncoder(len(tok))
     pairs = [("water book house", "house water book"), ("water tree", "water")]
     # Identical words share sub-words, hence similarity; an unmatched word's column/row loses the softmax.
-    assert extract_alignments(enc, tok, pairs, layer=1) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
-    assert extract_alignments(enc, tok, pairs, layer=1, prob_threshold=0.9) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
+    assert extract_alignments(enc, tok, pairs, layer=1, **EXTRACTION) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
+    assert extract_alignments(enc, tok, pairs, layer=1, **(EXTRACTION | {"prob_threshold": 0.9})) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
     with pytest.raises(ValueError, match="align layer 5 does not exist"):
-        extract_alignments(enc, tok, pairs, layer=5)
+        extract_alignments(enc, tok, pairs, layer=5, **EXTRACTION)
 
 
 @pytest.mark.parametrize("mode,objective", [("all_layers", "sentence"), ("linear_head", "word")])

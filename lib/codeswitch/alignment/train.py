@@ -273,11 +273,11 @@ def extract_alignments(
     tokenizer,
     pairs: Sequence[tuple[str, str]],
     *,
-    layer: int = 8,
-    softmax_threshold: float = 1e-3,
-    prob_threshold: float | None = None,
+    layer: int,
+    softmax_threshold: float,
+    prob_threshold: float | None,
+    max_length: int,
     batch_size: int = 32,
-    max_length: int = 128,
     device: torch.device | str = "cpu",
 ) -> list[list[tuple[int, int]]]:
     """Word alignments from an encoder's own sub-word similarities (awesome-align, Dou & Neubig 2021).
