@@ -192,13 +192,61 @@ def test_reported_labels_match_the_measured_tables():
 
 
 def test_profiles_build_and_paper_restates_the_defaults():
-    from codeswitch.alignment.experiment import AlignmentConfig, align_configs, finetune_configs, load_config
+    from codeswitch import alignment as A
     from codeswitch.core.profiles import load_profile
 
     smoke = load_profile("smoke")
     paper_cfg = load_profile("paper")
-    paper = load_config(paper_cfg)
-    assert paper == AlignmentConfig(task_subdirs=paper.task_subdirs)
-    assert load_config(smoke).backbone == "tiny-bert"
-    assert len(align_configs(smoke)) == 10  # 4 all-layers + 6 linear-head runs
-    assert len(finetune_configs(paper_cfg)) == (5 + 6 + 8) * 5  # SA 5 rows, NER 6, QA 8; five seeds
+    paper = A.config.load(paper_cfg)
+    assert paper == A.Config(task_subdirs=paper.task_subdirs)
+    assert A.config.load(smoke).backbone.model == "tiny-bert"
+    aligns, fine, figure = A.stages(smoke)
+    assert len(aligns) == 10  # 4 all-layers + 6 linear-head runs
+    assert len(A.stages(paper_cfg)[1]) == (5 + 6 + 8) * 5  # SA 5 rows, NER 6, QA 8; five seeds
+    assert A.plan(smoke) == [*aligns, *fine, *figure]
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"alignment.all_layers": {"lr": 1e-3}}, "'alignment.all_layers.lr' is now 'alignment.all_layers.learning_rate'"),
+    ({"alignment.linear_head": {"max_epochs": 3}}, "'alignment.linear_head.max_epochs' is now 'alignment.linear_head.num_train_epochs'"),
+    ({"alignment.sentiment": {"epochs": 3}}, "'alignment.sentiment.epochs' is now 'alignment.sentiment.num_train_epochs'"),
+    ({"alignment.qa": {"eval_batch_size": 3}}, "'alignment.qa.eval_batch_size' is now 'alignment.qa.per_device_eval_batch_size'"),
+    ({"alignment.backbones": [{"name": "a", "model": "x"}, {"name": "b", "model": "y"}]}, "exactly one is needed"),
+])
+def test_renamed_keys_are_errors_naming_the_new_key(override, message):
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    with pytest.raises(ConfigError, match=message):
+        A.config.load(load_profile("smoke", override))
+
+
+def test_older_backbone_form_is_converted():
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    prof = load_profile("smoke", {"alignment.backbones": None, "alignment.backbone": "tiny-bert"})
+    assert A.config.load(prof).backbones == (A.config.Backbone("tiny-bert", "tiny-bert"),)
+
+
+def test_specs_are_typed_and_keys_follow_the_stages(tmp_path):
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    smoke = load_profile("smoke", output_root=tmp_path)
+    aligns, fine, (figure,) = A.stages(smoke)
+    assert len({s.key_hash() for s in [*aligns, *fine, figure]}) == len(aligns) + len(fine) + 1
+    lc = next(s for s in aligns if s.objective == "sentence")
+    lm = next(s for s in aligns if s.objective == "word")
+    assert "alignments" not in lc.key() and lm.key()["alignments"] == "auto"  # word alignments: the word objective only
+    assert set(lc.inputs()) == {"data", "model"}
+    tuned = next(s for s in fine if s.alignment == lc)
+    assert tuned.key()["alignment"] == lc.key() and "row" not in tuned.key()
+    assert next(s for s in fine if s.alignment is None).key()["alignment"] is None
+    # an all-layers setting re-keys the all-layers alignments, the fine-tunings that start from them and the figure
+    aligns2, fine2, (figure2,) = A.stages(load_profile("smoke", {"alignment.all_layers.learning_rate": 0.002}, output_root=tmp_path))
+    changed = {s.key_hash() for s in aligns2} ^ {s.key_hash() for s in aligns}
+    assert len(changed) == 2 * sum(s.mode == "all_layers" for s in aligns)
+    assert len({s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}) == 2 * sum(
+        s.alignment is not None and s.alignment.mode == "all_layers" for s in fine)
+    assert figure2.key_hash() != figure.key_hash()

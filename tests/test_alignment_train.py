@@ -10,7 +10,10 @@ import torch
 from torch import nn
 
 from codeswitch.alignment.data import ParallelData, load_parallel
-from codeswitch.alignment.train import Aligner, AlignmentArgs, embed_words, encode_words, extract_alignments, load_aligner, save_aligner, train_alignment
+from codeswitch.alignment.train import Aligner, embed_words, encode_words, extract_alignments, load_aligner, save_aligner, train_alignment
+
+
+EXTRACTION = {"softmax_threshold": 1e-3, "prob_threshold": None, "max_length": 128}  # awesome-align's threshold; no probability filter
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -20,6 +23,22 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def specs():
+    """The smoke profile's specs (alignment, fine-tuning): tests change a few fields with dataclasses.replace."""
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    aligns, fine, _ = A.stages(load_profile("smoke"))
+    return aligns, fine
+
+
+def align_spec(specs, **changes):
+    import dataclasses
+
+    return dataclasses.replace(specs[0][0], **changes)
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +78,14 @@ def test_extractor_on_a_tiny_example(tiny):
     enc = OneHotEncoder(len(tok))
     pairs = [("water book house", "house water book"), ("water tree", "water")]
     # Identical words share sub-words, hence similarity; an unmatched word's column/row loses the softmax.
-    assert extract_alignments(enc, tok, pairs, layer=1) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
-    assert extract_alignments(enc, tok, pairs, layer=1, prob_threshold=0.9) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
+    assert extract_alignments(enc, tok, pairs, layer=1, **EXTRACTION) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
+    assert extract_alignments(enc, tok, pairs, layer=1, **(EXTRACTION | {"prob_threshold": 0.9})) == [[(0, 1), (1, 2), (2, 0)], [(0, 0)]]
     with pytest.raises(ValueError, match="align layer 5 does not exist"):
-        extract_alignments(enc, tok, pairs, layer=5)
+        extract_alignments(enc, tok, pairs, layer=5, **EXTRACTION)
 
 
 @pytest.mark.parametrize("mode,objective", [("all_layers", "sentence"), ("linear_head", "word")])
-def test_alignment_training_restores_the_best_epoch_and_round_trips(tiny, tmp_path, mode, objective):
+def test_alignment_training_restores_the_best_epoch_and_round_trips(tiny, specs, tmp_path, mode, objective):
     from transformers import AutoModel
 
     path, tok = tiny
@@ -74,8 +93,9 @@ def test_alignment_training_restores_the_best_epoch_and_round_trips(tiny, tmp_pa
     valid = load_parallel("synthetic", "validation", limit=8)
     torch.manual_seed(0)
     aligner = Aligner(AutoModel.from_pretrained(path), mode)
-    args = AlignmentArgs(mode=mode, objective=objective, lr=1e-2, temperature=0.05, reg_weight=0.1, batch_size=8, max_epochs=2, patience=2, max_length=32)
-    h = train_alignment(aligner, tok, train, valid, args, seed=1)
+    args = align_spec(specs, mode=mode, objective=objective, learning_rate=1e-2, temperature=0.05, reg_weight=0.1, batch_size=8,
+                      num_train_epochs=2, patience=2, max_length=32, seed=1)
+    h = train_alignment(aligner, tok, train, valid, args)
     assert h["epochs_run"] == 2 and h["steps"] == 6 and all(math.isfinite(v) for v in h["valid_loss"])
     best = min([h["initial_valid_loss"], *h["valid_loss"]])
     assert h["best_valid_loss"] == pytest.approx(best)
@@ -90,89 +110,96 @@ def test_alignment_training_restores_the_best_epoch_and_round_trips(tiny, tmp_pa
     assert torch.allclose(embed_words(aligner, tok, sents, targets), embed_words(again, tok, sents, targets), atol=1e-6)
 
 
-def test_word_objective_needs_alignments(tiny):
+def test_word_objective_needs_alignments(tiny, specs):
     from transformers import AutoModel
 
     path, tok = tiny
     data = ParallelData((("a b", "x y"),), None, "test", "train", "devanagari")
     aligner = Aligner(AutoModel.from_pretrained(path), "all_layers")
     with pytest.raises(ValueError, match="needs word alignments"):
-        train_alignment(aligner, tok, data, data, AlignmentArgs(objective="word", max_epochs=1), seed=0)
+        train_alignment(aligner, tok, data, data, align_spec(specs, objective="word", num_train_epochs=1, seed=0))
 
 
 @pytest.mark.parametrize("task", ["sentiment", "ner", "qa"])
-def test_finetune_each_task_kind(tiny, task):
+def test_finetune_each_task_kind(tiny, specs, task):
+    import dataclasses
+
     from transformers import AutoModel
 
     from codeswitch.alignment.gluecos_data import load_task
     from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
-    from codeswitch.alignment.gluecos_train import FinetuneArgs, finetune
+    from codeswitch.alignment.gluecos_train import finetune
 
     path, tok = tiny
     data = {k: v[:12] for k, v in load_task(SYNTHETIC_GLUECOS, task).items()}
-    args = FinetuneArgs(epochs=2, batch_size=8, lr=1e-3, max_length=64, doc_stride=32)
+    base = next(s for s in specs[1] if s.task == task)
+    args = dataclasses.replace(base, num_train_epochs=2, batch_size=8, learning_rate=1e-3, max_length=64, doc_stride=32, warmup_ratio=0.1,
+                               seed=3)
     head = nn.Linear(64, 64) if task == "ner" else None  # the aligned-head path
-    r = finetune(task, data, AutoModel.from_pretrained(path), tok, args, seed=3, aligned_head=head)
+    r = finetune(task, data, AutoModel.from_pretrained(path), tok, args, aligned_head=head)
     assert [row["epoch"] for row in r["per_epoch"]] == [1, 2]
     assert 0.0 <= r["validation"] <= 100.0 and r["validation"] == max(row["validation"] for row in r["per_epoch"])
     assert (r["test"] is None) == (task == "qa")  # the QA look-alike has no test split
-    again = finetune(task, data, AutoModel.from_pretrained(path), tok, args, seed=3, aligned_head=None if head is None else head)
+    again = finetune(task, data, AutoModel.from_pretrained(path), tok, args, aligned_head=None if head is None else head)
     if head is None:
         assert again["per_epoch"] == r["per_epoch"]  # seeded: the same run twice
 
 
 def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
-    """run_finetuning (and the run_alignment it starts), as notebook 06 calls them, train under the profile's cpu_threads."""
-    from codeswitch.alignment import experiment as A
+    """alignment.run (as notebook 06 calls it) trains every stage under the profile's cpu_threads."""
+    from codeswitch import alignment as A
+    from codeswitch.alignment import experiment as AE
     from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", output_root=tmp_path)
     seen = []
-    monkeypatch.setattr(A, "run_grid", lambda cache, configs, fn, desc="": seen.append((desc, torch.get_num_threads())) or [])
+    monkeypatch.setattr(AE, "run_specs", lambda specs, fn, profile, cache_dir, desc: seen.append((desc, torch.get_num_threads()))
+                        or AE.Results(tuple(specs), tuple({} for _ in specs)))
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)  # something earlier in the process changed the count
-        A.run_finetuning(cfg)
+        A.run(cfg)
     finally:
         torch.set_num_threads(before)
-    assert seen == [("alignment", 1), ("GLUECoS fine-tuning", 1)]
+    assert seen == [("alignment", 1), ("GLUECoS fine-tuning", 1), ("Figure 3.1", 1)]
 
 
-def test_alignment_and_gluecos_training_honour_precision(tiny, monkeypatch):
-    """Notebook 06 trains under the profile's precision: the encoder's matmuls run in bf16 autocast (CPU has it)."""
-    from transformers import AutoModel
+def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, tmp_path, monkeypatch):
+    """run_one on an AlignRun writes its weights under its key; a FinetuneRun whose weights are gone aligns first."""
+    import dataclasses
 
-    from codeswitch.alignment.gluecos_data import load_task
-    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
-    from codeswitch.alignment.gluecos_train import FinetuneArgs, finetune
+    from codeswitch import alignment as A
+    from codeswitch.alignment import experiment as AE
+    from codeswitch.core.profiles import load_profile
 
-    path, tok = tiny
-    seen = []
+    cfg = load_profile("smoke", {"alignment.linear_head.num_train_epochs": 1}, output_root=tmp_path)
+    aligns, fine, _ = A.stages(cfg)
+    tuned = next(s for s in fine if s.alignment is not None and s.alignment.mode == "linear_head" and s.task == "ner")
+    tuned = dataclasses.replace(tuned, num_train_epochs=1)
+    record = A.run_one(tuned.alignment, cfg)
+    assert record["checkpoint"] == tuned.alignment.key_hash() and record["epochs_run"] == 1
+    folder = AE.checkpoint_dir(cfg, tuned.alignment)
+    assert (folder / "aligner.json").is_file()
 
-    def spy(module, args, out):
-        seen.append(out.dtype)
+    import shutil
 
-    encoder = AutoModel.from_pretrained(path)
-    encoder.encoder.layer[0].attention.self.query.register_forward_hook(spy)  # a matmul: autocast runs it in bf16
-    train = load_parallel("synthetic", "train", limit=8)
-    args = AlignmentArgs(mode="all_layers", objective="sentence", lr=1e-3, batch_size=8, max_epochs=1, patience=1, max_length=32)
-    h = train_alignment(Aligner(encoder, "all_layers"), tok, train, train, args, seed=1, amp_dtype=torch.bfloat16)
-    assert all(math.isfinite(v) for v in h["valid_loss"]) and set(seen) == {torch.bfloat16}
-    seen.clear()
-    data = {k: v[:8] for k, v in load_task(SYNTHETIC_GLUECOS, "sentiment").items()}
-    r = finetune("sentiment", data, encoder, tok, FinetuneArgs(epochs=1, batch_size=8, lr=1e-3, max_length=64), seed=3, amp_dtype=torch.bfloat16)
-    assert math.isfinite(r["validation"]) and set(seen) == {torch.bfloat16}
-    seen.clear()
-    finetune("sentiment", data, encoder, tok, FinetuneArgs(epochs=1, batch_size=8, lr=1e-3, max_length=64), seed=3)
-    assert set(seen) == {torch.float32}  # None: full fp32
+    shutil.rmtree(folder)
+    calls = []
+    real = AE._align
+    monkeypatch.setattr(AE, "_align", lambda spec, profile: calls.append(spec) or real(spec, profile))
+    out = A.run_one(tuned, cfg)
+    assert calls == [tuned.alignment] and (folder / "aligner.json").is_file()
+    assert 0.0 <= out["validation"] <= 100.0 and [r["epoch"] for r in out["per_epoch"]] == [1]
 
 
 def test_alignment_run_keys_carry_the_resolved_precision(tmp_path):
+    """A bf16 run is not an fp32 one: the resolved precision is in every alignment and fine-tuning key."""
     from codeswitch.alignment import experiment as A
     from codeswitch.core.profiles import load_profile
 
-    cfg = load_profile("smoke", output_root=tmp_path)
-    keys = A.align_configs(cfg)
-    assert keys and all(k["precision"] == "fp32" for k in keys)
-    bf = load_profile("smoke", overrides={"precision": "bf16"}, output_root=tmp_path)
-    assert all(k["precision"] == "bf16" for k in A.align_configs(bf))
+    def precisions(cfg):
+        specs = [s for stage in A.stages(cfg) for s in stage]
+        return {s.key()["precision"] for s in specs if "precision" in s.key()}
+
+    assert precisions(load_profile("smoke", output_root=tmp_path)) == {"fp32"}
+    assert precisions(load_profile("smoke", overrides={"precision": "bf16"}, output_root=tmp_path)) == {"bf16"}

@@ -170,19 +170,77 @@ def test_reported_labels_match_the_tables():
 
 
 def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypatch):
-    from codeswitch.calbert import experiment as calbert
+    from codeswitch import calbert as CB
 
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.setenv(var, "1")  # restored after the test (load_profile sets them for offline profiles)
     cfg = load_profile("paper", {"offline": True})
-    assert calbert.settings(cfg) == calbert.CalbertConfig()
+    assert CB.config.load(cfg) == CB.Config()
     try:
         with pytest.raises(MissingResourceError, match="bert-base-uncased"):
-            calbert.pretrain(cfg)
+            CB.run(cfg)
         with pytest.raises(MissingResourceError, match=r"calbert\.sail\.source: .*data/sail2017 is not a folder"):
-            calbert.finetune(cfg)
+            CB.plan(cfg)
     finally:
         hub.hub_reachable.cache_clear()  # it remembered "offline"; later tests must ask again
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"calbert.sail.epochs": 3}, "'calbert.sail.epochs' is now 'calbert.sail.num_train_epochs'"),
+    ({"calbert.iitp.train_batch_size": 8}, "'calbert.iitp.train_batch_size' is now 'calbert.iitp.batch_size'"),
+    ({"calbert.sail.eval_batch_size": 8}, "'calbert.sail.eval_batch_size' is now 'calbert.sail.per_device_eval_batch_size'"),
+    ({"calbert.pretrain.epochs": 2}, "'calbert.pretrain.epochs' is now 'calbert.pretrain.num_train_epochs'"),
+    ({"calbert.backbones": [{"name": "B", "ref": "bert-base-uncased"}]}, r"backbones\[0\]: key 'ref' is now 'model'"),
+])
+def test_renamed_keys_are_errors_naming_the_new_key(override, message):
+    from codeswitch import calbert as CB
+    from codeswitch.core.profiles import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        CB.config.load(load_profile("smoke", override))
+
+
+def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
+    from codeswitch import calbert as CB
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    pre, fine = CB.stages(cfg)
+    assert CB.plan(cfg) == [*pre, *fine]  # pre-training first: fine-tuning reads its checkpoints
+    assert [s.objective for s in pre] == ["cosine", "mnrl"]
+    c = CB.config.load(cfg)
+    # sail: 3 variants, iitp: 1 (smoke), x the profile's seeds
+    assert len(fine) == (len(c.sail.variants) + len(c.iitp.variants)) * len(cfg.seeds)
+    assert len({s.key_hash() for s in pre + fine}) == len(pre) + len(fine)
+    cosine, mnrl = pre
+    assert "mnrl_scale" not in cosine.key() and mnrl.key()["mnrl_scale"] == 20.0
+    assert cosine.key()["precision"] == "fp32" and "backbone" not in cosine.key()  # resolved precision; the label is display
+    tuned = next(s for s in fine if s.variant == "cosine")
+    assert tuned.pretrain == cosine and tuned.key()["pretrain"] == cosine.key()
+    assert next(s for s in fine if s.variant == "none").key()["pretrain"] is None
+    assert set(tuned.inputs()) == {"data", "model"} and set(cosine.inputs()) == {"pairs", "model"}
+    # a pre-training setting re-keys the pre-training and every fine-tuning that starts from it, nothing else
+    pre2, fine2 = CB.stages(load_profile("smoke", {"calbert.pretrain.learning_rate": 3e-4}, output_root=tmp_path))
+    changed = {s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}
+    assert pre2[0].key_hash() != cosine.key_hash()
+    assert len(changed) == 2 * sum(s.variant != "none" for s in fine)
+    # the in-batch-negatives scale re-keys only the mnrl pre-training
+    pre3, _ = CB.stages(load_profile("smoke", {"calbert.pretrain.mnrl_scale": 10.0}, output_root=tmp_path))
+    assert pre3[0].key_hash() == cosine.key_hash() and pre3[1].key_hash() != mnrl.key_hash()
+
+
+def test_first_batch_losses_match_the_formulas(tmp_path):
+    from codeswitch import calbert as CB
+    from codeswitch.calbert.experiment import first_batch_losses
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    spec = CB.stages(cfg)[0][0]
+    out = first_batch_losses(spec, cfg, n=6)
+    cos = out["cos"].astype(np.float64)
+    assert cos.shape == (6, 6)
+    assert out["cosine"] == pytest.approx(np.mean((1 - np.diag(cos)) ** 2), rel=1e-4)
+    s = 20.0
+    mnrl = np.mean([np.log(np.exp(s * cos[:, i]).sum()) - s * cos[i, i] for i in range(6)])
+    assert out["mnrl"] == pytest.approx(mnrl, rel=1e-3, abs=1e-5)
 
 
 # --------------------------------------------------------------------------- end to end (tiny-bert)
@@ -191,13 +249,14 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     """Pairs -> Siamese pre-training -> checkpoint -> fine-tuning -> Tables 6/7/12, then everything cached."""
     from transformers import AutoModel
 
+    from codeswitch import calbert as CB
     from codeswitch.calbert import experiment as calbert
 
     cfg = load_profile(
         "smoke",
         {
             "seeds": [1, 2],
-            "calbert.backbones": [{"name": "tiny", "ref": "tiny-bert"}],
+            "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}],
             "calbert.pretrain.heldout_pairs": 40,  # 8 pairs to train on: a handful
             "calbert.pretrain.batch_size": 4,
             "calbert.pretrain.max_seq_length": 16,
@@ -207,31 +266,46 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         },
         output_root=tmp_path,
     )
-    diag = calbert.pretrain(cfg)
+    results = CB.run(cfg)
+    diag = calbert.pretraining_summary(results)
     assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
     assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
-    (_, _, pre_conf), = calbert.pretrain_grid(cfg)
-    ckpt = calbert.checkpoint_dir(cfg, pre_conf)
+    (pre,), _ = CB.stages(cfg)
+    ckpt = calbert.checkpoint_dir(cfg, pre)
     assert (ckpt / "model.safetensors").is_file()
     assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder
 
-    df = calbert.finetune(cfg)
+    df = calbert.frame(results)
     # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4
     assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4
     assert df["value"].between(0, 1).all()
-    for table in (calbert.table6, calbert.table7, calbert.table12):
-        paths = table(cfg, df)
-        long = pd.read_csv(paths["csv"])
-        assert long["mean"].notna().all()
+    paths = CB.tables(results, cfg)
+    assert set(paths) == {"calbert_table6", "calbert_table7", "calbert_table12"}
+    for p in paths.values():
+        assert pd.read_csv(p["csv"])["mean"].notna().all()
     t7 = pd.read_csv(cfg.figures_dir / "calbert_table7.csv")
     assert set(t7["row"]) == {"tiny", "CalBERT-tiny"}
     assert set(t7["column"]) == {"F1 (val)", "F1 (val, best run)", "F1 (test)"}
+    assert CB.figures(results, cfg)["calbert_table7_figure"]["png"].is_file()
 
     # A second pass trains nothing: every run comes from the cache.
     def boom(*a, **k):
         raise AssertionError("a cached run was recomputed")
 
-    monkeypatch.setattr(calbert, "siamese_pretrain", boom)
-    monkeypatch.setattr(calbert, "finetune_classifier", boom)
-    calbert.pretrain(cfg)
-    pd.testing.assert_frame_equal(calbert.finetune(cfg), df)
+    with monkeypatch.context() as m:
+        m.setattr(calbert, "siamese_pretrain", boom)
+        m.setattr(calbert, "finetune_classifier", boom)
+        again = CB.run(cfg)
+    pd.testing.assert_frame_equal(calbert.frame(again), df)
+
+    # A deleted checkpoint is pre-trained again (its record alone cannot serve fine-tuning); fine-tuning stays cached.
+    import shutil
+
+    shutil.rmtree(ckpt)
+    calls = []
+    with monkeypatch.context() as m:
+        m.setattr(calbert, "finetune_classifier", boom)
+        real = calbert.siamese_pretrain
+        m.setattr(calbert, "siamese_pretrain", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+        CB.run(cfg)
+    assert calls == [pre] and (ckpt / "model.safetensors").is_file()

@@ -15,8 +15,8 @@ SECTION_CONFIGS = {
     "glue": "codeswitch.glue.config:Config",
     "concse": "codeswitch.concse.config:Config",
     "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
-    "alignment": "codeswitch.alignment.experiment:AlignmentConfig",
-    "calbert": "codeswitch.calbert.experiment:CalbertConfig",
+    "alignment": "codeswitch.alignment.config:Config",
+    "calbert": "codeswitch.calbert.config:Config",
 }
 
 

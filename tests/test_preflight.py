@@ -59,7 +59,7 @@ def test_paper_check_lists_everything_missing_at_once(no_network, capsys):
         "Jangyeong/Koglish_SICK", "facebook/nllb-200-distilled-600M", "xlm-roberta-large", "facebook/mbart-large-50",
         "bert-base-multilingual-uncased", "mrtydi-v1.1-english/dev.jsonl.gz", "miracl/miracl-corpus", "en-ko.txt",
         "HF_TOKEN", "ai4bharat/indic-bert", "distilbert-base-uncased", "cfilt/iitb-english-hindi", "data/sail2017",
-        "Data/Processed_Data", "glue.backbones.XLM-R-large.model", "concse.backbones.0.model", "calbert.backbones.4.ref",
+        "Data/Processed_Data", "glue.backbones.XLM-R-large.model", "concse.backbones.0.model", "calbert.backbones.4.model",
     ):
         assert needed in out, needed
     assert "hf download" in out and "huggingface-cli" not in out and "--set " in out
@@ -77,9 +77,9 @@ def test_missing_resource_message_names_the_cli_and_the_set_form(no_network):
 
 
 def test_list_items_accept_a_set(tmp_path):
-    cfg = load_profile("paper", overrides={"concse.backbones.1.model": str(tmp_path), "calbert.backbones.0.ref": "/m"})
+    cfg = load_profile("paper", overrides={"concse.backbones.1.model": str(tmp_path), "calbert.backbones.0.model": "/m"})
     assert cfg.sections["concse"]["backbones"][1]["model"] == str(tmp_path)
-    assert cfg.sections["calbert"]["backbones"][0]["ref"] == "/m"
+    assert cfg.sections["calbert"]["backbones"][0]["model"] == "/m"
     with pytest.raises(Exception, match="not an index of a list of 3"):
         load_profile("paper", overrides={"concse.backbones.7.model": "/x"})
 
@@ -144,7 +144,7 @@ def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_n
     assert prepared["offline"] is True and prepared["koglish_source"] == f"{d}/koglish"
     assert all(b["model"].startswith(d) for b in prepared["glue"]["backbones"])
     assert all(b["model"].startswith(d) for b in prepared["concse"]["backbones"])
-    assert all(b["ref"].startswith(d) for b in prepared["calbert"]["backbones"])
+    assert all(b["model"].startswith(d) for b in prepared["calbert"]["backbones"])
     assert prepared["contrastivemix"]["muse"] == f"{d}/muse" and prepared["alignment"]["lexicon_source"] == f"{d}/lexicon/en-hi.txt"
     # hyperparameters untouched
     assert prepared["glue"]["num_train_epochs"] == data["glue"]["num_train_epochs"] and prepared["seeds"] == data["seeds"]

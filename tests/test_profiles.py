@@ -76,12 +76,12 @@ def test_old_per_experiment_thread_keys_say_where_the_setting_moved(tmp_path, se
 def test_experiment_configs_have_no_thread_key_of_their_own():
     import dataclasses
 
-    from codeswitch.alignment import experiment as alignment
-    from codeswitch.calbert import experiment as calbert
+    from codeswitch import alignment
+    from codeswitch import calbert
     from codeswitch.concse import experiment as concse
     from codeswitch.glue import experiment as glue
 
-    for cls in (glue.Config, concse.Config, alignment.AlignmentConfig, calbert.CalbertConfig):
+    for cls in (glue.Config, concse.Config, alignment.Config, calbert.Config):
         names = {f.name for f in dataclasses.fields(cls)}
         assert not names & {"cpu_threads", "torch_threads"}, cls.__name__
 
@@ -109,26 +109,25 @@ def test_torch_threads_applies_the_profile_count_on_cpu_and_restores_it():
 
 
 def test_calbert_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
-    """calbert.pretrain and calbert.finetune (as notebook 07 calls them) train under the profile's cpu_threads."""
+    """calbert.run (as notebook 07 calls it) trains both stages under the profile's cpu_threads."""
     import torch
 
+    from codeswitch import calbert as CB
     from codeswitch.calbert import experiment as calbert
 
-    cfg = load_profile("smoke", {"calbert.backbones": [{"name": "tiny", "ref": "tiny-bert"}]}, root=REPO, output_root=tmp_path)
+    cfg = load_profile("smoke", root=REPO, output_root=tmp_path)
     seen = []
     monkeypatch.setattr(calbert, "resolve_backbone", lambda ref, cfg, what="": f"/models/{ref}")
-    monkeypatch.setattr(calbert, "run_grid", lambda cache, configs, fn, desc="": seen.append((desc, torch.get_num_threads())) or [])
-    monkeypatch.setattr(calbert, "pretraining_summary", lambda cfg: None)
-    monkeypatch.setattr(calbert, "results", lambda cfg: None)
+    monkeypatch.setattr(calbert, "siamese_pretrain", lambda spec, *a, **k: seen.append(("siamese", torch.get_num_threads())) or {})
+    monkeypatch.setattr(calbert, "finetune_classifier", lambda spec, *a, **k: seen.append(("finetune", torch.get_num_threads())) or {})
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)  # something earlier in the process changed the count
-        calbert.pretrain(cfg)
-        calbert.finetune(cfg)
-        assert torch.get_num_threads() == 2  # restored after each grid
+        CB.run(cfg)
+        assert torch.get_num_threads() == 2  # restored after each run
     finally:
         torch.set_num_threads(before)
-    assert seen == [("calbert siamese", 1), ("calbert fine-tuning", 1)]
+    assert set(seen) == {("siamese", 1), ("finetune", 1)}
 
 
 def test_seeds_for_is_the_one_seed_rule():

@@ -1,22 +1,24 @@
 """Alignment objectives for code-switching (Fazili & Jyothi, COLING 2022): Tables 3.1, 3.2 and Figure 3.1 (notebook 06).
 
-The experiment runs in three stages, each through the run cache:
+The experiment contract (:mod:`codeswitch.core.experiment`): :func:`plan` gives the
+typed specs (:mod:`codeswitch.alignment.config`) of three stages, run in this order by
+:func:`run`, each through the run cache (``runs/<profile>/alignment/``):
 
 1. **align**: one run per (objective, data, script, mode) that a table row needs:
    Lc or Lm on the IIT Bombay parallel corpus or the MUSE lexicon, Hindi in
    Devanagari or romanised (ITRANS), all layers trained (Table 3.1) or a linear
    head on the frozen encoder (Table 3.2).  The aligned weights are saved as
-   safetensors next to the cache (``aligned/<key>/``), the run's record keeps its
+   safetensors next to the cache (``aligned/<key hash>/``), the run's record keeps its
    loss history.
 2. **finetune**: every row × task × seed: GLUECoS fine-tuning of the (aligned)
    encoder with GLUECoS's protocol, scored on validation (and a labelled test).
 3. **figure**: the t-SNE of Figure 3.1, before and after alignment, with a
    cross-lingual word-retrieval score.
 
-Tables and the figure are drawn from the cached records alone.
+Tables and the figure (:func:`tables`, :func:`figures`) are drawn from the cached records alone.
 
 Conventions (the released code's where the paper is ambiguous; the other reading
-is a named option in :class:`AlignmentConfig`):
+is a named option in :class:`~codeswitch.alignment.config.Config`):
 
 * Lc's denominator keeps the positive (InfoNCE, as the released ``NT_Xent``);
   ``contrastive_variant: paper`` drops it, as Eq. 1 is printed;
@@ -38,104 +40,45 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from functools import lru_cache
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..core.models import backbone_id  # re-exported: a tiny backbone's id carries its recipe
-from ..core.profiles import Profile, as_dict
+from ..core.experiment import Results, run_specs
+from ..core.models import TINY_BACKBONES, backbone_id
+from ..core.profiles import Profile, seeds_for
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
-from ..core.runs import RunCache, config_hash, run_grid
-from .gluecos_train import FinetuneArgs
+from ..core.runs import RunCache, config_hash
+from .config import SECTION, AlignRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 
 __all__ = [
-    "AlignModeConfig",
-    "AlignmentConfig",
     "System",
     "AlignTable",
     "TABLES",
-    "load_config",
-    "backbone_id",
-    "align_configs",
-    "finetune_configs",
-    "run_alignment",
-    "run_finetuning",
+    "stages",
+    "plan",
+    "run_one",
+    "run",
+    "tables",
+    "figures",
+    "first_batch_losses",
     "alignment_runs_table",
     "extraction_check",
     "data_preview",
     "build_table",
-    "table3_1",
-    "table3_2",
     "figure3_1",
     "figure_sentences",
 ]
 
-EXPERIMENT = "alignment"
+EXPERIMENT = SECTION
 PAPER = "alignment"
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "alignment"
 FIGURE_FILE = ASSETS / "figure3_1.tsv"
 SYNTHETIC_GLUECOS = ASSETS / "gluecos"
-
-
-# --------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class AlignModeConfig:
-    """Alignment-training settings of one mode (released defaults per mode)."""
-
-    lr: float
-    temperature: float  # τ of Lc
-    reg_weight: float  # η of Lc (and of Lm unless word_reg_weight is set)
-    batch_size: int
-    max_epochs: int
-    patience: int  # early stopping on the validation loss
-    word_reg_weight: float | None = None  # η of Lm; None: the same as reg_weight (the paper tuned it, values unpublished)
-
-
-@dataclass(frozen=True)
-class AlignmentConfig:
-    """The ``alignment`` section of a profile.  Defaults are the paper's / released code's settings."""
-
-    backbone: str = "bert-base-multilingual-cased"  # hub id, local folder, or tiny-*
-    # Parallel text: "synthetic" (shipped smoke set), a local folder (<split>.tsv [+ <split>_alignments]), or a hub id.
-    parallel_source: str = "cfilt/iitb-english-hindi"
-    parallel_train_size: int | None = 50000  # first N pairs of the train split (the authors' subset size is unpublished)
-    parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
-    # Lexicon: "synthetic", a local MUSE file, or its URL (downloaded once into runs/).
-    lexicon_source: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-hi.txt"
-    lexicon_valid_size: int = 1000  # entries held out (seeded permutation) for early stopping
-    lexicon_train_size: int | None = None
-    alignments: Literal["auto", "extract"] = "auto"  # auto: the alignment file where there is one, else extract
-    align_layer: int = 8  # awesome-align's layer for mBERT
-    softmax_threshold: float = 1e-3  # awesome-align's default
-    align_prob_threshold: float | None = 0.9  # §2.2: "filter ... alignment prediction probability (set to 0.9)"
-    all_layers: AlignModeConfig = AlignModeConfig(lr=5e-5, temperature=0.001, reg_weight=0.1, batch_size=8, max_epochs=10, patience=10)
-    linear_head: AlignModeConfig = AlignModeConfig(lr=1e-3, temperature=0.01, reg_weight=100.0, batch_size=512, max_epochs=100, patience=10)
-    max_length: int = 128  # sub-words per sentence during alignment (released: 128)
-    sentence_vector: Literal["cls", "pooler"] = "cls"
-    contrastive_variant: Literal["released", "paper"] = "released"
-    word_reg_on: Literal["cls", "words"] = "cls"
-    align_seed: int | None = None  # None: the profile's first seed
-    # GLUECoS: "synthetic" (shipped look-alikes) or Data/Processed_Data (relative paths: from the project root).
-    gluecos_dir: str = "data/GLUECoS/Data/Processed_Data"
-    task_subdirs: dict[str, str] = field(default_factory=dict)  # e.g. {"sentiment": "Sentiment_EN_HI/Romanized"}
-    # GLUECoS fine-tuning, the authors' scripts: train_sentence.sh, train_token.sh, train_qa.sh.
-    # (A YAML section for one of these replaces all of it: restate every field.)
-    sentiment: FinetuneArgs = FinetuneArgs(epochs=10, batch_size=16, lr=1.5e-5, max_length=256)
-    ner: FinetuneArgs = FinetuneArgs(epochs=30, batch_size=16, lr=5e-5, max_length=256)
-    qa: FinetuneArgs = FinetuneArgs(epochs=30, batch_size=4, lr=1.5e-5, max_length=512, warmup_ratio=0.0, doc_stride=128)
-    figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
-    tsne_perplexity: float = 30.0
-
-    def mode(self, name: str) -> AlignModeConfig:
-        return {"all_layers": self.all_layers, "linear_head": self.linear_head}[name]
-
-
-def load_config(cfg: Profile) -> AlignmentConfig:
-    return cfg.section(EXPERIMENT, AlignmentConfig)
 
 
 # --------------------------------------------------------------------------- the tables' rows
@@ -196,7 +139,7 @@ TABLE3_2 = AlignTable(
 TABLES = {"table3_1": TABLE3_1, "table3_2": TABLE3_2}
 
 
-# --------------------------------------------------------------------------- configs (the cache keys)
+# --------------------------------------------------------------------------- the specs (the cache keys)
 def _fingerprint(source: str, path: Path) -> str | None:
     """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
     ``None`` for hub ids, URLs and local paths, which are keyed by name."""
@@ -210,97 +153,65 @@ def _fingerprint(source: str, path: Path) -> str | None:
     return h.hexdigest()[:12]
 
 
-def _align_seed(cfg: Profile, ac: AlignmentConfig) -> int:
-    return ac.align_seed if ac.align_seed is not None else cfg.seeds[0]
+def _align_seed(cfg: Profile, ac: Config) -> int:
+    return ac.align_seed if ac.align_seed is not None else seeds_for(cfg, ac.seeds)[0]
 
 
-def _data_key(ac: AlignmentConfig, system: System) -> dict:
+def _tiny_id(model: str) -> str | None:
+    return backbone_id(model) if model in TINY_BACKBONES else None  # a tiny backbone changes with its recipe
+
+
+def align_spec(cfg: Profile, ac: Config, system: System, mode: str) -> AlignRun | None:
+    """The alignment run behind ``system`` in ``mode``, typed (``None``: no alignment)."""
+    if system.objective is None:
+        return None
+    m = ac.mode(mode)
     if system.data == "parallel":
         source, path, n_train, n_valid = ac.parallel_source, ASSETS / "parallel", ac.parallel_train_size, ac.parallel_valid_size
     else:
-        source, path = ac.lexicon_source, ASSETS / "lexicon_en_hi.txt"
-        n_train, n_valid = ac.lexicon_train_size, ac.lexicon_valid_size
-    return {"kind": system.data, "source": source, "fingerprint": _fingerprint(source, path), "train_size": n_train, "valid_size": n_valid}
+        source, path, n_train, n_valid = ac.lexicon_source, ASSETS / "lexicon_en_hi.txt", ac.lexicon_train_size, ac.lexicon_valid_size
+    word = system.objective == "word"
+    return AlignRun(
+        experiment=EXPERIMENT, stage="align", model=ac.backbone.model, data=system.data, source=source, script=system.script,
+        mode=mode, objective=system.objective, learning_rate=m.learning_rate, temperature=m.temperature,
+        reg_weight=m.word_reg_weight if (word and m.word_reg_weight is not None) else m.reg_weight,
+        batch_size=m.batch_size, num_train_epochs=m.num_train_epochs, patience=m.patience, weight_decay=m.weight_decay,
+        max_length=ac.max_length, sentence_vector=ac.sentence_vector, contrastive_variant=ac.contrastive_variant,
+        word_reg_on=ac.word_reg_on, seed=_align_seed(cfg, ac), precision=cfg.precision_name(), files=_fingerprint(source, path), train_size=n_train,
+        valid_size=n_valid, max_grad_norm=m.max_grad_norm,
+        alignments=ac.alignments if word else None, align_layer=ac.align_layer if word else None,
+        softmax_threshold=ac.softmax_threshold if word else None, align_prob_threshold=ac.align_prob_threshold if word else None,
+        backbone_id=_tiny_id(ac.backbone.model),
+    )
 
 
-def _extraction_key(ac: AlignmentConfig) -> dict:
-    return {
-        "layer": ac.align_layer,
-        "softmax_threshold": ac.softmax_threshold,
-        "prob_threshold": ac.align_prob_threshold,
-        "max_length": ac.max_length,
-    }
-
-
-def align_config(cfg: Profile, system: System, mode: str) -> dict | None:
-    """The complete config of the alignment run behind ``system`` (``None``: no alignment)."""
-    if system.objective is None:
-        return None
-    ac = load_config(cfg)
-    m = ac.mode(mode)
-    reg = m.word_reg_weight if (system.objective == "word" and m.word_reg_weight is not None) else m.reg_weight
-    args = {
-        "mode": mode,
-        "objective": system.objective,
-        "lr": m.lr,
-        "temperature": m.temperature,
-        "reg_weight": reg,
-        "batch_size": m.batch_size,
-        "max_epochs": m.max_epochs,
-        "patience": m.patience,
-        "max_length": ac.max_length,
-        "sentence_vector": ac.sentence_vector,
-        "contrastive_variant": ac.contrastive_variant,
-        "word_reg_on": ac.word_reg_on,
-    }
-    out = {
-        "experiment": EXPERIMENT,
-        "stage": "align",
-        "backbone": backbone_id(ac.backbone),
-        "data": _data_key(ac, system),
-        "script": system.script,
-        "args": args,
-        "seed": _align_seed(cfg, ac),
-        "precision": cfg.precision_name(),  # a bf16 run is not an fp32 one
-    }
-    if system.objective == "word":
-        out["alignments"] = {"use": ac.alignments, **_extraction_key(ac)}
-    return out
-
-
-def align_configs(cfg: Profile) -> list[dict]:
-    """Every distinct alignment run the two tables and the figure need, in table order."""
-    out: dict[str, dict] = {}
-    for t in TABLES.values():
-        for s in t.rows:
-            c = align_config(cfg, s, t.mode)
-            if c is not None:
-                out.setdefault(config_hash(c), c)
-    return list(out.values())
-
-
-def _gluecos_key(ac: AlignmentConfig, task: str) -> dict:
+def finetune_spec(cfg: Profile, ac: Config, table: AlignTable, system: System, task: str, seed: int) -> FinetuneRun:
+    """One GLUECoS fine-tuning of a table cell, typed."""
     from .gluecos_data import TASKS
 
-    subdir = ac.task_subdirs.get(task, TASKS[task].default_subdir)
-    return {"dir": ac.gluecos_dir, "fingerprint": _fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), "subdir": subdir}
+    t = getattr(ac, task)
+    return FinetuneRun(
+        experiment=EXPERIMENT, stage="finetune", task=task, gluecos_dir=ac.gluecos_dir,
+        subdir=ac.task_subdirs.get(task, TASKS[task].default_subdir), model=ac.backbone.model,
+        alignment=align_spec(cfg, ac, system, table.mode), random_head=system.random_head, seed=seed,
+        precision=cfg.precision_name(),
+        num_train_epochs=t.num_train_epochs, batch_size=t.batch_size, learning_rate=t.learning_rate, max_length=t.max_length,
+        warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
+        per_device_eval_batch_size=t.per_device_eval_batch_size, doc_stride=t.doc_stride, max_answer_length=t.max_answer_length,
+        selection=t.selection, files=_fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), backbone_id=_tiny_id(ac.backbone.model),
+        table=table.table, row=system.row,
+    )
 
 
-def finetune_config(cfg: Profile, table: AlignTable, system: System, task: str, seed: int) -> dict:
-    ac = load_config(cfg)
-    return {
-        "experiment": EXPERIMENT,
-        "stage": "finetune",
-        "task": task,
-        "data": _gluecos_key(ac, task),
-        "args": as_dict(getattr(ac, task)),
-        "backbone": backbone_id(ac.backbone),
-        "alignment": align_config(cfg, system, table.mode),
-        "random_head": system.random_head,
-        "seed": seed,
-        "precision": cfg.precision_name(),  # a bf16 run is not an fp32 one
-    }
-
+def figure_spec(cfg: Profile, ac: Config) -> FigureRun:
+    system = next((s for s in TABLE3_1.rows if s.row == ac.figure_system), None)
+    if system is None or system.objective is None:
+        raise ValueError(f"alignment.figure_system: {ac.figure_system!r} is not an aligned row of Table 3.1")
+    return FigureRun(
+        experiment=EXPERIMENT, stage="figure3_1", model=ac.backbone.model, alignment=align_spec(cfg, ac, system, TABLE3_1.mode),
+        sentences=hashlib.sha256(FIGURE_FILE.read_bytes()).hexdigest()[:16], perplexity=ac.tsne_perplexity,
+        seed=seeds_for(cfg, ac.seeds)[0], backbone_id=_tiny_id(ac.backbone.model), system=ac.figure_system,
+    )
 
 
 def _cells(table: AlignTable):
@@ -312,31 +223,46 @@ def _cells(table: AlignTable):
                 yield s, task
 
 
-def finetune_configs(cfg: Profile, tables: Sequence[AlignTable] = (TABLE3_1, TABLE3_2)) -> list[dict]:
-    return [finetune_config(cfg, t, s, task, seed) for t in tables for s, task in _cells(t) for seed in cfg.seeds]
+def stages(profile: Profile) -> tuple[list[AlignRun], list[FinetuneRun], list[FigureRun]]:
+    """The three stages' specs, in the order they run: every distinct alignment the tables and the figure need
+    (table order), every (row, task, seed) fine-tuning, the figure."""
+    ac = load(profile)
+    aligns: dict[str, AlignRun] = {}
+    for t in TABLES.values():
+        for s in t.rows:
+            spec = align_spec(profile, ac, s, t.mode)
+            if spec is not None:
+                aligns.setdefault(spec.key_hash(), spec)
+    fine = [finetune_spec(profile, ac, t, s, task, seed) for t in TABLES.values() for s, task in _cells(t)
+            for seed in seeds_for(profile, ac.seeds)]
+    return list(aligns.values()), fine, [figure_spec(profile, ac)]
+
+
+def plan(profile: Profile) -> list[AlignRun | FinetuneRun | FigureRun]:
+    """Every run, typed, in the order they must run (:func:`stages`)."""
+    aligns, fine, figure = stages(profile)
+    return [*aligns, *fine, *figure]
 
 
 # --------------------------------------------------------------------------- runtime helpers
-def _setup(cfg: Profile) -> AlignmentConfig:
+def _setup(cfg: Profile) -> None:
     import torch
 
     from transformers.utils import logging as hf_logging
 
-    ac = load_config(cfg)
     if cfg.cpu_threads and cfg.torch_device().type == "cpu":
         torch.set_num_threads(cfg.cpu_threads)  # process-wide, as load_profile does (smoke: 1, tiny models on a shared CPU)
     hf_logging.disable_progress_bar()  # ~50 checkpoint loads: their bars would bury the run's own progress lines
-    return ac
 
 
-def _cache(cfg: Profile) -> RunCache:
-    return RunCache(cfg.runs_dir / EXPERIMENT)
+def _cache_dir(cfg: Profile) -> Path:
+    return cfg.runs_dir / EXPERIMENT
 
 
-def _backbone(cfg: Profile, ac: AlignmentConfig) -> str:
+def _backbone(cfg: Profile, model: str) -> str:
     from ..core.models import resolve_model
 
-    return resolve_model(ac.backbone, cfg, what="alignment.backbone")
+    return resolve_model(model, cfg, what="alignment.backbones")
 
 
 @lru_cache(maxsize=4)
@@ -347,145 +273,235 @@ def _tokenizer(path: str):
     return AutoTokenizer.from_pretrained(path)
 
 
-def _gluecos_dir(cfg: Profile, ac: AlignmentConfig) -> Path:
-    if ac.gluecos_dir == "synthetic":
+def _gluecos_dir(cfg: Profile, gluecos_dir: str) -> Path:
+    if gluecos_dir == "synthetic":
         return SYNTHETIC_GLUECOS
-    p = Path(ac.gluecos_dir).expanduser()
+    p = Path(gluecos_dir).expanduser()
     return p if p.is_absolute() else cfg.root / p
 
 
-def _load_align_data(cfg: Profile, data: dict, script: str):
-    """(train, validation) :class:`ParallelData` of an alignment run's data key."""
+def _load_align_data(cfg: Profile, spec: AlignRun):
+    """(train, validation) :class:`ParallelData` of an alignment run."""
     from .data import lexicon_as_parallel, load_lexicon, load_parallel
 
-    if data["kind"] == "parallel":
+    if spec.data == "parallel":
         what = "alignment.parallel_source"
-        train = load_parallel(data["source"], "train", script=script, limit=data["train_size"], what=what)
-        valid = load_parallel(data["source"], "validation", script=script, limit=data["valid_size"], what=what)
+        train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what)
+        valid = load_parallel(spec.source, "validation", script=spec.script, limit=spec.valid_size, what=what)
         return train, valid
-    entries = load_lexicon(data["source"], script=script, cache_dir=cfg.runs_dir / "_downloads")
-    return lexicon_as_parallel(entries, n_valid=data["valid_size"], limit=data["train_size"], source=data["source"], script=script)
+    entries = load_lexicon(spec.source, script=spec.script, cache_dir=cfg.runs_dir / "_downloads")
+    return lexicon_as_parallel(entries, n_valid=spec.valid_size, limit=spec.train_size, source=spec.source, script=spec.script)
 
 
-def _with_alignments(cfg: Profile, config: dict, data, encoder, tokenizer, device):
-    """Attach alignments: the file's (``use: auto``) or extracted from the initial encoder (cached as Pharaoh)."""
+def _with_alignments(cfg: Profile, spec: AlignRun, data, encoder, tokenizer, device):
+    """Attach alignments: the file's (``alignments: auto``) or extracted from the initial encoder (cached as Pharaoh)."""
     from .data import read_pharaoh, write_pharaoh
     from .train import extract_alignments
 
-    spec = config["alignments"]
-    if data.alignments is not None and spec["use"] == "auto":
+    if data.alignments is not None and spec.alignments == "auto":
         return data, "file"
     pairs_digest = hashlib.sha256(json.dumps(data.pairs, ensure_ascii=False).encode()).hexdigest()
-    key = config_hash({"backbone": config["backbone"], "pairs": pairs_digest, **spec})
-    path = _cache(cfg).root / "extracted" / f"{key}.align"
+    extraction = {"layer": spec.align_layer, "softmax_threshold": spec.softmax_threshold, "prob_threshold": spec.align_prob_threshold,
+                  "max_length": spec.max_length}
+    key = config_hash({"backbone": spec.backbone_id or spec.model, "pairs": pairs_digest, "use": spec.alignments, **extraction})
+    path = _cache_dir(cfg) / "extracted" / f"{key}.align"
     if path.is_file():
         return data.with_alignments(read_pharaoh(path, data.pairs)), "extracted (cached)"
     al = extract_alignments(
-        encoder, tokenizer, data.pairs, layer=spec["layer"], softmax_threshold=spec["softmax_threshold"],
-        prob_threshold=spec["prob_threshold"], max_length=spec["max_length"], device=device,
+        encoder, tokenizer, data.pairs, layer=spec.align_layer, softmax_threshold=spec.softmax_threshold,
+        prob_threshold=spec.align_prob_threshold, max_length=spec.max_length, device=device,
     )
     write_pharaoh(path, al)
     return data.with_alignments(al), "extracted"
 
 
-def _checkpoint_dir(cfg: Profile, config: dict) -> Path:
-    return _cache(cfg).root / "aligned" / config_hash(config)
+def checkpoint_dir(cfg: Profile, spec: AlignRun) -> Path:
+    """The aligned weights of an alignment run (named by its key)."""
+    return _cache_dir(cfg) / "aligned" / spec.key_hash()
 
 
-def _train_one(cfg: Profile, config: dict) -> dict:
-    """Stage 1 for one config: align, save the weights, return the loss history."""
+def _aligned(cfg: Profile, spec: AlignRun, path: str):
+    """``(encoder, head)`` of an alignment run, aligning first (and caching its record) if its weights are missing."""
+    from .train import load_aligner
+
+    folder = checkpoint_dir(cfg, spec)
+    if not (folder / "aligner.json").is_file():
+        RunCache(_cache_dir(cfg)).put(spec.key(), _align(spec, cfg))
+    return load_aligner(folder, path)
+
+
+def _align(spec: AlignRun, cfg: Profile) -> dict:
+    """Stage 1 for one spec: align, save the weights, return the loss history."""
     from transformers import AutoModel
 
-    from .train import Aligner, AlignmentArgs, save_aligner, train_alignment
+    from .train import Aligner, save_aligner, train_alignment
     from ..core.utils import set_seed
 
-    ac = load_config(cfg)
     device = cfg.torch_device()
-    path = _backbone(cfg, ac)
+    path = _backbone(cfg, spec.model)
     tokenizer = _tokenizer(path)
-    set_seed(config["seed"])
+    set_seed(spec.seed)
     encoder = AutoModel.from_pretrained(path)
-    args = AlignmentArgs(**config["args"])
-    train, valid = _load_align_data(cfg, config["data"], config["script"])
+    train, valid = _load_align_data(cfg, spec)
     source = None
-    if args.objective == "word":
-        train, source = _with_alignments(cfg, config, train, encoder, tokenizer, device)
-        valid, _ = _with_alignments(cfg, config, valid, encoder, tokenizer, device)
-    aligner = Aligner(encoder, args.mode, sentence_vector=args.sentence_vector)  # the linear head is built under the seed
-    history = train_alignment(
-        aligner, tokenizer, train, valid, args, seed=config["seed"], device=device, amp_dtype=cfg.amp_dtype(),
-        desc=f"align {args.objective}/{args.mode}",
-    )
-    save_aligner(aligner, tokenizer, _checkpoint_dir(cfg, config), meta={"key": config_hash(config)})
+    if spec.objective == "word":
+        train, source = _with_alignments(cfg, spec, train, encoder, tokenizer, device)
+        valid, _ = _with_alignments(cfg, spec, valid, encoder, tokenizer, device)
+    aligner = Aligner(encoder, spec.mode, sentence_vector=spec.sentence_vector)  # the linear head is built under the seed
+    history = train_alignment(aligner, tokenizer, train, valid, spec, device=device, desc=f"align {spec.objective}/{spec.mode}")
+    save_aligner(aligner, tokenizer, checkpoint_dir(cfg, spec), meta={"key": spec.key_hash()})
     n_pairs = sum(len(a) for a in train.alignments) if train.alignments is not None else None
-    return {**history, "checkpoint": config_hash(config), "train_pairs": len(train), "valid_pairs": len(valid),
+    return {**history, "checkpoint": spec.key_hash(), "train_pairs": len(train), "valid_pairs": len(valid),
             "aligned_word_pairs": n_pairs, "alignments_from": source}
 
 
-def run_alignment(cfg: Profile) -> list[dict]:
-    """Stage 1: every alignment run (cached; a record whose weights were deleted is redone)."""
-    _setup(cfg)
-    cache = _cache(cfg)
-    configs = align_configs(cfg)
-    for c in configs:
-        if c in cache and not (_checkpoint_dir(cfg, c) / "aligner.json").is_file():
-            cache.path(c).unlink()  # the weights are gone: the record alone cannot serve fine-tuning
-    return run_grid(cache, configs, lambda c: _train_one(cfg, c), desc="alignment")
-
-
-def _finetune_one(cfg: Profile, config: dict) -> dict:
+def _finetune(spec: FinetuneRun, cfg: Profile) -> dict:
+    """Stage 2 for one spec: GLUECoS fine-tuning of the (aligned) encoder."""
     from torch import nn
     from transformers import AutoModel
 
     from .gluecos_data import load_task
-    from .train import load_aligner
     from .gluecos_train import finetune
     from ..core.utils import set_seed
 
-    ac = load_config(cfg)
-    path = _backbone(cfg, ac)
+    path = _backbone(cfg, spec.model)
     tokenizer = _tokenizer(path)
     head = None
-    if config["alignment"] is not None:
-        folder = _checkpoint_dir(cfg, config["alignment"])
-        if not (folder / "aligner.json").is_file():
-            raise FileNotFoundError(f"aligned weights {folder} are missing: run run_alignment(cfg) first")
-        encoder, head = load_aligner(folder, path)
+    if spec.alignment is not None:
+        encoder, head = _aligned(cfg, spec.alignment, path)
     else:
         encoder = AutoModel.from_pretrained(path)
-        if config["random_head"]:
-            set_seed(config["seed"])
+        if spec.random_head:
+            set_seed(spec.seed)
             hidden = encoder.config.hidden_size
             head = nn.Linear(hidden, hidden)  # Baseline (rand): untrained, then fine-tuned with the task
-    data = load_task(_gluecos_dir(cfg, ac), config["task"], config["data"]["subdir"])
-    args = FinetuneArgs(**config["args"])
-    return finetune(config["task"], data, encoder, tokenizer, args, seed=config["seed"], aligned_head=head, device=cfg.torch_device(),
-                    amp_dtype=cfg.amp_dtype())
+    data = load_task(_gluecos_dir(cfg, spec.gluecos_dir), spec.task, spec.subdir)
+    return finetune(spec.task, data, encoder, tokenizer, spec, aligned_head=head, device=cfg.torch_device())
 
 
-def run_finetuning(cfg: Profile, tables: Sequence[str] = ("table3_1", "table3_2")) -> list[dict]:
-    """Stage 2: every (row, task, seed) fine-tuning of the tables (aligns first where needed)."""
-    _setup(cfg)
-    run_alignment(cfg)
-    configs = finetune_configs(cfg, [TABLES[t] for t in tables])
-    return run_grid(_cache(cfg), configs, lambda c: _finetune_one(cfg, c), desc="GLUECoS fine-tuning")
+def _figure(spec: FigureRun, cfg: Profile) -> dict:
+    """Stage 3: the t-SNE coordinates before and after alignment, and a cross-lingual word-retrieval score."""
+    from sklearn.manifold import TSNE
+    from transformers import AutoModel
+
+    from .train import Aligner, embed_words
+
+    path = _backbone(cfg, spec.model)
+    tok = _tokenizer(path)
+    df = figure_sentences()
+    out = {"pair": df["pair"].tolist(), "language": df["language"].tolist()}
+    encoders = {"before": (AutoModel.from_pretrained(path), None), "after": _aligned(cfg, spec.alignment, path)}
+    for name, (enc, head) in encoders.items():
+        mode = "all_layers" if head is None else "linear_head"
+        aligner = Aligner(enc, mode, head=head)
+        vecs = embed_words(aligner, tok, df["sentence"].tolist(), df["target"].tolist(), device=cfg.torch_device()).numpy()
+        tsne = TSNE(n_components=2, perplexity=min(spec.perplexity, len(vecs) - 1), init="pca", random_state=spec.seed)
+        out[name] = tsne.fit_transform(vecs.astype(np.float64)).round(6).tolist()
+        out[f"retrieval_at_1_{name}"] = _retrieval_at_1(vecs, out["pair"], out["language"])
+    return out
+
+
+def _extraction(spec: ExtractionRun, cfg: Profile) -> dict:
+    from transformers import AutoModel
+
+    from .data import load_parallel
+    from .train import extract_alignments
+
+    gold = load_parallel(spec.source, "validation", script="devanagari", limit=spec.n)
+    path = _backbone(cfg, spec.model)
+    tok, enc = _tokenizer(path), AutoModel.from_pretrained(path)
+    out = []
+    for thr in spec.thresholds:
+        pred = extract_alignments(enc, tok, gold.pairs, layer=spec.align_layer, softmax_threshold=spec.softmax_threshold,
+                                  prob_threshold=thr, max_length=spec.max_length, device=cfg.torch_device())
+        a = sum(len(p) for p in pred)
+        g = sum(len(x) for x in gold.alignments)
+        hit = sum(len(set(p) & set(x)) for p, x in zip(pred, gold.alignments))
+        out.append({
+            "probability threshold": "none" if thr is None else thr, "layer": spec.align_layer, "links": a, "gold links": g,
+            "precision": hit / a if a else 0.0, "recall": hit / g if g else 0.0,
+            "AER": 1 - 2 * hit / (a + g) if a + g else 0.0,
+        })
+    return {"rows": out}
+
+
+_RUNNERS = {AlignRun: _align, FinetuneRun: _finetune, FigureRun: _figure, ExtractionRun: _extraction}
+
+
+def run_one(spec: AlignRun | FinetuneRun | FigureRun | ExtractionRun, profile: Profile) -> dict:
+    """One run of any stage, computed (no cache lookup); a later stage aligns first if its aligned weights are missing."""
+    _setup(profile)
+    return _RUNNERS[type(spec)](spec, profile)
+
+
+def run(profile: Profile) -> Results:
+    """The three stages in order, each through the run cache; the records of all, in plan order.
+
+    An alignment record whose weights were deleted is redone (the record alone cannot serve fine-tuning).
+    """
+    _setup(profile)
+    aligns, fine, figure = stages(profile)
+    cache = RunCache(_cache_dir(profile))
+    for spec in aligns:
+        if spec.key() in cache and not (checkpoint_dir(profile, spec) / "aligner.json").is_file():
+            cache.path(spec.key()).unlink()
+    out = [run_specs(specs, run_one, profile, cache_dir=_cache_dir(profile), desc=desc)
+           for specs, desc in ((aligns, "alignment"), (fine, "GLUECoS fine-tuning"), (figure, "Figure 3.1"))]
+    return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))
+
+
+def tables(results: Results, profile: Profile) -> dict:
+    """Write Tables 3.1 and 3.2; return ``{name: paths}``."""
+    return {t.name: build_table(results, profile, which) for which, t in TABLES.items()}
+
+
+def figures(results: Results, profile: Profile) -> dict:
+    """Write Figure 3.1; return ``{name: paths}``."""
+    return {"alignment_figure3_1": figure3_1(results, profile)}
+
+
+# --------------------------------------------------------------------------- one level deeper: the loss on one batch
+def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str, float]:
+    """The loss terms of ``spec``'s objective on its first ``n`` training pairs, with the initial encoder (nothing trained)."""
+    import torch
+    from transformers import AutoModel
+
+    from .train import Aligner, _batch_loss
+    from ..core.utils import set_seed
+
+    _setup(profile)
+    device = profile.torch_device()
+    path = _backbone(profile, spec.model)
+    tokenizer = _tokenizer(path)
+    set_seed(spec.seed)
+    encoder = AutoModel.from_pretrained(path)
+    train, _ = _load_align_data(profile, spec)
+    if spec.objective == "word":
+        train, _ = _with_alignments(profile, spec, train, encoder, tokenizer, device)
+    aligner = Aligner(encoder, spec.mode, sentence_vector=spec.sentence_vector).to(device)
+    aligner.freeze_reference()
+    if aligner.frozen is not None:
+        aligner.frozen.to(device)
+    aligner.eval()
+    with torch.no_grad():
+        terms = _batch_loss(aligner, train, list(range(min(n, len(train)))), tokenizer, spec, device)
+    return {k: float(v) for k, v in terms.items()}
 
 
 # --------------------------------------------------------------------------- displays
-def alignment_runs_table(cfg: Profile) -> pd.DataFrame:
-    """One line per alignment run (from the cache): what was aligned and how the validation loss moved."""
-    cache = _cache(cfg)
-    rows = []
+def alignment_runs_table(results: Results) -> pd.DataFrame:
+    """One line per alignment run (from its record): what was aligned and how the validation loss moved."""
+    rows_of = {}
     for t in TABLES.values():
         for s in t.rows:
-            c = align_config(cfg, s, t.mode)
-            if c is None:
-                continue
-            r = cache.get(c)
-            if r is None:
-                continue
+            rows_of.setdefault((s.objective, s.data, s.script, t.mode), []).append((t.table, s.row))
+    rows = []
+    for spec, r in results:
+        if not isinstance(spec, AlignRun):
+            continue
+        for table, row in rows_of.get((spec.objective, spec.data, spec.script, spec.mode), []):
             rows.append({
-                "table": t.table, "row": s.row, "mode": t.mode, "pairs (train)": r["train_pairs"],
+                "table": table, "row": row, "mode": spec.mode, "pairs (train)": r["train_pairs"],
                 "aligned word pairs": r["aligned_word_pairs"], "valid loss before": round(r["initial_valid_loss"], 4),
                 "best valid loss": round(r["best_valid_loss"], 4), "best epoch": r["best_epoch"], "epochs run": r["epochs_run"],
             })
@@ -496,7 +512,7 @@ def data_preview(cfg: Profile, n: int = 3) -> pd.DataFrame:
     """A few training pairs of the parallel corpus in both scripts, with their aligned word pairs spelled out."""
     from .data import load_parallel, words
 
-    ac = load_config(cfg)
+    ac = load(cfg)
     rows = []
     for script in ("devanagari", "roman"):
         d = load_parallel(ac.parallel_source, "train", script=script, limit=n)
@@ -514,69 +530,51 @@ def extraction_check(cfg: Profile, n: int = 32) -> pd.DataFrame:
     probability threshold; cached.  Meaningful with a real mBERT; the smoke
     profile's random tiny encoder shows the code path, not the quality.
     """
-    from transformers import AutoModel
-
     from .data import load_parallel
-    from .train import extract_alignments
 
-    ac = _setup(cfg)
+    _setup(cfg)
+    ac = load(cfg)
     gold = load_parallel(ac.parallel_source, "validation", script="devanagari", limit=n)
     if gold.alignments is None:
         return pd.DataFrame()
     thresholds = (None, ac.align_prob_threshold) if ac.align_prob_threshold is not None else (None,)
-    config = {"experiment": EXPERIMENT, "stage": "extraction_check", "backbone": backbone_id(ac.backbone), "source": ac.parallel_source,
-              "n": n, "thresholds": list(thresholds), **_extraction_key(ac)}
-
-    def run(_):
-        path = _backbone(cfg, ac)
-        tok, enc = _tokenizer(path), AutoModel.from_pretrained(path)
-        layer = ac.align_layer
-        out = []
-        for thr in thresholds:
-            pred = extract_alignments(enc, tok, gold.pairs, layer=layer, softmax_threshold=ac.softmax_threshold,
-                                      prob_threshold=thr, max_length=ac.max_length, device=cfg.torch_device())
-            a = sum(len(p) for p in pred)
-            g = sum(len(x) for x in gold.alignments)
-            hit = sum(len(set(p) & set(x)) for p, x in zip(pred, gold.alignments))
-            out.append({
-                "probability threshold": "none" if thr is None else thr, "layer": layer, "links": a, "gold links": g,
-                "precision": hit / a if a else 0.0, "recall": hit / g if g else 0.0,
-                "AER": 1 - 2 * hit / (a + g) if a + g else 0.0,
-            })
-        return {"rows": out}
-
+    spec = ExtractionRun(experiment=EXPERIMENT, stage="extraction_check", model=ac.backbone.model, source=ac.parallel_source, n=n,
+                         thresholds=thresholds, align_layer=ac.align_layer, softmax_threshold=ac.softmax_threshold,
+                         max_length=ac.max_length, backbone_id=_tiny_id(ac.backbone.model))
     columns = ["probability threshold", "layer", "links", "gold links", "precision", "recall", "AER"]
-    return pd.DataFrame(run_grid(_cache(cfg), [config], run, desc="extraction check")[0]["rows"])[columns]
+    (_, record), = run_specs([spec], run_one, cfg, cache_dir=_cache_dir(cfg), desc="extraction check")
+    return pd.DataFrame(record["rows"])[columns]
 
 
 # --------------------------------------------------------------------------- tables
-def _measured(cfg: Profile, table: AlignTable) -> pd.DataFrame:
-    cache = _cache(cfg)
+def _measured(results: Results, cfg: Profile, table: AlignTable) -> pd.DataFrame:
+    records = {spec.key_hash(): r for spec, r in results if isinstance(spec, FinetuneRun)}
+    ac = load(cfg)
     rows = []
     for s, task in _cells(table):
-        for seed in cfg.seeds:
-            r = cache.get(finetune_config(cfg, table, s, task, seed))
+        for seed in seeds_for(cfg, ac.seeds):
+            r = records.get(finetune_spec(cfg, ac, table, s, task, seed).key_hash())
             if r is None:
-                raise RuntimeError(f"{table.name}: no result for '{s.row}' / {task} / seed {seed}: run run_finetuning(cfg) first")
+                raise RuntimeError(f"{table.name}: no result for '{s.row}' / {task} / seed {seed}: run alignment.run(profile) first")
             for label, t, split in table.columns:
                 if t == task and r.get(split) is not None:
                     rows.append({"row": s.row, "column": label, "seed": seed, "score": float(r[split])})
     return pd.DataFrame(rows)
 
 
-def build_table(cfg: Profile, which: str) -> dict[str, Path]:
-    """Table 3.1 or 3.2 from the cache, beside the paper's values; written to figures/<profile>/."""
+def build_table(results: Results, cfg: Profile, which: str) -> dict[str, Path]:
+    """Table 3.1 or 3.2 from the cached records, beside the paper's values; written to figures/<profile>/."""
     table = TABLES[which]
-    measured = _measured(cfg, table)
+    measured = _measured(results, cfg, table)
     summary = summarise(measured, by=["row", "column"], value="score")
     wide, long = comparison(
         summary, paper=PAPER, table=table.table,
         row_order=[s.row for s in table.rows], column_order=[c for c, _, _ in table.columns],
     )
-    ac = load_config(cfg)
+    ac = load(cfg)
     notes = [
-        f"mean ± sample std over {len(cfg.seeds)} fine-tuning seed(s); one alignment run per row (seed {_align_seed(cfg, ac)}); "
-        f"backbone `{ac.backbone}`; GLUECoS data `{ac.gluecos_dir}`",
+        f"mean ± sample std over {len(seeds_for(cfg, ac.seeds))} fine-tuning seed(s); one alignment run per row (seed {_align_seed(cfg, ac)}); "
+        f"backbone `{ac.backbone.model}`; GLUECoS data `{ac.gluecos_dir}`",
         "model selection: the epoch with the best validation F1 (GLUECoS's protocol); test F1 at that epoch",
         "paper ± as printed (Table 3.1 and NER look like a 0–1 scale); '–' = not run",
     ]
@@ -596,14 +594,6 @@ def _claim(long: pd.DataFrame, table: AlignTable):
     columns = [c for c, _, _ in table.columns]
     return claims.greater(long, f"{best} (the paper's best alignment) > Baseline in every column", pairs=[(best, "Baseline")],
                           columns=columns, source=f"Alignment {table.table.replace('table', 'Table ').replace('_', '.')}")
-
-
-def table3_1(cfg: Profile) -> dict[str, Path]:
-    return build_table(cfg, "table3_1")
-
-
-def table3_2(cfg: Profile) -> dict[str, Path]:
-    return build_table(cfg, "table3_2")
 
 
 # --------------------------------------------------------------------------- Figure 3.1
@@ -651,60 +641,20 @@ def _retrieval_at_1(vecs: np.ndarray, pairs: Sequence[str], langs: Sequence[str]
     return float(np.mean(hits))
 
 
-def _figure_config(cfg: Profile) -> dict:
-    ac = load_config(cfg)
-    system = next((s for s in TABLE3_1.rows if s.row == ac.figure_system), None)
-    if system is None or system.objective is None:
-        raise ValueError(f"alignment.figure_system: {ac.figure_system!r} is not an aligned row of Table 3.1")
-    text = FIGURE_FILE.read_bytes()
-    return {
-        "experiment": EXPERIMENT,
-        "stage": "figure3_1",
-        "backbone": backbone_id(ac.backbone),
-        "alignment": align_config(cfg, system, TABLE3_1.mode),
-        "sentences": hashlib.sha256(text).hexdigest()[:16],
-        "perplexity": ac.tsne_perplexity,
-        "seed": cfg.seeds[0],
-    }
-
-
-def _figure_run(cfg: Profile, config: dict) -> dict:
-    from sklearn.manifold import TSNE
-    from transformers import AutoModel
-
-    from .train import Aligner, embed_words, load_aligner
-
-    ac = load_config(cfg)
-    path = _backbone(cfg, ac)
-    tok = _tokenizer(path)
-    df = figure_sentences()
-    out = {"pair": df["pair"].tolist(), "language": df["language"].tolist()}
-    encoders = {"before": (AutoModel.from_pretrained(path), None), "after": load_aligner(_checkpoint_dir(cfg, config["alignment"]), path)}
-    for name, (enc, head) in encoders.items():
-        mode = "all_layers" if head is None else "linear_head"
-        aligner = Aligner(enc, mode, head=head)
-        vecs = embed_words(aligner, tok, df["sentence"].tolist(), df["target"].tolist(), device=cfg.torch_device()).numpy()
-        tsne = TSNE(n_components=2, perplexity=min(config["perplexity"], len(vecs) - 1), init="pca", random_state=config["seed"])
-        out[name] = tsne.fit_transform(vecs.astype(np.float64)).round(6).tolist()
-        out[f"retrieval_at_1_{name}"] = _retrieval_at_1(vecs, out["pair"], out["language"])
-    return out
-
-
-def figure3_1(cfg: Profile) -> dict[str, Path]:
-    """Figure 3.1: t-SNE of the 6 word pairs' contextual vectors before and after alignment (cached, then drawn)."""
+def figure3_1(results: Results, cfg: Profile) -> dict[str, Path]:
+    """Figure 3.1: t-SNE of the 6 word pairs' contextual vectors before and after alignment (from the cached record)."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    _setup(cfg)
-    run_alignment(cfg)
-    config = _figure_config(cfg)
-    r = run_grid(_cache(cfg), [config], lambda c: _figure_run(cfg, c), desc="Figure 3.1")[0]
+    r = next((rec for spec, rec in results if isinstance(spec, FigureRun)), None)
+    if r is None:
+        raise RuntimeError("alignment_figure3_1: no Figure 3.1 record among the results: run alignment.run(profile) first")
     seaborn_style()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     order = list(dict.fromkeys(r["pair"]))
     # the legend spells the Hindi words in ITRANS (the figure's font has no Devanagari); say so when the model reads Devanagari
-    pair_title = "word pair (Hindi in ITRANS)" if "Devanagari" in load_config(cfg).figure_system else "word pair"
-    for ax, name, title in zip(axes, ("before", "after"), ("(a) baseline", f"(b) aligned: {load_config(cfg).figure_system}")):
+    pair_title = "word pair (Hindi in ITRANS)" if "Devanagari" in load(cfg).figure_system else "word pair"
+    for ax, name, title in zip(axes, ("before", "after"), ("(a) baseline", f"(b) aligned: {load(cfg).figure_system}")):
         xy = np.asarray(r[name])
         frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], pair_title: r["pair"], "language": r["language"]})
         sns.scatterplot(
@@ -722,32 +672,25 @@ def figure3_1(cfg: Profile) -> dict[str, Path]:
         fig, "alignment_figure3_1", cfg,
         caption=(
             "t-SNE of 48 occurrences per language of 6 Hindi–English word pairs, before and after alignment "
-            f"({load_config(cfg).figure_system}); colour = word pair, marker = language (Figure 3.1)"
+            f"({load(cfg).figure_system}); colour = word pair, marker = language (Figure 3.1)"
         ),
     )
     plt.close(fig)
     return paths
 
 
-# --------------------------------------------------------------------------- executor entry points (issue 16)
-# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
-# what an executor in another process (a local worker, a Slurm job) needs to compute one run
-# of run_alignment (stage 1) or run_finetuning (stage 2, after stage 1) into the same cache.
-def run_cache(cfg: Profile) -> RunCache:
-    return _cache(cfg)
+# --------------------------------------------------------------------------- the stages, for the executors
+def plan_alignment(profile: Profile) -> list[AlignRun]:
+    """Stage 1 (alignment training): what ``reproduce.sh --executor ...`` submits first."""
+    return stages(profile)[0]
 
 
-def plan_alignment(cfg: Profile) -> list[dict]:
-    """Stage 1: the runs of :func:`run_alignment`."""
-    return align_configs(cfg)
+def plan_finetuning(profile: Profile) -> list[FinetuneRun]:
+    """Stage 2 (GLUECoS fine-tuning from the aligned encoders), submitted once stage 1 has ended."""
+    return stages(profile)[1]
 
 
-def plan_finetuning(cfg: Profile) -> list[dict]:
-    """Stage 2: the runs of :func:`run_finetuning` (needs stage 1's checkpoints)."""
-    return finetune_configs(cfg)
+def run_cache(profile: Profile) -> "RunCache":
+    from ..core.runs import RunCache
 
-
-def run_one(config: dict, cfg: Profile) -> dict:
-    """One run of either stage, as run_alignment / run_finetuning compute it."""
-    _setup(cfg)
-    return _train_one(cfg, config) if config["stage"] == "align" else _finetune_one(cfg, config)
+    return RunCache(_cache_dir(profile))

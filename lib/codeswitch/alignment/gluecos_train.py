@@ -24,36 +24,19 @@ fixed per-step overhead (~0.1 s measured on 2 CPU cores) would exceed the budget
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
 from ..core.utils import set_seed
 
-__all__ = ["FinetuneArgs", "TaskModel", "finetune"]
-
-
-@dataclass(frozen=True)
-class FinetuneArgs:
-    """GLUECoS fine-tuning settings of one task (defaults: the authors' sentiment script)."""
-
-    epochs: int = 10
-    batch_size: int = 16
-    lr: float = 1.5e-5
-    max_length: int = 256  # sub-words, special tokens included
-    warmup_ratio: float = 0.1  # GLUECoS: t_total // 10 (run_squad: 0)
-    weight_decay: float = 0.0
-    max_grad_norm: float = 1.0
-    eval_batch_size: int = 64
-    doc_stride: int = 128  # QA: overlap of context windows
-    max_answer_length: int = 30  # QA: longest answer span, in tokens
-    selection: Literal["best_dev_epoch", "last_epoch"] = "best_dev_epoch"
+__all__ = ["TaskModel", "finetune"]
 
 
 class TaskModel(nn.Module):
@@ -86,12 +69,12 @@ class TaskModel(nn.Module):
 
 
 # --------------------------------------------------------------------------- features per task kind
-def _sequence_features(examples, tokenizer, args: FinetuneArgs, train: bool) -> list[dict]:
+def _sequence_features(examples, tokenizer, args: FinetuneRun, train: bool) -> list[dict]:
     enc = tokenizer([t for t, _ in examples], truncation=True, max_length=args.max_length)
     return [{**{k: enc[k][i] for k in enc.keys()}, "labels": examples[i][1]} for i in range(len(examples))]
 
 
-def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: FinetuneArgs, train: bool, label_ids: dict) -> list[dict]:
+def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: FinetuneRun, train: bool, label_ids: dict) -> list[dict]:
     enc = tokenizer([list(s.words) for s in examples], is_split_into_words=True, truncation=True, max_length=args.max_length)
     feats = []
     for i, s in enumerate(examples):
@@ -104,7 +87,7 @@ def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: Finetun
     return feats
 
 
-def _span_features(examples: Sequence[QAExample], tokenizer, args: FinetuneArgs, train: bool) -> list[dict]:
+def _span_features(examples: Sequence[QAExample], tokenizer, args: FinetuneRun, train: bool) -> list[dict]:
     enc = tokenizer(
         [e.question for e in examples],
         [e.context for e in examples],
@@ -169,18 +152,18 @@ def _loss(kind: str, logits: Tensor, batch: dict[str, Tensor]) -> Tensor:
 
 
 @torch.no_grad()
-def _logits(model: TaskModel, feats: list[dict], args: FinetuneArgs, pad_id: int, device) -> list[np.ndarray]:
+def _logits(model: TaskModel, feats: list[dict], args: FinetuneRun, pad_id: int, device) -> list[np.ndarray]:
     model.eval()
     out = []
-    for k in range(0, len(feats), args.eval_batch_size):
-        batch = _collate(feats[k : k + args.eval_batch_size], pad_id)
+    for k in range(0, len(feats), args.per_device_eval_batch_size):
+        batch = _collate(feats[k : k + args.per_device_eval_batch_size], pad_id)
         inputs = {key: batch[key].to(device) for key in _TENSOR_KEYS if key in batch}
         logits = model(**inputs).float().cpu().numpy()
         out.extend(logits[i, : len(feats[k + i]["input_ids"])] if logits.ndim == 3 else logits[i] for i in range(len(logits)))
     return out
 
 
-def _score(kind: str, model: TaskModel, examples, feats, args: FinetuneArgs, pad_id: int, device, labels: Sequence[str]) -> float:
+def _score(kind: str, model: TaskModel, examples, feats, args: FinetuneRun, pad_id: int, device, labels: Sequence[str]) -> float:
     logits = _logits(model, feats, args, pad_id, device)
     if kind == "sequence":
         return weighted_f1([lab for _, lab in examples], [int(np.argmax(l)) for l in logits])
@@ -211,7 +194,7 @@ def _labels_of(task: str, data: dict) -> list[str]:
     return []
 
 
-def _features(kind: str, examples, tokenizer, args: FinetuneArgs, train: bool, label_ids: dict) -> list[dict]:
+def _features(kind: str, examples, tokenizer, args: FinetuneRun, train: bool, label_ids: dict) -> list[dict]:
     if kind == "sequence":
         return _sequence_features(examples, tokenizer, args, train)
     if kind == "token":
@@ -232,17 +215,12 @@ def finetune(
     data: dict,
     encoder: nn.Module,
     tokenizer,
-    args: FinetuneArgs,
+    args: FinetuneRun,
     *,
-    seed: int,
     aligned_head: nn.Linear | None = None,
     device: torch.device | str = "cpu",
-    amp_dtype: torch.dtype | None = None,
 ) -> dict:
-    """Fine-tune on ``data["train"]``, score ``validation`` (and a labelled ``test``) after every epoch.
-
-    ``amp_dtype``: autocast dtype of the forward passes (the profile's precision; fp16 adds
-    dynamic loss scaling); ``None`` = fp32.
+    """Fine-tune on ``data["train"]`` as the spec ``args`` says, score ``validation`` (and a labelled ``test``) after every epoch.
 
     Returns ``{"validation": F1, "test": F1 or None, "epoch": selected epoch,
     "per_epoch": [{"epoch", "validation", "test"}, ...], "labels": [...]}``.
@@ -253,7 +231,7 @@ def finetune(
     device = torch.device(device)
     labels = _labels_of(task, data)
     label_ids = {lab: i for i, lab in enumerate(labels)}
-    set_seed(seed)  # before the task head is built, as run_glue.py does
+    set_seed(args.seed)  # before the task head is built, as run_glue.py does
     model = TaskModel(encoder, kind, num_labels=max(len(labels), 1), head=aligned_head).to(device)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     train_feats = _features(kind, data["train"], tokenizer, args, True, label_ids)
@@ -268,15 +246,16 @@ def finetune(
         {"params": [p for n, p in named if not any(nd in n for nd in no_decay)], "weight_decay": args.weight_decay},
         {"params": [p for n, p in named if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
     ]
-    optimizer = torch.optim.AdamW(groups, lr=args.lr, eps=1e-8, foreach=True)
+    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-8, foreach=True)
     steps_per_epoch = max(1, -(-len(train_feats) // args.batch_size))
-    total = steps_per_epoch * args.epochs
+    total = steps_per_epoch * args.num_train_epochs
     scheduler = get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(args.seed)
+    amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]  # the spec's resolved precision
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
-    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)  # fp16: dynamic loss scaling
     per_epoch = []
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(1, args.num_train_epochs + 1):
         model.train()
         order = torch.randperm(len(train_feats), generator=generator).tolist()
         for k in range(0, len(order), args.batch_size):

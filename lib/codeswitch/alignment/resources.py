@@ -10,13 +10,13 @@ NB = ("06",)
 
 
 def resources(cfg: Profile) -> list[Resource]:
-    from .experiment import load_config
+    from .config import load as load_config
     from .gluecos_data import TASKS
 
     ac = load_config(cfg)
     out = [
-        Resource(NB, "model", "alignment.backbone", ac.backbone, key=("alignment", "backbone"), files=MODEL_FILES,
-                 local_name=f"models/{ac.backbone.split('/')[-1]}"),
+        Resource(NB, "model", "alignment.backbones.0.model", ac.backbone.model, key=("alignment", "backbones", 0, "model"),
+                 files=MODEL_FILES, local_name=f"models/{ac.backbone.model.split('/')[-1]}"),
         Resource(NB, "dataset", "alignment.parallel_source", ac.parallel_source, key=("alignment", "parallel_source"),
                  repo_type="dataset", local_name=f"datasets/{ac.parallel_source.split('/')[-1]}"),
         Resource(NB, "file", "alignment.lexicon_source", ac.lexicon_source, key=("alignment", "lexicon_source"),

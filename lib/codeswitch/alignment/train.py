@@ -18,6 +18,13 @@ Where a parallel corpus has no alignment file, :func:`extract_alignments` derive
 word alignments from the (initial) encoder itself with awesome-align's recipe.
 
 The losses are :mod:`codeswitch.alignment.loss`; this module only embeds text.
+
+:func:`train_alignment` is a hand-written loop, not the HF ``Trainer``, because the
+method needs what the ``Trainer`` does not do: a second, frozen reference model
+``f0`` inside the loss (Eq. 2's regulariser), early stopping on the validation *loss*
+with the best epoch's trainable weights restored in memory (no checkpoint on disk),
+and the released scripts' optimizer (AdamW, betas (0.9, 0.98), no schedule).  It
+takes the :class:`~codeswitch.alignment.config.AlignRun` spec as it is.
 """
 
 from __future__ import annotations
@@ -27,11 +34,12 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Sequence
 
 import torch
 from torch import Tensor, nn
 
+from .config import MODES, OBJECTIVES, AlignRun
 from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
 from ..core.progress import progress
@@ -40,7 +48,6 @@ from ..core.runs import atomic_directory
 __all__ = [
     "MODES",
     "OBJECTIVES",
-    "AlignmentArgs",
     "Aligner",
     "Batch",
     "encode_words",
@@ -51,34 +58,6 @@ __all__ = [
     "load_aligner",
 ]
 
-MODES = ("all_layers", "linear_head")
-OBJECTIVES = ("sentence", "word")
-
-
-@dataclass(frozen=True)
-class AlignmentArgs:
-    """Hyperparameters of one alignment training run."""
-
-    mode: Literal["all_layers", "linear_head"] = "all_layers"
-    objective: Literal["sentence", "word"] = "sentence"  # Lc or Lm
-    lr: float = 5e-5
-    temperature: float = 0.001  # τ (Lc only)
-    reg_weight: float = 0.1  # η
-    batch_size: int = 8
-    max_epochs: int = 10
-    patience: int = 10  # epochs without a lower validation loss before stopping
-    max_length: int = 128  # sub-words per sentence, [CLS] and [SEP] included (released: 128)
-    sentence_vector: Literal["cls", "pooler"] = "cls"  # "pooler": the released linear-head script's BERT pooler output
-    contrastive_variant: Literal["released", "paper"] = "released"
-    word_reg_on: Literal["cls", "words"] = "cls"  # Lm's regulariser: Eq. 2 on [CLS] vectors, or on the aligned words
-    weight_decay: float = 0.0  # released: 0.0, betas (0.9, 0.98), eps 1e-8
-    max_grad_norm: float | None = None  # released: no clipping
-
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
 
 
 # --------------------------------------------------------------------------- model
@@ -195,7 +174,7 @@ def _batches(n: int, batch_size: int, generator: torch.Generator | None) -> list
     return [order[k : k + batch_size] for k in range(0, n, batch_size)]
 
 
-def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokenizer, args: AlignmentArgs, device) -> dict[str, Tensor]:
+def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokenizer, args: AlignRun, device) -> dict[str, Tensor]:
     en = encode_words(tokenizer, [words(data.pairs[k][0]) for k in idx], args.max_length).to(device)
     hi = encode_words(tokenizer, [words(data.pairs[k][1]) for k in idx], args.max_length).to(device)
     x_tok, x, x0_tok, x0 = aligner.with_reference(en.input_ids, en.attention_mask)  # (B, Tx, H), (B, H), f0's twice
@@ -220,7 +199,7 @@ def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokeni
     return word_alignment_loss(xs, ys, anchors, anchors0, reg_weight=args.reg_weight)
 
 
-def _mean_loss(aligner: Aligner, data: ParallelData, tokenizer, args: AlignmentArgs, device) -> float:
+def _mean_loss(aligner: Aligner, data: ParallelData, tokenizer, args: AlignRun, device) -> float:
     aligner.eval()
     total, n = 0.0, 0
     with torch.no_grad():
@@ -235,17 +214,12 @@ def train_alignment(
     tokenizer,
     train: ParallelData,
     valid: ParallelData,
-    args: AlignmentArgs,
+    args: AlignRun,
     *,
-    seed: int,
     device: torch.device | str = "cpu",
-    amp_dtype: torch.dtype | None = None,
     desc: str = "align",
 ) -> dict:
-    """Train ``aligner`` with Lc or Lm; early stopping on the validation loss; best weights restored.
-
-    ``amp_dtype`` (the profile's :meth:`~codeswitch.core.profiles.Profile.amp_dtype`): the
-    encoder runs under that autocast (bf16; fp16 with dynamic loss scaling); ``None`` = fp32.
+    """Train ``aligner`` with Lc or Lm as the spec ``args`` says; early stopping on the validation loss; best weights restored.
 
     Returns the history: ``{"train_loss": [...], "valid_loss": [...], "best_epoch", "best_valid_loss",
     "initial_valid_loss", "epochs_run", "steps"}`` (epochs 1-based; ``best_epoch`` 0 = the initial
@@ -257,15 +231,16 @@ def train_alignment(
     if aligner.frozen is not None:
         aligner.frozen.to(device)
     params = [p for p in aligner.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay, foreach=True)
-    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay, foreach=True)
+    generator = torch.Generator().manual_seed(args.seed)
+    amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]  # the spec's resolved precision
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
-    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)  # fp16: dynamic loss scaling
     with autocast():
         best_loss = _mean_loss(aligner, valid, tokenizer, args, device)
     history = {"train_loss": [], "valid_loss": [], "initial_valid_loss": best_loss, "best_epoch": 0, "steps": 0}
     best_state, bad_epochs = aligner.trainable_state(), 0
-    for epoch in progress(range(1, args.max_epochs + 1), desc=desc, unit="epoch"):
+    for epoch in progress(range(1, args.num_train_epochs + 1), desc=desc, unit="epoch"):
         aligner.train()
         running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
         for idx in _batches(len(train), args.batch_size, generator):
@@ -306,11 +281,11 @@ def extract_alignments(
     tokenizer,
     pairs: Sequence[tuple[str, str]],
     *,
-    layer: int = 8,
-    softmax_threshold: float = 1e-3,
-    prob_threshold: float | None = None,
+    layer: int,
+    softmax_threshold: float,
+    prob_threshold: float | None,
+    max_length: int,
     batch_size: int = 32,
-    max_length: int = 128,
     device: torch.device | str = "cpu",
 ) -> list[list[tuple[int, int]]]:
     """Word alignments from an encoder's own sub-word similarities (awesome-align, Dou & Neubig 2021).

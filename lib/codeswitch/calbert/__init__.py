@@ -1,3 +1,14 @@
-"""CalBERT (notebook 07): ``data`` (the Siamese pre-training pairs), ``train``
-(Siamese pre-training and classifier fine-tuning), ``experiment``.
+"""CalBERT (notebook 07): ``config`` (the ``calbert`` section and the run specs of its two
+stages), ``data`` (the Siamese pre-training pairs), ``train`` (Siamese pre-training and
+classifier fine-tuning), ``experiment`` (plan, run, tables, figures).
+
+The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
+
+    from codeswitch import calbert as CB
+    specs = CB.plan(profile); results = CB.run(profile); CB.tables(results, profile); CB.figures(results, profile)
 """
+
+from .config import Config, FinetuneRun, PretrainRun
+from .experiment import figures, plan, run, run_one, stages, tables
+
+__all__ = ["Config", "PretrainRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures"]

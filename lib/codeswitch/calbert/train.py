@@ -36,21 +36,19 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from .config import OBJECTIVES, FinetuneRun, PretrainRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
 from ..core.runs import atomic_directory
+from ..core.training import quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers, set_seed
 
 __all__ = [
-    "OBJECTIVES",
-    "SiameseArgs",
-    "FinetuneArgs",
     "build_siamese_model",
     "siamese_pretrain",
     "alignment_diagnostics",
@@ -58,51 +56,8 @@ __all__ = [
     "classification_metrics",
 ]
 
-OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
-
-
-@dataclass(frozen=True)
-class SiameseArgs:
-    """Siamese pre-training hyperparameters; defaults = CalBERT Table 3 (+ the released code's batch size)."""
-
-    epochs: float = 10
-    batch_size: int = 16  # not in Table 3; the released pre-training script uses 16
-    learning_rate: float = 2.5e-5
-    warmup_steps: int = 100
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
-    max_seq_length: int = 128  # not stated in the paper
-    mnrl_scale: float = 20.0  # the in-batch-negatives variant only: 1 / temperature
-
-    def __post_init__(self):
-        if self.epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
-            raise ValueError(f"bad Siamese pre-training settings: {self}")
-
-
-@dataclass(frozen=True)
-class FinetuneArgs:
-    """Classification fine-tuning hyperparameters; defaults = CalBERT Table 5 (SAIL 2017)."""
-
-    learning_rate: float = 2e-6
-    train_batch_size: int = 4
-    eval_batch_size: int = 4
-    epochs: float = 15
-    weight_decay: float = 0.08
-    max_seq_length: int = 128  # not stated in the paper
-    warmup_steps: int = 0  # not stated in the paper: the Trainer's default
-
-    def __post_init__(self):
-        if self.epochs <= 0 or self.train_batch_size < 1 or self.eval_batch_size < 1:
-            raise ValueError(f"bad fine-tuning settings: {self}")
-
 
 # --------------------------------------------------------------------------- helpers
-def _precision_flags(amp_dtype) -> dict:
-    import torch
-
-    return {"bf16": amp_dtype == torch.bfloat16, "fp16": amp_dtype == torch.float16}
-
-
 def _epoch_printer(desc: str, epochs: float):
     """A Trainer callback printing one line per epoch (the Trainer's own tqdm and log printer are removed)."""
     from transformers import TrainerCallback
@@ -116,23 +71,6 @@ def _epoch_printer(desc: str, epochs: float):
 
 
 # --------------------------------------------------------------------------- Siamese pre-training
-def _siamese_trainer_class():
-    from sentence_transformers import SentenceTransformerTrainer
-
-    class SiameseTrainer(SentenceTransformerTrainer):
-        """``SentenceTransformerTrainer`` without the model-card callback.
-
-        What is kept is the bare transformer (a Hugging Face folder), not a
-        sentence-transformers model with a card; the callback would only spend
-        time sampling widget examples and dataset statistics.
-        """
-
-        def add_model_card_callback(self, default_args_dict):  # noqa: D401 - sentence-transformers hook
-            return None
-
-    return SiameseTrainer
-
-
 def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "cpu"):
     """The Siamese network: one shared ``Transformer`` module + mean ``Pooling`` (Figure 1)."""
     from sentence_transformers import SentenceTransformer
@@ -145,19 +83,16 @@ def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "
 
 
 def siamese_pretrain(
+    spec: PretrainRun,
     model_path: str,
     pairs: Sequence[Pair],
     *,
-    objective: str,
-    args: SiameseArgs,
-    seed: int,
     output_dir: str | Path,
     device: str = "cpu",
-    amp_dtype=None,
     heldout: Sequence[Pair] = (),
     desc: str = "siamese",
 ) -> dict:
-    """Siamese-pre-train ``model_path`` on ``pairs``; save the adapted transformer to ``output_dir``.
+    """Siamese-pre-train ``model_path`` on ``pairs`` as ``spec`` says; save the adapted transformer to ``output_dir``.
 
     ``output_dir`` receives an ordinary Hugging Face folder (``config.json``,
     ``model.safetensors``, tokenizer files) that ``AutoModel*.from_pretrained``
@@ -166,55 +101,38 @@ def siamese_pretrain(
     and, when ``heldout`` pairs are given, :func:`alignment_diagnostics` before and
     after pre-training.
     """
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainingArguments
-    from sentence_transformers.sentence_transformer import losses
-    from transformers import PrinterCallback
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
-    if objective not in OBJECTIVES:
-        raise ValueError(f"unknown Siamese objective {objective!r}; known: {OBJECTIVES}")
     if len(pairs) < 2:
         raise ValueError(f"Siamese pre-training needs at least 2 pairs, got {len(pairs)}")
-    set_seed(seed)  # before the model is built: nothing random in it today, but cheap insurance
-    model = build_siamese_model(model_path, max_seq_length=args.max_seq_length, device=device)
+    set_seed(spec.seed)  # before the model is built: nothing random in it today, but cheap insurance
+    model = build_siamese_model(model_path, max_seq_length=spec.max_seq_length, device=device)
     before = alignment_diagnostics(model, heldout) if heldout else {}
-
-    columns = {"english": [p.english for p in pairs], "codemixed": [p.codemixed for p in pairs]}
-    if objective == "cosine":
-        columns["label"] = [1.0] * len(pairs)  # every pair is a translation: maximal similarity
-        loss = losses.CosineSimilarityLoss(model)
-    else:
-        loss = losses.MultipleNegativesRankingLoss(model, scale=args.mnrl_scale)
-    train = Dataset.from_dict(columns)
+    train, loss = siamese_objective(spec, model, pairs)
 
     output_dir = Path(output_dir)
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".trainer.", dir=output_dir.parent) as scratch:
-        targs = SentenceTransformerTrainingArguments(
-            output_dir=scratch,
-            num_train_epochs=args.epochs,
-            per_device_train_batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            warmup_steps=args.warmup_steps,
-            weight_decay=args.weight_decay,
-            max_grad_norm=args.max_grad_norm,
+        targs = training_arguments(
+            output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
+            args_class=SentenceTransformerTrainingArguments,
+            num_train_epochs=spec.num_train_epochs,
+            learning_rate=spec.learning_rate,
+            warmup_steps=spec.warmup_steps,
+            weight_decay=spec.weight_decay,
+            max_grad_norm=spec.max_grad_norm,
             optim="adamw_torch_fused",
             lr_scheduler_type="linear",  # sentence-transformers' WarmupLinear, as model.fit used
-            seed=seed,
-            data_seed=seed,
             logging_strategy="epoch",
             save_strategy="no",
-            report_to="none",
-            disable_tqdm=True,
-            use_cpu=device == "cpu",
-            dataloader_num_workers=0,
-            **_precision_flags(amp_dtype),
+            dataloader_num_workers=0,  # the pairs are raw text, tokenised in the collator: no worker process pays off
+            dataloader_persistent_workers=False,
         )
         with quiet_transformers():
-            trainer = _siamese_trainer_class()(
-                model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, args.epochs)]
+            # the quiet trainer: no model card (what is kept is the bare transformer, an HF folder)
+            trainer = quiet_trainer(SentenceTransformerTrainer)(
+                model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, spec.num_train_epochs)]
             )
-            trainer.remove_callback(PrinterCallback)  # it prints raw log dicts when tqdm is off
             out = trainer.train()
         with atomic_directory(output_dir) as tmp, quiet_transformers():
             model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
@@ -223,6 +141,22 @@ def siamese_pretrain(
     result.update({f"{k}_before": v for k, v in before.items()})
     result.update({f"{k}_after": v for k, v in after.items()})
     return result
+
+
+def siamese_objective(spec: PretrainRun, model, pairs: Sequence[Pair]):
+    """``(dataset, loss)`` of ``spec.objective`` on ``pairs``: label 1 with ``CosineSimilarityLoss``, or in-batch negatives."""
+    from datasets import Dataset
+    from sentence_transformers.sentence_transformer import losses
+
+    if spec.objective not in OBJECTIVES:
+        raise ValueError(f"unknown Siamese objective {spec.objective!r}; known: {OBJECTIVES}")
+    columns = {"english": [p.english for p in pairs], "codemixed": [p.codemixed for p in pairs]}
+    if spec.objective == "cosine":
+        columns["label"] = [1.0] * len(pairs)  # every pair is a translation: maximal similarity
+        loss = losses.CosineSimilarityLoss(model)
+    else:
+        loss = losses.MultipleNegativesRankingLoss(model, scale=spec.mnrl_scale)
+    return Dataset.from_dict(columns), loss
 
 
 def alignment_diagnostics(model, pairs: Sequence[Pair], batch_size: int = 64) -> dict:
@@ -256,17 +190,15 @@ def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int]) -> dict
 
 
 def finetune_classifier(
+    spec: FinetuneRun,
     model_path: str,
     splits: Mapping[str, Sequence[SentimentExample]],
     *,
-    args: FinetuneArgs,
-    seed: int,
     device: str = "cpu",
-    amp_dtype=None,
     labels: Sequence[str] = LABELS,
     desc: str = "finetune",
 ) -> dict:
-    """Fine-tune a sequence classifier on ``splits["train"]``; evaluate on every other labelled split.
+    """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
     ``validation`` and, when its labels are known, ``test``.
@@ -276,12 +208,10 @@ def finetune_classifier(
         AutoModelForSequenceClassification,
         AutoTokenizer,
         DataCollatorWithPadding,
-        PrinterCallback,
         Trainer,
-        TrainingArguments,
     )
 
-    set_seed(seed)  # the classifier head is initialised from this seed
+    set_seed(spec.seed)  # the classifier head is initialised from this seed
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(model_path)
         model = AutoModelForSequenceClassification.from_pretrained(
@@ -293,41 +223,34 @@ def finetune_classifier(
 
     def encode(examples: Sequence[SentimentExample]):
         # Tokenised up front, not with Dataset.map: map would hash the tokenizer (seconds per call).
-        enc = tokenizer([e.text for e in examples], truncation=True, max_length=args.max_seq_length)
+        enc = tokenizer([e.text for e in examples], truncation=True, max_length=spec.max_seq_length)
         return Dataset.from_dict(dict(enc) | {"labels": [e.label for e in examples]})
 
     evaluated = {name: ex for name, ex in splits.items() if name != "train" and ex and all(e.label is not None for e in ex)}
     with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
-        targs = TrainingArguments(
-            output_dir=scratch,
-            num_train_epochs=args.epochs,
-            per_device_train_batch_size=args.train_batch_size,
-            per_device_eval_batch_size=args.eval_batch_size,
-            learning_rate=args.learning_rate,
-            weight_decay=args.weight_decay,
-            warmup_steps=args.warmup_steps,
+        targs = training_arguments(
+            output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
+            num_train_epochs=spec.num_train_epochs,
+            per_device_eval_batch_size=spec.per_device_eval_batch_size,
+            learning_rate=spec.learning_rate,
+            weight_decay=spec.weight_decay,
+            warmup_steps=spec.warmup_steps,
             optim="adamw_torch_fused",
-            seed=seed,
-            data_seed=seed,
             logging_strategy="epoch",
             eval_strategy="no",
             save_strategy="no",
-            report_to="none",
-            disable_tqdm=True,
-            use_cpu=device == "cpu",
-            dataloader_num_workers=0,
-            **_precision_flags(amp_dtype),
+            dataloader_num_workers=0,  # short sentences tokenised up front: no worker process pays off
+            dataloader_persistent_workers=False,
         )
         with quiet_transformers():
-            trainer = Trainer(
+            trainer = quiet_trainer(Trainer)(
                 model=model,
                 args=targs,
                 train_dataset=encode(splits["train"]),
                 data_collator=DataCollatorWithPadding(tokenizer),
                 processing_class=tokenizer,
-                callbacks=[_epoch_printer(desc, args.epochs)],
+                callbacks=[_epoch_printer(desc, spec.num_train_epochs)],
             )
-            trainer.remove_callback(PrinterCallback)
             trainer.train()
             results = {}
             for name, examples in evaluated.items():

@@ -501,8 +501,8 @@ PLANS: dict[str, tuple[tuple[str, ...], ...]] = {
     "05": (("codeswitch.contrastivemix.experiment", "plan"),),
     "06": (("codeswitch.alignment.experiment", "plan_alignment"), ("codeswitch.alignment.experiment", "plan_finetuning")),
     "07": (
-        ("codeswitch.calbert.experiment", "plan_pretraining", "_pretrain_cache"),
-        ("codeswitch.calbert.experiment", "plan_finetuning", "_finetune_cache"),
+        ("codeswitch.calbert.experiment", "plan_pretraining", "pretrain_cache"),
+        ("codeswitch.calbert.experiment", "plan_finetuning", "finetune_cache"),
     ),
 }
 

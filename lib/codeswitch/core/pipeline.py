@@ -277,8 +277,8 @@ SECTION_LOADERS = {
     "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.config", "load"),
     "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
-    "alignment": ("codeswitch.alignment.experiment", "load_config"),
-    "calbert": ("codeswitch.calbert.experiment", "settings"),
+    "alignment": ("codeswitch.alignment.config", "load"),
+    "calbert": ("codeswitch.calbert.config", "load"),
 }
 
 

@@ -1,0 +1,281 @@
+"""The ``alignment`` section of a profile (:class:`Config`) and the run specs of its stages.
+
+Defaults are the paper's / the authors' released scripts', written here only.  Field
+names follow Hugging Face's ``TrainingArguments`` where they mean the same thing
+(``learning_rate``, ``num_train_epochs`` — with early stopping, the most epochs run —,
+``warmup_ratio``, ``weight_decay``, ``max_grad_norm``, ``per_device_eval_batch_size``);
+``batch_size`` is the batch of one optimizer step (the loops here run on one device).
+The older spellings (``lr``, ``max_epochs``, ``epochs``, ``eval_batch_size``) are
+errors naming the new key.  The backbone is a list of ``{name, model}`` (the one
+backbone schema of every section) holding exactly one backbone: the tables compare
+alignment objectives on one encoder.  The older ``backbone: <ref>`` is converted.
+
+Stages (each a spec type, run in this order; later stages read what earlier ones wrote):
+
+1. :class:`AlignRun` — one alignment training (Lc or Lm, data, script, mode); its
+   aligned weights are a folder the later stages read.
+2. :class:`FinetuneRun` — one GLUECoS fine-tuning of a table cell; it holds the
+   :class:`AlignRun` it starts from (or ``None``), whose key is part of its own.
+3. :class:`FigureRun` — the t-SNE of Figure 3.1, before and after one alignment.
+
+:class:`ExtractionRun` is the awesome-align extraction check the notebook shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import ConfigError
+
+SECTION = "alignment"
+MODES = ("all_layers", "linear_head")
+OBJECTIVES = ("sentence", "word")
+
+
+@dataclass(frozen=True)
+class Backbone:
+    name: str  # a label
+    model: str  # hub id, local folder, or tiny-*
+
+
+@dataclass(frozen=True)
+class AlignModeConfig:
+    """Alignment-training settings of one mode (released defaults per mode, in :class:`Config`)."""
+
+    learning_rate: float
+    temperature: float  # τ of Lc
+    reg_weight: float  # η of Lc (and of Lm unless word_reg_weight is set)
+    batch_size: int
+    num_train_epochs: int  # the most epochs: early stopping may end sooner
+    patience: int  # early stopping on the validation loss
+    word_reg_weight: float | None = None  # η of Lm; None: the same as reg_weight (the paper tuned it, values unpublished)
+    weight_decay: float = 0.0  # released: 0.0 (AdamW, betas (0.9, 0.98), eps 1e-8)
+    max_grad_norm: float | None = None  # released: no clipping
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """GLUECoS fine-tuning settings of one task (the authors' scripts; per task in :class:`Config`)."""
+
+    num_train_epochs: int
+    batch_size: int
+    learning_rate: float
+    max_length: int  # sub-words, special tokens included
+    warmup_ratio: float = 0.1  # GLUECoS: t_total // 10 (run_squad: 0)
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    per_device_eval_batch_size: int = 64
+    doc_stride: int = 128  # QA: overlap of context windows
+    max_answer_length: int = 30  # QA: longest answer span, in tokens
+    selection: Literal["best_dev_epoch", "last_epoch"] = "best_dev_epoch"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``alignment`` section of a profile.  Defaults are the paper's / released code's settings."""
+
+    backbones: tuple[Backbone, ...] = (Backbone("mBERT", "bert-base-multilingual-cased"),)
+    # Parallel text: "synthetic" (shipped smoke set), a local folder (<split>.tsv [+ <split>_alignments]), or a hub id.
+    parallel_source: str = "cfilt/iitb-english-hindi"
+    parallel_train_size: int | None = 50000  # first N pairs of the train split (the authors' subset size is unpublished)
+    parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
+    # Lexicon: "synthetic", a local MUSE file, or its URL (downloaded once into runs/).
+    lexicon_source: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-hi.txt"
+    lexicon_valid_size: int = 1000  # entries held out (seeded permutation) for early stopping
+    lexicon_train_size: int | None = None
+    alignments: Literal["auto", "extract"] = "auto"  # auto: the alignment file where there is one, else extract
+    align_layer: int = 8  # awesome-align's layer for mBERT
+    softmax_threshold: float = 1e-3  # awesome-align's default
+    align_prob_threshold: float | None = 0.9  # §2.2: "filter ... alignment prediction probability (set to 0.9)"
+    all_layers: AlignModeConfig = AlignModeConfig(learning_rate=5e-5, temperature=0.001, reg_weight=0.1, batch_size=8,
+                                                  num_train_epochs=10, patience=10)
+    linear_head: AlignModeConfig = AlignModeConfig(learning_rate=1e-3, temperature=0.01, reg_weight=100.0, batch_size=512,
+                                                   num_train_epochs=100, patience=10)
+    max_length: int = 128  # sub-words per sentence during alignment (released: 128)
+    sentence_vector: Literal["cls", "pooler"] = "cls"
+    contrastive_variant: Literal["released", "paper"] = "released"
+    word_reg_on: Literal["cls", "words"] = "cls"
+    align_seed: int | None = None  # None: the profile's first seed
+    # GLUECoS: "synthetic" (shipped look-alikes) or Data/Processed_Data (relative paths: from the project root).
+    gluecos_dir: str = "data/GLUECoS/Data/Processed_Data"
+    task_subdirs: dict[str, str] = field(default_factory=dict)  # e.g. {"sentiment": "Sentiment_EN_HI/Romanized"}
+    # GLUECoS fine-tuning, the authors' scripts: train_sentence.sh, train_token.sh, train_qa.sh.
+    # (A YAML section for one of these replaces all of it: restate every field.)
+    sentiment: TaskConfig = TaskConfig(num_train_epochs=10, batch_size=16, learning_rate=1.5e-5, max_length=256)
+    ner: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=16, learning_rate=5e-5, max_length=256)
+    qa: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=4, learning_rate=1.5e-5, max_length=512, warmup_ratio=0.0,
+                                doc_stride=128)
+    seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds
+    figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
+    tsne_perplexity: float = 30.0
+
+    def __post_init__(self):
+        if len(self.backbones) != 1:
+            raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
+                             f"got {[b.name for b in self.backbones]}")
+
+    @property
+    def backbone(self) -> Backbone:
+        return self.backbones[0]
+
+    def mode(self, name: str) -> AlignModeConfig:
+        return {"all_layers": self.all_layers, "linear_head": self.linear_head}[name]
+
+
+# keys renamed to Hugging Face's names: the old spelling is an error that names the new one
+RENAMED_MODE = {"lr": "learning_rate", "max_epochs": "num_train_epochs"}
+RENAMED_TASK = {"epochs": "num_train_epochs", "lr": "learning_rate", "eval_batch_size": "per_device_eval_batch_size"}
+RENAMED = {"all_layers": RENAMED_MODE, "linear_head": RENAMED_MODE, "sentiment": RENAMED_TASK, "ner": RENAMED_TASK, "qa": RENAMED_TASK}
+
+
+def _prepare(raw: dict, where: str) -> dict:
+    """Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form."""
+    for sub, renamed in RENAMED.items():
+        section = raw.get(sub)
+        if isinstance(section, Mapping):
+            for old, new in renamed.items():
+                if old in section:
+                    raise ConfigError(f"{where}: key '{SECTION}.{sub}.{old}' is now '{SECTION}.{sub}.{new}'; rename it")
+    if "backbone" in raw:
+        if raw.get("backbones") is not None:
+            raise ConfigError(f"{where}: give '{SECTION}.backbones' (a list of {{name, model}}) or the older 'backbone', not both")
+        raw = {k: v for k, v in raw.items() if k != "backbones"}
+        ref = raw.pop("backbone")
+        if not isinstance(ref, str):
+            raise ConfigError(f"{where}: key '{SECTION}.backbone': expected a model reference; got {ref!r}")
+        raw = dict(raw, backbones=[{"name": ref, "model": ref}])
+    backbones = raw.get("backbones")
+    if backbones is not None and not isinstance(backbones, (list, tuple)):
+        raise ConfigError(f"{where}: {SECTION}.backbones: expected a list of {{name, model}}; got {backbones!r}")
+    return raw
+
+
+def load(profile) -> Config:
+    """The profile's ``alignment`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config, prepare=_prepare)
+
+
+# --------------------------------------------------------------------------- the run specs
+@dataclass(frozen=True)
+class AlignRun(RunSpec):
+    """One alignment training (stage 1), passed as it is to :func:`codeswitch.alignment.train.train_alignment`.
+
+    Its key names the folder of its aligned weights (``aligned/<key hash>/``).
+    ``reg_weight`` is the η this objective uses (Lm's own where one is set).
+    """
+
+    experiment: str
+    stage: str
+    model: str
+    data: str  # "parallel" | "lexicon"
+    source: str
+    script: str  # "devanagari" | "roman"
+    mode: str  # "all_layers" | "linear_head"
+    objective: str  # "sentence" (Lc) | "word" (Lm)
+    learning_rate: float
+    temperature: float
+    reg_weight: float
+    batch_size: int
+    num_train_epochs: int
+    patience: int
+    weight_decay: float
+    max_length: int
+    sentence_vector: str
+    contrastive_variant: str
+    word_reg_on: str
+    seed: int
+    precision: str  # resolved: fp32 | bf16 | fp16 (the profile's; a bf16 run is not an fp32 one)
+    files: str | None = None  # content hash of the shipped synthetic set; None: a hub id, URL or path (keyed by name)
+    train_size: int | None = None
+    valid_size: int | None = None
+    max_grad_norm: float | None = None
+    # word objective only: where its word alignments come from
+    alignments: str | None = None  # "auto" | "extract"
+    align_layer: int | None = None
+    softmax_threshold: float | None = None
+    align_prob_threshold: float | None = None
+    backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"data": self.source, "model": self.model}
+
+
+@dataclass(frozen=True)
+class FinetuneRun(RunSpec):
+    """One GLUECoS fine-tuning (stage 2), passed as it is to :func:`codeswitch.alignment.gluecos_train.finetune`."""
+
+    experiment: str
+    stage: str
+    task: str
+    gluecos_dir: str
+    subdir: str
+    model: str
+    alignment: AlignRun | None  # the alignment it starts from (None: the encoder as it is)
+    random_head: bool  # "Baseline (rand)": an untrained linear head
+    seed: int
+    precision: str  # resolved: fp32 | bf16 | fp16
+    num_train_epochs: int
+    batch_size: int
+    learning_rate: float
+    max_length: int
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float
+    per_device_eval_batch_size: int
+    doc_stride: int
+    max_answer_length: int
+    selection: str
+    files: str | None = None  # content hash of the shipped synthetic GLUECoS; None: keyed by its folder name
+    backbone_id: str | None = None
+    table: str = not_in_key("")  # display: the table and row this cell belongs to
+    row: str = not_in_key("")
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"data": self.gluecos_dir, "model": self.model}
+
+    def key(self) -> dict[str, Any]:
+        k = super().key()
+        k["alignment"] = None if self.alignment is None else self.alignment.key()
+        return k
+
+
+@dataclass(frozen=True)
+class FigureRun(RunSpec):
+    """Figure 3.1 (stage 3): t-SNE of the word vectors before and after ``alignment``."""
+
+    experiment: str
+    stage: str
+    model: str
+    alignment: AlignRun
+    sentences: str  # hash of the figure's sentence file
+    perplexity: float
+    seed: int
+    backbone_id: str | None = None
+    system: str = not_in_key("")  # display: the Table 3.1 row shown
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"model": self.model}
+
+    def key(self) -> dict[str, Any]:
+        return super().key() | {"alignment": self.alignment.key()}
+
+
+@dataclass(frozen=True)
+class ExtractionRun(RunSpec):
+    """awesome-align extraction from the initial encoder vs the alignment file (a diagnostic)."""
+
+    experiment: str
+    stage: str
+    model: str
+    source: str
+    n: int
+    thresholds: tuple[float | None, ...]
+    align_layer: int
+    softmax_threshold: float
+    max_length: int
+    backbone_id: str | None = None
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"data": self.source, "model": self.model}

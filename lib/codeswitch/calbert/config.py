@@ -1,0 +1,242 @@
+"""The ``calbert`` section of a profile (:class:`Config`) and the run specs of its two stages.
+
+Defaults are the paper's: Table 3 (Siamese pre-training), Table 5 (SAIL 2017),
+Table 11 (IITP product reviews), written here only.  Field names follow Hugging
+Face's ``TrainingArguments`` where they mean the same thing (``num_train_epochs``,
+``learning_rate``, ``warmup_steps``, ``weight_decay``, ``max_grad_norm``,
+``per_device_eval_batch_size``).  ``batch_size`` is the *total* training batch, split
+over the devices by :func:`codeswitch.core.training.training_arguments` — not a
+per-device size, so it keeps its own name (as in ``glue``).
+
+Backbones are a list of ``{name, model}`` (the one backbone schema of every
+section).  The older spellings (``ref``, ``epochs``, ``train_batch_size``,
+``eval_batch_size``) are errors naming the new key.
+
+Two stages, two spec types: :class:`PretrainRun` (one Siamese pre-training of a
+backbone with an objective; its adapted transformer is a checkpoint folder that the
+fine-tuning runs read) and :class:`FinetuneRun` (one sentiment fine-tuning; it holds
+the :class:`PretrainRun` it starts from, whose key enters its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import ConfigError
+
+SECTION = "calbert"
+OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
+VARIANTS = ("none",) + OBJECTIVES  # "none": the backbone fine-tuned directly
+PAIR_FIELDS = ("transliteration", "cleaned-transliteration")
+
+
+@dataclass(frozen=True)
+class Backbone:
+    name: str  # the row label: "BERT", "RoBERTa", ...
+    model: str  # hub id or local folder (or a tiny-* name)
+
+
+PAPER_BACKBONES = (
+    Backbone("BERT", "bert-base-uncased"),
+    Backbone("RoBERTa", "roberta-base"),
+    Backbone("DistilBERT", "distilbert-base-uncased"),
+    Backbone("XLM-RoBERTa", "xlm-roberta-base"),
+    Backbone("IndicBERT", "ai4bharat/indic-bert"),
+)
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    """Siamese pre-training: CalBERT Table 3 (+ the released code's batch size) and where the pairs come from."""
+
+    # A JSON file/folder in the released layout, an english<TAB>hindi file, a hub id of a
+    # parallel en-hi corpus (Hindi romanised to ITRANS), or "shipped" (the smoke set).
+    pairs: str = "cfilt/iitb-english-hindi"
+    pair_field: str = "transliteration"  # released code; "cleaned-transliteration" is the other field
+    # The paper pre-trains on its 147,731 scraped social-media sentences (Table 1); the same
+    # number of IITB pairs is drawn at random.  None: every pair of the source.
+    max_pairs: int | None = 147_731
+    heldout_pairs: int = 1000  # kept out of training, for the alignment diagnostics
+    num_train_epochs: float = 10
+    batch_size: int = 16  # total; not in Table 3, the released pre-training script uses 16
+    learning_rate: float = 2.5e-5
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    max_seq_length: int = 128  # not stated in the paper
+    mnrl_scale: float = 20.0  # the in-batch-negatives variant only: 1 / temperature
+
+    def __post_init__(self):
+        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
+            raise ValueError(f"bad Siamese pre-training settings: {self}")
+        if self.pair_field not in PAIR_FIELDS:
+            raise ValueError(f"pretrain.pair_field must be one of {PAIR_FIELDS}, got {self.pair_field!r}")
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Sentiment fine-tuning of one task; defaults = CalBERT Table 5 (SAIL 2017)."""
+
+    source: str = ""  # a local folder in the task's layout, or "shipped" (the smoke set)
+    variants: tuple[str, ...] = VARIANTS
+    romanise: bool = False  # Devanagari -> ITRANS before tokenising
+    learning_rate: float = 2e-6
+    batch_size: int = 4  # total training batch
+    per_device_eval_batch_size: int = 4
+    num_train_epochs: float = 15
+    weight_decay: float = 0.08
+    max_seq_length: int = 128  # not stated in the paper
+    warmup_steps: int = 0  # not stated in the paper: the Trainer's default
+
+    def __post_init__(self):
+        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.per_device_eval_batch_size < 1:
+            raise ValueError(f"bad fine-tuning settings: {self}")
+        bad = [v for v in self.variants if v not in VARIANTS]
+        if bad:
+            raise ValueError(f"unknown variant(s) {bad}; known: {list(VARIANTS)}")
+
+
+@dataclass(frozen=True)
+class SailConfig(TaskConfig):
+    """SAIL 2017 Hindi–English sentiment (GLUECoS layout), Table 5's settings (the :class:`TaskConfig` defaults)."""
+
+    source: str = "data/sail2017"
+
+
+@dataclass(frozen=True)
+class IitpConfig(TaskConfig):
+    """IndicGLUE IITP product reviews, romanised to ITRANS, Table 11's settings."""
+
+    source: str = "data/iitp-product-reviews"
+    romanise: bool = True
+    batch_size: int = 16
+    per_device_eval_batch_size: int = 16
+    num_train_epochs: float = 50
+    weight_decay: float = 0.02
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``calbert`` section of a profile."""
+
+    backbones: tuple[Backbone, ...] = PAPER_BACKBONES
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+    sail: SailConfig = field(default_factory=SailConfig)
+    iitp: IitpConfig = field(default_factory=IitpConfig)
+    seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds (paper: 10 runs)
+    pretrain_seed: int | None = None  # None: the first fine-tuning seed
+    itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
+
+    def __post_init__(self):
+        names = [b.name for b in self.backbones]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"backbone names must be present and unique, got {names}")
+
+    def task(self, name: str) -> TaskConfig:
+        return {"sail": self.sail, "iitp": self.iitp}[name]
+
+
+# keys renamed to Hugging Face's names (or the one backbone schema): the old spelling is an error naming the new one
+RENAMED_TASK = {"epochs": "num_train_epochs", "train_batch_size": "batch_size", "eval_batch_size": "per_device_eval_batch_size"}
+RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "iitp": RENAMED_TASK}
+
+
+def _prepare(raw: dict, where: str) -> dict:
+    """Refuse the renamed keys, naming the new one (``calbert.sail.epochs`` → ``num_train_epochs``, ``ref`` → ``model``)."""
+    for sub, renamed in RENAMED.items():
+        section = raw.get(sub)
+        if isinstance(section, Mapping):
+            for old, new in renamed.items():
+                if old in section:
+                    raise ConfigError(f"{where}: key '{SECTION}.{sub}.{old}' is now '{SECTION}.{sub}.{new}'; rename it")
+    backbones = raw.get("backbones")
+    if backbones is not None:
+        if not isinstance(backbones, (list, tuple)):
+            raise ConfigError(f"{where}: {SECTION}.backbones: expected a list of {{name, model}}; got {backbones!r}")
+        for i, b in enumerate(backbones):
+            if isinstance(b, Mapping) and "ref" in b:
+                raise ConfigError(f"{where}: {SECTION}.backbones[{i}]: key 'ref' is now 'model' (the one backbone schema "
+                                  "{name, model}); rename it")
+    return raw
+
+
+def load(profile) -> Config:
+    """The profile's ``calbert`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config, prepare=_prepare)
+
+
+# --------------------------------------------------------------------------- the run specs
+@dataclass(frozen=True)
+class PretrainRun(RunSpec):
+    """One Siamese pre-training of a backbone with an objective (stage 1).
+
+    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    :func:`codeswitch.calbert.train.siamese_pretrain`.  Its key names the checkpoint
+    folder the fine-tuning runs read.
+    """
+
+    experiment: str
+    model: str
+    objective: str  # "cosine" | "mnrl"
+    pairs: str  # the pairs' source
+    pairs_files: str | None  # content hash of the local pairs file(s); None for a hub id
+    pair_field: str
+    max_pairs: int | None  # None (every pair) leaves it out of the key
+    heldout_pairs: int
+    itrans_lowercase: bool
+    num_train_epochs: float
+    batch_size: int  # the total batch over every device
+    learning_rate: float
+    warmup_steps: int
+    weight_decay: float
+    max_grad_norm: float
+    max_seq_length: int
+    seed: int
+    precision: str  # resolved: fp32 | bf16 | fp16
+    mnrl_scale: float | None = None  # mnrl only (the cosine objective does not read it: changing it must not re-run it)
+    backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    backbone: str = not_in_key("")  # the row label (display)
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"pairs": self.pairs, "model": self.model}
+
+
+@dataclass(frozen=True)
+class FinetuneRun(RunSpec):
+    """One sentiment fine-tuning (stage 2): a (task, backbone, variant, seed) cell of Tables 6, 7, 12.
+
+    ``pretrain`` is the Siamese pre-training it starts from (``None``: the backbone
+    itself); its key is part of this one.  Passed as it is to
+    :func:`codeswitch.calbert.train.finetune_classifier`.
+    """
+
+    experiment: str
+    task: str  # "sail" | "iitp"
+    model: str
+    variant: str  # "none" | "cosine" | "mnrl"
+    pretrain: PretrainRun | None
+    source: str  # the task's data folder (or "shipped")
+    data: str  # content hash of its files
+    romanise: bool
+    learning_rate: float
+    batch_size: int  # the total batch over every device
+    per_device_eval_batch_size: int
+    num_train_epochs: float
+    weight_decay: float
+    max_seq_length: int
+    warmup_steps: int
+    seed: int
+    precision: str  # resolved: fp32 | bf16 | fp16
+    itrans_lowercase: bool | None = None  # romanised tasks only
+    backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    backbone: str = not_in_key("")  # the row label (display)
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"data": self.source, "model": self.model}
+
+    def key(self) -> dict[str, Any]:
+        k = super().key()
+        k["pretrain"] = None if self.pretrain is None else self.pretrain.key()
+        return k
