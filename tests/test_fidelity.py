@@ -14,7 +14,7 @@ SECTION_CONFIGS = {
     "koglish": "codeswitch.koglish.experiment:KoglishConfig",
     "glue": "codeswitch.glue.config:Config",
     "concse": "codeswitch.concse.experiment:ConCSEConfig",
-    "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
+    "contrastivemix": "codeswitch.contrastivemix.config:Config",
     "alignment": "codeswitch.alignment.experiment:AlignmentConfig",
     "calbert": "codeswitch.calbert.experiment:CalbertConfig",
 }

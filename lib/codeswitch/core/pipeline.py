@@ -276,7 +276,7 @@ SECTION_LOADERS = {
     "koglish": ("codeswitch.koglish.experiment", "config"),
     "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.experiment", "load_config"),
-    "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
+    "contrastivemix": ("codeswitch.contrastivemix.config", "load"),
     "alignment": ("codeswitch.alignment.experiment", "load_config"),
     "calbert": ("codeswitch.calbert.experiment", "settings"),
 }
