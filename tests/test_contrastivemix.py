@@ -186,7 +186,7 @@ def test_metrics_hand_computed_example():
         "q1": {"d2": 0.9, "d1": 0.5, "d5": 0.1},  # relevant at rank 2 -> RR 1/2, recall 1
         "q2": {"d5": 0.3, "d6": 0.2, "d3": 0.1},  # one of two relevant, at rank 3 -> RR 1/3, recall 1/2
     }  # q3 retrieves nothing -> 0 and 0 (trec_eval -c)
-    per_query = evaluate_run(run, qrels)
+    per_query = evaluate_run(run, qrels, depth=100)
     assert per_query["mrr@100"] == pytest.approx({"q1": 0.5, "q2": 1 / 3, "q3": 0.0})
     assert per_query["recall@100"] == pytest.approx({"q1": 1.0, "q2": 0.5, "q3": 0.0})
     assert mean_scores(per_query) == pytest.approx({"mrr@100": 100 * (0.5 + 1 / 3) / 3, "recall@100": 50.0})
@@ -194,7 +194,7 @@ def test_metrics_hand_computed_example():
 
 def test_metrics_cut_at_depth_100():
     docs = {f"d{i:03d}": 1000.0 - i for i in range(150)}  # d000 best ... d149 worst
-    per_query = evaluate_run({"q": docs}, {"q": {"d120": 1, "d004": 1}})
+    per_query = evaluate_run({"q": docs}, {"q": {"d120": 1, "d004": 1}}, depth=100)
     assert per_query["mrr@100"]["q"] == pytest.approx(1 / 5)
     assert per_query["recall@100"]["q"] == pytest.approx(0.5)  # d120 is ranked 121st
 
@@ -227,7 +227,7 @@ def test_analyze_and_bm25():
     assert analyze("서울을 세운 사람", "ko") == ["서울", "울을", "세운", "사람"]  # CJK-style character bigrams
     assert analyze("北京 is big", "zh") == ["北京", "is", "big"]
     passages = ["the river flows", "a city near the river", "mountains and valleys", "river river river"]
-    out = bm25_rank(passages, {"report": {"q": "river"}, "tune": {"q0": "valleys", "q1": "xyz"}}, "en", depth=10)
+    out = bm25_rank(passages, {"report": {"q": "river"}, "tune": {"q0": "valleys", "q1": "xyz"}}, "en", depth=10, k1=0.9, b=0.4)
     ranking = out["report"]
     assert ranking.indices.shape == (1, 4)
     assert ranking.indices[0, 0] == 3  # the highest term frequency
@@ -255,9 +255,9 @@ def test_fuse_min_max_weight_on_dense():
     sparse = {"q": {2: 7.0, 3: 5.0, 0: 3.0}}  # normalised: 1, 0.5, 0; doc 1 missing -> min -> 0
     runs = _runs("dev", dense, sparse, {"q": {"d0": 1}})
     # weight 0: BM25 order; doc 1 (BM25 min) ties doc 0 at 0 and loses on row number.
-    assert fuse(runs.dense, runs.sparse, 0.0).indices[0, :4].tolist() == [2, 3, 0, 1]
+    assert fuse(runs.dense, runs.sparse, 0.0, depth=100).indices[0, :4].tolist() == [2, 3, 0, 1]
     # weight 1: 0 -> 0 + 1, 1 -> 0 + 5/6, 2 -> 1 + 0, 3 -> 0.5 + 0 (dense min).
-    fused = fuse(runs.dense, runs.sparse, 1.0)
+    fused = fuse(runs.dense, runs.sparse, 1.0, depth=100)
     assert fused.indices[0, :4].tolist() == [0, 2, 1, 3]
     assert fused.scores[0, :4] == pytest.approx([1.0, 1.0, 5 / 6, 0.5])
 
@@ -269,16 +269,16 @@ def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
     test = _runs("test", {"q": {0: 2.0, 1: 1.0, 2: 0.0}}, {"q": {0: 1.5, 1: 2.0, 2: 0.0}}, {"q": {"d0": 1}})
     grid = hybrid_grid(0.5)
     assert grid == [0.0, 0.5, 1.0]
-    honest = evaluate_hybrid(test, dev, grid=grid)
+    honest = evaluate_hybrid(test, dev, grid=grid, depth=100)
     assert honest["tuned_on"] == "dev" and honest["weight"] == 0.0
     assert honest["mean"]["mrr@100"] == pytest.approx(50.0)  # w = 0 on test ranks d0 second
-    released = evaluate_hybrid(test, None, grid=grid, tune_on_report_split=True)
+    released = evaluate_hybrid(test, None, grid=grid, depth=100, tune_on_report_split=True)
     assert released["tuned_on"] == "test" and released["weight"] == 1.0
     assert released["mean"]["mrr@100"] == pytest.approx(100.0)
     with pytest.raises(ValueError, match="refusing to tune"):
-        evaluate_hybrid(test, _runs("test", {"q": {0: 1.0}}, {"q": {0: 1.0}}, {"q": {"d0": 1}}), grid=grid)
+        evaluate_hybrid(test, _runs("test", {"q": {0: 1.0}}, {"q": {0: 1.0}}, {"q": {"d0": 1}}), grid=grid, depth=100)
     with pytest.raises(ValueError, match="tuning split is needed"):
-        evaluate_hybrid(test, None, grid=grid)
+        evaluate_hybrid(test, None, grid=grid, depth=100)
 
 
 # --------------------------------------------------------------------------- data

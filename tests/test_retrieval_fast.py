@@ -243,7 +243,7 @@ def test_encoder_fn_sorts_and_restores_the_order(tiny):
         got = encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu", sort_window=window)(texts)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
-    assert encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu")([]).shape == (0, 64)
+    assert encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu", sort_window=32)([]).shape == (0, 64)
 
 
 class _Counting(torch.nn.Module):

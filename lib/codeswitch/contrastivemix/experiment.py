@@ -302,7 +302,7 @@ def _bm25(spec: Bm25Run, profile: Profile) -> dict:
         files[split] = f"{spec.key_hash()}-{split}.npz"
         ranking.save(folder / files[split])
     docid_of = coll.docids(rankings["report"].indices.ravel())
-    per_query = evaluate_run(rankings["report"].to_run(docid_of, spec.metrics_depth), report.qrels)
+    per_query = evaluate_run(rankings["report"].to_run(docid_of, spec.metrics_depth), report.qrels, depth=spec.metrics_depth)
     return {"files": files, "mean": mean_scores(per_query), "per_query": per_query, "n_queries": len(report), "n_passages": len(coll)}
 
 
@@ -354,7 +354,7 @@ def _evaluate(spec: EvalRun, profile: Profile) -> dict:
     report = SplitRuns(b.report_split, report_q.qrels, dense["report"], sparse["report"], docid_of)
     tune = SplitRuns(b.tune_split, tune_q.qrels, dense["tune"], sparse["tune"], docid_of)
     grid = hybrid_grid(spec.hybrid_step)
-    dense_pq = evaluate_run(dense["report"].to_run(docid_of, spec.depth), report_q.qrels)
+    dense_pq = evaluate_run(dense["report"].to_run(docid_of, spec.depth), report_q.qrels, depth=spec.depth)
     shared: dict = {}  # each split's hybrid scores over the grid, computed once for both settings
     result = {
         "n_queries": len(report_q),

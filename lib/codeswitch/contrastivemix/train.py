@@ -338,7 +338,7 @@ def train_dual_encoder(
 
 
 def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None,
-               sort_window: int = 32):
+               sort_window: int):
     """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder.
 
     Texts are encoded by :func:`codeswitch.common.fastpath.encode_texts`: sorted by
