@@ -203,24 +203,26 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: lis
 def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, jobs: list | None = None) -> dict:
     """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
     from codeswitch.contrastivemix import experiment as X
+    from codeswitch.contrastivemix.config import EvalRun, TrainRun, load
 
-    c = X.config(profile)
-    ratio = _ratio(c.backbone, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
+    c = load(profile)
+    ratio = _ratio(c.backbone.model, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
     queries = c.train_max_queries or sizes["nq_train_queries"]
-    steps = c.epochs * (queries // c.batch_size)
+    steps = c.num_train_epochs * (queries // c.batch_size)
     step_s = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio
     corpora = {("mrtydi", k): v for k, v in sizes["mrtydi_corpus_millions"].items()}
     corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
-    train_h = encode_h = 0.0
-    models = X.plan(profile)
-    for m in models:
-        train_h += steps * step_s / 3600
-        encode_m = 0.0
-        for t in m.targets:
-            encode_m += corpora.get((t.benchmark, t.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
-        encode_h += encode_m
-        if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
-            jobs.append(Job(f"05/{m.name}", steps * step_s / 3600 + encode_m))
+    specs = X.plan(profile)
+    models = [s for s in specs if isinstance(s, TrainRun)]
+    train_h = len(models) * steps * step_s / 3600
+    encode_h = 0.0
+    per_model = {m.key_hash(): 0.0 for m in models}  # encoding hours of each model's evaluations
+    for e in (s for s in specs if isinstance(s, EvalRun)):
+        hours = corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+        encode_h += hours
+        per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
+    if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
+        jobs += [Job(f"05/{m.name}", steps * step_s / 3600 + per_model[m.key_hash()]) for m in models]
     return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
 
 

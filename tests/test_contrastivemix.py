@@ -17,6 +17,20 @@ from codeswitch.contrastivemix.evaluate import Ranking, SplitRuns, analyze, bm25
 from codeswitch.contrastivemix.loss import alignment_loss, contrastivemix_loss, ir_loss
 
 
+def train_spec(method: str = "mdpr", *, mix_query: bool = False, mix_passage: bool = False, **fields):
+    """A :class:`TrainRun` as the smoke plan builds it for ``method`` (the Korean target), with ``fields`` replaced."""
+    import dataclasses
+
+    from codeswitch.contrastivemix.config import Config
+    from codeswitch.contrastivemix.experiment import VARIANTS, train_run
+    from codeswitch.core.profiles import load_profile
+
+    variant = next(k for k, v in VARIANTS.items() if (v.method, v.mix_query, v.mix_passage) == (method, mix_query, mix_passage))
+    spec = train_run(load_profile("smoke"), Config(backbones=({"name": "tiny-bert", "model": "tiny-bert"},)), variant,
+                     None if method == "mdpr" else "ko", 11111)
+    return dataclasses.replace(spec, **fields)
+
+
 # --------------------------------------------------------------------------- MUSE dictionaries
 def test_load_muse_tab_and_space_separated(tmp_path):
     tab = tmp_path / "en-ko.txt"
@@ -154,15 +168,15 @@ def test_passage_alignment_of_every_passage_as_the_released_code():
     assert out["align"].item() == pytest.approx(ref, rel=1e-5)
     assert out["align"].item() != pytest.approx(_reference_ce(p_pos @ p_mixed.T), rel=1e-3)  # not the positives-only term
     with pytest.raises(ValueError, match="n_mixed needs p_mixed and p_neg"):
-        contrastivemix_loss(q, p_pos, None, None, p_mixed=p_mixed, n_mixed=n_mixed)
+        contrastivemix_loss(q, p_pos, None, None, p_mixed=p_mixed, n_mixed=n_mixed, weight=0.1)
 
 
 def test_contrastivemix_loss_rejects_bad_shapes():
     x = torch.randn(3, 4)
     with pytest.raises(ValueError, match="same shape"):
-        contrastivemix_loss(x, x, torch.randn(2, 4), x)
+        contrastivemix_loss(x, x, torch.randn(2, 4), x, weight=0.1)
     with pytest.raises(ValueError, match="q_mixed, p_mixed"):
-        contrastivemix_loss(x, x, x, None)
+        contrastivemix_loss(x, x, x, None, weight=0.1)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -172,7 +186,7 @@ def test_metrics_hand_computed_example():
         "q1": {"d2": 0.9, "d1": 0.5, "d5": 0.1},  # relevant at rank 2 -> RR 1/2, recall 1
         "q2": {"d5": 0.3, "d6": 0.2, "d3": 0.1},  # one of two relevant, at rank 3 -> RR 1/3, recall 1/2
     }  # q3 retrieves nothing -> 0 and 0 (trec_eval -c)
-    per_query = evaluate_run(run, qrels)
+    per_query = evaluate_run(run, qrels, depth=100)
     assert per_query["mrr@100"] == pytest.approx({"q1": 0.5, "q2": 1 / 3, "q3": 0.0})
     assert per_query["recall@100"] == pytest.approx({"q1": 1.0, "q2": 0.5, "q3": 0.0})
     assert mean_scores(per_query) == pytest.approx({"mrr@100": 100 * (0.5 + 1 / 3) / 3, "recall@100": 50.0})
@@ -180,7 +194,7 @@ def test_metrics_hand_computed_example():
 
 def test_metrics_cut_at_depth_100():
     docs = {f"d{i:03d}": 1000.0 - i for i in range(150)}  # d000 best ... d149 worst
-    per_query = evaluate_run({"q": docs}, {"q": {"d120": 1, "d004": 1}})
+    per_query = evaluate_run({"q": docs}, {"q": {"d120": 1, "d004": 1}}, depth=100)
     assert per_query["mrr@100"]["q"] == pytest.approx(1 / 5)
     assert per_query["recall@100"]["q"] == pytest.approx(0.5)  # d120 is ranked 121st
 
@@ -213,7 +227,7 @@ def test_analyze_and_bm25():
     assert analyze("서울을 세운 사람", "ko") == ["서울", "울을", "세운", "사람"]  # CJK-style character bigrams
     assert analyze("北京 is big", "zh") == ["北京", "is", "big"]
     passages = ["the river flows", "a city near the river", "mountains and valleys", "river river river"]
-    out = bm25_rank(passages, {"report": {"q": "river"}, "tune": {"q0": "valleys", "q1": "xyz"}}, "en", depth=10)
+    out = bm25_rank(passages, {"report": {"q": "river"}, "tune": {"q0": "valleys", "q1": "xyz"}}, "en", depth=10, k1=0.9, b=0.4)
     ranking = out["report"]
     assert ranking.indices.shape == (1, 4)
     assert ranking.indices[0, 0] == 3  # the highest term frequency
@@ -241,9 +255,9 @@ def test_fuse_min_max_weight_on_dense():
     sparse = {"q": {2: 7.0, 3: 5.0, 0: 3.0}}  # normalised: 1, 0.5, 0; doc 1 missing -> min -> 0
     runs = _runs("dev", dense, sparse, {"q": {"d0": 1}})
     # weight 0: BM25 order; doc 1 (BM25 min) ties doc 0 at 0 and loses on row number.
-    assert fuse(runs.dense, runs.sparse, 0.0).indices[0, :4].tolist() == [2, 3, 0, 1]
+    assert fuse(runs.dense, runs.sparse, 0.0, depth=100).indices[0, :4].tolist() == [2, 3, 0, 1]
     # weight 1: 0 -> 0 + 1, 1 -> 0 + 5/6, 2 -> 1 + 0, 3 -> 0.5 + 0 (dense min).
-    fused = fuse(runs.dense, runs.sparse, 1.0)
+    fused = fuse(runs.dense, runs.sparse, 1.0, depth=100)
     assert fused.indices[0, :4].tolist() == [0, 2, 1, 3]
     assert fused.scores[0, :4] == pytest.approx([1.0, 1.0, 5 / 6, 0.5])
 
@@ -255,16 +269,16 @@ def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
     test = _runs("test", {"q": {0: 2.0, 1: 1.0, 2: 0.0}}, {"q": {0: 1.5, 1: 2.0, 2: 0.0}}, {"q": {"d0": 1}})
     grid = hybrid_grid(0.5)
     assert grid == [0.0, 0.5, 1.0]
-    honest = evaluate_hybrid(test, dev, grid=grid)
+    honest = evaluate_hybrid(test, dev, grid=grid, depth=100)
     assert honest["tuned_on"] == "dev" and honest["weight"] == 0.0
     assert honest["mean"]["mrr@100"] == pytest.approx(50.0)  # w = 0 on test ranks d0 second
-    released = evaluate_hybrid(test, None, grid=grid, tune_on_report_split=True)
+    released = evaluate_hybrid(test, None, grid=grid, depth=100, tune_on_report_split=True)
     assert released["tuned_on"] == "test" and released["weight"] == 1.0
     assert released["mean"]["mrr@100"] == pytest.approx(100.0)
     with pytest.raises(ValueError, match="refusing to tune"):
-        evaluate_hybrid(test, _runs("test", {"q": {0: 1.0}}, {"q": {0: 1.0}}, {"q": {"d0": 1}}), grid=grid)
+        evaluate_hybrid(test, _runs("test", {"q": {0: 1.0}}, {"q": {0: 1.0}}, {"q": {"d0": 1}}), grid=grid, depth=100)
     with pytest.raises(ValueError, match="tuning split is needed"):
-        evaluate_hybrid(test, None, grid=grid)
+        evaluate_hybrid(test, None, grid=grid, depth=100)
 
 
 # --------------------------------------------------------------------------- data
@@ -382,29 +396,29 @@ def test_missing_hub_data_fails_fast_and_clearly(monkeypatch):
 # --------------------------------------------------------------------------- training data flow
 def test_batcher_mixing_by_method():
     from codeswitch.contrastivemix.data import load_train_set
-    from codeswitch.contrastivemix.train import TrainSpec, _Batcher
+    from codeswitch.contrastivemix.train import _Batcher
 
     rows = load_train_set("synthetic")[0:4]
     glossary = {"what": ["WHAT"], "who": ["WHO"], "which": ["WHICH"], "is": ["IS"], "the": ["THE"], "city": ["CITY"], "country": ["COUNTRY"]}
-    mdpr = _Batcher(TrainSpec(method="mdpr"), None).texts(rows, epoch=0)
+    mdpr = _Batcher(train_spec(method="mdpr"), None).texts(rows, epoch=0)
     assert set(mdpr) == {"query", "pos", "neg"} and mdpr["query"][0] == rows["query"]
-    naive = _Batcher(TrainSpec(method="naivemix", mix_query=True, mix_passage=True, sentence_rate=1.0, word_rate=1.0), glossary).texts(rows, 0)
+    naive = _Batcher(train_spec(method="naivemix", mix_query=True, mix_passage=True, sentence_rate=1.0, word_rate=1.0), glossary).texts(rows, 0)
     assert all(q != o for q, o in zip(naive["query"][0], rows["query"]))  # every query mixed
     assert any("COUNTRY" in p or "CITY" in p for p in naive["pos"][0])
-    cmix = _Batcher(TrainSpec(method="contrastivemix", mix_query=True, word_rate=1.0, mixed_special_tokens=False), glossary).texts(rows, 0)
+    cmix = _Batcher(train_spec(method="contrastivemix", mix_query=True, word_rate=1.0, mixed_special_tokens=False), glossary).texts(rows, 0)
     assert cmix["query"][0] == rows["query"]  # IR on English ...
     assert all(m != q for m, q in zip(cmix["query_mixed"][0], rows["query"]))  # ... plus a mixed copy
     assert cmix["query"][1] == [True] * 4 and cmix["query_mixed"][1] == [False] * 4  # released-code option: no [CLS]/[SEP]
     # Passage side: every passage gets a code-mixed copy (released code), or the positives only.
-    both = _Batcher(TrainSpec(method="contrastivemix", mix_passage=True, word_rate=1.0), glossary).texts(rows, 0)
+    both = _Batcher(train_spec(method="contrastivemix", mix_passage=True, word_rate=1.0), glossary).texts(rows, 0)
     assert set(both) == {"query", "pos", "neg", "pos_mixed", "neg_mixed"}
     assert all(m != n for m, n in zip(both["neg_mixed"][0], both["neg"][0]))
-    positives = _Batcher(TrainSpec(method="contrastivemix", mix_passage=True, passage_align="positives"), glossary).texts(rows, 0)
+    positives = _Batcher(train_spec(method="contrastivemix", mix_passage=True, passage_align="positives"), glossary).texts(rows, 0)
     assert set(positives) == {"query", "pos", "neg", "pos_mixed"}
     with pytest.raises(ValueError, match="passage_align"):
-        TrainSpec(method="contrastivemix", mix_passage=True, passage_align="negatives")
+        train_spec(method="contrastivemix", mix_passage=True, passage_align="negatives")
     # A new hard negative each epoch, the same one for the same epoch.
-    b = _Batcher(TrainSpec(method="mdpr"), None)
+    b = _Batcher(train_spec(method="mdpr"), None)
     assert b.texts(rows, 0)["neg"][0] == b.texts(rows, 0)["neg"][0] != b.texts(rows, 1)["neg"][0]
 
 
@@ -417,18 +431,67 @@ def test_gather_with_grad_is_identity_on_one_process():
 
 # --------------------------------------------------------------------------- config and reported numbers
 def test_profiles_build_and_plan():
-    from codeswitch.contrastivemix.experiment import config, plan
+    from codeswitch.contrastivemix import load, plan
+    from codeswitch.contrastivemix.config import Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun
     from codeswitch.core.profiles import load_profile
 
     paper = load_profile("paper")
-    c = config(paper)
-    assert (c.learning_rate, c.batch_size, c.epochs, c.sentence_rate, c.word_rate, c.align_weight) == (1e-5, 128, 40, 0.2, 0.5, 0.1)
+    c = load(paper)
+    assert (c.learning_rate, c.batch_size, c.num_train_epochs, c.sentence_rate, c.word_rate, c.align_weight) == (1e-5, 128, 40, 0.2, 0.5, 0.1)
+    assert c.backbone.model == "bert-base-multilingual-cased"
     assert c.encode_sort_window == 32  # corpus encoding sorts by length within 32 batches
-    assert len(plan(paper)) == 5 * (1 + 2 * 13 + 4 * 6)
+    specs = plan(paper)
+    models = [s for s in specs if isinstance(s, TrainRun)]
+    assert len(models) == 5 * (1 + 2 * 13 + 4 * 6)
+    assert sum(isinstance(s, Bm25Run) for s in specs) == 13
+    assert sum(isinstance(s, EvalRun) for s in specs) == 5 * (13 + 2 * 13 + 4 * 6)  # mDPR on every language, the rest on one
+    assert sum(isinstance(s, EmbedRun) for s in specs) == 3 and sum(isinstance(s, UmapRun) for s in specs) == 5
     smoke = load_profile("smoke")
-    assert config(smoke).encode_sort_window == 32
-    runs = plan(smoke)
-    assert [r.variant.key for r in runs[:1]] == ["mdpr"] and len(runs[0].targets) == 5
+    assert load(smoke).encode_sort_window == 32
+    specs = plan(smoke)
+    assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 5
+    # dependency order: every run comes after the runs it holds
+    kinds = [type(s).__name__ for s in specs]
+    assert kinds == sorted(kinds, key=["TrainRun", "Bm25Run", "EvalRun", "EmbedRun", "UmapRun"].index)
+
+
+def test_train_run_keys_only_what_the_method_reads(tmp_path):
+    from codeswitch.contrastivemix import plan
+    from codeswitch.contrastivemix.config import EvalRun, TrainRun
+    from codeswitch.core.profiles import load_profile
+
+    smoke = load_profile("smoke", output_root=tmp_path)
+    specs = plan(smoke)
+    by_variant = {s.variant: s for s in specs if isinstance(s, TrainRun)}
+    mdpr, naive, cm, cm_passage = (by_variant[k] for k in ("mdpr", "naivemix", "contrastivemix", "contrastivemix-passage"))
+    assert not {"sentence_rate", "word_rate", "align_weight", "muse", "passage_align"} & set(mdpr.key())
+    assert "align_weight" not in naive.key() and naive.key()["sentence_rate"] == 0.2
+    assert "sentence_rate" not in cm.key() and cm.key()["align_weight"] == 0.1 and "passage_align" not in cm.key()
+    assert cm_passage.key()["passage_align"] == "all"
+    assert mdpr.key()["precision"] == "fp32" and mdpr.inputs() == {"train_data": "synthetic", "model": "tiny-bert"}
+    ev = next(s for s in specs if isinstance(s, EvalRun))
+    assert ev.key()["model"] == ev.model.key() and "per_device_eval_batch_size" not in ev.key()
+    assert len({s.key_hash() for s in specs}) == len(specs)
+    assert [s.key_hash() for s in plan(smoke)] == [s.key_hash() for s in specs]
+    # a setting that only another method reads leaves mDPR's key alone
+    other = plan(load_profile("smoke", {"contrastivemix.align_weight": 0.3}, output_root=tmp_path))
+    assert other[0].key_hash() == specs[0].key_hash()
+
+
+def test_config_renamed_and_older_keys():
+    from codeswitch.contrastivemix import load
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    with pytest.raises(ConfigError, match="'epochs' is now 'num_train_epochs'"):
+        load(load_profile("smoke", {"contrastivemix.epochs": 3}))
+    with pytest.raises(ConfigError, match="'encode_batch_size' is now 'per_device_eval_batch_size'"):
+        load(load_profile("smoke", {"contrastivemix.encode_batch_size": 3}))
+    with pytest.raises(ConfigError, match="save_checkpoints' was removed"):
+        load(load_profile("smoke", {"contrastivemix.save_checkpoints": True}))
+    c = load(load_profile("smoke", {"contrastivemix.backbone": "tiny-xlmr", "contrastivemix.backbones": None}))
+    assert [(b.name, b.model) for b in c.backbones] == [("tiny-xlmr", "tiny-xlmr")]
+    with pytest.raises(ConfigError, match="exactly one"):
+        load(load_profile("smoke", {"contrastivemix.backbones": [{"name": "a", "model": "tiny-bert"}, {"name": "b", "model": "tiny-bert"}]}))
 
 
 def test_reported_averages_match_their_cells():
@@ -493,20 +556,20 @@ def test_gather_with_grad_two_processes_match_one_big_batch(tmp_path):
 
 
 def test_config_refuses_tuning_on_the_reported_split():
-    from codeswitch.contrastivemix.experiment import config
+    from codeswitch.contrastivemix import load
     from codeswitch.core.profiles import ConfigError, load_profile
 
     with pytest.raises(ConfigError, match="mrtydi_tune_split must differ"):
-        config(load_profile("smoke", {"contrastivemix.mrtydi_tune_split": "test"}))
+        load(load_profile("smoke", {"contrastivemix.mrtydi_tune_split": "test"}))
 
 
 def test_batcher_names_the_bad_training_row():
     from codeswitch.contrastivemix.data import TrainDataError
-    from codeswitch.contrastivemix.train import TrainSpec, _Batcher
+    from codeswitch.contrastivemix.train import _Batcher
 
     rows = {"query_id": ["q7"], "query": ["who?"], "positive_passages": [[{"title": "t", "text": None}]], "negative_passages": [[{"title": "n", "text": "x"}]]}
     with pytest.raises(TrainDataError, match=r"q7.*positive_passages\[0\]\.text"):
-        _Batcher(TrainSpec(method="mdpr"), None).texts(rows, 0)
+        _Batcher(train_spec(method="mdpr"), None).texts(rows, 0)
 
 
 def test_section3_3_mixed_cosines_and_reported():

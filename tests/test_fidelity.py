@@ -14,7 +14,7 @@ SECTION_CONFIGS = {
     "koglish": "codeswitch.koglish.config:Config",
     "glue": "codeswitch.glue.config:Config",
     "concse": "codeswitch.concse.config:Config",
-    "contrastivemix": "codeswitch.contrastivemix.experiment:ContrastiveMixConfig",
+    "contrastivemix": "codeswitch.contrastivemix.config:Config",
     "alignment": "codeswitch.alignment.config:Config",
     "calbert": "codeswitch.calbert.config:Config",
 }

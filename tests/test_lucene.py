@@ -24,8 +24,8 @@ def _hits(ranking, row: int) -> dict[int, float]:
 def test_lucene_matches_bm25s_on_plain_english(tmp_path):
     """Same terms (English analyser without stemming or stop words), same BM25 (k1 0.9, b 0.4): same rankings."""
     coll, queries = _smoke("en")
-    ref = bm25_rank(coll.iter_texts(), queries, "en", depth=1000)
-    out = lucene_rank(coll.iter_texts(), queries, "en", depth=1000, stemming=False, stopwords=False, workdir=tmp_path)
+    ref = bm25_rank(coll.iter_texts(), queries, "en", depth=1000, k1=0.9, b=0.4)
+    out = lucene_rank(coll.iter_texts(), queries, "en", depth=1000, k1=0.9, b=0.4, stemming=False, stopwords=False, workdir=tmp_path)
     assert list(tmp_path.iterdir()) == []  # the temporary index is gone
     n, top10, rs = 0, [], []
     for split in queries:
@@ -47,15 +47,15 @@ def test_finnish_and_arabic_analysers_match_inflected_forms(tmp_path):
     # Snowball Finnish stems the inessive plural and the genitive to the bare nouns' stems.
     assert lucene_analyze("kirjastoissa koiran", "fi") == lucene_analyze("kirjasto koira", "fi") == ["kirjasto", "koira"]
     passages = ["kirjasto on talon vieressä", "auto on punainen", "metsä on vihreä"]
-    fi = lucene_rank(passages, {"q": {"q": "kirjastoissa"}}, "fi", depth=3, workdir=tmp_path)["q"]
-    plain = bm25_rank(passages, {"q": {"q": "kirjastoissa"}}, "fi", depth=3)["q"]
+    fi = lucene_rank(passages, {"q": {"q": "kirjastoissa"}}, "fi", depth=3, k1=0.9, b=0.4, workdir=tmp_path)["q"]
+    plain = bm25_rank(passages, {"q": {"q": "kirjastoissa"}}, "fi", depth=3, k1=0.9, b=0.4)["q"]
     assert fi.indices[0].tolist() == [0, -1, -1]  # the library passage, and only it
     assert (plain.indices[0] == -1).all()  # no surface form in common: bm25s retrieves nothing
     # Arabic: the light stemmer strips the article ال, so "الكتاب" (the book) finds "كتاب".
     passages = ["قرأت كتاب جديد", "ذهبت إلى السوق"]
-    ar = lucene_rank(passages, {"q": {"q": "الكتاب"}}, "ar", depth=2, workdir=tmp_path)["q"]
+    ar = lucene_rank(passages, {"q": {"q": "الكتاب"}}, "ar", depth=2, k1=0.9, b=0.4, workdir=tmp_path)["q"]
     assert ar.indices[0].tolist() == [0, -1]
-    assert (bm25_rank(passages, {"q": {"q": "الكتاب"}}, "ar", depth=2)["q"].indices[0] == -1).all()
+    assert (bm25_rank(passages, {"q": {"q": "الكتاب"}}, "ar", depth=2, k1=0.9, b=0.4)["q"].indices[0] == -1).all()
 
 
 def test_analysers_change_smoke_rankings(tmp_path):
@@ -63,8 +63,8 @@ def test_analysers_change_smoke_rankings(tmp_path):
     jaccard = {}
     for language in ("ar", "zh"):
         coll, queries = _smoke(language)
-        ref = bm25_rank(coll.iter_texts(), queries, language, depth=1000)
-        out = lucene_rank(coll.iter_texts(), queries, language, depth=1000, workdir=tmp_path)
+        ref = bm25_rank(coll.iter_texts(), queries, language, depth=1000, k1=0.9, b=0.4)
+        out = lucene_rank(coll.iter_texts(), queries, language, depth=1000, k1=0.9, b=0.4, workdir=tmp_path)
         js = []
         for split in queries:
             for row in range(len(ref[split].qids)):
@@ -78,4 +78,4 @@ def test_analysers_change_smoke_rankings(tmp_path):
 
 def test_only_english_analyser_can_be_switched_off():
     with pytest.raises(ValueError, match="only the English analyser"):
-        lucene_rank(["x"], {"q": {"q": "x"}}, "fi", depth=1, stemming=False)
+        lucene_rank(["x"], {"q": {"q": "x"}}, "fi", depth=1, k1=0.9, b=0.4, stemming=False)

@@ -79,14 +79,16 @@ def test_sdpa_ready_masks_give_transformers_embeddings(tiny):
 def _train(tiny, *, prefetch: bool, n_queries: int | None = None, epochs: int = 2, method: str = "contrastivemix"):
     from codeswitch.contrastivemix.codemix import load_muse
     from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
-    from codeswitch.contrastivemix.train import TrainSpec, train_dual_encoder
+    from codeswitch.contrastivemix.train import train_dual_encoder
+
+    from .test_contrastivemix import train_spec
 
     _, model, tokenizer = tiny
     train = load_train_set("synthetic")
     if n_queries is not None:
         train = train.select(range(n_queries))
     mix = {} if method == "mdpr" else {"mix_query": True, "mix_passage": True}
-    spec = TrainSpec(method=method, epochs=epochs, batch_size=8, learning_rate=1e-3, **mix)
+    spec = train_spec(method, **mix, num_train_epochs=epochs, batch_size=8, learning_rate=1e-3)
     return train_dual_encoder(train, spec, backbone=(model, tokenizer), dictionary=load_muse(synthetic_glossary_path("ko")),
                               device="cpu", prefetch=prefetch)
 
@@ -107,10 +109,12 @@ def test_trainer_with_several_prefetch_threads_gives_the_same_run(tiny):
     """Steps prepared by three threads at once (each with its own tokenizer copy) are the steps prepared in line."""
     from codeswitch.contrastivemix.codemix import load_muse
     from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
-    from codeswitch.contrastivemix.train import TrainSpec, train_dual_encoder
+    from codeswitch.contrastivemix.train import train_dual_encoder
+
+    from .test_contrastivemix import train_spec
 
     _, model, tokenizer = tiny
-    spec = TrainSpec(method="contrastivemix", epochs=3, batch_size=8, learning_rate=1e-3, mix_query=True, mix_passage=True)
+    spec = train_spec("contrastivemix", mix_query=True, mix_passage=True, num_train_epochs=3, batch_size=8, learning_rate=1e-3)
     runs = [
         train_dual_encoder(load_train_set("synthetic"), spec, backbone=(model, tokenizer),
                            dictionary=load_muse(synthetic_glossary_path("ko")), device="cpu", prefetch=p, prefetch_workers=w)
@@ -239,7 +243,7 @@ def test_encoder_fn_sorts_and_restores_the_order(tiny):
         got = encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu", sort_window=window)(texts)
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
-    assert encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu")([]).shape == (0, 64)
+    assert encoder_fn(model, tokenizer, "query", max_length=16, batch_size=16, device="cpu", sort_window=32)([]).shape == (0, 64)
 
 
 class _Counting(torch.nn.Module):

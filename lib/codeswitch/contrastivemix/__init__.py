@@ -1,5 +1,14 @@
 """ContrastiveMix dense retrieval (notebook 05): ``data`` (training sets, corpora,
 qrels), ``codemix`` (dictionary code-mixing and its MUSE reader), ``loss`` (in-batch IR
 loss and the alignment term), ``train`` (the dual-encoder trainer), ``evaluate`` (BM25,
-dense ranking, hybrid fusion, metrics), ``experiment``.
+dense ranking, hybrid fusion, metrics), ``lucene`` (Pyserini BM25), ``section3_3``;
+the experiment contract: ``config`` (:class:`Config` and the run specs), ``experiment``
+(:func:`plan`, :func:`run_one`, :func:`run`), ``tables``, ``figures``.
 """
+
+from .config import Config, load
+from .experiment import plan, run, run_one
+from .figures import figures
+from .tables import tables
+
+__all__ = ["Config", "load", "plan", "run_one", "run", "tables", "figures"]

@@ -116,7 +116,7 @@ def _measures():
 METRICS = ("mrr@100", "recall@100")
 
 
-def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Qrels, *, depth: int = 100) -> dict[str, dict[str, float]]:
+def evaluate_run(run: Mapping[str, Mapping[str, float]], qrels: Qrels, *, depth: int) -> dict[str, dict[str, float]]:
     """Per-query MRR@100 and Recall@100 (fractions in [0, 1]) of ``run`` against ``qrels``.
 
     ``run`` is cut to its ``depth`` best passages per query first.  Every query of
@@ -153,7 +153,7 @@ class Ranking:
         if self.indices.shape != self.scores.shape or self.indices.shape[0] != len(self.qids):
             raise ValueError(f"Ranking: {len(self.qids)} queries but indices {self.indices.shape}, scores {self.scores.shape}")
 
-    def to_run(self, docid_of: Mapping[int, str], depth: int = 100) -> Run:
+    def to_run(self, docid_of: Mapping[int, str], depth: int) -> Run:
         run: Run = {}
         for qid, idx, sc in zip(self.qids, self.indices[:, :depth].tolist(), self.scores[:, :depth].tolist()):
             run[qid] = {docid_of[i]: s for i, s in zip(idx, sc) if i >= 0}
@@ -221,8 +221,8 @@ def bm25_rank(
     language: str,
     *,
     depth: int,
-    k1: float = 0.9,
-    b: float = 0.4,
+    k1: float,
+    b: float,
     n_passages: int | None = None,
 ) -> dict[str, Ranking]:
     """Index ``passages`` once with BM25 and rank every query set in ``queries`` (``{split: {qid: text}}``).
@@ -279,7 +279,7 @@ def dense_rank(
     *,
     depth: int,
     device=None,
-    chunk_size: int = 131072,
+    chunk_size: int,
     query_batch: int = 1024,
 ) -> Ranking:
     """Exact top-``depth`` inner-product search of ``query_emb`` (Q, H) over ``corpus_emb`` (N, H).
@@ -322,7 +322,7 @@ def _stable_desc(scores, rows):
 
 
 # --------------------------------------------------------------------------- hybrid
-def hybrid_grid(step: float = 0.05) -> list[float]:
+def hybrid_grid(step: float) -> list[float]:
     """The weights on the dense score tried when tuning: 0, step, …, 1."""
     n = round(1 / step)
     return [round(i * step, 6) for i in range(n + 1)]
@@ -350,7 +350,7 @@ def _fusion_table(dense: Ranking, sparse: Ranking) -> list[tuple[np.ndarray, np.
     return table
 
 
-def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int = 100, _table=None) -> Ranking:
+def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int, _table=None) -> Ranking:
     """The hybrid ranking ``s_bm25 + weight · s_dense`` (both min–max normalised per query), top ``depth``."""
     table = _table if _table is not None else _fusion_table(dense, sparse)
     indices = np.full((len(table), depth), -1, dtype=np.int64)
@@ -363,7 +363,7 @@ def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int = 100, _t
     return Ranking(list(dense.qids), indices, scores)
 
 
-def score_grid(runs: SplitRuns, grid: Sequence[float], *, depth: int = 100) -> dict[float, dict[str, dict[str, float]]]:
+def score_grid(runs: SplitRuns, grid: Sequence[float], *, depth: int) -> dict[float, dict[str, dict[str, float]]]:
     """Per weight of ``grid``: per-query MRR@100 and Recall@100 of the hybrid on ``runs``.
 
     All weights are scored in one :func:`evaluate_run` call (query ids prefixed by the
@@ -380,7 +380,7 @@ def score_grid(runs: SplitRuns, grid: Sequence[float], *, depth: int = 100) -> d
     return {w: {m: {q: v[f"{i}|{q}"] for q in runs.qrels} for m, v in scores.items()} for i, w in enumerate(grid)}
 
 
-def tune_hybrid(runs: SplitRuns, grid: Sequence[float], *, depth: int = 100, _scores=None) -> tuple[float, dict[float, float]]:
+def tune_hybrid(runs: SplitRuns, grid: Sequence[float], *, depth: int, _scores=None) -> tuple[float, dict[float, float]]:
     """The weight of ``grid`` with the best MRR@100 on ``runs`` (the first of equals), and MRR@100 per weight."""
     scores = _scores if _scores is not None else score_grid(runs, grid, depth=depth)
     curve = {w: mean_scores(scores[w])["mrr@100"] for w in grid}
@@ -393,7 +393,7 @@ def evaluate_hybrid(
     tune: SplitRuns | None,
     *,
     grid: Sequence[float],
-    depth: int = 100,
+    depth: int,
     tune_on_report_split: bool = False,
     cache: dict | None = None,
 ) -> dict:

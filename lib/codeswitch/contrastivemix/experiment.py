@@ -1,27 +1,32 @@
 """ContrastiveMix (notebook 05): mDPR, NaiveMix and ContrastiveMix; Tables 1–4 and the UMAP Figures 1–3.
 
-The experiment is a grid of *models* (one per method, variant, target language and
-seed), each trained once and evaluated on the languages it is meant for:
+The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
 
-==========================  ====================  =======================================
-model                       trained for            evaluated on
-==========================  ====================  =======================================
-mDPR                        (English only)         every configured language
-NaiveMix, ContrastiveMix    each target language   that language
-Table 3's four ablations    each low-similarity    that language
-==========================  ====================  =======================================
+1. :class:`~codeswitch.contrastivemix.config.Config` — the ``contrastivemix`` section.
+2. :func:`plan` — every run, typed (:mod:`codeswitch.contrastivemix.config`): a grid of
+   *models* (one :class:`~.config.TrainRun` per method, variant, target language and
+   seed), BM25 per target, then each model's evaluations, the figure models'
+   embeddings and their UMAP fits:
 
-Every training, BM25 run, evaluation, embedding and UMAP fit is a record of the run
-cache (``runs/<profile>/contrastivemix/{train,bm25,eval,embed,umap}/``) keyed by its
-complete config; tables and figures are built from these records alone.  With
-``save_checkpoints`` the trained encoders are saved (safetensors) so that an
-interrupted evaluation resumes without retraining; they are deleted once the
-model's evaluations are all cached unless ``keep_checkpoints``.  Training can be
-spread over GPUs apart from the notebook: ``accelerate launch -m
-codeswitch.contrastivemix.experiment --profile paper`` (see :func:`train_all`).
+   ==========================  ====================  =======================================
+   model                       trained for            evaluated on
+   ==========================  ====================  =======================================
+   mDPR                        (English only)         every configured language
+   NaiveMix, ContrastiveMix    each target language   that language
+   Table 3's four ablations    each low-similarity    that language
+   ==========================  ====================  =======================================
+
+3. :func:`run_one` — one run of any kind, computed.
+4. :func:`run` — every run through :func:`codeswitch.core.runs.run_grid`, kind by kind in
+   the order of their dependencies (training, BM25, evaluations, embeddings, UMAP), each
+   cached under ``runs/<profile>/contrastivemix/<kind>/``.  A trained encoder is saved
+   (safetensors) under ``checkpoints/<key>`` for the evaluations that read it, and
+   deleted once they are all cached unless ``keep_checkpoints``; an evaluation whose
+   checkpoint is gone retrains it.
+5. :func:`tables` (:mod:`.tables`) and :func:`figures` (:mod:`.figures`) read only the results.
 
 Conventions (the authors' released code unless said otherwise; the other reading
-is a named option of :class:`ContrastiveMixConfig`):
+is a named option of :class:`~.config.Config`):
 
 * tables report the sparse–dense hybrid with its weight tuned on a split *other*
   than the reported one (Mr.TyDi: dev → test; MIRACL: train → dev).  The released
@@ -32,142 +37,33 @@ is a named option of :class:`ContrastiveMixConfig`):
   (``mixed_special_tokens=False``: dropped, the released code);
 * NaiveMix draws one decision for a query and one for its passages (positive and
   hard negative together).
+
+Training can be spread over GPUs apart from the notebook: ``accelerate launch -m
+codeswitch.contrastivemix.experiment --profile paper`` (see :func:`train_all`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import re
+import functools
+import io
 import shutil
-from dataclasses import dataclass, field
-from functools import cached_property, partial
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..core.profiles import ConfigError, Profile
-from ..core.progress import progress
-from ..core.runs import RunCache, config_hash
+from ..core.experiment import Results, RunSpec, run_specs
+from ..core.profiles import Profile, seeds_for
+from ..core.runs import RunCache
+from .config import (ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun,
+                     load)
 
-__all__ = [
-    "ContrastiveMixConfig",
-    "config",
-    "VARIANTS",
-    "plan",
-    "run",
-    "train_all",
-    "load_results",
-    "Results",
-    "examples",
-    "table1",
-    "table2",
-    "table3",
-    "table4",
-    "umap_coordinates",
-    "figure1",
-    "figure2",
-    "figure3",
-]
+__all__ = ["Config", "VARIANTS", "plan", "run_one", "run", "train_all", "examples", "Target"]
 
-ANALYZER_VERSION = 1  # bump when evaluate.retrieval.analyze changes (BM25 records depend on it)
-VALIDATION_SPLIT = "dev"  # the split the figures (and the data examples) are drawn from
-
-
-@dataclass(frozen=True)
-class ContrastiveMixConfig:
-    """The ``contrastivemix`` section of a profile.  Defaults are the paper's settings."""
-
-    # --- models and data: a hub id, a local copy, or "synthetic" / "tiny-*" (smoke)
-    backbone: str = "bert-base-multilingual-cased"
-    train_data: str = "Tevatron/wikipedia-nq"
-    train_max_queries: int | None = None  # None: every NQ training query
-    mrtydi: str = "castorini/mr-tydi"
-    mrtydi_corpus: str = "castorini/mr-tydi-corpus"
-    miracl: str = "miracl/miracl"
-    miracl_corpus: str = "miracl/miracl-corpus"
-    muse: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-{lang}.txt"  # URL template, folder, or "synthetic"
-    # --- languages (ISO codes)
-    low_similarity: tuple[str, ...] = ("ar", "th", "ja", "ko", "id", "fi")  # Mr.TyDi, target group
-    high_similarity: tuple[str, ...] = ("ru", "bn")  # Mr.TyDi, Indo-European (ablation group)
-    miracl_target: tuple[str, ...] = ("zh",)
-    miracl_high_similarity: tuple[str, ...] = ("fa", "es", "fr", "hi")
-    # --- training (§4.3 and the released training commands)
-    epochs: int = 40
-    batch_size: int = 128  # global, over all devices
-    learning_rate: float = 1e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    query_max_length: int = 32
-    passage_max_length: int = 128
-    sentence_rate: float = 0.2  # r_s (NaiveMix)
-    word_rate: float = 0.5  # r_w
-    align_weight: float = 0.1  # w (ContrastiveMix)
-    case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
-    mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
-    passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
-    ablations: bool = True  # also train Table 3's query-/passage-side variants
-    # --- evaluation
-    mrtydi_report_split: str = "test"
-    mrtydi_tune_split: str = "dev"
-    miracl_report_split: str = "dev"
-    miracl_tune_split: str = "train"
-    tune_max_queries: int | None = None  # cap on tuning queries (MIRACL train is large)
-    depth: int = 100  # MRR@100 / Recall@100
-    fusion_depth: int = 1000  # hits per run that enter the hybrid (Pyserini's default)
-    hybrid_step: float = 0.05
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
-    # "pyserini": Lucene with each language's analyser (Mr.TyDi's baseline, evaluate.lucene);
-    # "bm25s": bm25s over lower-cased words / CJK bigrams, no stemming or stop words (evaluate.retrieval.analyze)
-    bm25_implementation: str = "pyserini"
-    encode_batch_size: int = 256
-    encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
-    search_chunk_size: int = 131072
-    save_checkpoints: bool = True  # save trained encoders (safetensors) so an interrupted evaluation resumes without retraining
-    keep_checkpoints: bool = False  # keep them once all of the model's evaluations are cached (≈1.4 GB per mBERT model)
-    keep_corpus_embeddings: bool = False  # keep each model's float16 corpus embeddings after its evaluation
-    # --- figures
-    figure_language: str = "ko"
-    umap_points: int = 500  # validation queries (and their passages) per language
-    umap_neighbors: int = 15
-    umap_min_dist: float = 0.1
-
-    def __post_init__(self):
-        for name in ("sentence_rate", "word_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if not 0 < self.hybrid_step <= 1:
-            raise ValueError(f"hybrid_step must be in (0, 1], got {self.hybrid_step}")
-        for bench in ("mrtydi", "miracl"):
-            if getattr(self, f"{bench}_tune_split") == getattr(self, f"{bench}_report_split"):
-                raise ValueError(
-                    f"{bench}_tune_split must differ from {bench}_report_split: the hybrid weight is never tuned on the "
-                    "reported split (that setting, the released script's, is reported anyway as extra rows)"
-                )
-        from .lucene import IMPLEMENTATIONS
-
-        if self.bm25_implementation not in IMPLEMENTATIONS:
-            raise ValueError(f"bm25_implementation must be one of {IMPLEMENTATIONS}, got {self.bm25_implementation!r}")
-        if self.fusion_depth < self.depth:
-            raise ValueError(f"fusion_depth ({self.fusion_depth}) must be at least depth ({self.depth})")
-        if not self.low_similarity and not self.high_similarity and not self.miracl_target and not self.miracl_high_similarity:
-            raise ValueError("no evaluation language configured")
-
-    @property
-    def mrtydi_languages(self) -> tuple[str, ...]:
-        return self.low_similarity + self.high_similarity
-
-    @property
-    def miracl_languages(self) -> tuple[str, ...]:
-        return self.miracl_target + self.miracl_high_similarity
-
-
-def config(cfg: Profile) -> ContrastiveMixConfig:
-    """This experiment's section of the profile."""
-    return cfg.section("contrastivemix", ContrastiveMixConfig)
+EXPERIMENT = SECTION
+KINDS = {TrainRun: "train", Bm25Run: "bm25", EvalRun: "eval", EmbedRun: "embed", UmapRun: "umap"}  # in dependency order
 
 
 # --------------------------------------------------------------------------- the grid
@@ -204,424 +100,370 @@ class Target:
     language: str
 
 
-@dataclass(frozen=True)
-class ModelRun:
-    """One model of the grid and what it is evaluated on."""
+def train_run(profile: Profile, c: Config, variant: str, language: str | None, seed: int) -> TrainRun:
+    """The :class:`TrainRun` of one model; the settings its method cannot read are left ``None``."""
+    from ..core.models import backbone_id
 
-    variant: Variant
-    language: str | None  # the code-mixing target language; None for mDPR
-    seed: int
-    targets: tuple[Target, ...]
-    embed: bool = False  # compute the validation embeddings of the UMAP figures
+    v = VARIANTS[variant]
+    mixes, contrastive = v.method != "mdpr", v.method == "contrastivemix"
+    return TrainRun(
+        experiment="contrastivemix-train", variant=v.key, method=v.method, mix_query=v.mix_query, mix_passage=v.mix_passage,
+        language=language, seed=seed, model=c.backbone.model,
+        backbone_id=backbone_id(c.backbone.model),  # a tiny backbone's id changes with its recipe (so do the keys)
+        train_data=c.train_data, train_max_queries=c.train_max_queries, muse=c.muse if mixes else None,
+        precision=profile.precision_name(), num_train_epochs=c.num_train_epochs, batch_size=c.batch_size,
+        learning_rate=c.learning_rate, warmup_ratio=c.warmup_ratio, weight_decay=c.weight_decay,
+        query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
+        sentence_rate=c.sentence_rate if v.method == "naivemix" else None,  # ContrastiveMix mixes a copy of every query
+        word_rate=c.word_rate if mixes else None,
+        align_weight=c.align_weight if contrastive else None,
+        case_sensitive=c.case_sensitive if mixes else None,
+        mixed_special_tokens=c.mixed_special_tokens if mixes else None,
+        passage_align=c.passage_align if contrastive and v.mix_passage else None,
+    )
 
-    @property
-    def name(self) -> str:
-        return f"{self.variant.key}{'-' + self.language if self.language else ''}-seed{self.seed}"
+
+def bm25_run(c: Config, target: Target) -> Bm25Run:
+    report, tune = c.splits(target.benchmark)
+    queries, corpus = c.refs(target.benchmark)
+    pyserini = None
+    if c.bm25_implementation != "bm25s":  # bm25s records keep their keys; Pyserini's depend on its version (its analysers)
+        from .lucene import pyserini_version
+
+        pyserini = pyserini_version()
+    return Bm25Run(
+        experiment="contrastivemix-bm25", benchmark=target.benchmark, language=target.language, queries=queries, corpus=corpus,
+        report_split=report, tune_split=tune, tune_max_queries=c.tune_max_queries, k1=c.bm25_k1, b=c.bm25_b,
+        depth=c.fusion_depth, metrics_depth=c.depth, analyzer=ANALYZER_VERSION,
+        implementation=None if pyserini is None else c.bm25_implementation, pyserini=pyserini,
+    )
 
 
-def plan(cfg: Profile) -> list[ModelRun]:
-    """The models of the experiment, in training order (mDPR first)."""
-    c = config(cfg)
+def embed_run(c: Config, model: TrainRun) -> EmbedRun:
+    return EmbedRun(
+        experiment="contrastivemix-embed", model=model, benchmark=c.figure_benchmark, data=c.refs(c.figure_benchmark)[0],
+        language=c.figure_language, split=VALIDATION_SPLIT, points=c.umap_points,
+        per_device_eval_batch_size=c.per_device_eval_batch_size, encode_sort_window=c.encode_sort_window,
+    )
+
+
+def plan(profile: Profile) -> list[RunSpec]:
+    """Every run of the experiment, typed, in dependency order: models (mDPR first), BM25, evaluations, embeddings, UMAP fits."""
+    c = load(profile)
     mrtydi = [Target("mrtydi", lang) for lang in c.mrtydi_languages]
-    miracl = [Target("miracl", lang) for lang in c.miracl_languages]
-    targets = mrtydi + miracl
-    trained_languages = [t.language for t in targets]
-    if c.figure_language not in trained_languages:
-        raise ConfigError(f"{cfg.source_file}: contrastivemix.figure_language '{c.figure_language}' is not among the evaluated languages {trained_languages}")
-    runs: list[ModelRun] = []
-    for i, seed in enumerate(cfg.seeds):
+    targets = mrtydi + [Target("miracl", lang) for lang in c.miracl_languages]
+    models: list[tuple[TrainRun, tuple[Target, ...], bool]] = []  # (model, its targets, embed for the figures)
+    for i, seed in enumerate(seeds_for(profile, c.seeds)):
         first = i == 0
-        runs.append(ModelRun(VARIANTS["mdpr"], None, seed, tuple(targets), embed=first))
+        models.append((train_run(profile, c, "mdpr", None, seed), tuple(targets), first))
         for t in targets:
             for key in ("naivemix", "contrastivemix"):
-                runs.append(ModelRun(VARIANTS[key], t.language, seed, (t,), embed=first and t.language == c.figure_language))
+                models.append((train_run(profile, c, key, t.language, seed), (t,), first and t.language == c.figure_language))
         if c.ablations:
             for t in (x for x in mrtydi if x.language in c.low_similarity):
                 for key in ABLATION_VARIANTS:
-                    runs.append(ModelRun(VARIANTS[key], t.language, seed, (t,)))
-    return runs
+                    models.append((train_run(profile, c, key, t.language, seed), (t,), False))
+    bm25 = {t: bm25_run(c, t) for t in sorted({t for _, ts, _ in models for t in ts}, key=lambda t: (t.benchmark, t.language))}
+    evals = [EvalRun(experiment="contrastivemix-eval", model=m, bm25=bm25[t], depth=c.depth, hybrid_step=c.hybrid_step,
+                     per_device_eval_batch_size=c.per_device_eval_batch_size, encode_sort_window=c.encode_sort_window,
+                     search_chunk_size=c.search_chunk_size, keep_corpus_embeddings=c.keep_corpus_embeddings)
+             for m, ts, _ in models for t in ts]
+    embeds = {m.variant: embed_run(c, m) for m, _, embed in models if embed}
+    umaps = [UmapRun(experiment="contrastivemix-umap", embed=embeds[key], side=side, n_neighbors=c.umap_neighbors,
+                     min_dist=c.umap_min_dist, random_state=0)
+             for key in FIGURE_VARIANTS if key in embeds for side in figure_sides(key)]
+    return [m for m, _, _ in models] + list(bm25.values()) + evals + list(embeds.values()) + umaps
 
 
-# --------------------------------------------------------------------------- running
-class _Context:
-    """The profile, the caches and the (lazily loaded, memoised) data of one experiment."""
-
-    def __init__(self, cfg: Profile):
-        self.cfg = cfg
-        self.c = config(cfg)
-        self.root = cfg.runs_dir / "contrastivemix"
-        self.caches = {k: RunCache(self.root / k) for k in ("train", "bm25", "eval", "embed", "umap")}
-        self._memo: dict = {}
-
-    def memo(self, key, fn):
-        if key not in self._memo:
-            self._memo[key] = fn()
-        return self._memo[key]
-
-    # ---- references
-    @cached_property
-    def backbone_id(self) -> str:
-        from ..core.models import backbone_id
-
-        return backbone_id(self.c.backbone)  # a tiny backbone's id changes with its recipe (so do the cache keys)
-
-    @cached_property
-    def backbone_path(self) -> str:
-        from ..core.models import resolve_model
-
-        return resolve_model(self.c.backbone, self.cfg, what="contrastivemix.backbone")
-
-    def refs(self, benchmark: str) -> tuple[str, str]:
-        return (self.c.mrtydi, self.c.mrtydi_corpus) if benchmark == "mrtydi" else (self.c.miracl, self.c.miracl_corpus)
-
-    def splits(self, benchmark: str) -> tuple[str, str]:
-        """(reported split, tuning split)."""
-        if benchmark == "mrtydi":
-            return self.c.mrtydi_report_split, self.c.mrtydi_tune_split
-        return self.c.miracl_report_split, self.c.miracl_tune_split
-
-    # ---- data
-    def train_set(self):
-        from .data import load_train_set
-
-        return self.memo("train", lambda: load_train_set(self.c.train_data, max_queries=self.c.train_max_queries))
-
-    def queries(self, benchmark: str, language: str, split: str, *, sample: int | None = None):
-        from .data import load_queries
-
-        ref = self.refs(benchmark)[0]
-        qs = self.memo(("q", benchmark, language, split), lambda: load_queries(benchmark, ref, language, split, what=f"contrastivemix.{benchmark}"))
-        return qs.sample(sample)
-
-    def tune_queries(self, target: Target):
-        return self.queries(target.benchmark, target.language, self.splits(target.benchmark)[1], sample=self.c.tune_max_queries)
-
-    def report_queries(self, target: Target):
-        return self.queries(target.benchmark, target.language, self.splits(target.benchmark)[0])
-
-    def collection(self, target: Target):
-        from .data import load_collection
-
-        ref = self.refs(target.benchmark)[1]
-        return self.memo(("c", target), lambda: load_collection(target.benchmark, ref, target.language, what=f"contrastivemix.{target.benchmark}_corpus"))
-
-    def dictionary(self, language: str) -> dict[str, list[str]]:
-        from .codemix import load_muse, muse_path
-        from .data import SYNTHETIC, synthetic_glossary_path
-
-        def load():
-            if self.c.muse == SYNTHETIC:
-                return load_muse(synthetic_glossary_path(language))
-            return load_muse(muse_path(self.c.muse, language, download_dir=self.root / "muse"))
-
-        return self.memo(("muse", language), load)
-
-    # ---- configs (the cache keys)
-    def spec(self, run: ModelRun):
-        from .train import TrainSpec
-
-        c, v = self.c, run.variant
-        return TrainSpec(
-            method=v.method, mix_query=v.mix_query, mix_passage=v.mix_passage,
-            sentence_rate=c.sentence_rate, word_rate=c.word_rate, align_weight=c.align_weight,
-            epochs=c.epochs, batch_size=c.batch_size, learning_rate=c.learning_rate, warmup_ratio=c.warmup_ratio,
-            weight_decay=c.weight_decay, query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
-            case_sensitive=c.case_sensitive, mixed_special_tokens=c.mixed_special_tokens, seed=run.seed,
-            passage_align=c.passage_align,
-        )
-
-    def train_config(self, run: ModelRun) -> dict:
-        spec = dataclasses.asdict(self.spec(run))
-        if not (run.variant.method == "contrastivemix" and run.variant.mix_passage):
-            spec.pop("passage_align")  # only the passage-side ContrastiveMix variants depend on it
-        if run.variant.method == "mdpr":  # settings that cannot matter for mDPR stay out of its key
-            for k in ("sentence_rate", "word_rate", "align_weight", "case_sensitive", "mixed_special_tokens"):
-                spec.pop(k)
-        elif run.variant.method == "naivemix":
-            spec.pop("align_weight")
-        else:  # ContrastiveMix mixes a copy of every query: r_s plays no part
-            spec.pop("sentence_rate")
-        return {
-            "kind": "contrastivemix-train",
-            "backbone": self.backbone_id,
-            "train_data": self.c.train_data,
-            "train_max_queries": self.c.train_max_queries,
-            "muse": None if run.language is None else self.c.muse,
-            "language": run.language,
-            "precision": self.cfg.precision,
-            "spec": spec,
-        }
-
-    def bm25_config(self, target: Target) -> dict:
-        report, tune = self.splits(target.benchmark)
-        return {
-            "kind": "contrastivemix-bm25",
-            "benchmark": target.benchmark,
-            "language": target.language,
-            "refs": list(self.refs(target.benchmark)),
-            "report_split": report,
-            "tune_split": tune,
-            "tune_max_queries": self.c.tune_max_queries,
-            "k1": self.c.bm25_k1,
-            "b": self.c.bm25_b,
-            "depth": self.c.fusion_depth,
-            "metrics_depth": self.c.depth,
-            "analyzer": ANALYZER_VERSION,
-            **self._bm25_implementation_key(),
-        }
-
-    def _bm25_implementation_key(self) -> dict:
-        # bm25s records keep their earlier keys (no new field); Pyserini's depend on its version (its analysers).
-        if self.c.bm25_implementation == "bm25s":
-            return {}
-        from .lucene import pyserini_version
-
-        return {"implementation": self.c.bm25_implementation, "pyserini": pyserini_version()}
-
-    def eval_config(self, run: ModelRun, target: Target) -> dict:
-        return {
-            "kind": "contrastivemix-eval",
-            "model": self.train_config(run),
-            "bm25": self.bm25_config(target),
-            "depth": self.c.depth,
-            "hybrid_step": self.c.hybrid_step,
-        }
-
-    def figure_benchmark(self) -> str:
-        return "mrtydi" if self.c.figure_language in self.c.mrtydi_languages else "miracl"
-
-    def embed_config(self, run: ModelRun) -> dict:
-        benchmark = self.figure_benchmark()
-        return {
-            "kind": "contrastivemix-embed",
-            "model": self.train_config(run),
-            "benchmark": benchmark,
-            "data": self.refs(benchmark)[0],
-            "language": self.c.figure_language,
-            "split": VALIDATION_SPLIT,
-            "points": self.c.umap_points,
-        }
-
-    def umap_config(self, run: ModelRun, side: str) -> dict:
-        return {
-            "kind": "contrastivemix-umap",
-            "embed": self.embed_config(run),
-            "side": side,
-            "n_neighbors": self.c.umap_neighbors,
-            "min_dist": self.c.umap_min_dist,
-            "random_state": 0,
-        }
-
-    def complete(self, run: ModelRun) -> bool:
-        return (
-            self.train_config(run) in self.caches["train"]
-            and all(self.eval_config(run, t) in self.caches["eval"] for t in run.targets)
-            and (not run.embed or self.embed_config(run) in self.caches["embed"])
-        )
-
-    # ---- BM25 (one per language, shared by every model)
-    def bm25(self, target: Target) -> dict:
-        cfg = self.bm25_config(target)
-        rec = self.caches["bm25"].run(cfg, lambda: self._run_bm25(target, cfg))
-        folder = self.caches["bm25"].root
-        return {"record": rec, "rankings": {s: _load_ranking(folder / f) for s, f in rec["files"].items()}}
-
-    def _run_bm25(self, target: Target, cfg: dict) -> dict:
-        from .evaluate import bm25_rank, evaluate_run, mean_scores
-
-        report, tune = self.report_queries(target), self.tune_queries(target)
-        coll = self.collection(target)
-        from .lucene import lucene_rank
-
-        # One contract, two analysers; Lucene's temporary index sits beside the BM25 records.
-        rank = partial(lucene_rank, workdir=self.caches["bm25"].root) if self.c.bm25_implementation == "pyserini" else bm25_rank
-        rankings = rank(
-            coll.iter_texts(), {"report": report.queries, "tune": tune.queries}, target.language,
-            depth=self.c.fusion_depth, k1=self.c.bm25_k1, b=self.c.bm25_b, n_passages=len(coll),
-        )
-        key = config_hash(cfg)
-        files = {}
-        for split, ranking in rankings.items():
-            files[split] = f"{key}-{split}.npz"
-            ranking.save(self.caches["bm25"].root / files[split])
-        docid_of = coll.docids(rankings["report"].indices.ravel())
-        per_query = evaluate_run(rankings["report"].to_run(docid_of, self.c.depth), report.qrels)
-        return {"files": files, "mean": mean_scores(per_query), "per_query": per_query, "n_queries": len(report), "n_passages": len(coll)}
-
-    # ---- one model
-    def run_model(self, run: ModelRun) -> None:
-        from ..core.encoders import load_dual_encoder
-        from .train import train_dual_encoder
-
-        train_cfg = self.train_config(run)
-        ckpt = self.root / "checkpoints" / config_hash(train_cfg)
-        if (ckpt / "train.json").is_file():
-            import json
-
-            model, tokenizer = load_dual_encoder(ckpt)
-            stats = json.loads((ckpt / "train.json").read_text())
-            stats.pop("spec", None)
-        else:
-            model, tokenizer, stats = train_dual_encoder(
-                self.train_set(),
-                self.spec(run),
-                backbone=self.memo("backbone", lambda: load_dual_encoder(self.backbone_path)),  # read from disk once
-                out_dir=ckpt if self.c.save_checkpoints else None,
-                dictionary=None if run.language is None else self.dictionary(run.language),
-                device=self.cfg.torch_device().type,
-                mixed_precision=_mixed_precision(self.cfg),
-                desc=f"train {run.name}",
-            )
-        self.caches["train"].put(train_cfg, stats)
-        for target in run.targets:
-            cfg = self.eval_config(run, target)
-            self.caches["eval"].run(cfg, lambda t=target, c=cfg: self._evaluate(model, tokenizer, t, c))
-        if run.embed:
-            cfg = self.embed_config(run)
-            self.caches["embed"].run(cfg, lambda: self._embed(model, tokenizer, cfg))
-        if ckpt.exists() and not self.c.keep_checkpoints and self.complete(run):
-            shutil.rmtree(ckpt)  # everything this model is needed for is cached
-
-    def _encoders(self, model, tokenizer):
-        from .train import encoder_fn
-
-        kw = dict(batch_size=self.c.encode_batch_size, device=self.cfg.torch_device(), amp_dtype=self.cfg.amp_dtype(),
-                  sort_window=self.c.encode_sort_window)
-        return (
-            encoder_fn(model, tokenizer, "query", max_length=self.c.query_max_length, **kw),
-            encoder_fn(model, tokenizer, "passage", max_length=self.c.passage_max_length, **kw),
-        )
-
-    def _evaluate(self, model, tokenizer, target: Target, cfg: dict) -> dict:
-        from .evaluate import SplitRuns, dense_rank, evaluate_hybrid, evaluate_run, hybrid_grid, mean_scores
-        from ..common.fastpath import encode_corpus
-
-        report_split, tune_split = self.splits(target.benchmark)
-        report_q, tune_q = self.report_queries(target), self.tune_queries(target)
-        coll = self.collection(target)
-        sparse = self.bm25(target)["rankings"]
-        enc_q, _ = self._encoders(model, tokenizer)
-        path = self.root / "embeddings" / f"{config_hash(cfg)}.npy"
-        # The corpus streams from its memory-mapped dataset window by window (length-sorted,
-        # tokenised one window ahead, one device-to-host copy per window) into a float16
-        # .npy that dense_rank memory-maps; an interrupted encoding resumes (see encode_corpus).
-        corpus = encode_corpus(
-            model.passage_model, tokenizer, coll.texts, len(coll), path,
-            max_length=self.c.passage_max_length, batch_size=self.c.encode_batch_size, sort_window=self.c.encode_sort_window,
-            device=self.cfg.torch_device(), amp_dtype=self.cfg.amp_dtype(), desc=f"encode {coll.name}",
-        )
-        dense = {
-            name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=self.c.fusion_depth,
-                             device=self.cfg.torch_device(), chunk_size=self.c.search_chunk_size)
-            for name, qs in (("report", report_q), ("tune", tune_q))
-        }
-        del corpus
-        rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
-        docid_of = coll.docids(rows)
-        report = SplitRuns(report_split, report_q.qrels, dense["report"], sparse["report"], docid_of)
-        tune = SplitRuns(tune_split, tune_q.qrels, dense["tune"], sparse["tune"], docid_of)
-        grid = hybrid_grid(self.c.hybrid_step)
-        dense_pq = evaluate_run(dense["report"].to_run(docid_of, self.c.depth), report_q.qrels)
-        shared: dict = {}  # each split's hybrid scores over the grid, computed once for both settings
-        result = {
-            "n_queries": len(report_q),
-            "n_passages": len(coll),
-            "dense": {"mean": mean_scores(dense_pq), "per_query": dense_pq},
-            "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=self.c.depth, cache=shared),
-            "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=self.c.depth, tune_on_report_split=True, cache=shared),
-        }
-        if not self.c.keep_corpus_embeddings:
-            for p in path.parent.glob(f"{path.stem}.*"):
-                p.unlink()
-        return result
-
-    def _embed(self, model, tokenizer, cfg: dict) -> dict:
-        """English and target-language validation queries (query encoder) and their first positive passages (passage encoder)."""
-        from ..core.runs import atomic_write_bytes
-
-        enc_q, enc_p = self._encoders(model, tokenizer)
-        arrays, labels = {}, {}
-        for lang in ("en", cfg["language"]):
-            qs = self.queries(cfg["benchmark"], lang, cfg["split"], sample=cfg["points"])
-            qids = [q for q in qs.queries if qs.positives.get(q)]
-            arrays[f"query_{lang}"] = enc_q([qs.queries[q] for q in qids]).astype(np.float16)
-            arrays[f"passage_{lang}"] = enc_p([qs.positives[q][0] for q in qids]).astype(np.float16)
-            labels[lang] = len(qids)
-        import io
-
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        name = f"{config_hash(cfg)}.npz"
-        atomic_write_bytes(self.caches["embed"].root / name, buf.getvalue())
-        return {"file": name, "counts": labels}
+def figure_sides(variant: str) -> tuple[str, ...]:
+    """The encoders a figure shows: ContrastiveMix mixes queries only, so Figure 1 shows its query encoder."""
+    return ("query",) if variant == "contrastivemix" else ("query", "passage")
 
 
-def _mixed_precision(cfg: Profile) -> str:
-    """accelerate's ``mixed_precision`` for the profile's resolved precision."""
-    name = cfg.precision_name()
-    return "no" if name == "fp32" else name
+# --------------------------------------------------------------------------- data (read once per process)
+@functools.lru_cache(maxsize=2)
+def _train_set(ref: str, max_queries: int | None):
+    from .data import load_train_set
+
+    return load_train_set(ref, max_queries=max_queries)
 
 
-def _load_ranking(path: Path):
+@functools.lru_cache(maxsize=64)
+def _queries(benchmark: str, ref: str, language: str, split: str):
+    from .data import load_queries
+
+    return load_queries(benchmark, ref, language, split, what=f"contrastivemix.{benchmark}")
+
+
+@functools.lru_cache(maxsize=2)
+def _collection(benchmark: str, ref: str, language: str):
+    from .data import load_collection
+
+    return load_collection(benchmark, ref, language, what=f"contrastivemix.{benchmark}_corpus")
+
+
+@functools.lru_cache(maxsize=16)
+def _dictionary(muse: str, language: str, download_dir: Path) -> dict[str, list[str]]:
+    from .codemix import load_muse, muse_path
+    from .data import SYNTHETIC, synthetic_glossary_path
+
+    if muse == SYNTHETIC:
+        return load_muse(synthetic_glossary_path(language))
+    return load_muse(muse_path(muse, language, download_dir=download_dir))
+
+
+@functools.lru_cache(maxsize=1)
+def _backbone(path: str):
+    """The backbone read from disk once (training copies it, never modifies it)."""
+    from ..core.encoders import load_dual_encoder
+
+    return load_dual_encoder(path)
+
+
+def _root(profile: Profile) -> Path:
+    return profile.runs_dir / EXPERIMENT
+
+
+def dictionary(profile: Profile, muse: str, language: str) -> dict[str, list[str]]:
+    """The en-``language`` MUSE dictionary named by ``muse`` (downloads land in ``runs/<profile>/contrastivemix/muse``)."""
+    return _dictionary(muse, language, _root(profile) / "muse")
+
+
+def backbone_path(profile: Profile, model: str) -> str:
+    from ..core.models import resolve_model
+
+    return resolve_model(model, profile, what="contrastivemix.backbones[0].model")
+
+
+def checkpoint_dir(profile: Profile, spec: TrainRun) -> Path:
+    return _root(profile) / "checkpoints" / spec.key_hash()
+
+
+def _queries_of(spec: Bm25Run, split: str, *, sample: int | None = None):
+    return _queries(spec.benchmark, spec.queries, spec.language, split).sample(sample)
+
+
+# --------------------------------------------------------------------------- one run
+def run_one(spec: RunSpec, profile: Profile) -> dict:
+    """One run of the plan, computed (no cache): a training, a BM25 ranking, an evaluation, embeddings or a UMAP fit."""
+    for cls, fn in ((TrainRun, _train), (Bm25Run, _bm25), (EvalRun, _evaluate), (EmbedRun, _embed), (UmapRun, _umap)):
+        if isinstance(spec, cls):
+            return fn(spec, profile)
+    raise TypeError(f"contrastivemix.run_one: not a run of this experiment: {spec!r}")
+
+
+def _train(spec: TrainRun, profile: Profile) -> dict:
+    """Train one dual encoder and save it (``checkpoints/<key>``); return its training statistics."""
+    return _train_model(spec, profile)[2]
+
+
+def _train_model(spec: TrainRun, profile: Profile):
+    from .train import train_dual_encoder
+
+    model, tokenizer, stats = train_dual_encoder(
+        _train_set(spec.train_data, spec.train_max_queries),
+        spec,
+        backbone=_backbone(backbone_path(profile, spec.model)),
+        out_dir=checkpoint_dir(profile, spec),
+        dictionary=None if spec.language is None else dictionary(profile, spec.muse, spec.language),
+        device=profile.torch_device().type,
+        mixed_precision="no" if spec.precision == "fp32" else spec.precision,  # accelerate's name
+        desc=f"train {spec.name}",
+    )
+    return model, tokenizer, stats
+
+
+def trained_model(spec: TrainRun, profile: Profile):
+    """The trained ``(DualEncoder, tokenizer)`` of ``spec``: its checkpoint, or trained again where it was deleted."""
+    from ..core.encoders import load_dual_encoder
+
+    ckpt = checkpoint_dir(profile, spec)
+    if (ckpt / "train.json").is_file():
+        return load_dual_encoder(ckpt)
+    model, tokenizer, _ = _train_model(spec, profile)
+    return model, tokenizer
+
+
+def _bm25(spec: Bm25Run, profile: Profile) -> dict:
+    from functools import partial
+
+    from .evaluate import bm25_rank, evaluate_run, mean_scores
+    from .lucene import lucene_rank
+
+    folder = _root(profile) / KINDS[Bm25Run]
+    report, tune = _queries_of(spec, spec.report_split), _queries_of(spec, spec.tune_split, sample=spec.tune_max_queries)
+    coll = _collection(spec.benchmark, spec.corpus, spec.language)
+    # One contract, two analysers; Lucene's temporary index sits beside the BM25 records.
+    rank = partial(lucene_rank, workdir=folder) if spec.implementation == "pyserini" else bm25_rank
+    rankings = rank(coll.iter_texts(), {"report": report.queries, "tune": tune.queries}, spec.language,
+                    depth=spec.depth, k1=spec.k1, b=spec.b, n_passages=len(coll))
+    files = {}
+    for split, ranking in rankings.items():
+        files[split] = f"{spec.key_hash()}-{split}.npz"
+        ranking.save(folder / files[split])
+    docid_of = coll.docids(rankings["report"].indices.ravel())
+    per_query = evaluate_run(rankings["report"].to_run(docid_of, spec.metrics_depth), report.qrels, depth=spec.metrics_depth)
+    return {"files": files, "mean": mean_scores(per_query), "per_query": per_query, "n_queries": len(report), "n_passages": len(coll)}
+
+
+def _rankings(spec: Bm25Run, record: dict, profile: Profile) -> dict:
     from .evaluate import Ranking
 
-    return Ranking.load(path)
+    folder = _root(profile) / KINDS[Bm25Run]
+    return {split: Ranking.load(folder / name) for split, name in record["files"].items()}
 
 
-def run(cfg: Profile) -> "Results":
-    """Train and evaluate every model of :func:`plan` (cached runs are skipped); return :func:`load_results`."""
-    ctx = _Context(cfg)
-    runs = plan(cfg)
-    targets = sorted({t for r in runs for t in r.targets}, key=lambda t: (t.benchmark, t.language))
-    for t in progress(targets, desc="BM25", unit="language"):
-        ctx.bm25(t)
-    todo = [r for r in runs if not ctx.complete(r)]
-    print(f"contrastivemix: {len(runs)} models, {len(runs) - len(todo)} cached, {len(todo)} to run", flush=True)
-    for r in progress(todo, desc="contrastivemix models", unit="model"):
-        ctx.run_model(r)
-    return load_results(cfg)
+def encoders(model, tokenizer, profile: Profile, *, query_max_length: int, passage_max_length: int, batch_size: int,
+             sort_window: int):
+    """``(encode queries, encode passages)``: functions ``texts -> (n, H) float32 array`` on the profile's device."""
+    from .train import encoder_fn
+
+    kw = dict(batch_size=batch_size, device=profile.torch_device(), amp_dtype=profile.amp_dtype(), sort_window=sort_window)
+    return (encoder_fn(model, tokenizer, "query", max_length=query_max_length, **kw),
+            encoder_fn(model, tokenizer, "passage", max_length=passage_max_length, **kw))
 
 
-def train_all(cfg: Profile) -> None:
-    """Train and save every model of the grid, without evaluating: the part worth spreading over GPUs.
+def _evaluate(spec: EvalRun, profile: Profile) -> dict:
+    from ..common.fastpath import encode_corpus
+    from .evaluate import SplitRuns, dense_rank, evaluate_hybrid, evaluate_run, hybrid_grid, mean_scores
+
+    b, m = spec.bm25, spec.model
+    sparse = _rankings(b, RunCache(_root(profile) / KINDS[Bm25Run]).get(b.key()) or _require(b), profile)
+    report_q, tune_q = _queries_of(b, b.report_split), _queries_of(b, b.tune_split, sample=b.tune_max_queries)
+    coll = _collection(b.benchmark, b.corpus, b.language)
+    model, tokenizer = trained_model(m, profile)
+    enc_q, _ = encoders(model, tokenizer, profile, query_max_length=m.query_max_length, passage_max_length=m.passage_max_length,
+                        batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window)
+    path = _root(profile) / "embeddings" / f"{spec.key_hash()}.npy"
+    # The corpus streams from its memory-mapped dataset window by window (length-sorted,
+    # tokenised one window ahead, one device-to-host copy per window) into a float16
+    # .npy that dense_rank memory-maps; an interrupted encoding resumes (see encode_corpus).
+    corpus = encode_corpus(
+        model.passage_model, tokenizer, coll.texts, len(coll), path,
+        max_length=m.passage_max_length, batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window,
+        device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
+    )
+    dense = {
+        name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=b.depth,
+                         device=profile.torch_device(), chunk_size=spec.search_chunk_size)
+        for name, qs in (("report", report_q), ("tune", tune_q))
+    }
+    del corpus
+    rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
+    docid_of = coll.docids(rows)
+    report = SplitRuns(b.report_split, report_q.qrels, dense["report"], sparse["report"], docid_of)
+    tune = SplitRuns(b.tune_split, tune_q.qrels, dense["tune"], sparse["tune"], docid_of)
+    grid = hybrid_grid(spec.hybrid_step)
+    dense_pq = evaluate_run(dense["report"].to_run(docid_of, spec.depth), report_q.qrels, depth=spec.depth)
+    shared: dict = {}  # each split's hybrid scores over the grid, computed once for both settings
+    result = {
+        "n_queries": len(report_q),
+        "n_passages": len(coll),
+        "dense": {"mean": mean_scores(dense_pq), "per_query": dense_pq},
+        "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=spec.depth, cache=shared),
+        "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=spec.depth, tune_on_report_split=True, cache=shared),
+    }
+    if not spec.keep_corpus_embeddings:
+        for p in path.parent.glob(f"{path.stem}.*"):
+            p.unlink()
+    return result
+
+
+def _require(spec: RunSpec):
+    raise RuntimeError(f"contrastivemix: {spec.label()} is not in the run cache; run contrastivemix.run (it runs the grids in order)")
+
+
+def _embed(spec: EmbedRun, profile: Profile) -> dict:
+    """English and target-language validation queries (query encoder) and their first positive passages (passage encoder)."""
+    from ..core.runs import atomic_write_bytes
+
+    m = spec.model
+    model, tokenizer = trained_model(m, profile)
+    enc_q, enc_p = encoders(model, tokenizer, profile, query_max_length=m.query_max_length, passage_max_length=m.passage_max_length,
+                            batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window)
+    arrays, counts = {}, {}
+    for lang in ("en", spec.language):
+        qs = _queries(spec.benchmark, spec.data, lang, spec.split).sample(spec.points)
+        qids = [q for q in qs.queries if qs.positives.get(q)]
+        arrays[f"query_{lang}"] = enc_q([qs.queries[q] for q in qids]).astype(np.float16)
+        arrays[f"passage_{lang}"] = enc_p([qs.positives[q][0] for q in qids]).astype(np.float16)
+        counts[lang] = len(qids)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    name = f"{spec.key_hash()}.npz"
+    atomic_write_bytes(_root(profile) / KINDS[EmbedRun] / name, buf.getvalue())
+    return {"file": name, "counts": counts}
+
+
+def _umap(spec: UmapRun, profile: Profile) -> dict:
+    from .figures import umap_fit
+
+    e = spec.embed
+    record = RunCache(_root(profile) / KINDS[EmbedRun]).get(e.key()) or _require(e)
+    with np.load(_root(profile) / KINDS[EmbedRun] / record["file"]) as z:
+        parts = [(lang, z[f"{spec.side}_{lang}"].astype(np.float32)) for lang in ("en", e.language)]
+    xy = umap_fit(np.concatenate([p for _, p in parts]), spec.n_neighbors, spec.min_dist, spec.random_state)
+    return {"x": xy[:, 0], "y": xy[:, 1], "language": [lang for lang, p in parts for _ in range(len(p))]}
+
+
+# --------------------------------------------------------------------------- every run
+def run(profile: Profile) -> Results:
+    """Run (or read from the cache) every run of :func:`plan`, kind by kind in dependency order; records in plan order.
+
+    Each kind is one :func:`~codeswitch.core.experiment.run_specs` grid: the trainings
+    first (each saves its encoder), then BM25, the evaluations and embeddings (which read
+    the saved encoders), then the UMAP fits (which read the embeddings).  A checkpoint is
+    deleted once every evaluation and embedding of its model is cached, unless
+    ``keep_checkpoints``.
+    """
+    c = load(profile)
+    specs = plan(profile)
+    root = _root(profile)
+    todo = {kind: [s for s in specs if type(s) is cls] for cls, kind in KINDS.items()}
+    if any(s.key() not in RunCache(root / KINDS[EvalRun]) for s in todo["eval"]) or any(
+            s.key() not in RunCache(root / KINDS[EmbedRun]) for s in todo["embed"]):
+        backbone_path(profile, c.backbone.model)  # a missing backbone stops the grid before any run, not after BM25
+    by_key: dict[str, dict] = {}
+    for cls, kind in KINDS.items():
+        results = run_specs(todo[kind], run_one, profile, cache_dir=root / kind, desc=f"contrastivemix {kind}")
+        by_key |= {s.key_hash(): r for s, r in results}
+        if cls is EmbedRun and not c.keep_checkpoints:
+            for m in todo["train"]:
+                ckpt = checkpoint_dir(profile, m)
+                if ckpt.exists():
+                    shutil.rmtree(ckpt)  # everything this model is needed for is cached
+    return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
+
+
+def train_all(profile: Profile) -> None:
+    """Train and save every model of the plan, without evaluating: the part worth spreading over GPUs.
 
     ``accelerate launch -m codeswitch.contrastivemix.experiment --profile paper``
     starts one process per GPU; every process encodes its slice of each global
     batch and the passages are gathered across devices (see
-    :mod:`codeswitch.contrastivemix.train`).  Checkpoints are always saved here; the
+    :mod:`codeswitch.contrastivemix.train`).  Checkpoints are always saved; the
     notebook (``./reproduce.sh --profile paper --only 05``) then finds them and only
     evaluates.  Models already trained or fully evaluated are skipped.
     """
     from accelerate import PartialState
 
-    from ..core.encoders import load_dual_encoder
-    from .train import train_dual_encoder
+    from ..core.progress import progress
 
-    ctx = _Context(cfg)
     main = PartialState().is_main_process
-    for r in progress(plan(cfg), desc="contrastivemix training", unit="model", disable=not main):
-        train_cfg = ctx.train_config(r)
-        ckpt = ctx.root / "checkpoints" / config_hash(train_cfg)
-        if (ckpt / "train.json").is_file() or ctx.complete(r):
+    cache = RunCache(_root(profile) / KINDS[TrainRun])
+    for spec in progress([s for s in plan(profile) if isinstance(s, TrainRun)], desc="contrastivemix training", unit="model",
+                         disable=not main):
+        if (checkpoint_dir(profile, spec) / "train.json").is_file() or spec.key() in cache:
             continue
-        _, _, stats = train_dual_encoder(
-            ctx.train_set(), ctx.spec(r),
-            backbone=ctx.memo("backbone", lambda: load_dual_encoder(ctx.backbone_path)),
-            out_dir=ckpt,
-            dictionary=None if r.language is None else ctx.dictionary(r.language),
-            device=cfg.torch_device().type,
-            mixed_precision=_mixed_precision(cfg),
-            desc=f"train {r.name}",
-        )
+        stats = _train(spec, profile)
         if main:
-            ctx.caches["train"].put(train_cfg, stats)
+            cache.put(spec.key(), stats)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from ..core.profiles import parse_overrides
-    from ..core.profiles import load_profile
+    from ..core.profiles import load_profile, parse_overrides
 
     parser = argparse.ArgumentParser(
         prog="python -m codeswitch.contrastivemix.experiment",
@@ -635,242 +477,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- results
-SETTINGS = {
-    "hybrid": "",  # the tables' main rows
-    "hybrid_report_split": " · tuned on {split} (released code)",
-    "dense": " · dense only",
-}
-METRIC_KEYS = {"MRR@100": "mrr@100", "Recall@100": "recall@100"}
-BM25_SEED = -1  # BM25 has no seed: its rows carry this placeholder
-
-
-@dataclass
-class Results:
-    """The cached results of the grid: ``frame`` (one row per model, target, setting and metric) and per-query scores."""
-
-    frame: pd.DataFrame
-    per_query: dict = field(repr=False)  # (variant, benchmark, language, setting) -> {seed: {metric: {qid: value}}}
-
-    def _repr_html_(self):  # pragma: no cover - notebook display
-        return self.summary()._repr_html_()
-
-    def summary(self) -> pd.DataFrame:
-        """Mean over seeds of every (method, benchmark, language) under the main setting."""
-        f = self.frame[self.frame["setting"].isin(["hybrid", "bm25"])]
-        return f.pivot_table(index=["benchmark", "language"], columns=["row", "metric"], values="value", aggfunc="mean", sort=False).round(2)
-
-
-def load_results(cfg: Profile) -> Results:
-    """Read every result of the grid from the run cache (nothing is computed; missing runs raise)."""
-    ctx = _Context(cfg)
-    rows, per_query = [], {}
-    missing = []
-    for r in plan(cfg):
-        for t in r.targets:
-            rec = ctx.caches["eval"].get(ctx.eval_config(r, t))
-            if rec is None:
-                missing.append(f"{r.name} on {t.benchmark}-{t.language}")
-                continue
-            report_split = ctx.splits(t.benchmark)[0]
-            for setting in SETTINGS:
-                res = rec[setting]
-                for metric, value in res["mean"].items():
-                    rows.append(dict(variant=r.variant.key, row=r.variant.label or r.variant.ablation_label, benchmark=t.benchmark,
-                                     language=t.language, seed=r.seed, setting=setting, metric=metric, value=value,
-                                     weight=res.get("weight"), report_split=report_split))
-                per_query.setdefault((r.variant.key, t.benchmark, t.language, setting), {})[r.seed] = res["per_query"]
-    if missing:
-        raise RuntimeError(f"contrastivemix: {len(missing)} evaluations are not in the run cache (run contrastivemix.run first): {missing[:5]} …")
-    for t in sorted({(x["benchmark"], x["language"]) for x in rows}):
-        rec = ctx.caches["bm25"].get(ctx.bm25_config(Target(*t)))
-        for metric, value in rec["mean"].items():
-            rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=BM25_SEED, setting="bm25",
-                             metric=metric, value=value, weight=None, report_split=ctx.splits(t[0])[0]))
-    return Results(pd.DataFrame(rows), per_query)
-
-
-# --------------------------------------------------------------------------- tables
-def _col(language: str, benchmark: str) -> str:
-    return language.capitalize() if benchmark == "mrtydi" else language
-
-
-def _p_value(results: Results, variant: str, benchmark: str, language: str, metric: str) -> float:
-    """Paired t-test against mDPR on per-query scores averaged over seeds (main setting)."""
-    from .evaluate import paired_t_test
-
-    def averaged(key):
-        seeds = results.per_query.get((key, benchmark, language, "hybrid"), {})
-        qids = sorted(set.intersection(*(set(s[metric]) for s in seeds.values()))) if seeds else []
-        return {q: float(np.mean([s[metric][q] for s in seeds.values()])) for q in qids}
-
-    return paired_t_test(averaged(variant), averaged("mdpr"))
-
-
-def _language_table(results: Results, cfg: Profile, benchmark: str, groups: Sequence[tuple[Sequence[str], str | None]], metric: str, table_id: str):
-    """Rows: methods × settings (+ BM25); columns: languages and group averages; mean ± std over seeds."""
-    from ..core.report import comparison
-
-    c = config(cfg)
-    f = results.frame
-    f = f[(f["benchmark"] == benchmark) & (f["metric"] == METRIC_KEYS[metric])]
-    report_split = c.mrtydi_report_split if benchmark == "mrtydi" else c.miracl_report_split
-    cells, order_rows, order_cols, pvals = [], [], [], {}
-    for setting, suffix in [*SETTINGS.items(), ("bm25", None)]:
-        variants = MAIN_VARIANTS if setting != "bm25" else ("bm25",)
-        for key in variants:
-            label = "BM25" if key == "bm25" else VARIANTS[key].label + suffix.format(split=report_split)
-            sub = f[(f["variant"] == key) & (f["setting"] == setting)]
-            if sub.empty:
-                continue
-            order_rows.append(label)
-            for languages, avg_label in groups:
-                per_seed = {}
-                for lang in languages:
-                    vals = sub[sub["language"] == lang]
-                    if vals.empty:
-                        continue
-                    col = _col(lang, benchmark)
-                    cells.append(dict(row=label, column=col, mean=vals["value"].mean(), std=vals["value"].std(ddof=1) if len(vals) > 1 else 0.0, n=len(vals)))
-                    order_cols.append(col)
-                    for seed, v in zip(vals["seed"], vals["value"]):
-                        per_seed.setdefault(seed, []).append(v)
-                    if setting == "hybrid" and key not in ("mdpr", "bm25"):
-                        pvals[(label, col)] = _p_value(results, key, benchmark, lang, METRIC_KEYS[metric])
-                if avg_label and per_seed:
-                    avgs = [float(np.mean(v)) for v in per_seed.values()]
-                    cells.append(dict(row=label, column=avg_label, mean=float(np.mean(avgs)), std=float(np.std(avgs, ddof=1)) if len(avgs) > 1 else 0.0, n=len(avgs)))
-                    order_cols.append(avg_label)
-    measured = pd.DataFrame(cells)
-    wide, long = comparison(measured, paper="contrastivemix", table=table_id, row_order=order_rows, column_order=list(dict.fromkeys(order_cols)))
-    long["p_value"] = [pvals.get((r, col), np.nan) for r, col in zip(long["row"], long["column"])]
-    long["significant"] = [int(p < 0.05) if not math.isnan(p) else 0 for p in long["p_value"]]
-    return _mark_stars(wide, long), long
-
-
-def _mark_stars(wide: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
-    """``*`` after our mean where p < 0.05 against mDPR, and after the paper's value where the paper stars it."""
-    from dataclasses import replace
-
-    from ..core.report import Cell
-    from ..core.reported.contrastivemix import STAR
-
-    wide = wide.copy()
-    for rec in long.itertuples():
-        if rec.row not in wide.index or rec.column not in wide.columns:
-            continue
-        cell = wide.loc[rec.row, rec.column]
-        if not isinstance(cell, Cell):
-            continue
-        if rec.significant:
-            cell = replace(cell, ours=re.sub(r"^(-?\d+\.\d+)", r"\1*", cell.ours))
-        if STAR in (rec.paper_note or "") and cell.paper:
-            cell = replace(cell, paper=cell.paper + "*")
-        wide.loc[rec.row, rec.column] = cell
-    return wide
-
-
-def _mrtydi_groups(c: ContrastiveMixConfig):
-    return [(c.low_similarity, "Avg (low)" if c.low_similarity else None), (c.high_similarity, "Avg (high)" if c.high_similarity else None)]
-
-
-def _notes(cfg: Profile, benchmark: str) -> list[str]:
-    c = config(cfg)
-    report, tune = (c.mrtydi_report_split, c.mrtydi_tune_split) if benchmark == "mrtydi" else (c.miracl_report_split, c.miracl_tune_split)
-    notes = [
-        f"Main rows: BM25 + dense hybrid, weight on dense tuned on {tune} (MRR@100), scored on {report}; "
-        f"'tuned on {report} (released code)': the weight tuned on the reported split itself; 'dense only': no BM25.",
-        "mean ± std over seeds; * after our mean: paired t-test against mDPR on per-query scores (averaged over seeds), p < 0.05; "
-        "* after the paper's value: starred in the paper.",
-        "Averages: over the configured languages of the group, per seed, then over seeds.",
-    ]
-    if c.train_data == "synthetic":
-        notes.append("smoke profile: tiny random-init encoders on the synthetic retrieval set; numbers test the pipeline, not the paper.")
-    return notes
-
-
-def _save(cfg, wide, long, name, caption, notes, claim=None):
-    from ..core.report import save_table
-
-    return save_table(wide, name, cfg, caption=caption, long=long, notes=notes, claim=claim)
-
-
-def _beats_mdpr(long: pd.DataFrame, columns: Sequence[str], text: str, source: str):
-    """ContrastiveMix > mDPR (main rows: hybrid, weight tuned on the tuning split) in ``columns``."""
-    from ..core import claims
-
-    return claims.greater(long, text, pairs=[(VARIANTS["contrastivemix"].label, VARIANTS["mdpr"].label)], columns=columns, source=source)
-
-
-def table1(cfg: Profile, results: Results) -> dict[str, Path]:
-    """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
-    wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(config(cfg)), "MRR@100", "table1")
-    claim = _beats_mdpr(long, ["Avg (low)"], "ContrastiveMix > mDPR in MRR@100 averaged over the low-similarity languages", "ContrastiveMix Table 1")
-    return _save(cfg, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(cfg, "mrtydi"), claim)
-
-
-def table2(cfg: Profile, results: Results) -> dict[str, Path]:
-    """Table 2: MRR@100 on MIRACL (dev)."""
-    c = config(cfg)
-    groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
-    wide, long = _language_table(results, cfg, "miracl", groups, "MRR@100", "table2")
-    claim = _beats_mdpr(long, [_col(lang, "miracl") for lang in c.miracl_target],
-                        "ContrastiveMix > mDPR in MRR@100 on every MIRACL target language", "ContrastiveMix Table 2")
-    return _save(cfg, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(cfg, "miracl"), claim)
-
-
-def table4(cfg: Profile, results: Results) -> dict[str, Path]:
-    """Table 4: Recall@100 on Mr.TyDi."""
-    wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(config(cfg)), "Recall@100", "table4")
-    claim = _beats_mdpr(long, ["Avg (low)"], "ContrastiveMix > mDPR in Recall@100 averaged over the low-similarity languages", "ContrastiveMix Table 4")
-    return _save(cfg, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(cfg, "mrtydi"), claim)
-
-
-def table3(cfg: Profile, results: Results) -> dict[str, Path]:
-    """Table 3: query-/passage-side mixing, averages over the low-similarity languages (main setting)."""
-    from ..core.report import comparison
-
-    c = config(cfg)
-    f = results.frame
-    f = f[(f["benchmark"] == "mrtydi") & (f["setting"] == "hybrid") & (f["language"].isin(c.low_similarity))]
-    order = ["mdpr", "naivemix", "naivemix-passage", "naivemix-query", "contrastivemix-both", "contrastivemix-passage", "contrastivemix"]
-    cells = []
-    for key in order:
-        for col, metric in METRIC_KEYS.items():
-            sub = f[(f["variant"] == key) & (f["metric"] == metric)]
-            if sub.empty:
-                continue
-            avgs = sub.groupby("seed", sort=True)["value"].mean().to_numpy()
-            cells.append(dict(row=VARIANTS[key].ablation_label, column=col, mean=float(avgs.mean()),
-                              std=float(avgs.std(ddof=1)) if len(avgs) > 1 else 0.0, n=len(avgs)))
-    wide, long = comparison(pd.DataFrame(cells), paper="contrastivemix", table="table3",
-                            row_order=[VARIANTS[k].ablation_label for k in order], column_order=list(METRIC_KEYS))
-    notes = [
-        f"Averages over the low-similarity languages {list(c.low_similarity)} (per seed, then mean ± std over seeds); "
-        "hybrid with the weight tuned on Mr.TyDi dev.",
-        "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
-    ]
-    from ..core import claims
-
-    sub = long[long["column"] == "MRR@100"]
-    expected = claims.paper_best(sub, "row")
-    claim = (claims.best_is(sub, f"{expected} has the best MRR@100 of the mixing variants (the paper's best)", expected=expected,
-                            source="ContrastiveMix Table 3")
-             if expected else claims.Claim("the paper's best mixing variant scores best", None, "the paper's values are unknown"))
-    return _save(cfg, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)
-
-
 # --------------------------------------------------------------------------- data examples
-def examples(cfg: Profile, n: int = 4) -> pd.DataFrame:
+def examples(profile: Profile, n: int = 4) -> pd.DataFrame:
     """A few English validation queries and their code-mixed versions (the figure language's dictionary)."""
     import random
 
     from .codemix import code_mix
 
-    ctx = _Context(cfg)
-    c = ctx.c
-    qs = ctx.queries(ctx.figure_benchmark(), "en", VALIDATION_SPLIT)
-    d = ctx.dictionary(c.figure_language)
+    c = load(profile)
+    qs = _queries(c.figure_benchmark, c.refs(c.figure_benchmark)[0], "en", VALIDATION_SPLIT)
+    d = dictionary(profile, c.muse, c.figure_language)
     rows = []
     for i, text in enumerate(list(qs.queries.values())[:n]):
         rows.append({
@@ -879,108 +495,6 @@ def examples(cfg: Profile, n: int = 4) -> pd.DataFrame:
             "code-mixed, r_w = 1": code_mix(text, d, 1.0, random.Random(i), case_sensitive=c.case_sensitive),
         })
     return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------- UMAP figures
-def _umap_fit(x: np.ndarray, n_neighbors: int, min_dist: float, random_state: int) -> np.ndarray:
-    """2-D UMAP of ``x`` (n, H); the k-nearest-neighbour graph is computed exactly (scikit-learn) and handed to UMAP."""
-    import warnings
-
-    import umap
-    from sklearn.neighbors import NearestNeighbors
-
-    k = max(2, min(n_neighbors, len(x) - 1))
-    dist, idx = NearestNeighbors(n_neighbors=k).fit(x).kneighbors(x)  # (n, k), self first
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "n_jobs overridden by random_state": intended, for reproducibility
-        reducer = umap.UMAP(n_neighbors=k, min_dist=min_dist, random_state=random_state, precomputed_knn=(idx.astype(np.int32), dist.astype(np.float32)))
-        return reducer.fit_transform(x)
-
-
-def umap_coordinates(cfg: Profile) -> pd.DataFrame:
-    """2-D UMAP coordinates of the figure models' validation embeddings (cached: a redraw never refits).
-
-    Columns ``model`` (variant key), ``side`` ("query" | "passage"), ``language``, ``x``, ``y``.
-    """
-    ctx = _Context(cfg)
-    c = ctx.c
-    first = cfg.seeds[0]
-    frames = []
-    for key in FIGURE_VARIANTS:
-        run_ = ModelRun(VARIANTS[key], None if key == "mdpr" else c.figure_language, first, (), embed=True)
-        ecfg = ctx.embed_config(run_)
-        rec = ctx.caches["embed"].get(ecfg)
-        if rec is None:
-            raise RuntimeError(f"contrastivemix: the embeddings of {run_.name} are not in the run cache (run contrastivemix.run first)")
-        sides = ("query",) if key == "contrastivemix" else ("query", "passage")
-        for side in sides:
-            def fit(side=side, rec=rec):
-                with np.load(ctx.caches["embed"].root / rec["file"]) as z:
-                    parts = [(lang, z[f"{side}_{lang}"].astype(np.float32)) for lang in ("en", c.figure_language)]
-                xy = _umap_fit(np.concatenate([p for _, p in parts]), c.umap_neighbors, c.umap_min_dist, 0)
-                langs = [lang for lang, p in parts for _ in range(len(p))]
-                return {"x": xy[:, 0], "y": xy[:, 1], "language": langs}
-            coords = ctx.caches["umap"].run(ctx.umap_config(run_, side), fit)
-            frames.append(pd.DataFrame({"model": key, "side": side, **coords}))
-    return pd.concat(frames, ignore_index=True)
-
-
-_LANG_NAMES = {"en": "English", "ko": "Korean", "ar": "Arabic", "ja": "Japanese", "th": "Thai", "id": "Indonesian", "fi": "Finnish",
-               "ru": "Russian", "bn": "Bengali", "zh": "Chinese", "fa": "Persian", "es": "Spanish", "fr": "French", "hi": "Hindi"}
-
-
-def _umap_figure(coords: pd.DataFrame, key: str, sides: Sequence[str], title: str):
-    import matplotlib.pyplot as plt
-
-    from ..core.report import seaborn_style
-
-    seaborn_style()
-    fig, axes = plt.subplots(1, len(sides), figsize=(4.2 * len(sides), 4.0), squeeze=False)
-    palette = {"en": "tab:green"}
-    for ax, side in zip(axes[0], sides):
-        sub = coords[(coords["model"] == key) & (coords["side"] == side)]
-        for lang in dict.fromkeys(sub["language"]):
-            pts = sub[sub["language"] == lang]
-            ax.scatter(pts["x"], pts["y"], s=8, alpha=0.6, color=palette.get(lang, "tab:red"), label=_LANG_NAMES.get(lang, lang), edgecolors="none")
-        ax.set_title(f"{side} encoder")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.legend(loc="best", fontsize=8, markerscale=2)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def _figure(cfg, coords, key, sides, name, title, caption):
-    import matplotlib.pyplot as plt
-
-    from ..core.report import save_figure
-
-    fig = _umap_figure(coords, key, sides, title)
-    paths = save_figure(fig, name, cfg, caption=caption)
-    plt.close(fig)
-    return paths
-
-
-def figure1(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
-    """Figure 1: ContrastiveMix's query encoder, English vs the target language."""
-    lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
-    return _figure(cfg, coords, "contrastivemix", ("query",), "contrastivemix_figure1", f"ContrastiveMix (target: {lang})",
-                   f"UMAP of English and {lang} validation queries from ContrastiveMix's query encoder (ContrastiveMix Figure 1)")
-
-
-def figure2(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
-    """Figure 2: mDPR's query and passage encoders."""
-    lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
-    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", f"mDPR (target: {lang})",
-                   f"UMAP of English and {lang} validation queries / passages from mDPR's encoders (ContrastiveMix Figure 2)")
-
-
-def figure3(cfg: Profile, coords: pd.DataFrame) -> dict[str, Path]:
-    """Figure 3: NaiveMix's query and passage encoders."""
-    lang = _LANG_NAMES.get(config(cfg).figure_language, config(cfg).figure_language)
-    return _figure(cfg, coords, "naivemix", ("query", "passage"), "contrastivemix_figure3", f"NaiveMix (target: {lang})",
-                   f"UMAP of English and {lang} validation queries / passages from NaiveMix's encoders (ContrastiveMix Figure 3)")
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def contrastivemix_loss(
     p_neg: Tensor | None,
     q_mixed: Tensor | None,
     *,
-    weight: float = 0.1,
+    weight: float,
     p_mixed: Tensor | None = None,
     n_mixed: Tensor | None = None,
 ) -> dict[str, Tensor]:

@@ -11,12 +11,13 @@ NB = ("05",)
 
 def resources(cfg: Profile) -> list[Resource]:
     from .data import MRTYDI_LANGUAGES, TRAIN_FILE
-    from .experiment import VALIDATION_SPLIT, config
+    from .config import VALIDATION_SPLIT
+    from .config import load as config
 
     c = config(cfg)
     out = [
-        Resource(NB, "model", "contrastivemix.backbone", c.backbone, key=("contrastivemix", "backbone"), files=MODEL_FILES,
-                 local_name=f"models/{c.backbone.split('/')[-1]}"),
+        Resource(NB, "model", "contrastivemix.backbones.0.model", c.backbone.model, key=("contrastivemix", "backbones", 0, "model"),
+                 files=MODEL_FILES, local_name=f"models/{c.backbone.model.split('/')[-1]}"),
         Resource(NB, "dataset", "contrastivemix.train_data", c.train_data, key=("contrastivemix", "train_data"),
                  repo_type="dataset", files=(TRAIN_FILE,), local_name="datasets/wikipedia-nq"),
         Resource(NB, "package", "contrastivemix (UMAP figures)", "umap"),

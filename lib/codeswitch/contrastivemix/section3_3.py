@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..core.profiles import Profile
 from ..core.runs import RunCache
+from .config import SECTION, Config, load
 
 __all__ = ["NQ_DEV_FILE", "mixed_cosines", "section3_3_config", "section3_3_results", "section3_3_table"]
 
@@ -41,18 +42,13 @@ def mixed_cosines(encode, texts: list[str], mixed: list[str]) -> np.ndarray:
     return (a * b).sum(axis=1)  # (n,)
 
 
-def _context(cfg: Profile):
-    from .experiment import _Context
-
-    return _Context(cfg)
-
-
 def section3_3_config(cfg: Profile) -> dict:
-    ctx = _context(cfg)
-    c = ctx.c
+    from ..core.models import backbone_id
+
+    c = load(cfg)
     return {
         "kind": "contrastivemix-section3_3",
-        "backbone": ctx.backbone_id,
+        "backbone": backbone_id(c.backbone.model),
         "data": c.train_data,
         "split": "synthetic-train" if c.train_data == "synthetic" else NQ_DEV_FILE,
         "max_queries": c.train_max_queries,
@@ -65,34 +61,37 @@ def section3_3_config(cfg: Profile) -> dict:
     }
 
 
-def _validation_rows(ctx):
+def _validation_rows(c: Config):
     from .data import SYNTHETIC, _repo_file, load_train_set
 
-    ref = ctx.c.train_data
+    ref = c.train_data
     if ref != SYNTHETIC and not Path(ref).is_file():
         ref = str(_repo_file(ref, NQ_DEV_FILE, what="contrastivemix.train_data (its validation split)"))
-    return load_train_set(ref, max_queries=ctx.c.train_max_queries)
+    return load_train_set(ref, max_queries=c.train_max_queries)
 
 
-def _compute(cfg: Profile, ctx) -> dict:
+def _compute(cfg: Profile) -> dict:
+    from ..core.encoders import load_dual_encoder
     from .codemix import code_mix
     from .data import passage_text
-    from ..core.encoders import load_dual_encoder
+    from .experiment import backbone_path, dictionary, encoders
 
-    c = ctx.c
-    rows = _validation_rows(ctx)
+    c = load(cfg)
+    rows = _validation_rows(c)
     texts = {
         "query": list(rows["query"]),
         "passage": [passage_text(p[0].get("title"), p[0]["text"]) for p in rows["positive_passages"]],
     }
-    model, tokenizer = load_dual_encoder(ctx.backbone_path)  # the backbone before retrieval training
-    enc = dict(zip(("query", "passage"), ctx._encoders(model, tokenizer)))
+    model, tokenizer = load_dual_encoder(backbone_path(cfg, c.backbone.model))  # the backbone before retrieval training
+    enc = dict(zip(("query", "passage"), encoders(model, tokenizer, cfg, query_max_length=c.query_max_length,
+                                                  passage_max_length=c.passage_max_length, batch_size=c.per_device_eval_batch_size,
+                                                  sort_window=c.encode_sort_window)))
     out = {}
     for lang in c.low_similarity:
-        dictionary = ctx.dictionary(lang)
+        d = dictionary(cfg, c.muse, lang)
         out[lang] = {}
         for side, xs in texts.items():
-            mixed = [code_mix(x, dictionary, c.word_rate, random.Random(f"section3_3|{lang}|{side}|{i}"), case_sensitive=c.case_sensitive)
+            mixed = [code_mix(x, d, c.word_rate, random.Random(f"section3_3|{lang}|{side}|{i}"), case_sensitive=c.case_sensitive)
                      for i, x in enumerate(xs)]
             out[lang][side] = mixed_cosines(enc[side], xs, mixed).astype(float).tolist()
     return {"cosines": out, "n": len(rows)}
@@ -100,9 +99,8 @@ def _compute(cfg: Profile, ctx) -> dict:
 
 def section3_3_results(cfg: Profile) -> dict:
     """``{"cosines": {language: {"query"|"passage": [cos, ...]}}, "n": texts}`` (cached by its config)."""
-    ctx = _context(cfg)
-    cache = RunCache(ctx.root / "section3_3")
-    return cache.run(section3_3_config(cfg), lambda: _compute(cfg, ctx))
+    cache = RunCache(cfg.runs_dir / SECTION / "section3_3")
+    return cache.run(section3_3_config(cfg), lambda: _compute(cfg))
 
 
 def section3_3_table(cfg: Profile) -> dict[str, Path]:
@@ -125,7 +123,7 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
                             row_order=list(ROWS.values()), column_order=["all", *langs], digits=3)
     notes = [
         f"Cosine of the untrained backbone's first-token embedding of each English text with its code-mixed copy "
-        f"(r_w = {config_word_rate(cfg)}), mean ± SD over {rec['n']} texts per language; 'all' pools {langs} "
+        f"(r_w = {load(cfg).word_rate}), mean ± SD over {rec['n']} texts per language; 'all' pools {langs} "
         "(the paper does not name its target languages).",
         "The paper's SDs: 0.036 (queries), 0.257 (passages).",
     ]
@@ -136,9 +134,3 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
                            pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3")
     return save_table(wide, "contrastivemix_section3_3", cfg, long=long, notes=notes, claim=claim,
                       caption="English vs code-mixed embeddings, mean cosine (ContrastiveMix §3.3)")
-
-
-def config_word_rate(cfg: Profile) -> float:
-    from .experiment import config
-
-    return config(cfg).word_rate

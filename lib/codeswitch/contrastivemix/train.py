@@ -20,7 +20,7 @@ ContrastiveMix     as mDPR on English, plus every query's code-mixed copy q̃ (r
 =================  ===========================================================================
 
 Table 3's ablations put the mixing on the query side, the passage side, or both
-(:class:`TrainSpec` ``mix_query`` / ``mix_passage``; for ContrastiveMix the passage
+(:class:`TrainRun` ``mix_query`` / ``mix_passage``; for ContrastiveMix the passage
 side aligns each positive passage with its mixed copy in the passage encoder).
 Mixing is redrawn every epoch from a generator seeded by (seed, epoch, query id),
 so a run is reproducible and independent of the order of batches; so is the hard
@@ -69,7 +69,6 @@ import copy
 import math
 import random
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -78,6 +77,7 @@ import torch
 from torch import Tensor
 
 from .codemix import code_mix
+from .config import TrainRun
 from ..core.distributed import gather_with_grad
 from .data import passage_text
 from .loss import contrastivemix_loss, ir_loss
@@ -88,49 +88,9 @@ from ..core.encoders import DualEncoder, load_dual_encoder, tokenize
 from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
 
 __all__ = [
-    "METHODS", "TrainSpec", "gather_with_grad", "train_dual_encoder", "encoder_fn", "quiet_transformers",
+    "batch_texts", "gather_with_grad", "train_dual_encoder", "encoder_fn", "quiet_transformers",
 ]
 
-METHODS = ("mdpr", "naivemix", "contrastivemix")
-
-
-@dataclass(frozen=True)
-class TrainSpec:
-    """Everything one training run depends on besides the data, the dictionary and the backbone."""
-
-    method: str = "mdpr"  # "mdpr" | "naivemix" | "contrastivemix"
-    mix_query: bool = False  # code-mix on the query side
-    mix_passage: bool = False  # code-mix on the passage side
-    sentence_rate: float = 0.2  # r_s: NaiveMix's probability that a query (or its passages) is mixed
-    word_rate: float = 0.5  # r_w: probability that a dictionary word is switched
-    align_weight: float = 0.1  # w of L = L_ir + w L_c (ContrastiveMix)
-    epochs: int = 40
-    batch_size: int = 128  # global: queries per step over all devices
-    learning_rate: float = 1e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    query_max_length: int = 32
-    passage_max_length: int = 128
-    case_sensitive: bool = False  # True: look words up as written (the released code)
-    mixed_special_tokens: bool = True  # False: encode mixed text without [CLS]/[SEP] (the released code)
-    seed: int = 11111
-    # ContrastiveMix's passage-side term: "all" aligns positives and hard negatives with their
-    # code-mixed copies (the released code); "positives": the positives only.
-    passage_align: str = "all"
-
-    def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.method == "mdpr" and (self.mix_query or self.mix_passage):
-            raise ValueError("mDPR trains on English only: mix_query and mix_passage must be false")
-        if self.method != "mdpr" and not (self.mix_query or self.mix_passage):
-            raise ValueError(f"{self.method} needs mix_query, mix_passage or both")
-        if self.passage_align not in ("all", "positives"):
-            raise ValueError(f"passage_align must be 'all' or 'positives', got {self.passage_align!r}")
-
-    @property
-    def mixes(self) -> bool:
-        return self.method != "mdpr"
 
 
 # --------------------------------------------------------------------------- model
@@ -140,7 +100,7 @@ class TrainSpec:
 class _Batcher:
     """Turns training rows into one step's texts, mixing as the method asks."""
 
-    def __init__(self, spec: TrainSpec, dictionary: Mapping[str, Sequence[str]] | None):
+    def __init__(self, spec: TrainRun, dictionary: Mapping[str, Sequence[str]] | None):
         if spec.mixes and not dictionary:
             raise ValueError(f"{spec.method} needs a bilingual dictionary")
         self.spec, self.dictionary = spec, dictionary or {}
@@ -190,6 +150,16 @@ class _Batcher:
         group[1].append(not (mixed and not self.spec.mixed_special_tokens))
 
 
+def batch_texts(spec: TrainRun, rows: Mapping[str, list], dictionary: Mapping[str, Sequence[str]] | None, epoch: int = 0) -> dict[str, list[str]]:
+    """The texts one training step encodes for ``rows`` (a slice of the training set), by group.
+
+    ``query`` / ``pos`` / ``neg`` (English, or NaiveMix-mixed), and for ContrastiveMix the
+    mixed copies its alignment term reads (``query_mixed``; ``pos_mixed`` / ``neg_mixed``
+    on the passage side) — exactly what :func:`train_dual_encoder` tokenises.
+    """
+    return {name: texts for name, (texts, _) in _Batcher(spec, dictionary).texts(rows, epoch).items()}
+
+
 def _check_texts(qid, query, positives, negatives) -> None:
     """A clear error (query id and field) instead of a tokenizer failing on None or NaN deep inside a step."""
     from .data import TrainDataError
@@ -207,7 +177,7 @@ def _check_texts(qid, query, positives, negatives) -> None:
 # --------------------------------------------------------------------------- training
 def train_dual_encoder(
     train_set,
-    spec: TrainSpec,
+    spec: TrainRun,
     *,
     backbone: "str | Path | tuple[DualEncoder, object]",
     out_dir: Path | None = None,
@@ -219,6 +189,13 @@ def train_dual_encoder(
     prefetch_workers: int | None = None,
 ) -> tuple[DualEncoder, object, dict]:
     """Train a dual encoder on ``train_set`` (Tevatron format); save it to ``out_dir`` (safetensors) if given.
+
+    ``spec`` is the plan's :class:`~codeswitch.contrastivemix.config.TrainRun`, as it is.
+    A hand-written loop, not the HF Trainer (:mod:`codeswitch.core.training`): the method
+    needs two encoders in one step, the passages of every device gathered *with* the
+    local graph (:func:`gather_with_grad`, each query scored against the whole global
+    batch), and the code-mixing redrawn per (seed, epoch, query) inside the batching —
+    none of which the Trainer's single-model, per-device-loss step can express.
 
     ``backbone`` is a folder or hub id both encoders start from, or an already
     loaded ``(DualEncoder, tokenizer)`` pair, which is copied (not modified): a grid of
@@ -263,7 +240,7 @@ def train_dual_encoder(
     # Fused AdamW on the GPU (one kernel for all parameters), the multi-tensor one elsewhere.
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
                                   **({"fused": True} if cuda else {"foreach": True}))
-    total = n_batches * spec.epochs
+    total = n_batches * spec.num_train_epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
@@ -310,14 +287,14 @@ def train_dual_encoder(
     model.train()
     # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
     bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
-    steps = ((epoch, b) for epoch in range(spec.epochs) for b in range(n_batches))
+    steps = ((epoch, b) for epoch in range(spec.num_train_epochs) for b in range(n_batches))
     # GPU: several threads mix and tokenise the next steps (tokenising 4B texts a step in one
     # thread is slower than the step itself: benchmark rows t_d and c); CPU: in line.
     batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
                          workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
     sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
     try:
-        for epoch in range(spec.epochs):
+        for epoch in range(spec.num_train_epochs):
             sums.zero_()
             for b in range(n_batches):
                 sides, host = next(batches)
@@ -354,14 +331,14 @@ def train_dual_encoder(
     if out_dir is not None and accelerator.is_main_process:
         with atomic_directory(out_dir) as tmp, quiet_transformers():
             unwrapped.save(tmp, tokenizer)
-            atomic_write_json(tmp / "train.json", {"spec": spec.__dict__, **history})
+            atomic_write_json(tmp / "train.json", {"spec": spec.key(), **history})
     accelerator.wait_for_everyone()
     unwrapped.eval()
-    return unwrapped, tokenizer, {"steps": total, "epochs": spec.epochs, **history}
+    return unwrapped, tokenizer, {"steps": total, "epochs": spec.num_train_epochs, **history}
 
 
 def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None,
-               sort_window: int = 32):
+               sort_window: int):
     """A function ``texts -> (len, H) float32 array`` that embeds with the ``side`` ("query" | "passage") encoder.
 
     Texts are encoded by :func:`codeswitch.common.fastpath.encode_texts`: sorted by

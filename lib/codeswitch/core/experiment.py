@@ -15,7 +15,8 @@ A :class:`RunSpec` is built once from the config section and passed as it is to 
 runner and the trainer.  Its cache key is :meth:`RunSpec.key`: every field (as
 :func:`~codeswitch.core.profiles.as_dict` writes it) except the ones marked
 :func:`not_in_key` and the optional ones left ``None``, so adding an optional field
-keeps every existing key.  Data identity enters the key as a field (a content hash
+keeps every existing key; a field holding another :class:`RunSpec` (a run this one
+needs, e.g. an evaluation's trained model) enters as that run's key.  Data identity enters the key as a field (a content hash
 of the rows the run reads); :meth:`RunSpec.inputs` names the files and models a run
 reads, for the run cache to content-hash (see the run-cache issue).
 
@@ -53,7 +54,7 @@ class RunSpec:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.metadata.get(_KEY, True) and value is not None:
-                out[f.name] = as_dict(value)
+                out[f.name] = value.key() if isinstance(value, RunSpec) else as_dict(value)  # a run it needs: that run's key
         return out
 
     def key_hash(self) -> str:

@@ -276,7 +276,7 @@ SECTION_LOADERS = {
     "koglish": ("codeswitch.koglish.config", "load"),
     "glue": ("codeswitch.glue.config", "load"),
     "concse": ("codeswitch.concse.config", "load"),
-    "contrastivemix": ("codeswitch.contrastivemix.experiment", "config"),
+    "contrastivemix": ("codeswitch.contrastivemix.config", "load"),
     "alignment": ("codeswitch.alignment.config", "load"),
     "calbert": ("codeswitch.calbert.config", "load"),
 }

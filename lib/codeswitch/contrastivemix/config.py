@@ -1,0 +1,374 @@
+"""The ``contrastivemix`` section of a profile (:class:`Config`) and the run specs of notebook 05.
+
+Field names follow Hugging Face's ``TrainingArguments`` where they mean the same
+thing (``num_train_epochs``, ``learning_rate``, ``warmup_ratio``, ``weight_decay``,
+``per_device_eval_batch_size`` for corpus and query encoding).  ``batch_size`` is the
+*global* training batch (queries per step over every device), not a per-device size,
+so it keeps its own name.  The backbone is a list of ``{name, model}`` (the one
+backbone schema of every section) with exactly one item — the tables compare methods
+on one backbone; the older ``backbone: <ref>`` is read too and converted.
+
+Every default is the paper's setting (§4.3 and the authors' released commands),
+written here only: the run specs below have no defaults of their own.
+
+The run specs (:mod:`codeswitch.core.experiment`), one class per kind of run, each
+cached under ``runs/<profile>/contrastivemix/<kind>/``:
+
+==============  ==================================================================  =====================
+spec            one run                                                             needs
+==============  ==================================================================  =====================
+:class:`TrainRun`  one dual encoder trained (mDPR, NaiveMix, ContrastiveMix, ablations)  —
+:class:`Bm25Run`   BM25 on one (benchmark, language), shared by every model             —
+:class:`EvalRun`   one trained model on one target: dense, BM25 and the hybrid          its TrainRun, Bm25Run
+:class:`EmbedRun`  the figure language's validation embeddings of one model             its TrainRun
+:class:`UmapRun`   the 2-D UMAP of one side of an EmbedRun                               its EmbedRun
+==============  ==================================================================  =====================
+
+A spec that needs another *holds* it as a field; its key holds the other's key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import ConfigError, build_dataclass
+
+SECTION = "contrastivemix"
+METHODS = ("mdpr", "naivemix", "contrastivemix")
+PASSAGE_ALIGN = ("all", "positives")
+VALIDATION_SPLIT = "dev"  # the split the figures (and the data examples) are drawn from
+ANALYZER_VERSION = 1  # bump when evaluate.analyze changes (BM25 records depend on it)
+
+
+@dataclass(frozen=True)
+class Backbone:
+    """The backbone both encoders start from."""
+
+    name: str  # a label (display only)
+    model: str  # hub id, local folder, or a tiny-* name (smoke)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The ``contrastivemix`` section of a profile.  Defaults are the paper's settings."""
+
+    # --- models and data: a hub id, a local copy, or "synthetic" / "tiny-*" (smoke)
+    backbones: tuple[Backbone, ...] = (Backbone("mBERT-base", "bert-base-multilingual-cased"),)
+    seeds: tuple[int, ...] | None = None  # None: the profile's seeds
+    train_data: str = "Tevatron/wikipedia-nq"
+    train_max_queries: int | None = None  # None: every NQ training query
+    mrtydi: str = "castorini/mr-tydi"
+    mrtydi_corpus: str = "castorini/mr-tydi-corpus"
+    miracl: str = "miracl/miracl"
+    miracl_corpus: str = "miracl/miracl-corpus"
+    muse: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-{lang}.txt"  # URL template, folder, or "synthetic"
+    # --- languages (ISO codes)
+    low_similarity: tuple[str, ...] = ("ar", "th", "ja", "ko", "id", "fi")  # Mr.TyDi, target group
+    high_similarity: tuple[str, ...] = ("ru", "bn")  # Mr.TyDi, Indo-European (ablation group)
+    miracl_target: tuple[str, ...] = ("zh",)
+    miracl_high_similarity: tuple[str, ...] = ("fa", "es", "fr", "hi")
+    # --- training (§4.3 and the released training commands)
+    num_train_epochs: int = 40
+    batch_size: int = 128  # global: queries per step over all devices
+    learning_rate: float = 1e-5
+    warmup_ratio: float = 0.1  # linear warm-up over the first 10 % of the steps, then linear decay
+    weight_decay: float = 0.0
+    query_max_length: int = 32
+    passage_max_length: int = 128
+    sentence_rate: float = 0.2  # r_s: NaiveMix's probability that a query (or its passages) is mixed
+    word_rate: float = 0.5  # r_w: probability that a dictionary word is switched
+    align_weight: float = 0.1  # w of L = L_ir + w L_c (ContrastiveMix)
+    case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
+    mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
+    passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
+    ablations: bool = True  # also train Table 3's query-/passage-side variants
+    # --- evaluation
+    mrtydi_report_split: str = "test"
+    mrtydi_tune_split: str = "dev"
+    miracl_report_split: str = "dev"
+    miracl_tune_split: str = "train"
+    tune_max_queries: int | None = None  # cap on tuning queries (MIRACL train is large)
+    depth: int = 100  # MRR@100 / Recall@100
+    fusion_depth: int = 1000  # hits per run that enter the hybrid (Pyserini's default)
+    hybrid_step: float = 0.05
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    # "pyserini": Lucene with each language's analyser (Mr.TyDi's baseline, contrastivemix.lucene);
+    # "bm25s": bm25s over lower-cased words / CJK bigrams, no stemming or stop words (contrastivemix.evaluate.analyze)
+    bm25_implementation: str = "pyserini"
+    per_device_eval_batch_size: int = 256  # texts per encoding batch (queries and corpus)
+    encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
+    search_chunk_size: int = 131072
+    keep_checkpoints: bool = False  # keep trained encoders once all of the model's evaluations are cached (≈1.4 GB per mBERT model)
+    keep_corpus_embeddings: bool = False  # keep each model's float16 corpus embeddings after its evaluation
+    # --- figures
+    figure_language: str = "ko"
+    umap_points: int = 500  # validation queries (and their passages) per language
+    umap_neighbors: int = 15
+    umap_min_dist: float = 0.1
+
+    def __post_init__(self):
+        object.__setattr__(self, "backbones", backbones_from(self.backbones))
+        if self.num_train_epochs < 1:
+            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        for name in ("sentence_rate", "word_rate"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.passage_align not in PASSAGE_ALIGN:
+            raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
+        if not 0 < self.hybrid_step <= 1:
+            raise ValueError(f"hybrid_step must be in (0, 1], got {self.hybrid_step}")
+        for bench in ("mrtydi", "miracl"):
+            if getattr(self, f"{bench}_tune_split") == getattr(self, f"{bench}_report_split"):
+                raise ValueError(
+                    f"{bench}_tune_split must differ from {bench}_report_split: the hybrid weight is never tuned on the "
+                    "reported split (that setting, the released script's, is reported anyway as extra rows)"
+                )
+        from .lucene import IMPLEMENTATIONS
+
+        if self.bm25_implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"bm25_implementation must be one of {IMPLEMENTATIONS}, got {self.bm25_implementation!r}")
+        if self.fusion_depth < self.depth:
+            raise ValueError(f"fusion_depth ({self.fusion_depth}) must be at least depth ({self.depth})")
+        if not self.low_similarity and not self.high_similarity and not self.miracl_target and not self.miracl_high_similarity:
+            raise ValueError("no evaluation language configured")
+        if self.figure_language not in self.mrtydi_languages + self.miracl_languages:
+            raise ValueError(f"figure_language '{self.figure_language}' is not among the evaluated languages "
+                             f"{list(self.mrtydi_languages + self.miracl_languages)}")
+
+    @property
+    def backbone(self) -> Backbone:
+        """The one backbone (see the module docstring)."""
+        return self.backbones[0]
+
+    @property
+    def mrtydi_languages(self) -> tuple[str, ...]:
+        return self.low_similarity + self.high_similarity
+
+    @property
+    def miracl_languages(self) -> tuple[str, ...]:
+        return self.miracl_target + self.miracl_high_similarity
+
+    @property
+    def figure_benchmark(self) -> str:
+        return "mrtydi" if self.figure_language in self.mrtydi_languages else "miracl"
+
+    def refs(self, benchmark: str) -> tuple[str, str]:
+        """(queries and judgements, corpus) of ``benchmark``."""
+        return (self.mrtydi, self.mrtydi_corpus) if benchmark == "mrtydi" else (self.miracl, self.miracl_corpus)
+
+    def splits(self, benchmark: str) -> tuple[str, str]:
+        """(reported split, tuning split) of ``benchmark``."""
+        if benchmark == "mrtydi":
+            return self.mrtydi_report_split, self.mrtydi_tune_split
+        return self.miracl_report_split, self.miracl_tune_split
+
+
+def backbones_from(raw) -> tuple[Backbone, ...]:
+    """The backbones as a tuple of exactly one :class:`Backbone` (list form; a bare reference is converted)."""
+    if isinstance(raw, str):
+        raw = [{"name": raw, "model": raw}]
+    out = []
+    for i, spec in enumerate(raw or ()):
+        if isinstance(spec, str):
+            spec = {"name": spec, "model": spec}
+        if not isinstance(spec, Backbone):
+            if not isinstance(spec, Mapping):
+                raise ConfigError(f"backbones[{i}]: expected a mapping with name and model; got {spec!r}")
+            spec = build_dataclass(Backbone, spec, where=f"backbones[{i}]")
+        out.append(spec)
+    if len(out) != 1:
+        raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(out)}")
+    return tuple(out)
+
+
+# keys renamed to Hugging Face's names (or removed): the old spelling is an error that says what to write
+RENAMED = {"epochs": "num_train_epochs", "encode_batch_size": "per_device_eval_batch_size"}
+REMOVED = {
+    "save_checkpoints": "trained encoders are always saved between the training grid and the evaluations that read them "
+                        "(deleted once evaluated unless keep_checkpoints)",
+}
+
+
+def _prepare(raw: dict, where: str) -> dict:
+    """Refuse renamed and removed keys; turn the older ``backbone: <ref>`` into ``backbones: [{name, model}]``."""
+    for old, new in RENAMED.items():
+        if old in raw:
+            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
+    for old, why in REMOVED.items():
+        if old in raw:
+            raise ConfigError(f"{where}: key '{old}' was removed: {why}; delete it")
+    raw = dict(raw)
+    if "backbone" in raw:
+        if raw.get("backbones") is not None:
+            raise ConfigError(f"{where}: give 'backbones' (a list of {{name, model}}) only, not also 'backbone'")
+        ref = raw.pop("backbone")
+        raw["backbones"] = [{"name": str(ref), "model": str(ref)}]
+    if "backbones" in raw:
+        try:
+            raw["backbones"] = backbones_from(raw["backbones"])
+        except (ConfigError, ValueError) as e:
+            raise ConfigError(f"{where}: {SECTION}.{e}") from None
+    return raw
+
+
+def load(profile) -> Config:
+    """The profile's ``contrastivemix`` section as a :class:`Config` (errors name the YAML file and key)."""
+    return profile.section(SECTION, Config, prepare=_prepare)
+
+
+# --------------------------------------------------------------------------- the run specs
+@dataclass(frozen=True)
+class TrainRun(RunSpec):
+    """One dual encoder trained: built by :func:`codeswitch.contrastivemix.experiment.plan`, passed as it is to
+    :func:`codeswitch.contrastivemix.train.train_dual_encoder`.
+
+    The settings a method cannot read are ``None`` (and so out of the key): mDPR has no
+    mixing, NaiveMix no alignment weight, ContrastiveMix no sentence rate (it mixes a
+    copy of every query), and only the passage-side ContrastiveMix reads ``passage_align``.
+    """
+
+    experiment: str
+    variant: str  # a key of experiment.VARIANTS
+    method: str  # "mdpr" | "naivemix" | "contrastivemix"
+    mix_query: bool  # code-mix on the query side
+    mix_passage: bool  # code-mix on the passage side
+    language: str | None  # the code-mixing target language; None for mDPR
+    seed: int
+    model: str  # the backbone reference
+    backbone_id: str  # its identity (a tiny backbone's recipe)
+    train_data: str
+    train_max_queries: int | None
+    muse: str | None  # the dictionary reference (None for mDPR)
+    precision: str  # resolved: fp32 | bf16 | fp16
+    num_train_epochs: int
+    batch_size: int  # global
+    learning_rate: float
+    warmup_ratio: float
+    weight_decay: float
+    query_max_length: int
+    passage_max_length: int
+    sentence_rate: float | None
+    word_rate: float | None
+    align_weight: float | None
+    case_sensitive: bool | None
+    mixed_special_tokens: bool | None
+    passage_align: str | None
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method == "mdpr" and (self.mix_query or self.mix_passage):
+            raise ValueError("mDPR trains on English only: mix_query and mix_passage must be false")
+        if self.method != "mdpr" and not (self.mix_query or self.mix_passage):
+            raise ValueError(f"{self.method} needs mix_query, mix_passage or both")
+        if self.passage_align is not None and self.passage_align not in PASSAGE_ALIGN:
+            raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
+
+    @property
+    def mixes(self) -> bool:
+        return self.method != "mdpr"
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}{'-' + self.language if self.language else ''}-seed{self.seed}"
+
+    def label(self) -> str:
+        return self.name
+
+    def inputs(self) -> Mapping[str, str]:
+        out = {"train_data": self.train_data, "model": self.model}
+        if self.muse is not None:
+            out["muse"] = self.muse
+        return out
+
+
+@dataclass(frozen=True)
+class Bm25Run(RunSpec):
+    """BM25 on one (benchmark, language): the report and tuning queries ranked over the corpus."""
+
+    experiment: str
+    benchmark: str  # "mrtydi" | "miracl"
+    language: str
+    queries: str  # the reference of the queries and judgements
+    corpus: str  # the reference of the corpus
+    report_split: str
+    tune_split: str
+    tune_max_queries: int | None
+    k1: float
+    b: float
+    depth: int  # hits kept per query (the fusion depth)
+    metrics_depth: int
+    analyzer: int
+    implementation: str | None  # None: bm25s (its records keep their keys); else "pyserini"
+    pyserini: str | None  # Pyserini's version (its analysers)
+
+    def label(self) -> str:
+        return f"BM25 {self.benchmark}-{self.language}"
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"queries": self.queries, "corpus": self.corpus}
+
+
+@dataclass(frozen=True)
+class EvalRun(RunSpec):
+    """One trained model scored on one target: dense, BM25 + dense hybrid (tuned on the tuning split and on the reported one)."""
+
+    experiment: str
+    model: TrainRun
+    bm25: Bm25Run
+    depth: int
+    hybrid_step: float
+    per_device_eval_batch_size: int = not_in_key()  # speed only: the scores do not depend on it
+    encode_sort_window: int = not_in_key()
+    search_chunk_size: int = not_in_key()
+    keep_corpus_embeddings: bool = not_in_key()
+
+    def label(self) -> str:
+        return f"{self.model.name} on {self.bm25.benchmark}-{self.bm25.language}"
+
+    def inputs(self) -> Mapping[str, str]:
+        return {**self.model.inputs(), **self.bm25.inputs()}
+
+
+@dataclass(frozen=True)
+class EmbedRun(RunSpec):
+    """English and target-language validation queries (query encoder) and their first positives (passage encoder)."""
+
+    experiment: str
+    model: TrainRun
+    benchmark: str
+    data: str  # the reference of the validation queries
+    language: str
+    split: str
+    points: int
+    per_device_eval_batch_size: int = not_in_key()
+    encode_sort_window: int = not_in_key()
+
+    def label(self) -> str:
+        return f"embed {self.model.name}"
+
+    def inputs(self) -> Mapping[str, str]:
+        return {**self.model.inputs(), "data": self.data}
+
+
+@dataclass(frozen=True)
+class UmapRun(RunSpec):
+    """The 2-D UMAP of one side ("query" | "passage") of an :class:`EmbedRun`, English and the figure language together."""
+
+    experiment: str
+    embed: EmbedRun
+    side: str
+    n_neighbors: int
+    min_dist: float
+    random_state: int
+
+    def label(self) -> str:
+        return f"UMAP {self.embed.model.name} {self.side}"
+
+    def inputs(self) -> Mapping[str, str]:
+        return self.embed.inputs()
