@@ -274,3 +274,17 @@ def test_local_workers_get_one_gpu_each_or_the_group_a_run_asks_for(tmp_path, mo
     with pytest.raises(ConfigError, match="asks for 8 GPUs"):
         big = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": 8}}}, output_root=tmp_path)
         run_grid(RunCache(prof.runs_dir / "toy8"), [{"n": 0}], _visible_devices, desc="gpus", executor=executor_config(big, kind="local"))
+
+
+def test_contrastivemix_is_submitted_stage_by_stage_into_the_caches_run_reads(tmp_path):
+    """Notebook 05's runs depend on each other (trainings, then BM25, evaluations, embeddings, UMAP fits): the
+    executors submit them kind by kind, each into the folder :func:`contrastivemix.experiment.run` reads."""
+    from codeswitch.contrastivemix import experiment as X
+    from codeswitch.core import executors
+
+    prof = load_profile("smoke", output_root=tmp_path)
+    stages = [executors._stage_tasks(prof, st[0], st[1], "05", *st[2:]) for st in executors.PLANS["05"]]
+    assert all(isinstance(s, list) and s for s in stages), stages
+    assert [Path(s[0].cache_root).name for s in stages] == list(X.KINDS.values())
+    assert all(Path(t.cache_root) == prof.runs_dir / "contrastivemix" / kind for s, kind in zip(stages, X.KINDS.values()) for t in s)
+    assert sum(len(s) for s in stages) == len({spec.key_hash() for spec in X.plan(prof)})

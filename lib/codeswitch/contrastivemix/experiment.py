@@ -501,3 +501,39 @@ if __name__ == "__main__":
     import sys
 
     sys.exit(main())
+
+
+# --------------------------------------------------------------------------- the stages, for the executors
+# ``reproduce.sh --executor ...`` submits one kind after the other (a stage reads what the
+# previous one saved), each into the cache folder :func:`run` reads it from.
+def _stage(profile: Profile, kind: str) -> list[RunSpec]:
+    cls = next(c for c, k in KINDS.items() if k == kind)
+    return [s for s in plan(profile) if type(s) is cls]
+
+
+def plan_train(profile: Profile) -> list[RunSpec]:
+    return _stage(profile, "train")
+
+
+def plan_bm25(profile: Profile) -> list[RunSpec]:
+    return _stage(profile, "bm25")
+
+
+def plan_eval(profile: Profile) -> list[RunSpec]:
+    return _stage(profile, "eval")
+
+
+def plan_embed(profile: Profile) -> list[RunSpec]:
+    return _stage(profile, "embed")
+
+
+def plan_umap(profile: Profile) -> list[RunSpec]:
+    return _stage(profile, "umap")
+
+
+def stage_cache(kind: str):
+    """The cache of one kind's records (what :func:`run` reads): ``stage_cache("eval")(profile)``."""
+    return lambda profile: RunCache(_root(profile) / kind)
+
+
+train_cache, bm25_cache, eval_cache, embed_cache, umap_cache = (stage_cache(k) for k in ("train", "bm25", "eval", "embed", "umap"))

@@ -498,7 +498,7 @@ PLANS: dict[str, tuple[tuple[str, ...], ...]] = {
     "02": (("codeswitch.glue.experiment", "plan"),),
     "03": (("codeswitch.concse.experiment", "plan_table3"),),
     "04": (("codeswitch.concse.experiment", "plan_ablations"),),
-    "05": (("codeswitch.contrastivemix.experiment", "plan"),),
+    "05": tuple(("codeswitch.contrastivemix.experiment", f"plan_{k}", f"{k}_cache") for k in ("train", "bm25", "eval", "embed", "umap")),
     "06": (("codeswitch.alignment.experiment", "plan_alignment"), ("codeswitch.alignment.experiment", "plan_finetuning")),
     "07": (
         ("codeswitch.calbert.experiment", "plan_pretraining", "pretrain_cache"),
