@@ -49,6 +49,7 @@ import pandas as pd
 from ..core.models import backbone_id  # re-exported: a tiny backbone's id carries its recipe
 from ..core.profiles import Profile, as_dict
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
+from ..core.checkpoints import checkpoint_ok
 from ..core.runs import RunCache, config_hash, run_grid
 from .gluecos_train import FinetuneArgs
 
@@ -75,6 +76,7 @@ __all__ = [
 ]
 
 EXPERIMENT = "alignment"
+RESULT_VERSION = 1  # bump when a change of method code (objectives, training, fine-tuning) changes results
 PAPER = "alignment"
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "alignment"
 FIGURE_FILE = ASSETS / "figure3_1.tsv"
@@ -198,16 +200,21 @@ TABLES = {"table3_1": TABLE3_1, "table3_2": TABLE3_2}
 
 # --------------------------------------------------------------------------- configs (the cache keys)
 def _fingerprint(source: str, path: Path) -> str | None:
-    """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
-    ``None`` for hub ids, URLs and local paths, which are keyed by name."""
-    if source != "synthetic":
+    """What identifies a data source beyond its name (:mod:`codeswitch.core.identity`).
+
+    The shipped ``synthetic`` sets (``path``) and local files/folders: the SHA-256 of
+    their content, so editing one label re-runs exactly the runs that read it; a hub
+    dataset: the commit it resolves to; a URL (a fixed release) or an unresolvable
+    hub id: ``None``, keyed by name.
+    """
+    from ..core.identity import content_id, source_identity
+
+    if source == "synthetic":
+        return content_id(path)
+    if str(source).startswith(("http://", "https://")):
         return None
-    files = [path] if path.is_file() else sorted(x for x in path.rglob("*") if x.is_file())
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+    ident = source_identity(source)
+    return ident.get("sha256") or ident.get("revision")
 
 
 def _align_seed(cfg: Profile, ac: AlignmentConfig) -> int:
@@ -255,6 +262,7 @@ def align_config(cfg: Profile, system: System, mode: str) -> dict | None:
     }
     out = {
         "experiment": EXPERIMENT,
+        "result_version": RESULT_VERSION,
         "stage": "align",
         "backbone": backbone_id(ac.backbone),
         "data": _data_key(ac, system),
@@ -289,6 +297,7 @@ def finetune_config(cfg: Profile, table: AlignTable, system: System, task: str, 
     ac = load_config(cfg)
     return {
         "experiment": EXPERIMENT,
+        "result_version": RESULT_VERSION,
         "stage": "finetune",
         "task": task,
         "data": _gluecos_key(ac, task),
@@ -424,8 +433,8 @@ def run_alignment(cfg: Profile) -> list[dict]:
     cache = _cache(cfg)
     configs = align_configs(cfg)
     for c in configs:
-        if c in cache and not (_checkpoint_dir(cfg, c) / "aligner.json").is_file():
-            cache.path(c).unlink()  # the weights are gone: the record alone cannot serve fine-tuning
+        if c in cache and not checkpoint_ok(_checkpoint_dir(cfg, c), what="aligned model"):
+            cache.path(c).unlink()  # the weights are gone or damaged: the record alone cannot serve fine-tuning
     return run_grid(cache, configs, lambda c: _train_one(cfg, c), desc="alignment")
 
 
@@ -444,8 +453,8 @@ def _finetune_one(cfg: Profile, config: dict) -> dict:
     head = None
     if config["alignment"] is not None:
         folder = _checkpoint_dir(cfg, config["alignment"])
-        if not (folder / "aligner.json").is_file():
-            raise FileNotFoundError(f"aligned weights {folder} are missing: run run_alignment(cfg) first")
+        if not checkpoint_ok(folder, what="aligned model"):
+            raise FileNotFoundError(f"aligned weights {folder} are missing or damaged: run run_alignment(cfg) first")
         encoder, head = load_aligner(folder, path)
     else:
         encoder = AutoModel.from_pretrained(path)
@@ -519,8 +528,8 @@ def extraction_check(cfg: Profile, n: int = 32) -> pd.DataFrame:
     if gold.alignments is None:
         return pd.DataFrame()
     thresholds = (None, ac.align_prob_threshold) if ac.align_prob_threshold is not None else (None,)
-    config = {"experiment": EXPERIMENT, "stage": "extraction_check", "backbone": backbone_id(ac.backbone), "source": ac.parallel_source,
-              "n": n, "thresholds": list(thresholds), **_extraction_key(ac)}
+    config = {"experiment": EXPERIMENT, "result_version": RESULT_VERSION, "stage": "extraction_check", "backbone": backbone_id(ac.backbone),
+              "source": ac.parallel_source, "fingerprint": _fingerprint(ac.parallel_source, ASSETS / "parallel"), "n": n, "thresholds": list(thresholds), **_extraction_key(ac)}
 
     def run(_):
         path = _backbone(cfg, ac)

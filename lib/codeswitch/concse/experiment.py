@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 EXPERIMENT = "concse"
+RESULT_VERSION = 1  # bump when a change of method code (loss, training, evaluation) changes results: old records are not reused
 TASK_LABELS = {"stsb": "STS-B", "sts12": "STS12", "sts13": "STS13", "sts14": "STS14", "sts15": "STS15", "sts16": "STS16", "sick": "SICK"}
 AVG = "Avg."
 STSB = "Koglish-STS-B"
@@ -155,18 +156,21 @@ def _label(value: float | None) -> str:
     return "N/A" if value is None else f"{value:g}"
 
 
-def _koglish_ref(profile: Profile, koglish_source: str | None) -> str:
-    """The data identity that goes into run keys: the setting, not a machine-specific path.
+def _koglish_ref(profile: Profile, koglish_source: str | None) -> dict[str, Any]:
+    """The data identity that goes into run keys: the setting and the content it names, not a machine-specific path.
 
-    For ``"synthetic"`` the folder name (a hash of the generator's settings) is
-    added, so changing the generator retrains instead of reusing stale runs.
+    A local folder (the ``"synthetic"`` build included) is keyed by the SHA-256 of its
+    files, a hub namespace by the commits of its four datasets
+    (:mod:`codeswitch.core.identity`): changing one label re-runs the runs that read it.
     """
-    ref = str(koglish_source or profile.koglish_source)
-    if ref == "synthetic":
-        from ..koglish.data import resolve_source
+    from ..core.identity import source_identity
+    from ..koglish.data import _REPO, is_local, resolve_source
 
-        return f"synthetic/{Path(resolve_source(profile, ref)).name}"
-    return ref
+    ref = str(koglish_source or profile.koglish_source)
+    src = resolve_source(profile, ref)
+    if is_local(src):
+        return {"ref": ref if ref == "synthetic" else Path(src).name, "sha256": source_identity(ref, src)["sha256"]}
+    return {"ref": ref, "revisions": {r: source_identity(f"{ref}/{r}").get("revision") for r in sorted(_REPO.values())}}
 
 
 def run_config(
@@ -176,7 +180,7 @@ def run_config(
     method: str,
     seed: int,
     *,
-    koglish: str,
+    koglish: Mapping[str, Any] | str,
     terms: Iterable[str] = TERMS,
     temperature: float | None = None,
     margin: float | None = None,
@@ -189,8 +193,12 @@ def run_config(
     Settings a run does not use are ``None`` (e.g. the margin when the triplet
     term is off), so e.g. λ = "N/A" and v3 hash identically.
     """
+    from ..core.identity import precision_name
+    from ..core.models import backbone_id
+
     key: dict[str, Any] = {
         "experiment": EXPERIMENT,
+        "result_version": RESULT_VERSION,
         "backbone": backbone.name,
         "model": backbone.model,
         "koglish": koglish,
@@ -204,12 +212,10 @@ def run_config(
         "max_train_rows": c.max_train_rows,
         "max_eval_rows": c.max_eval_rows,
         "device": profile.device,
-        "precision": profile.precision,
+        "precision": precision_name(profile),  # resolved: CPU fp32 and GPU bf16 never share a key
+        # a tiny backbone's recipe, a local folder's content, a hub id's commit (core.identity)
+        "backbone_id": backbone_id(backbone.model),
     }
-    if backbone.model.startswith("tiny-"):
-        from ..core.models import backbone_id
-
-        key["backbone_id"] = backbone_id(backbone.model)  # a new recipe (corpus, size, build version) builds a new tiny backbone
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":
         if simcse_settings not in ("matched", "released_code"):

@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 
 from .hub import MissingResourceError, resolve
-from .runs import atomic_directory
+from .checkpoints import checkpoint_directory, checkpoint_ok
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 CORPUS_DIR = ASSETS / "corpus"
@@ -84,13 +84,17 @@ def corpus_fingerprint() -> str:
 def backbone_id(ref: str) -> str:
     """The backbone as a run-cache key.
 
-    A hub id or path stands for itself.  A ``tiny-*`` name gets the fingerprint of
-    its recipe (tokenizer corpus, size, build version) — the name of the folder it
-    is built into — so that editing the corpus invalidates cached runs instead of
-    silently reusing results of an older tiny model.
+    A ``tiny-*`` name gets the fingerprint of its recipe (tokenizer corpus, size,
+    build version) — the name of the folder it is built into — so that editing the
+    corpus invalidates cached runs instead of silently reusing results of an older
+    tiny model.  A local folder is keyed by its content (``name@sha256:...``) and a
+    hub id by the commit it resolves to (``id@<commit>``; itself when unresolvable):
+    see :func:`codeswitch.core.identity.model_identity`.
     """
     if ref not in TINY_BACKBONES:
-        return ref
+        from .identity import model_identity
+
+        return model_identity(ref)
     recipe = f"{BUILD_VERSION}|{corpus_fingerprint()}|{sorted(TINY_BACKBONES[ref].items())}"
     return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
 
@@ -186,9 +190,10 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
     from transformers import AutoModel
 
     dest = Path(cache_dir) / backbone_id(name)
-    if (dest / "config.json").is_file():
+    if checkpoint_ok(dest, what=f"tiny backbone {name}"):
         return dest
-    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
+    # another process may finish first: theirs is identical (a damaged folder is replaced)
+    with checkpoint_directory(dest, replace=dest.exists()) as tmp:
         tokenizer = train_tiny_tokenizer()
         if name == "tiny-xlmr":
             tokenizer.model_input_names = ["input_ids", "attention_mask"]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.glue_metrics import TASK_LABEL
-from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
+from ..core.models import backbone_id, resolve_model
 from ..core.profiles import Profile, build_dataclass
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache, run_grid
@@ -164,16 +164,16 @@ def grid(cfg: Profile, glue: GlueConfig, *, koglish_source: str, data_fingerprin
                         "precision": precision,
                         "group_by_length": glue.group_by_length,  # another batch order: another run
                     }
-                    if bb.model in TINY_BACKBONES:  # a tiny backbone changes with its recipe (corpus, size, build version)
-                        config["backbone_id"] = backbone_id(bb.model)
+                    # a tiny backbone changes with its recipe, a local folder with its content, a hub id with its commit
+                    config["backbone_id"] = backbone_id(bb.model)
                     configs.append(config)
     return configs
 
 
 def _precision(cfg: Profile) -> str:
-    import torch
+    from ..core.identity import precision_name
 
-    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[cfg.amp_dtype()]
+    return precision_name(cfg)
 
 
 def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | None = None) -> pd.DataFrame:
