@@ -306,14 +306,14 @@ def data_preview(profile: Profile, koglish_source: str | None = None) -> tuple[p
 
     c = load_config(profile)
     src = resolve_source(profile, koglish_source)
-    nli = load_nli(src)
+    nli = load_nli(src, invalid_rows=profile.koglish_invalid_rows)
     symbols = ("e0", "e1", "e2", "c0", "c1", "c2")
     row = pd.DataFrame(
         {"embedding": symbols, "column": list(NLI_TO_COLUMNS.values()), "text": [nli.iloc[0][k] for k in NLI_TO_COLUMNS]}
     ).set_index("embedding")
     sizes = [("Koglish-NLI (train)", len(nli), min(len(nli), c.max_train_rows or len(nli)))]
     for task, split in [("stsb", "valid")] + [(t, "test") for t in STS_TASKS]:
-        n = len(load_sts(src, task, split))
+        n = len(load_sts(src, task, split, invalid_rows=profile.koglish_invalid_rows))
         sizes.append((f"Koglish-STS {TASK_LABELS[task]} ({split})", n, min(n, c.max_eval_rows or n)))
     return row, pd.DataFrame(sizes, columns=["set", "rows", "rows used"]).set_index("set")
 
@@ -332,9 +332,10 @@ class _Koglish:
 
             src = resolve_source(self.profile, self.source)
             n_train, n_eval = self.c.max_train_rows, self.c.max_eval_rows
-            nli = load_nli(src)
-            dev = load_sts(src, "stsb", "valid")
-            tests = {t: load_sts(src, t, "test") for t in STS_TASKS}
+            rule = self.profile.koglish_invalid_rows  # "error" | "drop": rows whose cross breaks the switch rule
+            nli = load_nli(src, invalid_rows=rule)
+            dev = load_sts(src, "stsb", "valid", invalid_rows=rule)
+            tests = {t: load_sts(src, t, "test", invalid_rows=rule) for t in STS_TASKS}
             self._loaded = (
                 nli.iloc[:n_train] if n_train else nli,
                 dev.iloc[:n_eval] if n_eval else dev,

@@ -50,7 +50,8 @@ from typing import Iterator, Mapping, Sequence
 
 from ..core.hub import MissingResourceError, hub_reachable, resolve
 from ..core.utils import quiet_transformers
-from .codemix import load_muse, word_spans
+from ..common.muse import load_muse
+from .codemix import word_spans
 
 __all__ = [
     "SYNTHETIC",

@@ -110,7 +110,7 @@ def load_config(cfg: Profile) -> GlueConfig:
 
 
 # --------------------------------------------------------------------------- data
-def load_data(source: str, tasks: Sequence[str], glue: GlueConfig) -> dict[str, dict[str, pd.DataFrame]]:
+def load_data(source: str, tasks: Sequence[str], glue: GlueConfig, *, invalid_rows: str = "error") -> dict[str, dict[str, pd.DataFrame]]:
     """Every split of every task, validated by the Koglish loader, cut to ``max_*_samples``."""
     from ..koglish.data import load_glue
 
@@ -118,7 +118,7 @@ def load_data(source: str, tasks: Sequence[str], glue: GlueConfig) -> dict[str, 
     for task in tasks:
         splits = {}
         for split in ("train", "valid", "test"):
-            df = load_glue(source, task, split)
+            df = load_glue(source, task, split, invalid_rows=invalid_rows)
             limit = glue.max_train_samples if split == "train" else glue.max_eval_samples
             splits[split] = df.head(limit).reset_index(drop=True) if limit else df
         data[task] = splits
@@ -190,7 +190,7 @@ def run(cfg: Profile, *, koglish_source: str | None = None, glue: GlueConfig | N
     glue = glue or load_config(cfg)
     source_ref = koglish_source or cfg.koglish_source
     source = resolve_source(cfg, koglish_source)
-    data = load_data(source, glue.tasks, glue)
+    data = load_data(source, glue.tasks, glue, invalid_rows=cfg.koglish_invalid_rows)
     configs = grid(cfg, glue, koglish_source=source_ref, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
     cache = RunCache(cfg.runs_dir / EXPERIMENT)
     needed = dict.fromkeys(c["backbone"] for c in configs if c not in cache)

@@ -593,9 +593,9 @@ def corpus_text(n_sentences: int = 120, seed: int = 7) -> str:
     ``python -m codeswitch.koglish.synthetic`` after changing the grammar or glossary
     (a test checks the file is current).
     """
-    from .translate import read_muse
+    from ..common.muse import first_translations
 
-    lines = [f"{en} {ko}" for en, ko in read_muse(GLOSSARY).items()]
+    lines = [f"{en} {ko}" for en, ko in first_translations(GLOSSARY).items()]
     words = set()
     for forms in NOUN_CLASSES.values():
         for f in forms:
