@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -474,3 +473,17 @@ def test_missing_backbone_names_the_setting(tmp_path):
 
     with pytest.raises(MissingResourceError, match=r"'/no/such/model' \(glue.backbones\): no such file or folder"):
         resolve_model("/no/such/model", what="glue.backbones")
+
+
+def test_a_run_start_removes_every_temp_of_killed_runs(tmp_path):
+    runs_dir = tmp_path / "runs" / "smoke"
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    stale = [runs_dir / "concse" / f".ab12.json.tmp-{runs._HOST}-{dead}-x.partial", tmp_path / "runs" / "_backbones" / f".tiny-bert-1.tmp-{runs._HOST}-{dead}-y"]
+    stale[0].parent.mkdir(parents=True)
+    stale[0].write_text("{")
+    stale[1].mkdir(parents=True)
+    (stale[1] / "config.json").write_text("{}")
+    live = runs_dir / f".other.tmp-{runs._HOST}-{os.getpid()}-z"
+    live.mkdir()
+    runs.prepare_output(runs_dir)
+    assert not any(p.exists() for p in stale) and live.exists()

@@ -97,6 +97,28 @@ def remove_stale_temps(dest: str | Path) -> list[Path]:
     return removed
 
 
+def remove_all_stale_temps(root: str | Path) -> list[Path]:
+    """:func:`remove_stale_temps` for every temp below ``root`` (a run's start: builds it will never redo included)."""
+    root = Path(root)
+    pattern = re.compile(r"^\.(.+)\.tmp-[A-Za-z0-9]+-\d+-")
+    removed = []
+    for folder, dirs, names in os.walk(root):
+        for n in dirs + names:
+            m = pattern.match(n)
+            if m:
+                removed += remove_stale_temps(Path(folder) / m.group(1))
+        dirs[:] = [d for d in dirs if not pattern.match(d)]  # never descend into a temp
+    return removed
+
+
+def prepare_output(runs_dir: str | Path) -> Path:
+    """At the start of a run: fail now if ``runs_dir`` cannot be written; remove the temps of killed runs below its parent."""
+    runs_dir = ensure_writable(runs_dir)
+    for p in remove_all_stale_temps(runs_dir.parent):
+        print(f"removed {p} (left by a killed run)", flush=True)
+    return runs_dir
+
+
 def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
