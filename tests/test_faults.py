@@ -112,6 +112,30 @@ def test_concse_keys_follow_the_content_of_a_local_koglish_folder(tmp_path):
     assert runs.config_hash(k1) != runs.config_hash(k2)
 
 
+def test_replacing_a_muse_file_reruns_the_models_that_read_it(tmp_path):
+    """ContrastiveMix with a local MUSE folder: editing en-ko.txt changes the keys of the models mixing into Korean only."""
+    import shutil
+
+    from codeswitch.contrastivemix import experiment as X
+    from codeswitch.contrastivemix.data import GLOSSARY_DIR
+
+    shutil.copytree(GLOSSARY_DIR, tmp_path / "muse", ignore=shutil.ignore_patterns("*.md"))
+    cfg = load_profile("smoke", {"contrastivemix.muse": str(tmp_path / "muse")}, output_root=tmp_path / "out")
+
+    def keys():
+        ctx = X._Context(cfg)
+        return {(r.language, runs.config_hash(ctx.train_config(r))) for r in X.plan(cfg)}
+
+    before = keys()
+    assert all(X._Context(cfg).train_config(r)["precision"] == "fp32" for r in X.plan(cfg))  # resolved, not "auto"
+    languages = {lang for lang, _ in before if lang is not None}
+    assert "ko" in languages and len(languages) > 1
+    f = tmp_path / "muse" / "en-ko.txt"
+    f.write_text(f.read_text(encoding="utf-8") + "zebra\t얼룩말\n", encoding="utf-8")
+    changed = before - keys()
+    assert changed and {lang for lang, _ in changed} == {"ko"}
+
+
 def test_local_model_folder_is_keyed_by_content(tmp_path):
     from codeswitch.core.models import backbone_id
 
