@@ -84,8 +84,11 @@ def file_sha256(path: str | Path) -> str:
 def _save() -> None:
     cache = digest_cache_path()
     with _LOCK:
+        entries = _entries(cache)
+        for gone in [p for p in entries if not os.path.exists(p)]:
+            del entries[gone]  # files deleted since (temporary folders, replaced checkpoints): forget them
         try:
-            atomic_write_json(cache, _entries(cache))
+            atomic_write_json(cache, entries)
         except OSError:
             pass  # a read-only project: the digest is still right, only not remembered
 
