@@ -511,3 +511,19 @@ def test_a_run_start_removes_every_temp_of_killed_runs(tmp_path):
     live.mkdir()
     runs.prepare_output(runs_dir)
     assert not any(p.exists() for p in stale) and live.exists()
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_non_utf8_retrieval_jsonl_names_the_file(tmp_path, gz):
+    import gzip
+
+    from codeswitch.common.textio import TextDecodeError
+    from codeswitch.contrastivemix.data import _json_dataset, _read_jsonl
+
+    data = b'{"query_id": "1", "query": "ok"}\n{"query_id": "2", "query": "bad \xff"}\n'
+    p = tmp_path / ("train.jsonl.gz" if gz else "train.jsonl")
+    p.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(TextDecodeError, match=rf"{p.name}: not UTF-8"):
+        list(_read_jsonl(p))
+    with pytest.raises(TextDecodeError, match=rf"{p.name}: not UTF-8"):
+        _json_dataset([p])

@@ -21,12 +21,13 @@ class TextDecodeError(ValueError):
 
 def decode_error(path: str | Path, exc: UnicodeDecodeError, data: bytes | None = None) -> TextDecodeError:
     """A :class:`TextDecodeError` naming ``path`` (and the line, when the raw ``data`` is at hand)."""
-    where = ""
+    where, at = "", ""
     if data is not None and isinstance(exc.object, (bytes, bytearray)) and len(exc.object) in (len(data), len(data) - 3):
         line = exc.object.count(b"\n", 0, exc.start) + 1  # exc.object: the bytes decoded (less a BOM)
-        where = f", line {line}"
+        where, at = f", line {line}", f" at offset {exc.start + len(data) - len(exc.object)}"
+    # (without the whole file's bytes, exc.start is an offset into some chunk: not reported)
     bad = exc.object[exc.start : exc.start + 1].hex() if isinstance(exc.object, (bytes, bytearray)) else "?"
-    return TextDecodeError(f"{path}{where}: not UTF-8 text (byte 0x{bad} at offset {exc.start}: {exc.reason}); save the file as UTF-8")
+    return TextDecodeError(f"{path}{where}: not UTF-8 text (byte 0x{bad}{at}: {exc.reason}); save the file as UTF-8")
 
 
 def read_text(path: str | Path) -> str:

@@ -220,20 +220,43 @@ def _repo_folder(ref: str, folder: str, *, what: str) -> Path:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    from ..common.textio import decode_error
+
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TrainDataError(f"{path}, line {lineno}: not valid JSON ({exc})") from None
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        yield lineno, json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise TrainDataError(f"{path}, line {lineno}: not valid JSON ({exc})") from None
+        except UnicodeDecodeError as exc:  # name the file, not just the byte
+            raise decode_error(path, exc) from None
 
 
 def _json_dataset(files: Sequence[Path]):
     from datasets import load_dataset
 
-    return load_dataset("json", data_files=[str(f) for f in files], split="train")
+    import pyarrow as pa
+
+    from ..common.textio import TextDecodeError, decode_error
+
+    names = ", ".join(map(str, files))
+    try:
+        ds = load_dataset("json", data_files=[str(f) for f in files], split="train")
+    except Exception as exc:  # noqa: BLE001 - datasets wraps a bad byte in its own error: name the file(s)
+        cause = exc
+        while cause is not None and not isinstance(cause, UnicodeDecodeError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            raise
+        raise decode_error(names, cause) from exc
+    try:
+        ds.data.table.validate(full=True)  # Arrow loads a bad byte silently; it would fail at the row, naming nothing
+    except pa.ArrowInvalid as exc:
+        raise TextDecodeError(f"{names}: not UTF-8 text ({exc}); save the file as UTF-8") from None
+    return ds
 
 
 # --------------------------------------------------------------------------- training set
