@@ -286,10 +286,15 @@ def test_calbert_and_alignment_use_the_manifest_check(tmp_path):
     assert A.checkpoint_ok is checkpoint_ok
 
 
-def test_tiny_backbone_missing_a_file_is_rebuilt(tmp_path):
+def test_tiny_backbone_missing_a_file_is_rebuilt(tmp_path, backbones_dir):
+    import shutil
+
     from codeswitch.core.models import build_tiny_backbone
 
-    dest = build_tiny_backbone("tiny-bert", tmp_path)
+    built = build_tiny_backbone("tiny-bert", backbones_dir)  # the session's build (shared), copied: damage the copy
+    dest = tmp_path / built.name
+    shutil.copytree(built, dest)
+    assert build_tiny_backbone("tiny-bert", tmp_path) == dest  # the copy verifies: used as it is
     (dest / "tokenizer.json").unlink()
     with pytest.warns(CheckpointWarning, match="tokenizer.json is missing"):
         again = build_tiny_backbone("tiny-bert", tmp_path)
