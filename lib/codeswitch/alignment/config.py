@@ -63,6 +63,11 @@ class TaskConfig:
     batch_size: int
     learning_rate: float
     max_length: int  # sub-words, special tokens included
+    # The tokenizer lower-cases (and strips accents: for mBERT also Devanagari vowel signs and
+    # virama, Unicode Mn), as the GLUECoS scripts BertSequence.py / BertToken.py load it
+    # (do_lower_case=True); run_squad.py only with --do_lower_case, which train_qa.sh omits.
+    # False: the checkpoint's tokenizer as it ships (cased for mBERT-cased).  No default: restate it.
+    do_lower_case: bool
     warmup_ratio: float = 0.1  # GLUECoS: t_total // 10 (run_squad: 0)
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
@@ -97,21 +102,34 @@ class Config:
     sentence_vector: Literal["cls", "pooler"] = "cls"
     contrastive_variant: Literal["released", "paper"] = "released"
     word_reg_on: Literal["cls", "words"] = "cls"
+    # Lm's distance: "cosine" (1 − cos, Lm's S as printed) | "l2" (squared L2, Wu & Dredze's L2 alignment, §4)
+    word_distance: Literal["cosine", "l2"] = "cosine"
+    # Roman rows: "authors" = the authors' own romanised text wherever the source provides it (their
+    # Romanized/ folder), ITRANS generated only where it does not (hub corpus, MUSE URL, synthetic);
+    # "itrans" = always ITRANS from the Devanagari side.  See codeswitch.alignment.data.
+    romanisation: Literal["authors", "itrans"] = "authors"
     align_seed: int | None = None  # None: the profile's first seed
     # GLUECoS: "synthetic" (shipped look-alikes) or Data/Processed_Data (relative paths: from the project root).
     gluecos_dir: str = "data/GLUECoS/Data/Processed_Data"
     task_subdirs: dict[str, str] = field(default_factory=dict)  # e.g. {"sentiment": "Sentiment_EN_HI/Romanized"}
     # GLUECoS fine-tuning, the authors' scripts: train_sentence.sh, train_token.sh, train_qa.sh.
     # (A YAML section for one of these replaces all of it: restate every field.)
-    sentiment: TaskConfig = TaskConfig(num_train_epochs=10, batch_size=16, learning_rate=1.5e-5, max_length=256)
-    ner: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=16, learning_rate=5e-5, max_length=256)
-    qa: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=4, learning_rate=1.5e-5, max_length=512, warmup_ratio=0.0,
+    sentiment: TaskConfig = TaskConfig(num_train_epochs=10, batch_size=16, learning_rate=1.5e-5, max_length=256, do_lower_case=True)
+    ner: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=16, learning_rate=5e-5, max_length=256, do_lower_case=True)
+    qa: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=4, learning_rate=1.5e-5, max_length=512, do_lower_case=False, warmup_ratio=0.0,
                                 doc_stride=128)
     seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds
     figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
     tsne_perplexity: float = 30.0
 
     def __post_init__(self):
+        from .data import ROMANISATIONS
+        from .loss import WORD_DISTANCES
+
+        if self.word_distance not in WORD_DISTANCES:
+            raise ValueError(f"word_distance must be one of {list(WORD_DISTANCES)}, got {self.word_distance!r}")
+        if self.romanisation not in ROMANISATIONS:
+            raise ValueError(f"romanisation must be one of {list(ROMANISATIONS)}, got {self.romanisation!r}")
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")
@@ -196,6 +214,8 @@ class AlignRun(RunSpec):
     align_layer: int | None = None
     softmax_threshold: float | None = None
     align_prob_threshold: float | None = None
+    word_distance: str | None = None  # word objective only: "cosine" | "l2"
+    romanisation: str | None = None  # roman script only: "authors" | "itrans"
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
 
     def inputs(self) -> Mapping[str, str]:
@@ -220,6 +240,7 @@ class FinetuneRun(RunSpec):
     batch_size: int
     learning_rate: float
     max_length: int
+    do_lower_case: bool  # the tokenizer lower-cases (GLUECoS's scripts) or is used as it ships
     warmup_ratio: float
     weight_decay: float
     max_grad_norm: float

@@ -19,15 +19,26 @@ Sources (every loader takes one of these strings)
   ``codeswitch/assets/alignment/`` (smoke profile);
 * a local folder: ``<folder>/<split>.tsv`` and, when present,
   ``<folder>/<split>_alignments``.  A folder laid out like the authors' data
-  (``<folder>/Devanagari/…`` and ``<folder>/Romanized/…``) is read per script,
-  their own romanisation included;
+  (``<folder>/Devanagari/…`` and ``<folder>/Romanized/…``, each holding the files or
+  the released ``cfilt_en-hi_parallel/`` / ``muse_en-hi/`` folders) is read per
+  script, their own romanisation included;
 * a Hugging Face dataset id, ``cfilt/iitb-english-hindi`` (the IIT Bombay corpus;
   column ``translation`` = ``{"en", "hi"}``), via :func:`codeswitch.core.hub.resolve`;
 * for the lexicon also an ``http(s)://`` URL (MUSE's ``en-hi.txt``), downloaded once.
 
-Romanised Hindi ("Roman" rows of Table 3.2) is the Devanagari side transliterated to
-ITRANS with :func:`codeswitch.common.romanize.to_itrans`, as the papers do; ITRANS
-keeps whitespace, so word indices and alignments carry over unchanged.
+Romanised Hindi ("Roman" rows of Table 3.2), ``romanisation``:
+
+* ``"authors"`` (default): the authors' own romanised text wherever the source
+  provides it — their ``Romanized/`` files (informal spelling such as "unke nirdesh
+  par", word for word parallel to their Devanagari files).  The hub corpus, a MUSE
+  URL or file and the synthetic sets have no romanised side, so there the
+  Devanagari side is transliterated to ITRANS (:func:`codeswitch.common.romanize.to_itrans`),
+  which is *not* what the authors did: ITRANS spells "उनके निर्देश पर" as
+  "unake nirdesha para";
+* ``"itrans"``: always ITRANS from the Devanagari side, even where the authors'
+  romanised files exist.
+
+ITRANS keeps whitespace, so word indices and alignments carry over unchanged.
 
 Bad input raises :class:`ParallelFormatError` naming the file, the line and the field.
 """
@@ -47,6 +58,7 @@ from ..core.runs import atomic_write_bytes, atomic_write_text
 __all__ = [
     "ASSETS",
     "SCRIPTS",
+    "ROMANISATIONS",
     "ParallelFormatError",
     "ParallelData",
     "read_parallel",
@@ -64,8 +76,10 @@ __all__ = [
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "alignment"
 SCRIPTS = ("devanagari", "roman")
+ROMANISATIONS = ("authors", "itrans")
 Script = Literal["devanagari", "roman"]
 _AUTHOR_DIRS = {"devanagari": "Devanagari", "roman": "Romanized"}
+_AUTHOR_SUBDIRS = {"parallel": "cfilt_en-hi_parallel", "lexicon": "muse_en-hi"}  # inside <Script>/ in their repository
 _ALIGN_ITEM = re.compile(r"^(\d+)-(\d+)$")
 _SPLIT_ALIASES = {"valid": "validation", "dev": "validation"}
 
@@ -211,6 +225,22 @@ def romanise(pairs: Sequence[tuple[str, str]], *, where: str = "") -> list[tuple
 
 
 # --------------------------------------------------------------------------- loaders
+def _author_folder(folder: Path, script: str, what: str, romanisation: str) -> tuple[Path, bool] | None:
+    """``(folder to read, romanise it?)`` for a folder in the authors' layout; ``None`` if it is not one.
+
+    Roman rows read ``Romanized/`` (their own spelling) unless ``romanisation`` is
+    ``"itrans"``, which reads ``Devanagari/`` and transliterates it.
+    """
+    if romanisation not in ROMANISATIONS:
+        raise ValueError(f"romanisation must be one of {ROMANISATIONS}, got {romanisation!r}")
+    itrans = script == "roman" and romanisation == "itrans"
+    top = folder / _AUTHOR_DIRS["devanagari" if itrans else script]
+    if not top.is_dir():
+        return None
+    sub = top / _AUTHOR_SUBDIRS[what]
+    return (sub if sub.is_dir() else top), itrans
+
+
 def _split_file(folder: Path, split: str) -> Path:
     for name in (split, {"validation": "valid"}.get(split, split)):
         p = folder / f"{name}.tsv"
@@ -226,11 +256,12 @@ def load_parallel(
     script: Script = "devanagari",
     limit: int | None = None,
     what: str = "alignment.parallel_source",
+    romanisation: str = "authors",
 ) -> ParallelData:
     """Parallel pairs (+ alignments where a file exists) of one split, in one script.
 
     ``split`` is ``train`` or ``validation`` (``valid``/``dev`` accepted); ``limit``
-    keeps the first N pairs.  See the module docstring for the sources.
+    keeps the first N pairs.  See the module docstring for the sources and ``romanisation``.
     """
     if script not in SCRIPTS:
         raise ValueError(f"script must be one of {SCRIPTS}, got {script!r}")
@@ -242,9 +273,9 @@ def load_parallel(
         return _load_hub(str(Path(os.path.expanduser(source)).resolve()), split, script=script, limit=limit, what=what)
     elif Path(os.path.expanduser(source)).is_dir():
         folder = Path(os.path.expanduser(source)).resolve()
-        author = folder / _AUTHOR_DIRS[script]
-        if author.is_dir():  # the authors' layout: use their own script folder as is
-            folder, romanise_here = author, False
+        author = _author_folder(folder, script, "parallel", romanisation)
+        if author is not None:  # the authors' layout: their own script folder (Devanagari + ITRANS for "itrans")
+            folder, romanise_here = author
     else:
         return _load_hub(source, split, script=script, limit=limit, what=what)
     path = _split_file(folder, split)
@@ -302,12 +333,24 @@ def load_lexicon(
     *,
     script: Script = "devanagari",
     cache_dir: str | Path | None = None,
+    romanisation: str = "authors",
 ) -> list[tuple[str, str]]:
-    """A bilingual en–hi lexicon as ``(english, hindi)`` word pairs (Hindi romanised to ITRANS for ``roman``).
+    """A bilingual en–hi lexicon as ``(english, hindi)`` word pairs (see the module docstring for ``roman``).
 
-    ``source``: ``"synthetic"``, a local MUSE file, or an ``http(s)://`` URL cached in
-    ``cache_dir``.  Entries are kept in file order; duplicates are dropped.
+    ``source``: ``"synthetic"``, a local MUSE file, an ``http(s)://`` URL cached in
+    ``cache_dir``, or a folder in the authors' layout (``<Script>/[muse_en-hi/]``
+    ``train.tsv`` + ``valid.tsv``, read in that order: their romanised MUSE for
+    ``roman``).  Entries are kept in file order; duplicates are dropped.
     """
+    folder = Path(os.path.expanduser(source))
+    author = _author_folder(folder, script, "lexicon", romanisation) if folder.is_dir() else None
+    if author is not None:
+        sub, itrans = author
+        files = [sub / f"{name}.tsv" for name in ("train", "valid") if (sub / f"{name}.tsv").is_file()]
+        if not files:
+            raise MissingResourceError(f"lexicon '{source}' (alignment.lexicon_source): no train.tsv in {sub}")
+        entries = list(dict.fromkeys(e for f in files for e in read_lexicon(f)))
+        return romanise(entries, where=str(sub)) if itrans else entries
     if source == "synthetic":
         path = ASSETS / "lexicon_en_hi.txt"
     elif source.startswith(("http://", "https://")):
@@ -319,7 +362,7 @@ def load_lexicon(
         if not path.is_file():
             raise MissingResourceError(f"lexicon '{source}' (alignment.lexicon_source): no such file")
     entries = list(dict.fromkeys(read_lexicon(path)))
-    if script == "roman":
+    if script == "roman":  # no romanised side in these sources: ITRANS is generated
         entries = romanise(entries, where=str(path))
     return entries
 

@@ -25,8 +25,13 @@ is a named option in :class:`~codeswitch.alignment.config.Config`):
 * the sentence vector is the final-layer [CLS] with the attention mask passed (the
   released code passed no mask); ``sentence_vector: pooler`` is the released
   linear-head script's BERT pooler output;
-* Lm = mean ``1 − cos`` of aligned words (the released code has no Lm); its
+* Lm = mean ``1 − cos`` of aligned words (the released code has no Lm;
+  ``word_distance: l2``: the squared L2 distance of §4's Wu & Dredze reading); its
   regulariser is Eq. 2 on the [CLS] vectors (``word_reg_on: words``: on the words);
+* "Roman" rows read the authors' own romanised text where the source holds their
+  ``Romanized/`` files, ITRANS generated elsewhere (``romanisation: itrans``: always);
+* GLUECoS fine-tuning lower-cases as the GLUECoS scripts' tokenizer does
+  (``do_lower_case`` per task: sentiment and NER true, QA false; false = cased);
 * alignments: the file where the corpus has one, else awesome-align's extraction
   from the initial encoder (layer 8, threshold 1e-3, probability ≥ 0.9 as §2.2);
 * one alignment run per setting (seed ``align_seed``), fine-tuning repeated over
@@ -181,6 +186,7 @@ def align_spec(cfg: Profile, ac: Config, system: System, mode: str) -> AlignRun 
         valid_size=n_valid, max_grad_norm=m.max_grad_norm,
         alignments=ac.alignments if word else None, align_layer=ac.align_layer if word else None,
         softmax_threshold=ac.softmax_threshold if word else None, align_prob_threshold=ac.align_prob_threshold if word else None,
+        word_distance=ac.word_distance if word else None, romanisation=ac.romanisation if system.script == "roman" else None,
         backbone_id=_tiny_id(ac.backbone.model),
     )
 
@@ -196,7 +202,7 @@ def finetune_spec(cfg: Profile, ac: Config, table: AlignTable, system: System, t
         alignment=align_spec(cfg, ac, system, table.mode), random_head=system.random_head, seed=seed,
         precision=cfg.precision_name(),
         num_train_epochs=t.num_train_epochs, batch_size=t.batch_size, learning_rate=t.learning_rate, max_length=t.max_length,
-        warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
+        do_lower_case=t.do_lower_case, warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
         per_device_eval_batch_size=t.per_device_eval_batch_size, doc_stride=t.doc_stride, max_answer_length=t.max_answer_length,
         selection=t.selection, files=_fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), backbone_id=_tiny_id(ac.backbone.model),
         table=table.table, row=system.row,
@@ -266,11 +272,11 @@ def _backbone(cfg: Profile, model: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _tokenizer(path: str):
-    """One tokenizer per backbone folder for the whole grid (loading it is most of a tiny run's overhead)."""
-    from transformers import AutoTokenizer
+def _tokenizer(path: str, do_lower_case: bool = False):
+    """One tokenizer per (backbone folder, casing) for the whole grid (loading it is most of a tiny run's overhead)."""
+    from .gluecos_train import load_tokenizer
 
-    return AutoTokenizer.from_pretrained(path)
+    return load_tokenizer(path, do_lower_case=do_lower_case)
 
 
 def _gluecos_dir(cfg: Profile, gluecos_dir: str) -> Path:
@@ -286,10 +292,12 @@ def _load_align_data(cfg: Profile, spec: AlignRun):
 
     if spec.data == "parallel":
         what = "alignment.parallel_source"
-        train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what)
-        valid = load_parallel(spec.source, "validation", script=spec.script, limit=spec.valid_size, what=what)
+        roman = {"romanisation": spec.romanisation} if spec.romanisation else {}
+        train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what, **roman)
+        valid = load_parallel(spec.source, "validation", script=spec.script, limit=spec.valid_size, what=what, **roman)
         return train, valid
-    entries = load_lexicon(spec.source, script=spec.script, cache_dir=cfg.runs_dir / "_downloads")
+    roman = {"romanisation": spec.romanisation} if spec.romanisation else {}
+    entries = load_lexicon(spec.source, script=spec.script, cache_dir=cfg.runs_dir / "_downloads", **roman)
     return lexicon_as_parallel(entries, n_valid=spec.valid_size, limit=spec.train_size, source=spec.source, script=spec.script)
 
 
@@ -365,7 +373,7 @@ def _finetune(spec: FinetuneRun, cfg: Profile) -> dict:
     from ..core.utils import set_seed
 
     path = _backbone(cfg, spec.model)
-    tokenizer = _tokenizer(path)
+    tokenizer = _tokenizer(path, spec.do_lower_case)
     head = None
     if spec.alignment is not None:
         encoder, head = _aligned(cfg, spec.alignment, path)

@@ -13,6 +13,11 @@ best epoch.  This module does the same:
   here rather than taken from ``AutoModelFor*`` because the aligned linear layer
   sits between the encoder and it; without a head the maths is that of the HF
   classes.
+* :func:`load_tokenizer` loads the tokenizer as those scripts do: ``BertSequence.py``
+  and ``BertToken.py`` pass ``do_lower_case=True`` (also for the cased mBERT, whose
+  tokenizer then lower-cases and strips accents — Unicode Mn, which in Devanagari
+  includes most vowel signs and the virama); ``run_squad.py`` only with
+  ``--do_lower_case``, which ``train_qa.sh`` does not pass.
 * :func:`finetune` runs the protocol and returns every epoch's scores and those of
   the epoch with the best validation score ("best_dev_epoch", GLUECoS's model
   selection) or of the last epoch.
@@ -36,7 +41,27 @@ from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
 from ..core.utils import set_seed
 
-__all__ = ["TaskModel", "finetune"]
+__all__ = ["TaskModel", "finetune", "load_tokenizer"]
+
+
+def load_tokenizer(path: str, *, do_lower_case: bool):
+    """The fine-tuning tokenizer of ``path``; with ``do_lower_case`` it lower-cases (and strips accents).
+
+    ``do_lower_case=False`` loads the tokenizer as it ships.  A tokenizer that has no
+    lower-casing switch (byte-level BPE, SentencePiece) is an error rather than a
+    silent no-op: the check tokenizes ``"A É"`` and ``"a e"``, which must agree.
+    """
+    from transformers import AutoTokenizer
+
+    if not do_lower_case:
+        return AutoTokenizer.from_pretrained(path)
+    tok = AutoTokenizer.from_pretrained(path, do_lower_case=True)
+    if tok("A É", add_special_tokens=False)["input_ids"] != tok("a e", add_special_tokens=False)["input_ids"]:
+        raise ValueError(
+            f"tokenizer of {path} ({type(tok).__name__}) does not lower-case with do_lower_case=True; "
+            f"set alignment.<task>.do_lower_case: false for this backbone"
+        )
+    return tok
 
 
 class TaskModel(nn.Module):

@@ -196,7 +196,7 @@ def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokeni
         anchors, anchors0 = torch.cat([xs, ys]), torch.cat([x0s, y0s])
     else:
         anchors, anchors0 = torch.cat([x, y]), torch.cat([x0, y0])  # (2B, H): Eq. 2 on the [CLS] vectors
-    return word_alignment_loss(xs, ys, anchors, anchors0, reg_weight=args.reg_weight)
+    return word_alignment_loss(xs, ys, anchors, anchors0, reg_weight=args.reg_weight, distance=args.word_distance or "cosine")
 
 
 def _mean_loss(aligner: Aligner, data: ParallelData, tokenizer, args: AlignRun, device) -> float:

@@ -25,9 +25,14 @@ reading is a named option):
 
 * loss: ``variant="official"`` (H5 negatives anchored on c0, Euclidean distance);
   ``"paper"`` is Eq. 5/7 read literally — compared in ``concse_ablation_variant``;
-* SimCSE: Table 9's batch sizes and the maximum length 64 (``"matched"``); the
-  released code trained it with batch 64 and maximum length 32
-  (``"released_code"``) — compared in ``concse_ablation_simcse_settings``;
+* SimCSE (Table 3 and Table 4's SimCSE row): ``simcse_settings: released_code``,
+  as the authors' released code trains it — batch 64 (XLM-R-large: 128) and maximum
+  length 32 (``config_simcse_base.json`` / ``_large.json``), since Table 3's SimCSE
+  numbers come from that code; ``"matched"`` is Table 9's batch sizes (512/512/128)
+  at ConCSE's maximum length 64 — both compared in ``concse_ablation_simcse_settings``;
+* mBERT is the *uncased* checkpoint, as the released ConCSE scripts load it
+  (``--model mbert_uncased``); the cased one is ``backbones: [{name: mBERT-base,
+  model: bert-base-multilingual-cased}]``;
 * model selection: the best epoch on Koglish STS-B dev (code-switched pairs); one
   model per run, scored on all seven test sets (the released code retrains per
   test set: the same procedure, seven times the cost);
@@ -124,7 +129,7 @@ def spec(
     margin: float | None = None,
     triplet_weight: float | None = None,
     variant: str | None = None,
-    simcse_settings: str = "matched",
+    simcse_settings: str | None = None,
 ) -> ConCSERun:
     """One run of ``c``: the section's settings, a setting given here replacing its value.
 
@@ -142,10 +147,11 @@ def spec(
     )
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":
+        simcse_settings = simcse_settings or c.simcse_settings
         released = simcse_settings == "released_code"
         return ConCSERun(
             **common, temperature=tau, simcse_settings=simcse_settings,
-            batch_size=c.released_simcse_batch_size if released else backbone.simcse_batch_size,
+            batch_size=(backbone.released_simcse_batch_size or c.released_simcse_batch_size) if released else backbone.simcse_batch_size,
             max_length=c.released_simcse_max_length if released else c.max_length,
         )
     if method != "concse":
@@ -185,7 +191,7 @@ def plan(profile: Profile, studies: Sequence[str] = STUDIES) -> list[ConCSERun]:
         def concse(study, label, **kw):
             return spec(c, profile, b, "concse", seed, koglish=koglish, study=study, label=label, **kw)
 
-        def simcse(study, label, settings="matched"):
+        def simcse(study, label, settings=None):
             return spec(c, profile, b, "simcse", seed, koglish=koglish, study=study, label=label, simcse_settings=settings)
 
         if "table4" in studies:
@@ -201,7 +207,7 @@ def plan(profile: Profile, studies: Sequence[str] = STUDIES) -> list[ConCSERun]:
         if "variant" in studies:
             out += [concse("variant", v, variant=v) for v in VARIANTS]
         if "simcse_settings" in studies:
-            out += [concse("simcse_settings", "ConCSE (v6)"), simcse("simcse_settings", "SimCSE matched"),
+            out += [concse("simcse_settings", "ConCSE (v6)"), simcse("simcse_settings", "SimCSE matched", "matched"),
                     simcse("simcse_settings", "SimCSE released_code", "released_code")]
     return out
 
@@ -436,9 +442,25 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         notes=[
             "One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on all seven test sets.",
             "The paper's ± reproduce its p-values only as population std (ddof=0); ours follow the same convention.",
+            simcse_settings_note(c),
+            "mBERT: " + ", ".join(f"{b.name} = {b.model}" for b in c.backbones if "mbert" in b.name.lower() or "multilingual" in b.model)
+            + " (the released ConCSE scripts use bert-base-multilingual-uncased).",
         ],
         claim=claim,
     )
+
+
+def simcse_settings_note(c: Config) -> str:
+    """Table 3's note on how its SimCSE rows were trained (``concse.simcse_settings``)."""
+    if c.simcse_settings == "released_code":
+        sizes = ", ".join(f"{b.name} {b.released_simcse_batch_size or c.released_simcse_batch_size}" for b in c.backbones)
+        return (f"SimCSE rows: the released code's settings (simcse_settings: released_code): batch {sizes}, "
+                f"max length {c.released_simcse_max_length}; Table 9's batch sizes at max length {c.max_length} are "
+                "simcse_settings: matched (both in concse_ablation_simcse_settings).")
+    sizes = ", ".join(f"{b.name} {b.simcse_batch_size}" for b in c.backbones)
+    return (f"SimCSE rows: Table 9's batch sizes at max length {c.max_length} (simcse_settings: matched): batch {sizes}; "
+            f"the released code trained SimCSE at max length {c.released_simcse_max_length} with batch "
+            f"{c.released_simcse_batch_size} (simcse_settings: released_code; both in concse_ablation_simcse_settings).")
 
 
 def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
@@ -618,7 +640,7 @@ def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, P
         scores, profile, "simcse_settings", "concse_ablation_simcse_settings",
         caption=f"SimCSE-{b.name}: matched settings vs the released code's, beside ConCSE, Spearman × 100",
         notes=[f"SimCSE matched: batch {b.simcse_batch_size}, max length {c.max_length} (Table 9).",
-               f"SimCSE released_code: batch {c.released_simcse_batch_size}, max length {c.released_simcse_max_length}: "
+               f"SimCSE released_code: batch {b.released_simcse_batch_size or c.released_simcse_batch_size}, max length {c.released_simcse_max_length}: "
                "code-switched inputs are longer, so the shorter limit truncates more of them.",
                f"ConCSE (v6): batch {b.concse_batch_size}, max length {c.max_length}."],
         claim=lambda long: claims.greater(
