@@ -18,7 +18,7 @@ import torch
 
 from codeswitch.alignment import config as acfg
 from codeswitch.alignment import experiment as ae
-from codeswitch.alignment.data import ROMANISATIONS, load_lexicon, load_parallel
+from codeswitch.alignment.data import ROMANISATIONS, load_lexicon, load_parallel, roman_text_source
 from codeswitch.alignment.loss import word_alignment_loss
 from codeswitch.core.profiles import load_profile
 
@@ -137,6 +137,9 @@ def test_roman_rows_read_the_authors_romanised_text_and_itrans_only_on_request(t
     assert load_lexicon(str(root), script="devanagari") == [("since", "जबसे"), ("sugar", "चीनी")]
     with pytest.raises(ValueError, match="romanisation must be one of"):
         load_parallel(str(root), "train", script="roman", romanisation="iast")
+    assert [roman_text_source(str(root), w) for w in ("parallel", "lexicon")] == ["authors", "authors"]
+    assert roman_text_source(str(root), "parallel", "itrans") == "itrans"
+    assert roman_text_source("synthetic", "parallel") == roman_text_source("cfilt/iitb-english-hindi", "parallel") == "itrans"
 
 
 def test_sources_without_a_romanised_side_generate_itrans_either_way():

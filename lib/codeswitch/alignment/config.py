@@ -63,8 +63,8 @@ class TaskConfig:
     batch_size: int
     learning_rate: float
     max_length: int  # sub-words, special tokens included
-    # The tokenizer lower-cases (and strips accents: for mBERT also Devanagari vowel signs and
-    # virama, Unicode Mn), as the GLUECoS scripts BertSequence.py / BertToken.py load it
+    # The tokenizer lower-cases (and strips accents, Unicode Mn: for mBERT also the Devanagari
+    # virama, anusvara and vowel signs u/uu/e/ai), as the GLUECoS scripts BertSequence.py / BertToken.py load it
     # (do_lower_case=True); run_squad.py only with --do_lower_case, which train_qa.sh omits.
     # False: the checkpoint's tokenizer as it ships (cased for mBERT-cased).  No default: restate it.
     do_lower_case: bool

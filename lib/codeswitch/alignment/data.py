@@ -71,6 +71,7 @@ __all__ = [
     "load_lexicon",
     "lexicon_as_parallel",
     "romanise",
+    "roman_text_source",
     "words",
 ]
 
@@ -239,6 +240,13 @@ def _author_folder(folder: Path, script: str, what: str, romanisation: str) -> t
         return None
     sub = top / _AUTHOR_SUBDIRS[what]
     return (sub if sub.is_dir() else top), itrans
+
+
+def roman_text_source(source: str, what: Literal["parallel", "lexicon"], romanisation: str = "authors") -> str:
+    """Where the Roman rows' Hindi comes from for ``source``: ``"authors"`` (their ``Romanized/`` files) or ``"itrans"`` (generated)."""
+    folder = Path(os.path.expanduser(source))
+    found = _author_folder(folder, "roman", what, romanisation) if folder.is_dir() else None
+    return "authors" if found is not None and not found[1] else "itrans"
 
 
 def _split_file(folder: Path, split: str) -> Path:

@@ -74,6 +74,7 @@ __all__ = [
     "alignment_runs_table",
     "extraction_check",
     "data_preview",
+    "romanisation_preview",
     "build_table",
     "figure3_1",
     "figure_sentences",
@@ -523,12 +524,27 @@ def data_preview(cfg: Profile, n: int = 3) -> pd.DataFrame:
     ac = load(cfg)
     rows = []
     for script in ("devanagari", "roman"):
-        d = load_parallel(ac.parallel_source, "train", script=script, limit=n)
+        d = load_parallel(ac.parallel_source, "train", script=script, limit=n, romanisation=ac.romanisation)
         for (en, hi), al in zip(d.pairs, d.alignments or [()] * len(d)):
             we, wh = words(en), words(hi)
             links = ", ".join(f"{we[i]}–{wh[j]}" for i, j in al) or "(no file)"
             rows.append({"script": script, "english": en, "hindi": hi, "aligned words": links})
     return pd.DataFrame(rows)
+
+
+def romanisation_preview(cfg: Profile) -> pd.DataFrame:
+    """Per data source of the Roman rows: the setting, whether the authors' romanised text is read or ITRANS generated, and one example."""
+    from .data import load_lexicon, load_parallel, roman_text_source
+
+    ac = load(cfg)
+    parallel = load_parallel(ac.parallel_source, "validation", script="roman", limit=1, romanisation=ac.romanisation).pairs[0]
+    lexicon = load_lexicon(ac.lexicon_source, script="roman", cache_dir=cfg.runs_dir / "_downloads", romanisation=ac.romanisation)[0]
+    said = {"authors": "the authors' Romanized/ files, as released", "itrans": "ITRANS generated from the Devanagari side"}
+    return pd.DataFrame([
+        {"data": what, "source": source, "romanisation": ac.romanisation, "Roman rows read": said[roman_text_source(source, what, ac.romanisation)],
+         "example": f"{en} ↔ {hi}"}
+        for what, source, (en, hi) in (("parallel", ac.parallel_source, parallel), ("lexicon", ac.lexicon_source, lexicon))
+    ])
 
 
 def extraction_check(cfg: Profile, n: int = 32) -> pd.DataFrame:

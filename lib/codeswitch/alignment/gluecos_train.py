@@ -16,7 +16,7 @@ best epoch.  This module does the same:
 * :func:`load_tokenizer` loads the tokenizer as those scripts do: ``BertSequence.py``
   and ``BertToken.py`` pass ``do_lower_case=True`` (also for the cased mBERT, whose
   tokenizer then lower-cases and strips accents — Unicode Mn, which in Devanagari
-  includes most vowel signs and the virama); ``run_squad.py`` only with
+  includes the virama, the anusvara and the vowel signs u, uu, e, ai); ``run_squad.py`` only with
   ``--do_lower_case``, which ``train_qa.sh`` does not pass.
 * :func:`finetune` runs the protocol and returns every epoch's scores and those of
   the epoch with the best validation score ("best_dev_epoch", GLUECoS's model
