@@ -452,15 +452,17 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
 
 def simcse_settings_note(c: Config) -> str:
     """Table 3's note on how its SimCSE rows were trained (``concse.simcse_settings``)."""
+    released = ", ".join(f"{b.name} {b.released_simcse_batch_size or c.released_simcse_batch_size}" for b in c.backbones)
     if c.simcse_settings == "released_code":
-        sizes = ", ".join(f"{b.name} {b.released_simcse_batch_size or c.released_simcse_batch_size}" for b in c.backbones)
+        sizes = released
         return (f"SimCSE rows: the released code's settings (simcse_settings: released_code): batch {sizes}, "
-                f"max length {c.released_simcse_max_length}; Table 9's batch sizes at max length {c.max_length} are "
-                "simcse_settings: matched (both in concse_ablation_simcse_settings).")
+                f"max length {c.released_simcse_max_length}; the backbones' simcse_batch_size (Table 9's) at max length "
+                f"{c.max_length} is simcse_settings: matched (both in concse_ablation_simcse_settings).")
     sizes = ", ".join(f"{b.name} {b.simcse_batch_size}" for b in c.backbones)
-    return (f"SimCSE rows: Table 9's batch sizes at max length {c.max_length} (simcse_settings: matched): batch {sizes}; "
+    return (f"SimCSE rows: the backbones' simcse_batch_size (Table 9's in the paper profile) at max length {c.max_length} "
+            f"(simcse_settings: matched): batch {sizes}; "
             f"the released code trained SimCSE at max length {c.released_simcse_max_length} with batch "
-            f"{c.released_simcse_batch_size} (simcse_settings: released_code; both in concse_ablation_simcse_settings).")
+            f"{released} (simcse_settings: released_code; both in concse_ablation_simcse_settings).")
 
 
 def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
