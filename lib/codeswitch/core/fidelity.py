@@ -208,7 +208,7 @@ LEDGER: tuple[Deviation, ...] = (
        ("alignment_table3_1", "alignment_table3_2"), "named option", "#18.4"),
     _D("al-romanisation", "Alignment", ("06",), "romanised Hindi",
        "the authors' own romanised text (informal spelling, e.g. 'unke nirdesh par')", "reads the authors' files",
-       "the authors' Romanized/ files wherever the source has them; ITRANS generated only for sources without a romanised side (the hub IITB corpus, MUSE file/URL, synthetic)",
+       "the authors' Romanized/ files wherever the source has them; ITRANS generated only for sources without a romanised side — which includes the paper profile's hub IITB corpus and MUSE URL: point parallel_source/lexicon_source at a local copy of the authors' alignment/data/ to read their text",
        _O("alignment", "romanisation", "itrans"),
        ("alignment_table3_2",), "named option", "#18.4"),
     _D("al-lowercase", "Alignment", ("06",), "tokenizer casing (GLUECoS fine-tuning)",
