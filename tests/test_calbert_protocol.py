@@ -121,7 +121,7 @@ def test_scratch_runs_are_planned_and_keyed(tmp_path):
     cfg = load_profile("smoke", output_root=tmp_path)
     pre, fine = CB.stages(cfg)
     scratch = [s for s in pre if isinstance(s, ScratchRun)]
-    assert [s.backbone for s in scratch] == ["BERT-small", "BERT-big"]
+    assert [s.backbone for s in scratch] == ["RoBERTa-small", "RoBERTa-big"]
     assert pre[: len(pre) - len(scratch)] == [s for s in pre if not isinstance(s, ScratchRun)]  # Siamese first
     tuned = [f for f in fine if f.variant == "scratch"]
     assert len(tuned) == 2 * len(scratch) * len(cfg.seeds)  # both tasks, every seed
@@ -159,3 +159,17 @@ def test_mlm_from_scratch_builds_a_classifiable_checkpoint(tmp_path, architectur
     logits = model(**tok(["yaar kya baat hai"], return_tensors="pt")).logits
     assert logits.shape == (1, 3)
     assert model.config.num_hidden_layers == 2 and model.config.vocab_size == out["vocab_size"]
+
+
+def test_byte_level_scratch_tokenizer_is_deterministic(tmp_path):
+    """Smoke's from-scratch architecture (RoBERTa): the same pairs give the same vocabulary every time (byte-identical CSVs)."""
+    from codeswitch import calbert as CB
+    from codeswitch.calbert.experiment import pretraining_pairs
+    from codeswitch.calbert.train import train_scratch_tokenizer
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    big = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][-1]
+    assert big.architecture == "RoBERTa" and big.tokenizer == "big"
+    train, _ = pretraining_pairs(big, cfg)
+    vocabs = [train_scratch_tokenizer(big, train).get_vocab() for _ in range(3)]
+    assert vocabs[0] == vocabs[1] == vocabs[2] and len(vocabs[0]) > 300

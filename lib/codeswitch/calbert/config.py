@@ -108,6 +108,11 @@ class ScratchConfig:
     ``min_frequency`` 2, trained on the code-mixed side ("small") or on both sides
     ("big"); the model always learns from the code-mixed side.  The pairs are the
     Siamese pre-training's training pairs (same source, cap and sample).
+
+    Reproducibility: the ``tokenizers`` library's WordPiece trainer (BERT, DistilBERT)
+    breaks ties between equally frequent merges in hash-map order, so two trainings
+    on the same text can give slightly different vocabularies; the byte-level BPE
+    trainer (RoBERTa) is deterministic.  A finished checkpoint is cached by its key.
     """
 
     architectures: tuple[str, ...] = SCRATCH_ARCHITECTURES  # empty: no from-scratch baselines

@@ -48,6 +48,7 @@ import importlib
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..core import report
@@ -390,6 +391,14 @@ def pretraining_summary(results: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def scratch_summary(results: Results) -> pd.DataFrame:
+    """The from-scratch MLM pre-training runs (Tables 8, 13): texts, vocabulary, steps and final training loss, one row per run."""
+    rows = [{"model": spec.backbone, "texts": r["texts"], "vocabulary": r["vocab_size"], "steps": r["steps"],
+             "MLM loss": r["train_loss"], "log(vocabulary)": float(np.log(r["vocab_size"]))}
+            for spec, r in results if isinstance(spec, ScratchRun)]
+    return pd.DataFrame(rows)
+
+
 def frame(results: Results) -> pd.DataFrame:
     """The fine-tuning records, long: one row per (run, split, metric)."""
     rows = []
@@ -598,7 +607,6 @@ def table7_figure(cfg: Profile, df: pd.DataFrame) -> dict:
     """Table 7 as a figure: SAIL 2017 F1 per backbone, with and without Siamese pre-training (val and test,
     mean ± std over seeds), the paper's best-of-runs validation F1 as open markers where it has the row."""
     import matplotlib.pyplot as plt
-    import numpy as np
 
     from ..core import reported
 

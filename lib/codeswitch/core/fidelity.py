@@ -235,7 +235,7 @@ LEDGER: tuple[Deviation, ...] = (
     _D("cb-mlm-baselines", "CalBERT", ("07",), "MLM-from-scratch baselines (Tables 8, 13)",
        "transformers pre-trained from scratch with MLM on as many pairs as CalBERT; 'small'/'big' not defined",
        "6 layers, hidden 768, 12 heads; tokenizer on the transliterations ('small') or on both sides ('big'); MLM on the transliterations, batch 16, lr 1e-4, 15 epochs",
-       "the released settings (calbert.scratch); every configured architecture x tokenizer",
+       "the released settings (calbert.scratch), every architecture x tokenizer; the WordPiece tokenizers (BERT, DistilBERT) train non-deterministically in the tokenizers library (ties in hash order)",
        _O("calbert", "scratch.architectures", []), ("calbert_table8", "calbert_table13"), "named option", "#18.3"),
     _D("cb-mlm-masking", "CalBERT", ("07",), "MLM masking (Tables 8, 13)",
        "masked language modelling", "15% of tokens (but the first three ids) always replaced by id 3, which is [SEP] or <unk> in the released tokenizers, not their mask token; the loss on every token, padding included",
