@@ -158,6 +158,9 @@ def test_mlm_from_scratch_builds_a_classifiable_checkpoint(tmp_path, architectur
     tok = AutoTokenizer.from_pretrained(tmp_path / "ckpt")
     logits = model(**tok(["yaar kya baat hai"], return_tensors="pt")).logits
     assert logits.shape == (1, 3)
+    # fine-tuning may read longer sentences than pre-training did (smoke: 32 tokens there, IITP 48)
+    long = tok([" ".join(["yaar kya baat hai"] * 40)], truncation=True, max_length=128, return_tensors="pt")
+    assert long["input_ids"].shape[1] == 128 and model(**long).logits.shape == (1, 3)
     assert model.config.num_hidden_layers == 2 and model.config.vocab_size == out["vocab_size"]
 
 

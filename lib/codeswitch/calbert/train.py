@@ -197,6 +197,10 @@ def alignment_diagnostics(model, pairs: Sequence[Pair], batch_size: int = 64) ->
 
 
 # --------------------------------------------------------------------------- pre-training from scratch (Tables 8, 13)
+# The released script's position table (RoBERTa's positions start after the padding index): room for the
+# fine-tuning lengths, which may exceed the pre-training's max_seq_length.
+MAX_POSITIONS = 514
+
 def train_scratch_tokenizer(spec: ScratchRun, pairs: Sequence[Pair]):
     """The run's tokenizer, trained on its pairs (code-mixed side; both sides for "big"), as a transformers fast tokenizer."""
     from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
@@ -209,13 +213,13 @@ def train_scratch_tokenizer(spec: ScratchRun, pairs: Sequence[Pair]):
             tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
                                     special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
             tok.save_model(tmp)  # vocab.json + merges.txt: what from_pretrained reads
-            return RobertaTokenizerFast.from_pretrained(tmp, model_max_length=spec.max_seq_length)
+            return RobertaTokenizerFast.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2)
         tok = BertWordPieceTokenizer()  # lower-cases, as the released tokenizers
         tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
                                 special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False)
         tok.save_model(tmp)  # vocab.txt
         cls = DistilBertTokenizerFast if spec.architecture == "DistilBERT" else BertTokenizerFast
-        return cls.from_pretrained(tmp, model_max_length=spec.max_seq_length, do_lower_case=True)
+        return cls.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2, do_lower_case=True)
 
 
 def _scratch_config(spec: ScratchRun, tokenizer):
@@ -224,11 +228,11 @@ def _scratch_config(spec: ScratchRun, tokenizer):
     size = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     if spec.architecture == "DistilBERT":
         return DistilBertConfig(dim=spec.hidden_size, n_layers=spec.num_hidden_layers, n_heads=spec.num_attention_heads,
-                                hidden_dim=spec.intermediate_size, max_position_embeddings=spec.max_seq_length + 2, **size)
+                                hidden_dim=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size)
     cls = RobertaConfig if spec.architecture == "RoBERTa" else BertConfig
     extra = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, type_vocab_size=1) if cls is RobertaConfig else {}
     return cls(hidden_size=spec.hidden_size, num_hidden_layers=spec.num_hidden_layers, num_attention_heads=spec.num_attention_heads,
-               intermediate_size=spec.intermediate_size, max_position_embeddings=spec.max_seq_length + 2, **size, **extra)
+               intermediate_size=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size, **extra)
 
 
 def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str | Path, device: str = "cpu",
