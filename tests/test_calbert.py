@@ -203,7 +203,7 @@ def test_renamed_keys_are_errors_naming_the_new_key(override, message):
 def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     from codeswitch import calbert as CB
 
-    cfg = load_profile("smoke", output_root=tmp_path)
+    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)  # Tables 8/13: test_calbert_protocol
     pre, fine = CB.stages(cfg)
     assert CB.plan(cfg) == [*pre, *fine]  # pre-training first: fine-tuning reads its checkpoints
     assert [s.objective for s in pre] == ["cosine", "mnrl"]
@@ -219,12 +219,14 @@ def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     assert next(s for s in fine if s.variant == "none").key()["pretrain"] is None
     assert set(tuned.inputs()) == {"data", "model"} and set(cosine.inputs()) == {"pairs", "model"}
     # a pre-training setting re-keys the pre-training and every fine-tuning that starts from it, nothing else
-    pre2, fine2 = CB.stages(load_profile("smoke", {"calbert.pretrain.learning_rate": 3e-4}, output_root=tmp_path))
+    pre2, fine2 = CB.stages(load_profile("smoke", {"calbert.pretrain.learning_rate": 3e-4, "calbert.scratch.architectures": []},
+                                         output_root=tmp_path))
     changed = {s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}
     assert pre2[0].key_hash() != cosine.key_hash()
     assert len(changed) == 2 * sum(s.variant != "none" for s in fine)
     # the in-batch-negatives scale re-keys only the mnrl pre-training
-    pre3, _ = CB.stages(load_profile("smoke", {"calbert.pretrain.mnrl_scale": 10.0}, output_root=tmp_path))
+    pre3, _ = CB.stages(load_profile("smoke", {"calbert.pretrain.mnrl_scale": 10.0, "calbert.scratch.architectures": []},
+                                     output_root=tmp_path))
     assert pre3[0].key_hash() == cosine.key_hash() and pre3[1].key_hash() != mnrl.key_hash()
 
 
@@ -246,7 +248,8 @@ def test_first_batch_losses_match_the_formulas(tmp_path):
 # --------------------------------------------------------------------------- end to end (tiny-bert)
 @pytest.mark.slow
 def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
-    """Pairs -> Siamese pre-training -> checkpoint -> fine-tuning -> Tables 6/7/12, then everything cached."""
+    """Pairs -> Siamese (and from-scratch MLM) pre-training -> checkpoints -> fine-tuning -> Tables 6/7/8/12/13, then
+    everything cached."""
     from transformers import AutoModel
 
     from codeswitch import calbert as CB
@@ -263,6 +266,8 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
             "calbert.sail.variants": ["none", "cosine"],
             "calbert.sail.max_seq_length": 16,
             "calbert.iitp.max_seq_length": 16,
+            "calbert.scratch.tokenizers": ["small"],  # one from-scratch model (RoBERTa-small)
+            "calbert.scratch.max_seq_length": 16,
         },
         output_root=tmp_path,
     )
@@ -270,22 +275,25 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     diag = calbert.pretraining_summary(results)
     assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
     assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
-    (pre,), _ = CB.stages(cfg)
+    (pre, scratch), _ = CB.stages(cfg)
+    assert isinstance(scratch, CB.ScratchRun) and calbert.scratch_summary(results)["texts"].tolist() == [8]
+    assert AutoModel.from_pretrained(calbert.checkpoint_dir(cfg, scratch)).config.hidden_size == 32  # smoke's scratch size
     ckpt = calbert.checkpoint_dir(cfg, pre)
     assert (ckpt / "model.safetensors").is_file()
     assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder
 
     df = calbert.frame(results)
-    # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4
-    assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4
+    # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4; from scratch: 2 tasks x 2 x 2 x 4
+    assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4 + 2 * 2 * 2 * 4
     assert df["value"].between(0, 1).all()
     paths = CB.tables(results, cfg)
-    assert set(paths) == {"calbert_table6", "calbert_table7", "calbert_table12"}
+    assert set(paths) == {"calbert_table6", "calbert_table7", "calbert_table8", "calbert_table12", "calbert_table13"}
     for p in paths.values():
         assert pd.read_csv(p["csv"])["mean"].notna().all()
     t7 = pd.read_csv(cfg.figures_dir / "calbert_table7.csv")
     assert set(t7["row"]) == {"tiny", "CalBERT-tiny"}
     assert set(t7["column"]) == {"F1 (val)", "F1 (val, best run)", "F1 (test)"}
+    assert set(pd.read_csv(cfg.figures_dir / "calbert_table13.csv")["row"]) == {"RoBERTa-small"}
     assert CB.figures(results, cfg)["calbert_table7_figure"]["png"].is_file()
 
     # A second pass trains nothing: every run comes from the cache.
@@ -294,6 +302,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(calbert, "siamese_pretrain", boom)
+        m.setattr(calbert, "mlm_from_scratch", boom)
         m.setattr(calbert, "finetune_classifier", boom)
         again = CB.run(cfg)
     pd.testing.assert_frame_equal(calbert.frame(again), df)

@@ -22,6 +22,7 @@ SIZE_KEYS = {
     "max_eval_rows", "construct_n", "train_max_queries", "tune_max_queries", "umap_points", "parallel_train_size",
     "parallel_valid_size", "lexicon_valid_size", "max_pairs", "heldout_pairs", "warmup_steps", "max_length",
     "max_seq_length", "doc_stride", "align_layer", "tsne_perplexity",
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",  # CalBERT's from-scratch models
 }
 #: keys whose values are model or dataset references
 REFERENCE_KEYS = {

@@ -8,7 +8,7 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
     specs = CB.plan(profile); results = CB.run(profile); CB.tables(results, profile); CB.figures(results, profile)
 """
 
-from .config import Config, FinetuneRun, PretrainRun
+from .config import Config, FinetuneRun, PretrainRun, ScratchRun
 from .experiment import figures, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "PretrainRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures"]
+__all__ = ["Config", "PretrainRun", "ScratchRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures"]

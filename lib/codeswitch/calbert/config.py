@@ -12,10 +12,17 @@ Backbones are a list of ``{name, model}`` (the one backbone schema of every
 section).  The older spellings (``ref``, ``epochs``, ``train_batch_size``,
 ``eval_batch_size``) are errors naming the new key.
 
-Two stages, two spec types: :class:`PretrainRun` (one Siamese pre-training of a
+Two stages, three spec types: :class:`PretrainRun` (one Siamese pre-training of a
 backbone with an objective; its adapted transformer is a checkpoint folder that the
-fine-tuning runs read) and :class:`FinetuneRun` (one sentiment fine-tuning; it holds
-the :class:`PretrainRun` it starts from, whose key enters its own).
+fine-tuning runs read), :class:`ScratchRun` (one masked-language-model pre-training
+from scratch, Tables 8 and 13's baselines) and :class:`FinetuneRun` (one sentiment
+fine-tuning; it holds the pre-training it starts from, whose key enters its own).
+
+The paper's protocol (§7.1: "the highest F1-score over 10 runs is recorded", on the
+validation split) is the default: ``seeds`` lists the 10 runs (their count is the
+number of runs; one list, not a list and a count) and ``selection`` names the
+headline statistic, ``best_of_validation`` (the paper) or ``mean`` (mean ± std over
+the same runs, always shown beside it).
 """
 
 from __future__ import annotations
@@ -29,7 +36,14 @@ from ..core.profiles import ConfigError
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
 VARIANTS = ("none",) + OBJECTIVES  # "none": the backbone fine-tuned directly
+SCRATCH = "scratch"  # the fine-tuning variant of a from-scratch MLM model (Tables 8, 13)
 PAIR_FIELDS = ("transliteration", "cleaned-transliteration")
+SELECTIONS = ("best_of_validation", "mean")  # the headline statistic over the runs (the paper: best of them on validation)
+# 10 fine-tuning runs (§7.1): the paper profile's five seeds and five more
+PAPER_SEEDS = (11111, 22222, 33333, 44444, 55555, 66666, 77777, 88888, 99999, 101010)
+SCRATCH_ARCHITECTURES = ("BERT", "DistilBERT", "RoBERTa")  # Tables 8 and 13's rows (the released script's model_map)
+# "small": a tokenizer trained on the code-mixed side only; "big": on English and code-mixed together (released script)
+SCRATCH_TOKENIZERS = ("small", "big")
 
 
 @dataclass(frozen=True)
@@ -55,8 +69,9 @@ class PretrainConfig:
     # parallel en-hi corpus (Hindi romanised to ITRANS), or "shipped" (the smoke set).
     pairs: str = "cfilt/iitb-english-hindi"
     pair_field: str = "transliteration"  # released code; "cleaned-transliteration" is the other field
-    # The paper pre-trains on its 147,731 scraped social-media sentences (Table 1); the same
-    # number of IITB pairs is drawn at random.  None: every pair of the source.
+    # The paper's pre-training data are its 147,731 scraped social-media sentences (Table 1);
+    # the same number of IITB pairs is drawn at random, then sample_fraction of them is
+    # used (22,160 at 15%).  None: every pair of the source.
     max_pairs: int | None = 147_731
     heldout_pairs: int = 1000  # kept out of training, for the alignment diagnostics
     num_train_epochs: float = 10
@@ -67,12 +82,66 @@ class PretrainConfig:
     max_grad_norm: float = 1.0
     max_seq_length: int = 128  # not stated in the paper
     mnrl_scale: float = 20.0  # the in-batch-negatives variant only: 1 / temperature
+    # §7.2: "CalBERT was only Siamese pre-trained on a 15% sample of the entire available data":
+    # a seeded random 15% of the training pairs (after max_pairs).  None: every pair.
+    sample_fraction: float | None = 0.15
 
     def __post_init__(self):
         if self.num_train_epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
             raise ValueError(f"bad Siamese pre-training settings: {self}")
+        if self.sample_fraction is not None and not 0 < self.sample_fraction <= 1:
+            raise ValueError(f"pretrain.sample_fraction must be in (0, 1] or null, got {self.sample_fraction}")
         if self.pair_field not in PAIR_FIELDS:
             raise ValueError(f"pretrain.pair_field must be one of {PAIR_FIELDS}, got {self.pair_field!r}")
+
+
+@dataclass(frozen=True)
+class ScratchConfig:
+    """Tables 8 and 13: transformers pre-trained *from scratch* with masked language modelling.
+
+    The paper (§7.1): "pre-training some popular Transformers using Masked Language
+    Modelling on a subset of our code-mixed data. The size of the subset taken is the
+    same as that was used for CalBERT experiments".  Sizes and settings are the
+    released script's (``pretrain_transformer.py``, ``create_tokenizers.py``): 6
+    layers, hidden 768, 12 heads, 15% masking, batch 16, AdamW at 1e-4, 15 epochs;
+    a WordPiece (BERT, DistilBERT) or byte-level BPE (RoBERTa) tokenizer with
+    ``min_frequency`` 2, trained on the code-mixed side ("small") or on both sides
+    ("big"); the model always learns from the code-mixed side.  The pairs are the
+    Siamese pre-training's training pairs (same source, cap and sample).
+
+    Reproducibility: the ``tokenizers`` library's WordPiece trainer (BERT, DistilBERT)
+    breaks ties between equally frequent merges in hash-map order, so two trainings
+    on the same text can give slightly different vocabularies; the byte-level BPE
+    trainer (RoBERTa) is deterministic.  A finished checkpoint is cached by its key.
+    """
+
+    architectures: tuple[str, ...] = SCRATCH_ARCHITECTURES  # empty: no from-scratch baselines
+    tokenizers: tuple[str, ...] = SCRATCH_TOKENIZERS
+    vocab_size: int = 30_000  # not set by the released script: the tokenizers library's default
+    min_frequency: int = 2
+    hidden_size: int = 768
+    num_hidden_layers: int = 6
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072  # not set by the released script: transformers' default
+    mlm_probability: float = 0.15
+    num_train_epochs: float = 15
+    batch_size: int = 16
+    learning_rate: float = 1e-4  # constant (the released loop has no schedule), no weight decay
+    max_seq_length: int = 128
+
+    def __post_init__(self):
+        bad = [a for a in self.architectures if a not in SCRATCH_ARCHITECTURES]
+        if bad:
+            raise ValueError(f"scratch.architectures: unknown {bad}; known: {list(SCRATCH_ARCHITECTURES)}")
+        bad = [t for t in self.tokenizers if t not in SCRATCH_TOKENIZERS]
+        if bad or (self.architectures and not self.tokenizers):
+            raise ValueError(f"scratch.tokenizers must be a non-empty subset of {list(SCRATCH_TOKENIZERS)}, got {list(self.tokenizers)}")
+        if self.hidden_size % self.num_attention_heads or not 0 < self.mlm_probability < 1 or self.num_train_epochs <= 0:
+            raise ValueError(f"bad from-scratch pre-training settings: {self}")
+
+    def rows(self) -> list[str]:
+        """The table rows, ``<architecture>-<tokenizer>`` (Table 8's "BERT-small", ...)."""
+        return [f"{a}-{t}" for a in self.architectures for t in self.tokenizers]
 
 
 @dataclass(frozen=True)
@@ -125,7 +194,10 @@ class Config:
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     sail: SailConfig = field(default_factory=SailConfig)
     iitp: IitpConfig = field(default_factory=IitpConfig)
-    seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds (paper: 10 runs)
+    scratch: ScratchConfig = field(default_factory=ScratchConfig)
+    # fine-tuning seeds, one run each: the paper's 10 runs; None: the profile's seeds
+    seeds: tuple[int, ...] | None = PAPER_SEEDS
+    selection: str = "best_of_validation"  # the headline: the paper's best run on validation, or "mean" (± std)
     pretrain_seed: int | None = None  # None: the first fine-tuning seed
     itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
 
@@ -133,6 +205,8 @@ class Config:
         names = [b.name for b in self.backbones]
         if not names or len(set(names)) != len(names):
             raise ValueError(f"backbone names must be present and unique, got {names}")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {self.selection!r}")
 
     def task(self, name: str) -> TaskConfig:
         return {"sail": self.sail, "iitp": self.iitp}[name]
@@ -198,14 +272,53 @@ class PretrainRun(RunSpec):
     mnrl_scale: float | None = None  # mnrl only (the cosine objective does not read it: changing it must not re-run it)
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     backbone: str = not_in_key("")  # the row label (display)
+    sample_fraction: float | None = None  # None (every pair) leaves it out of the key
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs, "model": self.model}
 
 
 @dataclass(frozen=True)
+class ScratchRun(RunSpec):
+    """One masked-language-model pre-training from scratch (Tables 8, 13): tokenizer and model, on the Siamese pairs.
+
+    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    :func:`codeswitch.calbert.train.mlm_from_scratch`.  Its key names the checkpoint
+    folder the fine-tuning runs read.
+    """
+
+    experiment: str
+    architecture: str  # "BERT" | "DistilBERT" | "RoBERTa"
+    tokenizer: str  # "small" (code-mixed side) | "big" (both sides)
+    pairs: str
+    pairs_files: str | None
+    pair_field: str
+    max_pairs: int | None
+    heldout_pairs: int
+    sample_fraction: float | None
+    itrans_lowercase: bool
+    vocab_size: int
+    min_frequency: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    mlm_probability: float
+    num_train_epochs: float
+    batch_size: int
+    learning_rate: float
+    max_seq_length: int
+    seed: int
+    precision: str
+    backbone: str = not_in_key("")  # the row label: "BERT-small"
+
+    def inputs(self) -> Mapping[str, str]:
+        return {"pairs": self.pairs}
+
+
+@dataclass(frozen=True)
 class FinetuneRun(RunSpec):
-    """One sentiment fine-tuning (stage 2): a (task, backbone, variant, seed) cell of Tables 6, 7, 12.
+    """One sentiment fine-tuning (stage 2): a (task, backbone, variant, seed) cell of Tables 6, 7, 8, 12, 13.
 
     ``pretrain`` is the Siamese pre-training it starts from (``None``: the backbone
     itself); its key is part of this one.  Passed as it is to
@@ -215,8 +328,8 @@ class FinetuneRun(RunSpec):
     experiment: str
     task: str  # "sail" | "iitp"
     model: str
-    variant: str  # "none" | "cosine" | "mnrl"
-    pretrain: PretrainRun | None
+    variant: str  # "none" | "cosine" | "mnrl" | "scratch"
+    pretrain: PretrainRun | ScratchRun | None
     source: str  # the task's data folder (or "shipped")
     data: str  # content hash of its files
     romanise: bool

@@ -191,10 +191,12 @@ def load_pairs(
     return load_iitb_pairs(source, lowercase=lowercase, sample=sample, seed=seed, what=what)
 
 
-def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | None = None, seed: int = 0) -> tuple[list[Pair], list[Pair]]:
+def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | None = None, fraction: float | None = None,
+                  seed: int = 0) -> tuple[list[Pair], list[Pair]]:
     """A seeded shuffle, then ``(train, heldout)``: the last ``n_heldout`` pairs are held out for diagnostics.
 
-    ``max_train`` caps the training pairs (a random subset of that size).
+    ``max_train`` caps the training pairs (a random subset of that size); ``fraction``
+    then keeps a random ``round(fraction * n)`` of them (CalBERT's "15% sample").
     """
     if n_heldout < 0 or n_heldout >= len(pairs):
         raise ValueError(f"cannot hold out {n_heldout} of {len(pairs)} pairs")
@@ -203,6 +205,10 @@ def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | Non
     train_idx, held_idx = order[: len(order) - n_heldout], order[len(order) - n_heldout :]
     if max_train is not None:
         train_idx = train_idx[:max_train]
+    if fraction is not None:
+        if not 0 < fraction <= 1:
+            raise ValueError(f"sample fraction must be in (0, 1], got {fraction}")
+        train_idx = train_idx[: max(1, round(fraction * len(train_idx)))]  # a prefix of a shuffle: a random sample
     return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]
 
 

@@ -23,6 +23,20 @@ batch size 16 as in the released code.  AdamW is torch's fused implementation
 (the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
 an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
 
+Pre-training from scratch (Tables 8 and 13)
+-------------------------------------------
+The paper's baselines: a transformer pre-trained only on the code-mixed pairs, with
+masked language modelling.  As the released script: a tokenizer trained with the
+``tokenizers`` library (``BertWordPieceTokenizer`` for BERT and DistilBERT,
+``ByteLevelBPETokenizer`` for RoBERTa) on the code-mixed side ("small") or on both
+sides ("big"); a randomly initialised 6-layer model; the MLM loss
+
+    L_mlm = mean over masked positions m of −log p(x_m | x with 15% of tokens masked)
+
+(transformers' ``DataCollatorForLanguageModeling``: of the chosen 15%, 80% become
+the mask token, 10% a random token, 10% stay; the released loop masks all of them
+and scores every token), AdamW at a constant learning rate.
+
 Fine-tuning
 -----------
 ``AutoModelForSequenceClassification`` on top of the (adapted or original)
@@ -41,7 +55,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .config import OBJECTIVES, FinetuneRun, PretrainRun
+from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
 from ..core.runs import atomic_directory
@@ -52,6 +66,8 @@ __all__ = [
     "build_siamese_model",
     "siamese_pretrain",
     "alignment_diagnostics",
+    "train_scratch_tokenizer",
+    "mlm_from_scratch",
     "finetune_classifier",
     "classification_metrics",
 ]
@@ -178,6 +194,92 @@ def alignment_diagnostics(model, pairs: Sequence[Pair], batch_size: int = 64) ->
     off = (sim.sum() - diag.sum()) / (n * n - n)
     hits = (sim.argmax(dim=1) == torch.arange(n)).float().mean()
     return {"cos_parallel": float(diag.mean()), "cos_other": float(off), "retrieval_at1": float(hits)}
+
+
+# --------------------------------------------------------------------------- pre-training from scratch (Tables 8, 13)
+# The released script's position table (RoBERTa's positions start after the padding index): room for the
+# fine-tuning lengths, which may exceed the pre-training's max_seq_length.
+MAX_POSITIONS = 514
+
+def train_scratch_tokenizer(spec: ScratchRun, pairs: Sequence[Pair]):
+    """The run's tokenizer, trained on its pairs (code-mixed side; both sides for "big"), as a transformers fast tokenizer."""
+    from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
+    from transformers import BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast
+
+    texts = [p.codemixed for p in pairs] + ([p.english for p in pairs] if spec.tokenizer == "big" else [])
+    with tempfile.TemporaryDirectory(prefix="calbert-tok.") as tmp:
+        if spec.architecture == "RoBERTa":
+            tok = ByteLevelBPETokenizer()
+            tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
+                                    special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+            tok.save_model(tmp)  # vocab.json + merges.txt: what from_pretrained reads
+            return RobertaTokenizerFast.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2)
+        tok = BertWordPieceTokenizer()  # lower-cases, as the released tokenizers
+        tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
+                                special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False)
+        tok.save_model(tmp)  # vocab.txt
+        cls = DistilBertTokenizerFast if spec.architecture == "DistilBERT" else BertTokenizerFast
+        return cls.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2, do_lower_case=True)
+
+
+def _scratch_config(spec: ScratchRun, tokenizer):
+    from transformers import BertConfig, DistilBertConfig, RobertaConfig
+
+    size = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
+    if spec.architecture == "DistilBERT":
+        return DistilBertConfig(dim=spec.hidden_size, n_layers=spec.num_hidden_layers, n_heads=spec.num_attention_heads,
+                                hidden_dim=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size)
+    cls = RobertaConfig if spec.architecture == "RoBERTa" else BertConfig
+    extra = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, type_vocab_size=1) if cls is RobertaConfig else {}
+    return cls(hidden_size=spec.hidden_size, num_hidden_layers=spec.num_hidden_layers, num_attention_heads=spec.num_attention_heads,
+               intermediate_size=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size, **extra)
+
+
+def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str | Path, device: str = "cpu",
+                     desc: str = "mlm") -> dict:
+    """Train a tokenizer and a masked language model from scratch on ``pairs`` as ``spec`` says; save both to ``output_dir``.
+
+    ``output_dir`` receives an ordinary Hugging Face folder (written atomically) that
+    ``AutoModelForSequenceClassification.from_pretrained`` opens.  Returns the
+    training loss, the step count, the number of texts and the vocabulary size.
+    """
+    from datasets import Dataset
+    from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling, Trainer
+
+    if len(pairs) < 2:
+        raise ValueError(f"pre-training from scratch needs at least 2 pairs, got {len(pairs)}")
+    set_seed(spec.seed)  # before the model is built: its random initialisation
+    tokenizer = train_scratch_tokenizer(spec, pairs)
+    with quiet_transformers():
+        model = AutoModelForMaskedLM.from_config(_scratch_config(spec, tokenizer))
+    texts = [p.codemixed for p in pairs]  # the model learns from the code-mixed side (released: the transliterations)
+    enc = tokenizer(texts, truncation=True, max_length=spec.max_seq_length, return_special_tokens_mask=True)
+    train = Dataset.from_dict(dict(enc))
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=spec.mlm_probability)
+
+    output_dir = Path(output_dir)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".trainer.", dir=output_dir.parent) as scratch:
+        targs = training_arguments(
+            output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
+            num_train_epochs=spec.num_train_epochs,
+            learning_rate=spec.learning_rate,
+            lr_scheduler_type="constant",  # the released loop: plain AdamW, no schedule
+            weight_decay=0.0,
+            optim="adamw_torch_fused",
+            logging_strategy="epoch",
+            save_strategy="no",
+            dataloader_num_workers=0,
+            dataloader_persistent_workers=False,
+        )
+        with quiet_transformers():
+            trainer = quiet_trainer(Trainer)(model=model, args=targs, train_dataset=train, data_collator=collator,
+                                             callbacks=[_epoch_printer(desc, spec.num_train_epochs)])
+            out = trainer.train()
+        with atomic_directory(output_dir) as tmp, quiet_transformers():
+            model.save_pretrained(tmp, safe_serialization=True)
+            tokenizer.save_pretrained(tmp)
+    return {"train_loss": float(out.training_loss), "steps": int(out.global_step), "texts": len(texts), "vocab_size": len(tokenizer)}
 
 
 # --------------------------------------------------------------------------- fine-tuning
