@@ -264,9 +264,12 @@ def default_root() -> Path:
 
 
 if __name__ == "__main__":
-    import sys
+    import argparse
 
-    if len(sys.argv) > 2:
-        raise SystemExit("usage: python -m codeswitch.core.standins [DIR]   (default: $CODESWITCH_STANDINS or runs/_standins)")
-    for name, path in build_all(sys.argv[1] if len(sys.argv) == 2 else default_root()).items():
+    parser = argparse.ArgumentParser(prog="python -m codeswitch.core.standins",
+                                     description="Build the paper-ci profile's local stand-in models and datasets.")
+    parser.add_argument("dir", nargs="?", default=None,
+                        help="where to build them (default: $CODESWITCH_STANDINS or runs/_standins)")
+    args = parser.parse_args()
+    for name, path in build_all(args.dir if args.dir is not None else default_root()).items():
         print(f"{name:<20} {path}")
