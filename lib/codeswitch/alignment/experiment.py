@@ -48,6 +48,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
@@ -325,7 +326,7 @@ def _aligned(cfg: Profile, spec: AlignRun, path: str):
     from .train import load_aligner
 
     folder = checkpoint_dir(cfg, spec)
-    if not (folder / "aligner.json").is_file():
+    if not checkpoint_ok(folder, what="aligned model"):  # missing, or a file missing or changed: align again
         RunCache(_cache_dir(cfg)).put(spec.key(), _align(spec, cfg))
     return load_aligner(folder, path)
 
@@ -443,8 +444,8 @@ def run(profile: Profile) -> Results:
     aligns, fine, figure = stages(profile)
     cache = RunCache(_cache_dir(profile))
     for spec in aligns:
-        if spec.key() in cache and not (checkpoint_dir(profile, spec) / "aligner.json").is_file():
-            cache.path(spec.key()).unlink()
+        if spec.key() in cache and not checkpoint_ok(checkpoint_dir(profile, spec), what="aligned model"):
+            cache.path(spec.key()).unlink()  # the weights are gone or damaged: the record alone cannot serve fine-tuning
     out = [run_specs(specs, run_one, profile, cache_dir=_cache_dir(profile), desc=desc)
            for specs, desc in ((aligns, "alignment"), (fine, "GLUECoS fine-tuning"), (figure, "Figure 3.1"))]
     return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))

@@ -231,7 +231,10 @@ def checkpoint_dir(profile: Profile, spec: PretrainRun) -> Path:
 
 
 def _has_checkpoint(path: Path) -> bool:
-    return (path / "config.json").is_file() and any(path.glob("*.safetensors"))
+    """The folder exists and its manifest verifies (a missing or changed file: a warning naming it, and ``False``)."""
+    from ..core.checkpoints import checkpoint_ok
+
+    return checkpoint_ok(path, what="CalBERT checkpoint")
 
 
 def _pretrain(spec: PretrainRun, profile: Profile) -> dict:
