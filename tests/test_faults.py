@@ -561,3 +561,49 @@ def test_non_utf8_retrieval_jsonl_names_the_file(tmp_path, gz):
         list(_read_jsonl(p))
     with pytest.raises(TextDecodeError, match=rf"{p.name}: not UTF-8"):
         _json_dataset([p])
+
+
+# =========================================================================== SIGKILL mid-run, two processes at once
+_GRID = """
+    import os, signal, sys, time
+    from codeswitch.core.runs import RunCache, run_grid
+    root, mode, calls = sys.argv[1], sys.argv[2], sys.argv[3]
+    def fn(c):
+        with open(calls, "a") as fh:
+            fh.write(f"{{c['seed']}}\\n")
+        if mode == "kill" and c["seed"] == 2:
+            os.kill(os.getpid(), signal.SIGKILL)  # killed while computing run 2, holding its lock
+        time.sleep(0.5 if mode == "slow" else 0)
+        return {{"score": c["seed"] / 7}}
+    out = run_grid(RunCache(root), [{{"seed": s}} for s in (1, 2, 3)], fn)
+    print([r["score"] for r in out])
+"""
+
+
+def _grid_process(root: Path, mode: str, calls: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "lib"), CODESWITCH_NO_PROGRESS="1")
+    code = textwrap.dedent(_GRID.format())
+    return subprocess.Popen([sys.executable, "-c", code, str(root), mode, str(calls)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigkill_during_a_run_then_rerun_gives_the_clean_results(tmp_path):
+    clean_cache, configs, fn, _ = _grid(tmp_path / "clean")
+    clean = pd.DataFrame(run_grid(clean_cache, configs, fn)).to_csv(index=False).encode()
+    root = tmp_path / "killed" / "runs" / "exp"  # where _grid keeps its cache
+    p = _grid_process(root, "kill", tmp_path / "calls")
+    p.communicate(timeout=120)
+    assert p.returncode == -signal.SIGKILL
+    assert sorted(x.name for x in root.glob("*.json")) == [RunCache(root).path({"seed": 1}).name]  # run 1 kept, run 2 never half-written
+    cache, _, fn2, calls = _grid(tmp_path / "killed")
+    again = pd.DataFrame(run_grid(cache, configs, fn2)).to_csv(index=False).encode()
+    assert calls == [2, 3] and again == clean  # resumed: the killed run is redone (its lock was freed by the kernel)
+    assert not [x for x in root.iterdir() if x.name.startswith(".")]  # no temp or lock left behind
+
+
+def test_two_processes_on_the_same_grid_compute_each_run_once(tmp_path):
+    root = tmp_path / "runs"
+    a, b = (_grid_process(root, "slow", tmp_path / "calls") for _ in range(2))
+    outs = [p.communicate(timeout=120) for p in (a, b)]
+    assert a.returncode == b.returncode == 0, outs
+    assert outs[0][0].splitlines()[-1] == outs[1][0].splitlines()[-1] == str([1 / 7, 2 / 7, 3 / 7])
+    assert sorted((tmp_path / "calls").read_text().split()) == ["1", "2", "3"]  # the other process waited and read the record

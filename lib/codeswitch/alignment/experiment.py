@@ -145,13 +145,10 @@ def _fingerprint(source: str, path: Path) -> str | None:
     """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
     ``None`` for hub ids, URLs and local paths, which are keyed by name."""
     if source != "synthetic":
-        return None
-    files = [path] if path.is_file() else sorted(x for x in path.rglob("*") if x.is_file())
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+        return None  # a local path is keyed by its content through the spec's inputs() (core.identity)
+    from ..core.identity import content_id
+
+    return content_id(path)
 
 
 def _align_seed(cfg: Profile, ac: Config) -> int:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import importlib
 from functools import lru_cache
 from pathlib import Path
@@ -100,19 +99,11 @@ def _local_source(source: str, cfg: Profile, task: str) -> Path:
 
 
 def _fingerprint_files(path: Path) -> str:
-    """A content hash of a data file or folder (names and bytes), for run keys."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return _hash_files(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    """A content hash of a data file or folder (relative names and bytes), for run keys
+    (:func:`codeswitch.core.identity.content_id`: digests cached by path, size and mtime)."""
+    from ..core.identity import content_id
 
-
-@lru_cache(maxsize=32)
-def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
-    # Keyed by (path, size, mtime): a grid builds one spec per run, the bytes are read once.
-    h = hashlib.sha256()
-    for name, _, _ in signature:
-        h.update(Path(name).name.encode())
-        h.update(Path(name).read_bytes())
-    return h.hexdigest()[:16]
+    return content_id(path)
 
 
 def _pairs_files(source: str, cfg: Profile) -> str | None:

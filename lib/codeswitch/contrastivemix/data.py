@@ -239,8 +239,6 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 def _json_dataset(files: Sequence[Path]):
     from datasets import load_dataset
 
-    import pyarrow as pa
-
     from ..common.textio import TextDecodeError, decode_error
 
     names = ", ".join(map(str, files))
@@ -255,7 +253,7 @@ def _json_dataset(files: Sequence[Path]):
         raise decode_error(names, cause) from exc
     try:
         ds.data.table.validate(full=True)  # Arrow loads a bad byte silently; it would fail at the row, naming nothing
-    except pa.ArrowInvalid as exc:
+    except ValueError as exc:  # pyarrow's ArrowInvalid (a ValueError): invalid UTF-8 in a string column
         raise TextDecodeError(f"{names}: not UTF-8 text ({exc}); save the file as UTF-8") from None
     return ds
 
