@@ -313,6 +313,24 @@ def test_calbert_and_alignment_use_the_manifest_check(tmp_path):
     assert A.checkpoint_ok is checkpoint_ok
 
 
+def test_retrieval_checkpoint_missing_a_file_is_retrained(tmp_path, monkeypatch):
+    """ContrastiveMix: a checkpoint folder that fails its manifest is not loaded; the model is trained again."""
+    from codeswitch.contrastivemix import experiment as X
+    from codeswitch.contrastivemix.config import TrainRun
+
+    cfg = load_profile("smoke", output_root=tmp_path / "out")
+    spec = next(s for s in X.plan(cfg) if isinstance(s, TrainRun))
+    folder = _checkpoint(X.checkpoint_dir(cfg, spec))
+    loaded, trained = [], []
+    monkeypatch.setattr("codeswitch.core.encoders.load_dual_encoder", lambda p: loaded.append(p) or ("model", "tok"))
+    monkeypatch.setattr(X, "_train_model", lambda s, p: trained.append(s) or ("model", "tok", {}))
+    assert X.trained_model(spec, cfg) == ("model", "tok") and loaded == [folder] and trained == []
+    (folder / "encoder" / "model.safetensors").unlink()
+    with pytest.warns(CheckpointWarning, match="encoder/model.safetensors is missing"):
+        X.trained_model(spec, cfg)
+    assert loaded == [folder] and trained == [spec]
+
+
 def test_tiny_backbone_missing_a_file_is_rebuilt(tmp_path, backbones_dir):
     import shutil
 
@@ -531,6 +549,16 @@ def test_missing_backbone_names_the_setting(tmp_path):
 
     with pytest.raises(MissingResourceError, match=r"'/no/such/model' \(glue.backbones\): no such file or folder"):
         resolve_model("/no/such/model", what="glue.backbones")
+
+
+def test_a_folder_that_is_not_a_model_names_the_setting(tmp_path):
+    from codeswitch.core.models import resolve_model
+
+    folder = tmp_path / "models" / "x"
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("not a model")
+    with pytest.raises(MissingResourceError, match=r"'.*models/x' \(concse.backbones\): .* is not a saved model folder \(no config.json\)"):
+        resolve_model(str(folder), what="concse.backbones")
 
 
 def test_a_run_start_removes_every_temp_of_killed_runs(tmp_path):
