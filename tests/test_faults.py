@@ -120,7 +120,12 @@ def test_concse_keys_follow_the_content_of_a_local_koglish_folder(tmp_path):
     before = {s.key_hash() for s in specs}
     k1 = specs[0].key()
     assert k1["precision"] == "fp32"  # resolved on CPU, never "auto"
-    assert k1["inputs"]["koglish"].startswith("sha256:")
+    assert set(k1["inputs"]) == {"koglish/Koglish_STS"} and k1["inputs"]["koglish/Koglish_STS"].startswith("sha256:")
+    glue = root / "Koglish_GLUE" / "cola" / "cross_train.csv"  # a set ConCSE does not read
+    glue.parent.mkdir(parents=True)
+    glue.write_text("sentence,label\nA b .,1\n", encoding="utf-8")
+    glue.write_text("sentence,label\nA b .,0\n", encoding="utf-8")
+    assert {s.key_hash() for s in plan(cfg, ["table3"])} == before  # one GLUE label changed: no ConCSE run re-runs
     p = root / "Koglish_STS" / "stsb_for_Koglish" / "cross_valid.csv"
     p.write_text(p.read_text(encoding="utf-8").replace(",1.5\n", ",1.75\n"), encoding="utf-8")
     after = {s.key_hash() for s in plan(cfg, ["table3"])}

@@ -108,12 +108,18 @@ def is_local(source: str) -> bool:
 def input_refs(source: str, datasets: Sequence[str] = tuple(_REPO)) -> dict[str, str]:
     """What a run reading ``datasets`` (of ``"glue" | "nli" | "sts" | "sick"``) of ``source`` names in its ``inputs()``.
 
-    A local folder (or ``"synthetic"``): the source itself (the run cache hashes its
-    content).  A hub namespace: one dataset repository per dataset read, so each is
-    keyed by the commit it resolves to (:mod:`codeswitch.core.identity`).
+    A local folder: the dataset folders of it the run reads (``Koglish_STS/``, ...), so
+    the run cache hashes their content and a label changed in Koglish-GLUE does not
+    re-run ConCSE.  A hub namespace: one dataset repository per dataset read, each keyed
+    by the commit it resolves to (:mod:`codeswitch.core.identity`).  ``"synthetic"``
+    (built from the generator's settings, which the specs carry) or a path that does
+    not exist: the source itself.
     """
     source = str(source)
-    if source == "synthetic" or is_local(source) or source.startswith(("/", ".", "~")) or "/" in source:
+    if is_local(source):
+        folders = dict.fromkeys(r for d in datasets for r in _roots(source, d) if r.is_dir())
+        return {f"koglish/{r.name}": str(r) for r in folders} or {"koglish": source}
+    if source == "synthetic" or source.startswith(("/", ".", "~")) or "/" in source:
         return {"koglish": source}
     return {f"koglish_{d}": f"{source}/{_REPO[d]}" for d in datasets}
 
