@@ -525,6 +525,24 @@ def test_unwritable_run_cache_fails_before_any_training(tmp_path):
     assert trained == []
 
 
+def test_read_only_run_cache_fails_before_any_training_as_any_user(tmp_path, monkeypatch):
+    """A read-only filesystem (what root meets too): the write probe fails, nothing is trained."""
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, prefix=None, **kwargs):
+        if prefix == ".write-probe.":
+            raise OSError(30, "Read-only file system")
+        return real(*args, prefix=prefix, **kwargs)
+
+    monkeypatch.setattr(runs.tempfile, "mkstemp", mkstemp)
+    trained = []
+    with pytest.raises(PermissionError, match=r"run cache .*/exp is not writable \(Read-only file system\)"):
+        run_grid(RunCache(tmp_path / "exp"), [{"seed": 1}], lambda c: trained.append(c) or {"x": 1})
+    assert trained == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
 def test_read_only_run_cache_fails_before_any_training(tmp_path):
     ro = tmp_path / "ro"
