@@ -20,14 +20,13 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .identity import MANIFEST, file_sha256
+from .identity import MANIFEST, file_sha256s
 from .runs import atomic_directory
 
 __all__ = ["MANIFEST", "write_manifest", "verify_manifest", "checkpoint_ok", "checkpoint_directory", "CheckpointWarning"]
@@ -37,14 +36,6 @@ class CheckpointWarning(UserWarning):
     """A saved folder failed its manifest check and is rebuilt."""
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _listing(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
@@ -52,7 +43,8 @@ def _listing(folder: Path) -> list[Path]:
 def write_manifest(folder: str | Path) -> Path:
     """Write ``MANIFEST.sha256.json`` (every file's relative path, size and SHA-256) into ``folder``."""
     folder = Path(folder)
-    files = {p.relative_to(folder).as_posix(): {"size": p.stat().st_size, "sha256": _sha256(p)} for p in _listing(folder)}
+    listing = _listing(folder)
+    files = {p.relative_to(folder).as_posix(): {"size": p.stat().st_size, "sha256": d} for p, d in zip(listing, file_sha256s(listing))}
     if not files:
         raise ValueError(f"{folder}: nothing was saved into the folder")
     out = folder / MANIFEST
@@ -71,14 +63,17 @@ def verify_manifest(folder: str | Path) -> list[str]:
         return [f"no {MANIFEST} (an unfinished or pre-manifest build)"]
     except (ValueError, KeyError, TypeError) as exc:
         return [f"{MANIFEST} is unreadable ({exc})"]
-    problems = []
+    problems, to_hash = [], []
     for rel, meta in sorted(files.items()):
         p = folder / rel
         if not p.is_file():
             problems.append(f"{rel} is missing")
         elif p.stat().st_size != meta["size"]:
             problems.append(f"{rel} has {p.stat().st_size} bytes, the manifest says {meta['size']}")
-        elif file_sha256(p) != meta["sha256"]:
+        else:
+            to_hash.append((rel, p, meta["sha256"]))
+    for (rel, _, want), got in zip(to_hash, file_sha256s(p for _, p, _ in to_hash)):
+        if got != want:
             problems.append(f"{rel} changed (SHA-256 differs from the manifest)")
     return problems
 

@@ -36,6 +36,7 @@ from .runs import atomic_write_json
 
 __all__ = [
     "file_sha256",
+    "file_sha256s",
     "tree_sha256",
     "content_id",
     "hub_revision",
@@ -77,6 +78,18 @@ def file_sha256(path: str | Path) -> str:
     if fresh:
         _save()
     return digest
+
+
+def file_sha256s(paths) -> list[str]:
+    """:func:`file_sha256` of several files, the digest cache written once (not once per file)."""
+    out, fresh = [], False
+    for p in paths:
+        digest, new = _digest(Path(p))
+        out.append(digest)
+        fresh |= new
+    if fresh:
+        _save()
+    return out
 
 
 def _save() -> None:
