@@ -167,7 +167,9 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
     abl = {s.key_hash(): s for s in C.plan(profile, C.ABLATIONS)}
     only_abl = {h: k for h, k in abl.items() if h not in t3}
     if jobs is not None:  # one job per run (for the wall-clock estimate on N GPUs)
-        jobs += [Job(f"03/{h}", hours(k)) for h, k in t3.items()] + [Job(f"04/{h}", hours(k)) for h, k in only_abl.items()]
+        # named by what they are, not by key hash (a key holds the hub commits of the data, which vary by machine and day)
+        jobs += [Job(f"03/{k.backbone}-{k.method}-seed{k.seed}", hours(k)) for k in t3.values()]
+        jobs += [Job(f"04/{k.study}-{k.label}-{k.backbone}-seed{k.seed}", hours(k)) for k in only_abl.values()]
     return (
         {"runs": len(t3), "hours": sum(hours(k) for k in t3.values())},
         {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values())},

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from codeswitch.alignment.gluecos_data import GluecosFormatError, load_task, read_conll, read_squad_v2
-from codeswitch.alignment.data import ParallelFormatError, lexicon_as_parallel, load_lexicon, load_parallel, parse_pharaoh_line, read_lexicon, read_parallel, read_pharaoh, romanise, write_pharaoh
+from codeswitch.alignment.data import ParallelFormatError, lexicon_as_parallel, load_lexicon, load_parallel, parse_pharaoh_line, read_parallel, read_pharaoh, romanise, write_pharaoh
+from codeswitch.common.muse import MuseFormatError, read_muse as read_lexicon
 from codeswitch.alignment.gluecos_evaluate import entity_f1, qa_predictions, squad_token_f1, squad_v2_f1, weighted_f1
 from codeswitch.core.hub import MissingResourceError
 
@@ -64,7 +65,7 @@ def test_lexicon_reader_and_split(tmp_path):
     p.write_text("water पानी\nwater जल\n\nbook\tकिताब\n", encoding="utf-8")
     assert read_lexicon(p) == [("water", "पानी"), ("water", "जल"), ("book", "किताब")]
     p.write_text("a b c\n", encoding="utf-8")
-    with pytest.raises(ParallelFormatError, match="line 1: expected 'english<SEP>foreign'"):
+    with pytest.raises(MuseFormatError, match="line 1: expected 'english<SEP>foreign'"):
         read_lexicon(p)
     entries = load_lexicon("synthetic")
     train, valid = lexicon_as_parallel(entries, n_valid=10, seed=0)

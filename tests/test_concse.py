@@ -74,7 +74,9 @@ def test_run_key_is_complete_and_canonical(paper):
     assert (k.batch_size, k.learning_rate, k.max_length) == (48, 1e-5, 64)  # Table 9
     assert k.key()["precision"] in ("fp32", "bf16", "fp16")  # the resolved name, never the profile's "auto"
     assert not {"study", "label", "koglish_source", "per_device_eval_batch_size"} & set(k.key())
-    assert set(k.inputs()) == {"koglish", "model"}
+    # a hub namespace is read as one dataset repository per dataset, each keyed by its commit (core.identity)
+    assert k.inputs() == {"koglish_nli": "Jangyeong/Koglish_NLI", "koglish_sts": "Jangyeong/Koglish_STS",
+                          "koglish_sick": "Jangyeong/Koglish_SICK", "model": b.model}
     s = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong")
     assert (s.batch_size, s.max_length, s.temperature) == (128, 64, 0.05)
     r = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="released_code")

@@ -201,7 +201,7 @@ def fake_training(monkeypatch, tmp_path):
         return {"metric": gm.TASK_METRIC[spec.task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + spec.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "toy-source")
-    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue: {t: _toy_splits(t) for t in tasks})
+    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue, **kw: {t: _toy_splits(t) for t in tasks})
     resolved = []
     monkeypatch.setattr(eg, "resolve_model", lambda ref, cfg, what="": resolved.append(ref) or f"/models/{ref}")
     monkeypatch.setattr(eg, "fine_tune", fake_fine_tune)
@@ -275,7 +275,7 @@ def test_paper_profile_offline_fails_fast_naming_the_setting(monkeypatch, tmp_pa
     import codeswitch.koglish.data as koglish
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "Jangyeong")
-    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue: {t: _toy_splits(t) for t in tasks})  # data present, models not
+    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue, **kw: {t: _toy_splits(t) for t in tasks})  # data present, models not
     cfg = load_profile("paper", root=REPO, output_root=tmp_path)
     with pytest.raises(MissingResourceError, match=r"glue\.backbones\.mBERT-base\.model"):
         eg.run(cfg)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from codeswitch.common.muse import first_translations
 from codeswitch.koglish import construct as C
 from codeswitch.koglish import data as K
 from codeswitch.koglish import synthetic as S
@@ -277,12 +278,15 @@ def test_benepar_gets_pretokenised_words_and_batches(monkeypatch):
 
 # =========================================================================== translation backends
 def test_read_muse_tab_space_first_translation_and_errors(tmp_path):
+    from codeswitch.common.muse import MuseFormatError, first_translations
+
     p = tmp_path / "en-ko.txt"
-    p.write_text("# comment\nCar\t자동차\ncar\t차\nmovie 영화\n\nfilm\t영화\n", encoding="utf-8")
-    assert T.read_muse(p) == {"car": "자동차", "movie": "영화", "film": "영화"}
+    p.write_text("#hashtag\t해시태그\nCar\t자동차\ncar\t차\nmovie 영화\n\nfilm\t영화\n", encoding="utf-8")
+    # no comment syntax: a line starting with '#' is an entry (MUSE en-fr has 74 of them)
+    assert first_translations(p) == {"#hashtag": "해시태그", "car": "자동차", "movie": "영화", "film": "영화"}
     p.write_text("car\t자동차\nlonely\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"en-ko\.txt: line 2"):
-        T.read_muse(p)
+    with pytest.raises(MuseFormatError, match=r"en-ko\.txt, line 2"):
+        first_translations(p)
 
 
 def test_dictionary_translator_rules():
@@ -579,7 +583,7 @@ def test_mini_koglish_is_deterministic(tmp_path):
 
 
 def test_korean_comes_out_right(mini):
-    ko = T.read_muse(S.GLOSSARY)
+    ko = first_translations(S.GLOSSARY)
     df = K.load_glue(str(mini), "sst2", "train")
     three = [(src.split(), tgt) for src, tgt in zip(df["source_np0"], df["target_np0"]) if len(src.split()) == 3]
     assert len(three) > 50
@@ -590,7 +594,7 @@ def test_korean_comes_out_right(mini):
 
 
 def test_glossary_covers_the_grammar_and_corpus_file_is_current():
-    table = T.read_muse(S.GLOSSARY)
+    table = first_translations(S.GLOSSARY)
     words = set(S.SST_NOUNS + S.POSITIVE + S.NEGATIVE + S.NEUTRAL + S.ATTRIBUTIVE + S.FINITE + S.PLAIN_ADJ)
     words |= {w for forms in S.NOUN_CLASSES.values() for f in forms for w in f}
     words |= {w for pairs in S.ADJ2.values() for p in pairs for w in p} | set(S.HYPERNYM.values())

@@ -24,7 +24,7 @@ Stages (each a spec type, run in this order; later stages read what earlier ones
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
 from ..core.profiles import ConfigError
@@ -176,6 +176,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run specs
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class AlignRun(RunSpec):
     """One alignment training (stage 1), passed as it is to :func:`codeswitch.alignment.train.train_alignment`.
@@ -183,6 +188,8 @@ class AlignRun(RunSpec):
     Its key names the folder of its aligned weights (``aligned/<key hash>/``).
     ``reg_weight`` is the η this objective uses (Lm's own where one is set).
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str
@@ -226,6 +233,8 @@ class AlignRun(RunSpec):
 class FinetuneRun(RunSpec):
     """One GLUECoS fine-tuning (stage 2), passed as it is to :func:`codeswitch.alignment.gluecos_train.finetune`."""
 
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+
     experiment: str
     stage: str
     task: str
@@ -266,6 +275,8 @@ class FinetuneRun(RunSpec):
 class FigureRun(RunSpec):
     """Figure 3.1 (stage 3): t-SNE of the word vectors before and after ``alignment``."""
 
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+
     experiment: str
     stage: str
     model: str
@@ -286,6 +297,8 @@ class FigureRun(RunSpec):
 @dataclass(frozen=True)
 class ExtractionRun(RunSpec):
     """awesome-align extraction from the initial encoder vs the alignment file (a diagnostic)."""
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str

@@ -45,6 +45,7 @@ Bad input raises :class:`ParallelFormatError` naming the file, the line and the 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import urllib.request
@@ -52,6 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
+from ..common.textio import read_text
+from ..common.muse import read_muse
 from ..core.hub import MissingResourceError, is_dataset_snapshot, offline, resolve
 from ..core.runs import atomic_write_bytes, atomic_write_text
 
@@ -66,7 +69,6 @@ __all__ = [
     "parse_pharaoh_line",
     "format_pharaoh",
     "write_pharaoh",
-    "read_lexicon",
     "load_parallel",
     "load_lexicon",
     "lexicon_as_parallel",
@@ -120,7 +122,7 @@ def read_parallel(path: str | Path, *, limit: int | None = None) -> list[tuple[s
     """Read ``english<TAB>hindi`` lines; both sides are stripped and must be non-empty."""
     path = Path(path)
     pairs = []
-    with path.open(encoding="utf-8") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:  # a bad byte names the file
         for lineno, line in enumerate(fh, 1):
             if limit is not None and len(pairs) >= limit:
                 break
@@ -162,7 +164,7 @@ def read_pharaoh(
     """
     path = Path(path)
     out: list[list[tuple[int, int]]] = []
-    with path.open(encoding="utf-8") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:  # a bad byte names the file
         for lineno, line in enumerate(fh, 1):
             if limit is not None and len(out) >= limit:
                 break
@@ -190,25 +192,6 @@ def format_pharaoh(alignment: Sequence[tuple[int, int]]) -> str:
 def write_pharaoh(path: str | Path, alignments: Sequence[Sequence[tuple[int, int]]]) -> Path:
     """Write alignments in Pharaoh format (atomically)."""
     return atomic_write_text(path, "".join(format_pharaoh(a) + "\n" for a in alignments))
-
-
-def read_lexicon(path: str | Path, *, limit: int | None = None) -> list[tuple[str, str]]:
-    """Read a MUSE dictionary: ``english<TAB or SPACE>foreign`` per line, both one token."""
-    path = Path(path)
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if limit is not None and len(out) >= limit:
-                break
-            fields = line.split()
-            if not fields:
-                continue  # blank lines carry nothing in a dictionary
-            if len(fields) != 2:
-                raise ParallelFormatError(
-                    f"{path}, line {lineno}: expected 'english<SEP>foreign' (2 fields), found {len(fields)}: {line.strip()[:80]!r}"
-                )
-            out.append((fields[0], fields[1]))
-    return out
 
 
 # --------------------------------------------------------------------------- romanisation
@@ -357,7 +340,7 @@ def load_lexicon(
         files = [sub / f"{name}.tsv" for name in ("train", "valid") if (sub / f"{name}.tsv").is_file()]
         if not files:
             raise MissingResourceError(f"lexicon '{source}' (alignment.lexicon_source): no train.tsv in {sub}")
-        entries = list(dict.fromkeys(e for f in files for e in read_lexicon(f)))
+        entries = list(dict.fromkeys(e for f in files for e in read_muse(f)))
         return romanise(entries, where=str(sub)) if itrans else entries
     if source == "synthetic":
         path = ASSETS / "lexicon_en_hi.txt"
@@ -369,7 +352,7 @@ def load_lexicon(
         path = Path(os.path.expanduser(source))
         if not path.is_file():
             raise MissingResourceError(f"lexicon '{source}' (alignment.lexicon_source): no such file")
-    entries = list(dict.fromkeys(read_lexicon(path)))
+    entries = list(dict.fromkeys(read_muse(path)))  # the one MUSE reader (common.muse)
     if script == "roman":  # no romanised side in these sources: ITRANS is generated
         entries = romanise(entries, where=str(path))
     return entries

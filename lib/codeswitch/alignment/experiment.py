@@ -53,6 +53,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
@@ -150,13 +151,10 @@ def _fingerprint(source: str, path: Path) -> str | None:
     """For the shipped ``synthetic`` sets, a hash of their files (so editing them invalidates cached runs);
     ``None`` for hub ids, URLs and local paths, which are keyed by name."""
     if source != "synthetic":
-        return None
-    files = [path] if path.is_file() else sorted(x for x in path.rglob("*") if x.is_file())
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+        return None  # a local path is keyed by its content through the spec's inputs() (core.identity)
+    from ..core.identity import content_id
+
+    return content_id(path)
 
 
 def _align_seed(cfg: Profile, ac: Config) -> int:
@@ -334,7 +332,7 @@ def _aligned(cfg: Profile, spec: AlignRun, path: str):
     from .train import load_aligner
 
     folder = checkpoint_dir(cfg, spec)
-    if not (folder / "aligner.json").is_file():
+    if not checkpoint_ok(folder, what="aligned model"):  # missing, or a file missing or changed: align again
         RunCache(_cache_dir(cfg)).put(spec.key(), _align(spec, cfg))
     return load_aligner(folder, path)
 
@@ -452,8 +450,8 @@ def run(profile: Profile) -> Results:
     aligns, fine, figure = stages(profile)
     cache = RunCache(_cache_dir(profile))
     for spec in aligns:
-        if spec.key() in cache and not (checkpoint_dir(profile, spec) / "aligner.json").is_file():
-            cache.path(spec.key()).unlink()
+        if spec.key() in cache and not checkpoint_ok(checkpoint_dir(profile, spec), what="aligned model"):
+            cache.path(spec.key()).unlink()  # the weights are gone or damaged: the record alone cannot serve fine-tuning
     out = [run_specs(specs, run_one, profile, cache_dir=_cache_dir(profile), desc=desc)
            for specs, desc in ((aligns, "alignment"), (fine, "GLUECoS fine-tuning"), (figure, "Figure 3.1"))]
     return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))

@@ -20,11 +20,13 @@ id) and the field.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
+from ..common.textio import read_text
 from ..core.hub import MissingResourceError
 from ..common.sentiment import LABELS as SENTIMENT_LABELS
 from ..common.sentiment import load_sentiment_splits
@@ -79,7 +81,7 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
         words.clear()
         tags.clear()
 
-    with path.open(encoding="utf-8") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:  # a bad byte names the file
         for lineno, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
@@ -108,7 +110,7 @@ def read_squad_v2(path: str | Path) -> list[QAExample]:
     """A SQuAD v2 JSON file (``data[].paragraphs[].qas[]``); checks every answer span against its context."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise GluecosFormatError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):

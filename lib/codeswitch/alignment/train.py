@@ -43,7 +43,7 @@ from .config import MODES, OBJECTIVES, AlignRun
 from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
 from ..core.progress import progress
-from ..core.runs import atomic_directory
+from ..core.checkpoints import checkpoint_directory
 
 __all__ = [
     "MODES",
@@ -381,7 +381,7 @@ def save_aligner(aligner: Aligner, tokenizer, folder: str | Path, *, meta: dict 
     from safetensors.torch import save_file
 
     folder = Path(folder)
-    with atomic_directory(folder) as tmp:
+    with checkpoint_directory(folder) as tmp:
         if aligner.mode == "all_layers":
             aligner.encoder.save_pretrained(tmp / "encoder", safe_serialization=True)
             tokenizer.save_pretrained(tmp / "encoder")

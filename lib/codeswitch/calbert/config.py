@@ -28,7 +28,7 @@ the same runs, always shown beside it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
 from ..core.profiles import ConfigError
@@ -242,6 +242,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run specs
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class PretrainRun(RunSpec):
     """One Siamese pre-training of a backbone with an objective (stage 1).
@@ -250,6 +255,8 @@ class PretrainRun(RunSpec):
     :func:`codeswitch.calbert.train.siamese_pretrain`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     model: str
@@ -324,6 +331,8 @@ class FinetuneRun(RunSpec):
     itself); its key is part of this one.  Passed as it is to
     :func:`codeswitch.calbert.train.finetune_classifier`.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     task: str  # "sail" | "iitp"

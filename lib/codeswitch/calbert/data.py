@@ -27,6 +27,7 @@ an error naming the file, the record (0-based index) and the field.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import warnings
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..common.textio import read_text
 from ..common.romanize import to_itrans
 from ..core.hub import is_dataset_snapshot
 
@@ -78,7 +80,7 @@ def read_pairs_json(path: str | Path, *, field: str = "transliteration", lowerca
         raise ValueError(f"pair field must be one of {PAIR_FIELDS}, got {field!r}")
     path = Path(path)
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
+        records = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise PairsFormatError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(records, list):
@@ -120,7 +122,7 @@ def read_parallel_tsv(path: str | Path, *, lowercase: bool = True) -> list[Pair]
     """Pairs from ``english<TAB>hindi`` lines (Hindi in Devanagari or already romanised)."""
     path = Path(path)
     en, hi = [], []
-    with open(path, encoding="utf-8") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:  # a bad byte names the file
         for ln, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
             if not line.strip():

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import importlib
 from functools import lru_cache
 from pathlib import Path
@@ -106,19 +105,11 @@ def _local_source(source: str, cfg: Profile, task: str) -> Path:
 
 
 def _fingerprint_files(path: Path) -> str:
-    """A content hash of a data file or folder (names and bytes), for run keys."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return _hash_files(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    """A content hash of a data file or folder (relative names and bytes), for run keys
+    (:func:`codeswitch.core.identity.content_id`: digests cached by path, size and mtime)."""
+    from ..core.identity import content_id
 
-
-@lru_cache(maxsize=32)
-def _hash_files(signature: tuple[tuple[str, int, int], ...]) -> str:
-    # Keyed by (path, size, mtime): a grid builds one spec per run, the bytes are read once.
-    h = hashlib.sha256()
-    for name, _, _ in signature:
-        h.update(Path(name).name.encode())
-        h.update(Path(name).read_bytes())
-    return h.hexdigest()[:16]
+    return content_id(path)
 
 
 def _pairs_files(source: str, cfg: Profile) -> str | None:
@@ -265,7 +256,10 @@ def checkpoint_dir(profile: Profile, spec: PretrainRun | ScratchRun) -> Path:
 
 
 def _has_checkpoint(path: Path) -> bool:
-    return (path / "config.json").is_file() and any(path.glob("*.safetensors"))
+    """The folder exists and its manifest verifies (a missing or changed file: a warning naming it, and ``False``)."""
+    from ..core.checkpoints import checkpoint_ok
+
+    return checkpoint_ok(path, what="CalBERT checkpoint")
 
 
 def _pretrain(spec: PretrainRun | ScratchRun, profile: Profile) -> dict:

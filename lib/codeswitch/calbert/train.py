@@ -58,7 +58,7 @@ import numpy as np
 from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
-from ..core.runs import atomic_directory
+from ..core.checkpoints import checkpoint_directory
 from ..core.training import quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers, set_seed
 
@@ -150,7 +150,7 @@ def siamese_pretrain(
                 model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, spec.num_train_epochs)]
             )
             out = trainer.train()
-        with atomic_directory(output_dir) as tmp, quiet_transformers():
+        with checkpoint_directory(output_dir) as tmp, quiet_transformers():
             model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
     after = alignment_diagnostics(model, heldout) if heldout else {}
     result = {"train_loss": float(out.training_loss), "steps": int(out.global_step), "pairs": len(pairs)}

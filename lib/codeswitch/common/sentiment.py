@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .textio import read_text
+
 __all__ = [
     "LABELS",
     "SentimentExample",
@@ -87,7 +89,7 @@ def read_text_label_tsv(path: str | Path, labels: Sequence[str] = LABELS) -> lis
     """SAIL 2017 / GLUECoS sentiment: one ``text<TAB>label`` per line (``text`` alone in an unlabelled test file)."""
     path = Path(path)
     rows, lines = [], []
-    with open(path, encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:  # a bad byte names the file
         for ln, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
             if not line.strip():
@@ -108,7 +110,7 @@ def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> lis
     """IndicGLUE IITP product reviews: CSV without header, ``label,text`` per row (``text`` alone if unlabelled)."""
     path = Path(path)
     rows, lines = [], []
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""))
     while True:
         ln = reader.line_num + 1  # the line the next record starts on

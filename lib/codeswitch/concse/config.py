@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, ClassVar
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
@@ -206,6 +206,11 @@ def koglish_ref(profile) -> str:
 
 
 # --------------------------------------------------------------------------- the run spec
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class ConCSERun(RunSpec):
     """One training run: (backbone, method, seed, settings), best epoch on Koglish STS-B dev, scored on seven tests.
@@ -216,6 +221,8 @@ class ConCSERun(RunSpec):
     so e.g. λ = "N/A" and v3 are one run.  ``study`` and ``label`` place a run in a
     table; they are not in the key, so a run two tables need is trained once.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     backbone: str  # the row label
@@ -245,6 +252,7 @@ class ConCSERun(RunSpec):
     max_train_rows: int | None = None
     max_eval_rows: int | None = None
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    koglish_invalid_rows: str | None = None  # "drop": rows breaking the switch rule left out (None: the default, "error")
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -255,4 +263,6 @@ class ConCSERun(RunSpec):
             raise ValueError(f"terms must be a non-empty subset of {list(TERMS)}, got {self.terms!r}")
 
     def inputs(self) -> Mapping[str, str]:
-        return {"koglish": self.koglish_source, "model": self.model}
+        from ..koglish.data import input_refs
+
+        return {**input_refs(self.koglish_source, ("nli", "sts", "sick")), "model": self.model}

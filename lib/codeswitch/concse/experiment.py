@@ -142,6 +142,7 @@ def spec(
         max_grad_norm=c.max_grad_norm, weight_decay=c.weight_decay, precision=profile.precision_name(),
         koglish_source=str(profile.koglish_source), per_device_eval_batch_size=c.per_device_eval_batch_size,
         study=study, label=label, max_train_rows=c.max_train_rows, max_eval_rows=c.max_eval_rows,
+        koglish_invalid_rows=None if profile.koglish_invalid_rows == "error" else profile.koglish_invalid_rows,
         # a tiny backbone changes with its recipe (corpus, size, build version)
         backbone_id=backbone_id(backbone.model) if backbone.model in TINY_BACKBONES else None,
     )
@@ -214,13 +215,16 @@ def plan(profile: Profile, studies: Sequence[str] = STUDIES) -> list[ConCSERun]:
 
 # --------------------------------------------------------------------------- data
 @functools.lru_cache(maxsize=2)
-def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None):
-    """Koglish-NLI (train), STS-B dev and the seven STS tests, cut to the row limits; read once per process."""
+def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None, invalid_rows: str = "error"):
+    """Koglish-NLI (train), STS-B dev and the seven STS tests, cut to the row limits; read once per process.
+
+    ``invalid_rows``: rows whose ``cross`` breaks the switch rule are an error, or dropped and counted.
+    """
     from ..koglish.data import STS_TASKS, load_nli, load_sts
 
-    nli = load_nli(source)
-    dev = load_sts(source, "stsb", "valid")
-    tests = {t: load_sts(source, t, "test") for t in STS_TASKS}
+    nli = load_nli(source, invalid_rows=invalid_rows)
+    dev = load_sts(source, "stsb", "valid", invalid_rows=invalid_rows)
+    tests = {t: load_sts(source, t, "test", invalid_rows=invalid_rows) for t in STS_TASKS}
     return (
         nli.iloc[:max_train_rows] if max_train_rows else nli,
         dev.iloc[:max_eval_rows] if max_eval_rows else dev,
@@ -232,7 +236,7 @@ def data_of(s: ConCSERun, profile: Profile):
     """The data ``s`` reads: (Koglish-NLI train rows, STS-B dev, {task: STS test})."""
     from ..koglish.data import resolve_source
 
-    return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows)
+    return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows, s.koglish_invalid_rows or "error")
 
 
 def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -242,14 +246,14 @@ def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     c = load(profile)
     src = resolve_source(profile)
-    nli = load_nli(src)
+    nli = load_nli(src, invalid_rows=profile.koglish_invalid_rows)
     symbols = ("e0", "e1", "e2", "c0", "c1", "c2")
     row = pd.DataFrame(
         {"embedding": symbols, "column": list(NLI_TO_COLUMNS.values()), "text": [nli.iloc[0][k] for k in NLI_TO_COLUMNS]}
     ).set_index("embedding")
     sizes = [("Koglish-NLI (train)", len(nli), min(len(nli), c.max_train_rows or len(nli)))]
     for task, split in [("stsb", "valid")] + [(t, "test") for t in STS_TASKS]:
-        n = len(load_sts(src, task, split))
+        n = len(load_sts(src, task, split, invalid_rows=profile.koglish_invalid_rows))
         sizes.append((f"Koglish-STS {TASK_LABELS[task]} ({split})", n, min(n, c.max_eval_rows or n)))
     return row, pd.DataFrame(sizes, columns=["set", "rows", "rows used"]).set_index("set")
 

@@ -47,47 +47,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..common.muse import MuseFormatError, load_muse  # the one MUSE reader (re-exported)
+
 __all__ = ["load_muse", "code_mix", "word_spans", "muse_path", "MuseFormatError", "MUSE_URL"]
 
 MUSE_URL = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-{lang}.txt"
-
-
-class MuseFormatError(ValueError):
-    """A dictionary line that is not ``english<TAB or SPACE>foreign``."""
-
-
-def load_muse(path: str | Path) -> dict[str, list[str]]:
-    """Read a MUSE bilingual dictionary: ``{english word: [translations, in file order]}``.
-
-    Each non-empty line holds exactly two fields separated by one tab or, in files
-    without tabs on that line, one space.  A repeated (word, translation) line is kept
-    once, so that a uniformly random translation stays uniform over *distinct*
-    translations.  Raises :class:`MuseFormatError` naming the file, the line and what
-    is wrong; :class:`FileNotFoundError` if the file is absent.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"MUSE dictionary {path} does not exist")
-    out: dict[str, list[str]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            parts = line.split("\t") if "\t" in line else line.split(" ")
-            parts = [p.strip() for p in parts]
-            if len(parts) != 2 or not parts[0] or not parts[1]:
-                raise MuseFormatError(
-                    f"{path}, line {lineno}: expected two fields 'english<TAB or SPACE>foreign', "
-                    f"got {len(parts)} field(s) in {line!r}"
-                )
-            source, target = parts
-            translations = out.setdefault(source, [])
-            if target not in translations:
-                translations.append(target)
-    if not out:
-        raise MuseFormatError(f"{path}: the dictionary holds no entries")
-    return out
 
 
 @lru_cache(maxsize=1)

@@ -30,7 +30,7 @@ A spec that needs another *holds* it as a field; its key holds the other's key.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
 from ..core.profiles import ConfigError, build_dataclass
@@ -222,6 +222,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run specs
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class TrainRun(RunSpec):
     """One dual encoder trained: built by :func:`codeswitch.contrastivemix.experiment.plan`, passed as it is to
@@ -231,6 +236,8 @@ class TrainRun(RunSpec):
     mixing, NaiveMix no alignment weight, ContrastiveMix no sentence rate (it mixes a
     copy of every query), and only the passage-side ContrastiveMix reads ``passage_align``.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     variant: str  # a key of experiment.VARIANTS
@@ -283,13 +290,17 @@ class TrainRun(RunSpec):
     def inputs(self) -> Mapping[str, str]:
         out = {"train_data": self.train_data, "model": self.model}
         if self.muse is not None:
-            out["muse"] = self.muse
+            from .data import muse_input
+
+            out["muse"] = muse_input(self.muse, self.language)  # the one file it reads: keyed by its content
         return out
 
 
 @dataclass(frozen=True)
 class Bm25Run(RunSpec):
     """BM25 on one (benchmark, language): the report and tuning queries ranked over the corpus."""
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     benchmark: str  # "mrtydi" | "miracl"
@@ -318,6 +329,8 @@ class Bm25Run(RunSpec):
 class EvalRun(RunSpec):
     """One trained model scored on one target: dense, BM25 + dense hybrid (tuned on the tuning split and on the reported one)."""
 
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+
     experiment: str
     model: TrainRun
     bm25: Bm25Run
@@ -339,6 +352,8 @@ class EvalRun(RunSpec):
 class EmbedRun(RunSpec):
     """English and target-language validation queries (query encoder) and their first positives (passage encoder)."""
 
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+
     experiment: str
     model: TrainRun
     benchmark: str
@@ -359,6 +374,8 @@ class EmbedRun(RunSpec):
 @dataclass(frozen=True)
 class UmapRun(RunSpec):
     """The 2-D UMAP of one side ("query" | "passage") of an :class:`EmbedRun`, English and the figure language together."""
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     embed: EmbedRun

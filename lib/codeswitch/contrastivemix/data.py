@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -50,7 +51,8 @@ from typing import Iterator, Mapping, Sequence
 
 from ..core.hub import MissingResourceError, hub_reachable, resolve
 from ..core.utils import quiet_transformers
-from .codemix import load_muse, word_spans
+from ..common.muse import load_muse
+from .codemix import word_spans
 
 __all__ = [
     "SYNTHETIC",
@@ -219,20 +221,41 @@ def _repo_folder(ref: str, folder: str, *, what: str) -> Path:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    from ..common.textio import decode_error
+
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TrainDataError(f"{path}, line {lineno}: not valid JSON ({exc})") from None
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        yield lineno, json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise TrainDataError(f"{path}, line {lineno}: not valid JSON ({exc})") from None
+        except UnicodeDecodeError as exc:  # name the file, not just the byte
+            raise decode_error(path, exc) from None
 
 
 def _json_dataset(files: Sequence[Path]):
     from datasets import load_dataset
 
-    return load_dataset("json", data_files=[str(f) for f in files], split="train")
+    from ..common.textio import TextDecodeError, decode_error
+
+    names = ", ".join(map(str, files))
+    try:
+        ds = load_dataset("json", data_files=[str(f) for f in files], split="train")
+    except Exception as exc:  # noqa: BLE001 - datasets wraps a bad byte in its own error: name the file(s)
+        cause = exc
+        while cause is not None and not isinstance(cause, UnicodeDecodeError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None:
+            raise
+        raise decode_error(names, cause) from exc
+    try:
+        ds.data.table.validate(full=True)  # Arrow loads a bad byte silently; it would fail at the row, naming nothing
+    except ValueError as exc:  # pyarrow's ArrowInvalid (a ValueError): invalid UTF-8 in a string column
+        raise TextDecodeError(f"{names}: not UTF-8 text ({exc}); save the file as UTF-8") from None
+    return ds
 
 
 # --------------------------------------------------------------------------- training set
@@ -486,6 +509,21 @@ def _distractors() -> tuple[tuple[str, str, str], ...]:
         for kind, names in _entities().items()
         for i, name in enumerate(names)
     )
+
+
+def muse_input(muse: str, language: str) -> str:
+    """The dictionary file a run mixing into ``language`` reads, as named in its ``inputs()`` (so the run cache
+    keys it by that file's content: editing en-ko re-runs the Korean models only).
+
+    ``synthetic``: the shipped glossary; a folder: its ``en-<language>.txt``; a path or
+    URL template: with ``{lang}`` filled in (a URL names a fixed release file).
+    """
+    if muse == SYNTHETIC:
+        return str(synthetic_glossary_path(language))
+    if "{lang}" in muse:
+        return muse.format(lang=language)
+    folder = Path(os.path.expanduser(muse))
+    return str(folder / f"en-{language}.txt") if folder.is_dir() else muse
 
 
 def synthetic_glossary_path(language: str) -> Path:

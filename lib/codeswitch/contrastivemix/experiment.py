@@ -54,6 +54,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, RunSpec, run_specs
 from ..core.profiles import Profile, seeds_for
 from ..core.runs import RunCache
@@ -278,7 +279,7 @@ def trained_model(spec: TrainRun, profile: Profile):
     from ..core.encoders import load_dual_encoder
 
     ckpt = checkpoint_dir(profile, spec)
-    if (ckpt / "train.json").is_file():
+    if checkpoint_ok(ckpt, what="retrieval checkpoint"):  # missing, or a file missing or changed: train again
         return load_dual_encoder(ckpt)
     model, tokenizer, _ = _train_model(spec, profile)
     return model, tokenizer
@@ -453,7 +454,7 @@ def train_all(profile: Profile) -> None:
     cache = RunCache(_root(profile) / KINDS[TrainRun])
     for spec in progress([s for s in plan(profile) if isinstance(s, TrainRun)], desc="contrastivemix training", unit="model",
                          disable=not main):
-        if (checkpoint_dir(profile, spec) / "train.json").is_file() or spec.key() in cache:
+        if spec.key() in cache or checkpoint_ok(checkpoint_dir(profile, spec), what="retrieval checkpoint"):
             continue
         stats = _train(spec, profile)
         if main:

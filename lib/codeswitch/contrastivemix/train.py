@@ -82,7 +82,8 @@ from ..core.distributed import gather_with_grad
 from .data import passage_text
 from .loss import contrastivemix_loss, ir_loss
 from ..core.progress import progress
-from ..core.runs import atomic_directory, atomic_write_json
+from ..core.checkpoints import checkpoint_directory
+from ..core.runs import atomic_write_json
 from ..core.utils import loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder, tokenize
 from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
@@ -329,7 +330,7 @@ def train_dual_encoder(
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
     if out_dir is not None and accelerator.is_main_process:
-        with atomic_directory(out_dir) as tmp, quiet_transformers():
+        with checkpoint_directory(out_dir) as tmp, quiet_transformers():
             unwrapped.save(tmp, tokenizer)
             atomic_write_json(tmp / "train.json", {"spec": spec.key(), **history})
     accelerator.wait_for_everyone()

@@ -16,9 +16,14 @@ runner and the trainer.  Its cache key is :meth:`RunSpec.key`: every field (as
 :func:`~codeswitch.core.profiles.as_dict` writes it) except the ones marked
 :func:`not_in_key` and the optional ones left ``None``, so adding an optional field
 keeps every existing key; a field holding another :class:`RunSpec` (a run this one
-needs, e.g. an evaluation's trained model) enters as that run's key.  Data identity enters the key as a field (a content hash
-of the rows the run reads); :meth:`RunSpec.inputs` names the files and models a run
-reads, for the run cache to content-hash (see the run-cache issue).
+needs, e.g. an evaluation's trained model) enters as that run's key.  The key also
+holds the identity of what the run reads: :meth:`RunSpec.inputs` names its data and
+model references, and the key's ``"inputs"`` entry holds, for each, the content hash
+of a local file or folder or the commit a hub reference resolves to
+(:func:`codeswitch.core.identity.input_identity`; names the project builds itself,
+such as ``tiny-bert`` or ``synthetic``, are identified by the spec's own fields).
+``RESULT_VERSION`` (a class attribute, set per experiment) enters as
+``"result_version"``: bumping it when method code changes retires every old record.
 
 ``tests/test_contract.py`` checks the contract of every package with :func:`check`.
 """
@@ -29,8 +34,9 @@ import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
+from .identity import input_identity
 from .profiles import as_dict
 from .runs import RunCache, config_hash, run_grid
 
@@ -48,13 +54,33 @@ def not_in_key(default: Any = dataclasses.MISSING, **kwargs) -> Any:
 class RunSpec:
     """One run of an experiment: a frozen dataclass with typed fields; subclass it per experiment."""
 
+    #: bumped by an experiment when a change of its method code changes results (None: not versioned)
+    RESULT_VERSION: ClassVar[int | None] = None
+    #: the inputs() names that are models (resolved as hub models, not datasets)
+    MODEL_INPUTS: ClassVar[frozenset[str]] = frozenset({"model", "translator"})
+
     def key(self) -> dict[str, Any]:
-        """The cache key: every field in the key, ``None`` optionals left out (see the module docstring)."""
+        """The cache key: every field in the key, ``None`` optionals left out, the result version and
+        the identities of the inputs (see the module docstring)."""
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.metadata.get(_KEY, True) and value is not None:
                 out[f.name] = value.key() if isinstance(value, RunSpec) else as_dict(value)  # a run it needs: that run's key
+        if self.RESULT_VERSION is not None:
+            out["result_version"] = self.RESULT_VERSION
+        identities = self.input_identities()
+        if identities:
+            out["inputs"] = identities
+        return out
+
+    def input_identities(self) -> dict[str, str]:
+        """``{name: identity}`` of the :meth:`inputs` that have one (local content hash, hub commit)."""
+        out = {}
+        for name, ref in sorted(self.inputs().items()):
+            ident = input_identity(ref, repo_type="model" if name in self.MODEL_INPUTS else "dataset")
+            if ident is not None:
+                out[name] = ident
         return out
 
     def key_hash(self) -> str:
@@ -71,7 +97,7 @@ class RunSpec:
 
     def label(self) -> str:
         """A short human-readable name for progress lines."""
-        return ", ".join(f"{k}={v}" for k, v in self.key().items() if isinstance(v, (str, int)) and k != "experiment")[:120]
+        return ", ".join(f"{k}={v}" for k, v in self.key().items() if isinstance(v, (str, int)) and k not in ("experiment", "result_version"))[:120]
 
 
 @dataclass(frozen=True)

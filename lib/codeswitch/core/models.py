@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 
 from .hub import MissingResourceError, resolve
-from .runs import atomic_directory
+from .checkpoints import checkpoint_directory, checkpoint_ok
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 CORPUS_DIR = ASSETS / "corpus"
@@ -84,10 +84,11 @@ def corpus_fingerprint() -> str:
 def backbone_id(ref: str) -> str:
     """The backbone as a run-cache key.
 
-    A hub id or path stands for itself.  A ``tiny-*`` name gets the fingerprint of
-    its recipe (tokenizer corpus, size, build version) — the name of the folder it
-    is built into — so that editing the corpus invalidates cached runs instead of
-    silently reusing results of an older tiny model.
+    A hub id or path stands for itself (its content or commit enters the key through
+    the run spec's ``inputs()``: :mod:`codeswitch.core.identity`).  A ``tiny-*`` name gets
+    the fingerprint of its recipe (tokenizer corpus, size, build version) — the name of
+    the folder it is built into — so that editing the corpus invalidates cached runs
+    instead of silently reusing results of an older tiny model.
     """
     if ref not in TINY_BACKBONES:
         return ref
@@ -114,7 +115,15 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
     if ref in TINY_BACKBONES:
         root = None if profile is None else (profile.output_root or profile.root)
         return str(build_tiny_backbone(ref, backbone_cache_dir(root)))
-    return resolve(ref, kind="model", what=what)
+    path = resolve(ref, kind="model", what=what)
+    folder = Path(path)
+    if folder.is_dir() and not any((folder / f).is_file() for f in ("config.json", "modules.json")):
+        # a folder that is not a saved model would fail deep inside the tokenizer, naming no setting
+        raise MissingResourceError(
+            f"model '{ref}'{f' ({what})' if what else ''}: {folder} is not a saved model folder (no config.json); "
+            "point the setting at the folder that from_pretrained / save_pretrained uses"
+        )
+    return path
 
 
 # --------------------------------------------------------------------------- tokenizer
@@ -186,9 +195,10 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
     from transformers import AutoModel
 
     dest = Path(cache_dir) / backbone_id(name)
-    if (dest / "config.json").is_file():
+    if checkpoint_ok(dest, what=f"tiny backbone {name}"):
         return dest
-    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
+    # another process may finish first: theirs is identical (a damaged folder is replaced)
+    with checkpoint_directory(dest, replace=dest.exists()) as tmp:
         tokenizer = train_tiny_tokenizer()
         if name == "tiny-xlmr":
             tokenizer.model_input_names = ["input_ids", "attention_mask"]

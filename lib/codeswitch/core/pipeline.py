@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .profiles import PROFILES, ConfigError, load_profile, parse_overrides, project_root
-from .runs import atomic_write_text
+from .runs import atomic_write_text, prepare_output
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ def run_notebook(
 
     root = root or project_root()
     prof = load_profile(profile, root=root, output_root=output_root)
+    prepare_output(prof.runs_dir)  # a non-writable runs/ fails here, before any training; temps of killed runs go
     out_dir = prof.runs_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f"{spec.stem}.running.ipynb"

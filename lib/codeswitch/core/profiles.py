@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 PROFILES = ("smoke", "paper", "paper-ci")
 _LOGGED_CPU_AUTO: set[str] = set()
-_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "cpu_threads")
+_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads")
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
 # profile that still has one gets an error saying where the setting lives now.
 _MOVED_TO_TOP = {
@@ -82,6 +82,9 @@ class Profile:
     precision: str = "auto"  # "auto" (bf16 on GPUs that have it, else fp32) | "fp32" | "bf16" | "fp16"
     offline: bool = False  # True: never touch the network (HF_HUB_OFFLINE=1)
     koglish_source: str = "Jangyeong"  # hub namespace or a local folder in the released layout
+    # a Koglish row whose `cross` is not its sentence with source_np0 -> target_np0 (first occurrence):
+    # "error" (stop, naming file, row and column) | "drop" (count, warn and leave the row out)
+    koglish_invalid_rows: str = "error"
     cpu_threads: int | None = None  # torch intra-op threads when running on CPU (None: torch's default)
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)  # project root; outputs live below it
@@ -270,6 +273,7 @@ def load_profile(
         precision=kwargs.precision,
         offline=kwargs.offline,
         koglish_source=kwargs.koglish_source,
+        koglish_invalid_rows=kwargs.koglish_invalid_rows,
         cpu_threads=kwargs.cpu_threads,
         sections=types.MappingProxyType(sections),
         root=root_p,
@@ -322,7 +326,12 @@ class _TopLevel:
     precision: str = "auto"
     offline: bool = False
     koglish_source: str = "Jangyeong"
+    koglish_invalid_rows: str = "error"
     cpu_threads: int | None = None
+
+    def __post_init__(self):
+        if self.koglish_invalid_rows not in ("error", "drop"):
+            raise ValueError(f"key 'koglish_invalid_rows': {self.koglish_invalid_rows!r} is not 'error' or 'drop'")
 
 
 def _check_moved(section: str, body: Mapping[str, Any], *, where: str) -> None:

@@ -8,6 +8,13 @@ the file and skips the work: this is what makes ``reproduce.sh`` resumable.
 
 Tables and figures are built from these records alone (see :mod:`codeswitch.core.report`).
 
+Records are verified on read: each stores its key, its config and a checksum of its
+result; a record that is unreadable, truncated, of another config, or whose result
+does not match its checksum is moved aside to ``<name>.corrupt`` (with a warning
+naming it) and recomputed — never a crash, never a silent reuse.  Temporary files
+and folders carry the host and process id of their writer, so those of a killed
+process are removed the next time the same file or folder is written.
+
 Example::
 
     cache = RunCache(cfg.runs_dir / "glue")
@@ -20,9 +27,12 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
+import socket
 import tempfile
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -30,17 +40,111 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .profiles import as_dict
 from .progress import progress
 
-SCHEMA = 1
+SCHEMA = 2  # 2: records carry a checksum of their result
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
 # --------------------------------------------------------------------------- atomic I/O
+_HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+_STALE_OTHER_HOST_S = 24 * 3600  # a temp of another machine (shared filesystem) is stale after a day
+
+
+def _temp_prefix(dest: Path) -> str:
+    """``.<name>.tmp-<host>-<pid>-``: hidden, and says whose it is (see :func:`remove_stale_temps`)."""
+    return f".{dest.name}.tmp-{_HOST}-{os.getpid()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def remove_stale_temps(dest: str | Path) -> list[Path]:
+    """Remove the temporary siblings of ``dest`` left by killed writers; return what was removed.
+
+    A temp of this machine is stale when its writer process is gone; one of another
+    machine when it is older than a day.  Called before every atomic write, so a
+    SIGKILLed build is cleaned up the next time the same file or folder is built.
+    """
+    dest = Path(dest)
+    removed = []
+    pattern = re.compile(re.escape(f".{dest.name}.tmp-") + r"([A-Za-z0-9]+)-(\d+)-")
+    try:
+        siblings = list(dest.parent.glob(f".{glob_escape(dest.name)}.tmp-*"))
+    except OSError:
+        return removed
+    for p in siblings:
+        m = pattern.match(p.name)
+        if not m:
+            continue
+        host, pid = m.group(1), int(m.group(2))
+        try:
+            stale = (not _pid_alive(pid)) if host == _HOST else time.time() - p.lstat().st_mtime > _STALE_OTHER_HOST_S
+        except OSError:
+            continue
+        if stale:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+def remove_all_stale_temps(root: str | Path) -> list[Path]:
+    """:func:`remove_stale_temps` for every temp below ``root`` (a run's start: builds it will never redo included)."""
+    root = Path(root)
+    pattern = re.compile(r"^\.(.+)\.tmp-[A-Za-z0-9]+-\d+-")
+    removed = []
+    for folder, dirs, names in os.walk(root):
+        for n in dirs + names:
+            m = pattern.match(n)
+            if m:
+                removed += remove_stale_temps(Path(folder) / m.group(1))
+        dirs[:] = [d for d in dirs if not pattern.match(d)]  # never descend into a temp
+    return removed
+
+
+def prepare_output(runs_dir: str | Path) -> Path:
+    """At the start of a run: fail now if ``runs_dir`` cannot be written; remove the temps of killed runs below its parent."""
+    runs_dir = ensure_writable(runs_dir)
+    for p in remove_all_stale_temps(runs_dir.parent):
+        print(f"removed {p} (left by a killed run)", flush=True)
+    return runs_dir
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def ensure_writable(folder: str | Path, *, what: str = "the run cache") -> Path:
+    """Create ``folder`` and check a file can be written there; a clear error otherwise (before any training)."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PermissionError(
+            f"{what} {folder} is not writable ({exc.strerror or exc}): results could not be saved, so nothing is run. "
+            "Fix its permissions or write the outputs elsewhere (CODESWITCH_OUTPUT_ROOT=DIR)."
+        ) from exc
+    return folder
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -77,7 +181,8 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    remove_stale_temps(dest)  # a killed earlier build of the same folder
+    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(dest), dir=dest.parent))
     try:
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the result is an ordinary folder
         yield tmp
@@ -121,8 +226,21 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- the cache
+class CorruptRecordWarning(UserWarning):
+    """A run record failed verification; it was moved aside and the run is recomputed."""
+
+
+def result_checksum(result: Any) -> str:
+    """SHA-256 of a result's canonical JSON: stored in its record, checked on every read."""
+    return hashlib.sha256(canonical_json({"result": result}).encode("utf-8")).hexdigest()
+
+
 class RunCache:
-    """A folder of finished runs, one JSON file per config hash."""
+    """A folder of finished runs, one verified JSON file per config hash.
+
+    :func:`run_grid` checks that the folder can be written before it computes
+    anything (a clear error before any training, not after it).
+    """
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -130,23 +248,58 @@ class RunCache:
     def path(self, config: Mapping[str, Any]) -> Path:
         return self.root / f"{config_hash(config)}.json"
 
-    def get(self, config: Mapping[str, Any]) -> dict | None:
-        """The cached result of ``config``, or ``None`` when it has not finished."""
+    def _problem(self, record: Any, config: Mapping[str, Any]) -> str | None:
+        if not isinstance(record, dict) or record.get("result") is None:
+            return "it holds no result"
+        if record.get("key") != config_hash(config) or canonical_json(record.get("config") or {}) != canonical_json(config):
+            return "its stored key/config is not the one expected (a record of another run)"
+        if "checksum" in record:
+            if record["checksum"] != result_checksum(record["result"]):
+                return "its result does not match its checksum"
+        elif record.get("schema", 1) >= 2:
+            return "it has no checksum"
+        return None  # a schema-1 record (before checksums) whose config matches is accepted
+
+    def _quarantine(self, p: Path, problem: str) -> None:
+        dest = p.with_name(p.name + ".corrupt")
+        try:
+            os.replace(p, dest)
+            where = f"moved to {dest}"
+        except OSError as exc:
+            where = f"could not be moved aside ({exc})"
+        warnings.warn(f"run record {p} is not used: {problem}; {where}; the run is recomputed", CorruptRecordWarning, stacklevel=3)
+
+    def record(self, config: Mapping[str, Any]) -> dict | None:
+        """The verified record of ``config``; ``None`` when absent or when it failed verification (then moved aside)."""
         p = self.path(config)
-        if not p.is_file():
+        try:
+            raw = p.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
             return None
         try:
-            record = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:  # cannot happen with atomic writes; treat as not run
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            self._quarantine(p, f"it is unreadable or truncated ({type(exc).__name__}: {exc})")
             return None
-        return record.get("result")
+        problem = self._problem(record, config)
+        if problem:
+            self._quarantine(p, problem)
+            return None
+        return record
+
+    def get(self, config: Mapping[str, Any]) -> dict | None:
+        """The cached result of ``config``, or ``None`` when it has not finished (or its record failed verification)."""
+        record = self.record(config)
+        return None if record is None else record["result"]
 
     def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None) -> Path:
+        payload = _jsonable(result)
         record = {
             "schema": SCHEMA,
             "key": config_hash(config),
             "config": _jsonable(config),
-            "result": _jsonable(result),
+            "result": payload,
+            "checksum": result_checksum(payload),
             "seconds": None if seconds is None else round(seconds, 3),
         }
         return atomic_write_json(self.path(config), record)
@@ -174,17 +327,24 @@ class RunCache:
         return lock_held(self.path(config))
 
     def records(self) -> list[dict]:
-        """Every finished run in this cache, as ``{"key", "config", "result", ...}`` dicts, sorted by key."""
+        """Every finished run in this cache whose record verifies, as ``{"key", "config", "result", ...}`` dicts, sorted by key."""
         out = []
         for p in sorted(self.root.glob("*.json")):
             try:
-                out.append(json.loads(p.read_text(encoding="utf-8")))
-            except json.JSONDecodeError:
+                record = json.loads(p.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                warnings.warn(f"run record {p} is unreadable or truncated: left out", CorruptRecordWarning, stacklevel=2)
                 continue
+            config = record.get("config") if isinstance(record, dict) else None
+            problem = "it has no config" if not isinstance(config, dict) else self._problem(record, config)
+            if problem or p.name != f"{config_hash(config)}.json":
+                warnings.warn(f"run record {p} is left out: {problem or 'its name is not its key'}", CorruptRecordWarning, stacklevel=2)
+                continue
+            out.append(record)
         return out
 
     def __contains__(self, config: Mapping[str, Any]) -> bool:
-        return self.path(config).is_file()
+        return self.record(config) is not None
 
     def __repr__(self) -> str:
         return f"RunCache({str(self.root)!r}, {len(list(self.root.glob('*.json')))} runs)"
@@ -213,6 +373,8 @@ def run_grid(
     """
     configs = list(configs)
     todo = [c for c in configs if c not in cache]
+    if todo:
+        ensure_writable(cache.root)  # a read-only runs/ fails now, not after the first run has trained
     print(f"{desc}: {len(configs)} runs, {len(configs) - len(todo)} cached, {len(todo)} to run", flush=True)
     if executor is not None and getattr(executor, "kind", "inline") != "inline":
         executor.run_pending(cache, todo, fn, desc=desc)  # the executor module imports this one, never the reverse

@@ -14,7 +14,7 @@ too and converted, with the names as keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
 from ..core.profiles import ConfigError, build_dataclass
@@ -162,6 +162,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run spec
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class GlueRun(RunSpec):
     """One fine-tuning run: a (task, backbone, seed, training language) cell of Table 2, scored on its test languages.
@@ -170,6 +175,8 @@ class GlueRun(RunSpec):
     :func:`codeswitch.glue.train.fine_tune`.  The cache key is every field but the
     three marked ``not_in_key`` (the sample limits are in ``data``, the rows' hash).
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     task: str
@@ -196,4 +203,6 @@ class GlueRun(RunSpec):
     log_epochs: bool = not_in_key(True)
 
     def inputs(self) -> Mapping[str, str]:
-        return {"koglish": self.koglish_source, "model": self.model}
+        from ..koglish.data import input_refs
+
+        return {**input_refs(self.koglish_source, ("glue",)), "model": self.model}

@@ -42,15 +42,19 @@ AVG = "Avg"
 
 
 # --------------------------------------------------------------------------- data
-def load_data(source: str, tasks: Sequence[str], c: Config) -> dict[str, dict[str, pd.DataFrame]]:
-    """Every split of every task, validated by the Koglish loader, cut to ``max_*_samples``."""
+def load_data(source: str, tasks: Sequence[str], c: Config, *, invalid_rows: str = "error") -> dict[str, dict[str, pd.DataFrame]]:
+    """Every split of every task, validated by the Koglish loader, cut to ``max_*_samples``.
+
+    ``invalid_rows``: the profile's ``koglish_invalid_rows`` (rows whose ``cross`` breaks
+    the switch rule: an error, or dropped and counted; the rows' hash is in the key).
+    """
     from ..koglish.data import load_glue
 
     data = {}
     for task in tasks:
         splits = {}
         for split in ("train", "valid", "test"):
-            df = load_glue(source, task, split)
+            df = load_glue(source, task, split, invalid_rows=invalid_rows)
             limit = c.max_train_samples if split == "train" else c.max_eval_samples
             splits[split] = df.head(limit).reset_index(drop=True) if limit else df
         data[task] = splits
@@ -75,7 +79,7 @@ def plan(profile: Profile) -> list[GlueRun]:
     from ..koglish.data import resolve_source
 
     c = load(profile)
-    data = load_data(resolve_source(profile), c.tasks, c)
+    data = load_data(resolve_source(profile), c.tasks, c, invalid_rows=profile.koglish_invalid_rows)
     return specs(profile, c, koglish_source=profile.koglish_source, data_fingerprints={t: fingerprint(d) for t, d in data.items()})
 
 
@@ -107,7 +111,7 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
     from ..koglish.data import resolve_source
 
     c = Config(max_train_samples=spec.max_train_samples, max_eval_samples=spec.max_eval_samples)
-    splits = load_data(resolve_source(profile, spec.koglish_source), [spec.task], c)[spec.task]
+    splits = load_data(resolve_source(profile, spec.koglish_source), [spec.task], c, invalid_rows=profile.koglish_invalid_rows)[spec.task]
     if fingerprint(splits) != spec.data:
         raise RuntimeError(f"glue {spec.task}: the data changed since the plan was made (hash {fingerprint(splits)}, planned {spec.data}); plan again")
     path = resolve_model(spec.model, profile, what=f"glue.backbones.{spec.backbone}.model")

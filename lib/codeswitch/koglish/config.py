@@ -8,7 +8,7 @@ are cached.  The section has no backbones and no training hyperparameters.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, ClassVar
 
 from . import data as K
 from ..core.experiment import RunSpec, not_in_key
@@ -67,6 +67,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run spec
+# Bump when a change of this experiment's method code (data handling, training, evaluation)
+# changes its results: every run key changes, so no old record is reused.
+RESULT_VERSION = 1
+
+
 @dataclass(frozen=True)
 class KoglishRun(RunSpec):
     """One construction run: one task through parse -> NP walk -> translation -> switch; its statistics are the result.
@@ -78,6 +83,8 @@ class KoglishRun(RunSpec):
     (a hash of the grammar, the pipeline and the glossary); for GLUE it is
     ``glue_hub`` with ``construct_n``.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     task: str  # a GLUE task, or "nli:nli" / "sts:<task>" (synthetic source only)

@@ -584,6 +584,20 @@ def write_sts(root: str | Path, task: str, result: BuildResult, *, seed: int, ra
 
 
 # --------------------------------------------------------------------------- invariants
+def switch_problem(sentence: str, cross: str, source_np: str, target_np: str) -> str | None:
+    """What breaks the switch rule ``cross == sentence.replace(source_np, target_np, 1)`` (``None``: it holds).
+
+    The one statement of the rule: :func:`invariant_violations` counts it (notebook 01),
+    the Koglish loaders enforce it (:mod:`codeswitch.koglish.data`).
+    """
+    if source_np not in sentence:
+        return f"the NP {source_np!r} does not occur in the sentence {sentence!r}"
+    expected = sentence.replace(source_np, target_np, 1)
+    if expected != cross:
+        return f"{cross!r} is not the sentence with {source_np!r} replaced by {target_np!r} (expected {expected!r})"
+    return None
+
+
 def invariant_violations(df: pd.DataFrame, *, min_np_tokens: int = 2) -> pd.DataFrame:
     """Rows of a ``cross_*`` table that break the released data's invariants.
 
@@ -597,7 +611,7 @@ def invariant_violations(df: pd.DataFrame, *, min_np_tokens: int = 2) -> pd.Data
             continue
         for i, (s, c, src, tgt) in enumerate(zip(df[s_col], df[c_col], df[src_col], df[tgt_col])):
             s, c, src, tgt = str(s), str(c), str(src), str(tgt)
-            if src not in s or s.replace(src, tgt, 1) != c:
+            if switch_problem(s, c, src, tgt) is not None:
                 bad.append((i, f, "cross != sentence.replace(source_np0, target_np0, 1)"))
             if len(src.split()) < min_np_tokens:
                 bad.append((i, f, f"NP has fewer than {min_np_tokens} tokens"))

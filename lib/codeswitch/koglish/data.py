@@ -31,7 +31,13 @@ side: ``sentence, cross, source_np0, target_np0, label`` for single sentences,
 * every expected column is there, no sentence is empty or NaN (the released
   code fed the string ``"nan"`` to the tokenizer; here it is an error), every
   label is in range (``int`` 0/1 for classification, ``float`` 0-5 for similarity);
-* the English file (``parsed_*``/``en_*``) matches it row for row.
+* the English file (``parsed_*``/``en_*``) matches it row for row;
+* every ``cross`` is its English sentence with ``source_np0`` replaced by
+  ``target_np0`` at its first occurrence (the rule the released data keeps: 0
+  violations in its 6,000 held-out rows).  ``invalid_rows="error"`` (the default;
+  the profile's ``koglish_invalid_rows``) stops at the first violation;
+  ``"drop"`` counts the violating rows, warns, and leaves them out; ``"keep"``
+  loads them as they are (notebook 01's invariant report, which counts them).
 
 Errors name the file, the row (0-based, and the CSV line) and the column.
 """
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -47,7 +54,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..core.hub import MissingResourceError
-from .construct import FIELDS, cross_columns, english_columns
+from .construct import FIELDS, cross_columns, english_columns, switch_problem
 
 __all__ = [
     "GLUE_TASKS",
@@ -96,6 +103,25 @@ class KoglishFormatError(ValueError):
 # --------------------------------------------------------------------------- sources
 def is_local(source: str) -> bool:
     return Path(os.path.expanduser(str(source))).is_dir()
+
+
+def input_refs(source: str, datasets: Sequence[str] = tuple(_REPO)) -> dict[str, str]:
+    """What a run reading ``datasets`` (of ``"glue" | "nli" | "sts" | "sick"``) of ``source`` names in its ``inputs()``.
+
+    A local folder: the dataset folders of it the run reads (``Koglish_STS/``, ...), so
+    the run cache hashes their content and a label changed in Koglish-GLUE does not
+    re-run ConCSE.  A hub namespace: one dataset repository per dataset read, each keyed
+    by the commit it resolves to (:mod:`codeswitch.core.identity`).  ``"synthetic"``
+    (built from the generator's settings, which the specs carry) or a path that does
+    not exist: the source itself.
+    """
+    source = str(source)
+    if is_local(source):
+        folders = dict.fromkeys(r for d in datasets for r in _roots(source, d) if r.is_dir())
+        return {f"koglish/{r.name}": str(r) for r in folders} or {"koglish": source}
+    if source == "synthetic" or source.startswith(("/", ".", "~")) or "/" in source:
+        return {"koglish": source}
+    return {f"koglish_{d}": f"{source}/{_REPO[d]}" for d in datasets}
 
 
 def resolve_source(cfg, koglish_source: str | None = None) -> str:
@@ -296,15 +322,62 @@ def _match(en_path: Path, en: pd.DataFrame, cs_path: Path, cs: pd.DataFrame) -> 
             )
 
 
-def _load_pair_of_files(en_path: Path, cs_path: Path, kind: str, label: tuple[str, object] | None) -> pd.DataFrame:
+INVALID_ROWS = ("error", "drop")  # the profile's koglish_invalid_rows; "keep" (load as is) is for notebook 01's count only
+
+
+class KoglishRowsDropped(UserWarning):
+    """Rows that break the switch rule were left out (``koglish_invalid_rows: drop``)."""
+
+
+def switch_rule_violations(df: pd.DataFrame) -> list[tuple[int, str, str]]:
+    """``(row, cross column, problem)`` for every ``cross`` that is not ``sentence.replace(source_np0, target_np0, 1)``
+    (:func:`codeswitch.koglish.construct.switch_problem`)."""
+    bad = []
+    for s_col, c_col, src_col, tgt_col in FIELDS.values():
+        if c_col not in df.columns:
+            continue
+        for i, (s, c, src, tgt) in enumerate(zip(df[s_col], df[c_col], df[src_col], df[tgt_col])):
+            problem = switch_problem(s, c, src, tgt)
+            if problem is not None:
+                bad.append((i, c_col, f"{problem} ({s_col}, {src_col}, {tgt_col})"))
+    return bad
+
+
+def _apply_switch_rule(cs_path: Path, cs: pd.DataFrame, invalid_rows: str) -> pd.DataFrame:
+    if invalid_rows == "keep":
+        return cs
+    if invalid_rows not in INVALID_ROWS:
+        raise ValueError(f"invalid_rows must be one of {INVALID_ROWS}, got {invalid_rows!r}")
+    bad = switch_rule_violations(cs)
+    if not bad:
+        return cs
+    rows = sorted({r for r, _, _ in bad})
+    if invalid_rows == "error":
+        row, col, problem = bad[0]
+        more = f" ({len(rows) - 1} more row(s) break the rule)" if len(rows) > 1 else ""
+        raise KoglishFormatError(
+            f"{_where(cs_path, row, col)}: {problem}{more}. "
+            "Fix the file, or set koglish_invalid_rows: drop in the profile to count and leave such rows out"
+        )
+    row, col, problem = bad[0]
+    warnings.warn(
+        f"{cs_path}: dropped {len(rows)} of {len(cs)} rows whose cross column breaks the switch rule "
+        f"(koglish_invalid_rows: drop); first: row {row}, column '{col}': {problem}",
+        KoglishRowsDropped,
+        stacklevel=4,
+    )
+    return cs.drop(index=rows).reset_index(drop=True)
+
+
+def _load_pair_of_files(en_path: Path, cs_path: Path, kind: str, label: tuple[str, object] | None, invalid_rows: str = "error") -> pd.DataFrame:
     cs = read_validated(cs_path, cross_columns(kind), label)
     en = read_validated(en_path, english_columns(kind), label)
     _match(en_path, en, cs_path, cs)
-    return cs
+    return _apply_switch_rule(cs_path, cs, invalid_rows)
 
 
 # --------------------------------------------------------------------------- public loaders
-def load_glue(source: str, task: str, split: str) -> pd.DataFrame:
+def load_glue(source: str, task: str, split: str, *, invalid_rows: str = "error") -> pd.DataFrame:
     """One Koglish-GLUE task and split (``train`` | ``valid`` | ``test``), validated.
 
     Columns: single-sentence tasks (``cola``, ``sst2``) ``sentence, cross,
@@ -314,23 +387,23 @@ def load_glue(source: str, task: str, split: str) -> pd.DataFrame:
     conventions, e.g. QNLI/RTE 0 = entailment) or ``float`` 0-5 for ``stsb``.
     """
     en, cs = glue_files(source, task, split)
-    return _load_pair_of_files(en, cs, GLUE_KIND[task], GLUE_LABELS[task])
+    return _load_pair_of_files(en, cs, GLUE_KIND[task], GLUE_LABELS[task], invalid_rows)
 
 
-def load_nli(source: str) -> pd.DataFrame:
+def load_nli(source: str, *, invalid_rows: str = "error") -> pd.DataFrame:
     """Koglish-NLI triplets (premise ``sentence1``, entailment ``sentence2``, contradiction ``hard_neg``) with their switched versions."""
     en, cs = nli_files(source)
-    return _load_pair_of_files(en, cs, "nli", None)
+    return _load_pair_of_files(en, cs, "nli", None, invalid_rows)
 
 
-def load_sts(source: str, task: str, split: str = "test") -> pd.DataFrame:
+def load_sts(source: str, task: str, split: str = "test", *, invalid_rows: str = "error") -> pd.DataFrame:
     """One Koglish-STS set: ``sentence1, cross1, source1_np0, target1_np0, sentence2, cross2, ..., label`` (float).
 
     ``stsb`` has ``valid`` and ``test``; the STS12-16 and SICK-R folders of the
     released repository hold ``test`` only.
     """
     en, cs = sts_files(source, task, split)
-    return _load_pair_of_files(en, cs, "pair", STS_LABEL)
+    return _load_pair_of_files(en, cs, "pair", STS_LABEL, invalid_rows)
 
 
 def text_fields(df: pd.DataFrame) -> list[tuple[str, str]]:

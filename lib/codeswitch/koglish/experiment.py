@@ -218,11 +218,11 @@ def _tables(source: str):
     """Every table of a source as (dataset, task, split, loader)."""
     for t in K.GLUE_TASKS:
         for s in K.GLUE_SPLITS:
-            yield "glue", t, s, lambda t=t, s=s: K.load_glue(source, t, s)
-    yield "nli", "nli", "train", lambda: K.load_nli(source)
+            yield "glue", t, s, lambda t=t, s=s: K.load_glue(source, t, s, invalid_rows="keep")
+    yield "nli", "nli", "train", lambda: K.load_nli(source, invalid_rows="keep")
     for t in K.STS_TASKS:
         for s in ("valid", "test"):
-            yield "sts", t, s, lambda t=t, s=s: K.load_sts(source, t, s)
+            yield "sts", t, s, lambda t=t, s=s: K.load_sts(source, t, s, invalid_rows="keep")
 
 
 def invariant_report(source: str) -> pd.DataFrame:

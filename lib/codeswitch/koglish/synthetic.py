@@ -57,7 +57,8 @@ from typing import Callable
 import pandas as pd
 
 from ..core.profiles import as_dict, build_dataclass
-from ..core.runs import atomic_directory, atomic_write_json, atomic_write_text, config_hash
+from ..core.checkpoints import checkpoint_directory, checkpoint_ok
+from ..core.runs import atomic_write_json, atomic_write_text, config_hash
 from .construct import BracketParser, BuildResult, CodeSwitcher, build, write_glue, write_nli, write_sts
 from .translate import DictionaryTranslator
 
@@ -569,9 +570,10 @@ def ensure_mini_koglish(cfg) -> Path:
     syn = synthetic_config(cfg)
     key = config_hash({"synthetic": as_dict(syn), "code": _fingerprint()})
     dest = Path(cfg.runs_dir) / "koglish_synthetic" / key
-    if (dest / STATS_FILE).is_file():
+    if checkpoint_ok(dest, what="synthetic Koglish"):
         return dest
-    with atomic_directory(dest, replace=False) as tmp:  # another process may finish first: theirs is identical
+    # another process may finish first: theirs is identical (a damaged folder is replaced)
+    with checkpoint_directory(dest, replace=dest.exists()) as tmp:
         build_mini_koglish(tmp, syn)
     return dest
 
@@ -591,9 +593,9 @@ def corpus_text(n_sentences: int = 120, seed: int = 7) -> str:
     ``python -m codeswitch.koglish.synthetic`` after changing the grammar or glossary
     (a test checks the file is current).
     """
-    from .translate import read_muse
+    from ..common.muse import first_translations
 
-    lines = [f"{en} {ko}" for en, ko in read_muse(GLOSSARY).items()]
+    lines = [f"{en} {ko}" for en, ko in first_translations(GLOSSARY).items()]
     words = set()
     for forms in NOUN_CLASSES.values():
         for f in forms:

@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
+from ..common.muse import first_translations  # the one MUSE reader
+
 __all__ = [
     "Translation",
     "Translator",
@@ -54,7 +56,6 @@ __all__ = [
     "GoogleTranslator",
     "CachedTranslator",
     "with_retries",
-    "read_muse",
     "make_translator",
 ]
 
@@ -89,30 +90,7 @@ def _clean(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- dictionary
-def read_muse(path: str | Path) -> dict[str, str]:
-    """Read a MUSE-format bilingual dictionary: one ``english<sep>korean`` pair a line.
 
-    The separator is a tab, or the first space when a line has no tab (MUSE files
-    use both).  English is lower-cased.  A word with several lines keeps its
-    *first* translation (MUSE lists the most frequent first).  Blank lines and
-    lines starting with ``#`` are skipped; a line without a separator is an error
-    naming the file and line.
-    """
-    path = Path(path)
-    table: dict[str, str] = {}
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if "\t" in line:
-            en, _, ko = line.partition("\t")
-        else:
-            en, _, ko = line.partition(" ")
-        en, ko = en.strip().lower(), ko.strip()
-        if not en or not ko:
-            raise ValueError(f"{path}: line {lineno}: expected 'english<TAB>korean', got {raw!r}")
-        table.setdefault(en, ko)
-    return table
 
 
 class DictionaryTranslator:
@@ -143,7 +121,7 @@ class DictionaryTranslator:
 
     @classmethod
     def from_muse(cls, path: str | Path) -> "DictionaryTranslator":
-        return cls(read_muse(path), name=f"muse:{Path(path).name}")
+        return cls(first_translations(path), name=f"muse:{Path(path).name}")
 
     def _word(self, word: str) -> str:
         w = word.lower()

@@ -1,0 +1,199 @@
+"""The identity of a run's inputs: what goes into a run key besides its settings.
+
+A run key must change whenever anything the run reads changes, and only then.  A
+run spec's fields cover its settings (with precision resolved); its ``inputs()``
+name the data and model references it reads, and :meth:`codeswitch.core.experiment.RunSpec.key`
+adds the identity of each (:func:`input_identity`):
+
+* **local files and folders** — by the SHA-256 of their bytes (a folder: of its
+  files' relative names and digests; hidden entries such as ``.git`` or the
+  temporary siblings of an interrupted write, and a checkpoint's manifest, are left
+  out).  Digests are cached in ``runs/_identity/sha256.json`` by ``(path, size,
+  mtime_ns)``, so a large corpus is hashed once, not at every key;
+* **hub models and datasets** — by the commit the reference resolves to:
+  ``HfApi().model_info(...).sha`` / ``dataset_info(...).sha`` when the hub answers,
+  else the revision of the snapshot in the local Hugging Face cache; a moving
+  ``main`` therefore gives new keys instead of silently reusing old results;
+* a name the project builds or ships itself (``tiny-bert``, ``synthetic``,
+  ``shipped``) has no identity here: the spec's own fields carry it (a tiny
+  backbone's recipe hash, the synthetic data's generator hash, a shipped file's hash).
+
+Each experiment's specs also carry a ``RESULT_VERSION`` that a change of method
+code bumps (see ``docs/architecture.md``, "Trusting the run cache").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .runs import atomic_write_json
+
+__all__ = [
+    "file_sha256",
+    "file_sha256s",
+    "tree_sha256",
+    "content_id",
+    "hub_revision",
+    "input_identity",
+    "digest_cache_path",
+]
+
+_CHUNK = 1 << 20
+MANIFEST = "MANIFEST.sha256.json"  # a checkpoint's manifest (core.checkpoints): not part of its content
+_LOCK = threading.Lock()
+_MEMO: dict[str, dict[str, Any]] = {}  # cache file -> its entries (loaded once per process)
+
+
+def digest_cache_path() -> Path:
+    """``$CODESWITCH_DIGESTS``, else ``runs/_identity/sha256.json`` below ``$CODESWITCH_OUTPUT_ROOT`` or the project root."""
+    env = os.environ.get("CODESWITCH_DIGESTS")
+    if env:
+        return Path(env)
+    from .profiles import project_root
+
+    out = os.environ.get("CODESWITCH_OUTPUT_ROOT")
+    return (Path(out) if out else project_root()) / "runs" / "_identity" / "sha256.json"
+
+
+def _entries(cache: Path) -> dict[str, Any]:
+    key = str(cache)
+    if key not in _MEMO:
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            _MEMO[key] = data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            _MEMO[key] = {}  # absent or unreadable: start afresh (it is only a cache)
+    return _MEMO[key]
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes, cached by ``(absolute path, size, mtime_ns)``."""
+    digest, fresh = _digest(Path(path))
+    if fresh:
+        _save()
+    return digest
+
+
+def file_sha256s(paths) -> list[str]:
+    """:func:`file_sha256` of several files, the digest cache written once (not once per file)."""
+    out, fresh = [], False
+    for p in paths:
+        digest, new = _digest(Path(p))
+        out.append(digest)
+        fresh |= new
+    if fresh:
+        _save()
+    return out
+
+
+def _save() -> None:
+    cache = digest_cache_path()
+    with _LOCK:
+        entries = _entries(cache)
+        for gone in [p for p in entries if not os.path.exists(p)]:
+            del entries[gone]  # files deleted since (temporary folders, replaced checkpoints): forget them
+        try:
+            atomic_write_json(cache, entries)
+        except OSError:
+            pass  # a read-only project: the digest is still right, only not remembered
+
+
+def _digest(path: Path) -> tuple[str, bool]:
+    """(digest, whether it was computed now rather than read from the cache)."""
+    path = path.resolve()
+    st = path.stat()
+    stamp = [st.st_size, st.st_mtime_ns]
+    cache = digest_cache_path()
+    with _LOCK:
+        hit = _entries(cache).get(str(path))
+        if hit and hit[:2] == stamp:
+            return hit[2], False
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    with _LOCK:
+        _entries(cache)[str(path)] = [*stamp, digest]
+    return digest, True
+
+
+def _files(folder: Path, *, exclude: tuple[str, ...] = ()) -> list[Path]:
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for n in sorted(names):
+            if not n.startswith(".") and n not in exclude:
+                out.append(Path(root) / n)
+    return out
+
+
+def tree_sha256(path: str | Path, *, exclude: tuple[str, ...] = ()) -> str:
+    """SHA-256 of a file, or of a folder's (relative name, file digest) list; hidden entries are skipped."""
+    path = Path(path)
+    if path.is_file():
+        return file_sha256(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    h, fresh = hashlib.sha256(), False
+    for f in _files(path, exclude=exclude):
+        digest, new = _digest(f)
+        fresh |= new
+        h.update(f"{f.relative_to(path).as_posix()}\0{digest}\n".encode())
+    if fresh:
+        _save()  # once per folder, not once per file
+    return h.hexdigest()
+
+
+def content_id(path: str | Path) -> str:
+    """A short content id (16 hex digits) of a local file or folder, for run keys."""
+    return tree_sha256(path, exclude=(MANIFEST,))[:16]
+
+
+@lru_cache(maxsize=None)
+def hub_revision(ref: str, repo_type: str = "model") -> str | None:
+    """The commit hash a hub reference resolves to; ``None`` when neither the hub nor the local cache knows it.
+
+    Online: ``HfApi().model_info(ref).sha`` (``dataset_info`` for datasets).  Offline:
+    the snapshot folder of the local Hugging Face cache, whose name is the commit.
+    Resolved once per process.
+    """
+    from .hub import _cached_snapshot, hub_reachable
+
+    if hub_reachable():
+        try:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+            info = api.dataset_info(ref, timeout=10) if repo_type == "dataset" else api.model_info(ref, timeout=10)
+            if info.sha:
+                return info.sha
+        except Exception:  # noqa: BLE001 - a gated/unknown repo: fall back to the cache
+            pass
+    snap = _cached_snapshot(ref, repo_type)
+    return Path(snap).name if snap else None
+
+
+def input_identity(ref: Any, *, repo_type: str = "dataset") -> str | None:
+    """The identity of one input reference, for run keys.
+
+    ``"sha256:<16 hex>"`` for a local file or folder (its content), ``"rev:<commit>"``
+    for a hub repository that resolves, ``None`` for anything else (a name the project
+    builds or ships, whose identity the spec's fields carry; or a hub id that neither
+    the hub nor the local cache knows — it then stands for itself).
+    """
+    if ref is None or not isinstance(ref, (str, os.PathLike)) or not str(ref):
+        return None
+    path = Path(os.path.expanduser(str(ref)))
+    if path.exists():
+        return f"sha256:{content_id(path)}"
+    if str(ref).startswith(("http://", "https://")):
+        return None  # a URL names a fixed release file
+    rev = hub_revision(str(ref), repo_type)
+    return f"rev:{rev}" if rev else None
