@@ -276,7 +276,7 @@ def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str
             trainer = quiet_trainer(Trainer)(model=model, args=targs, train_dataset=train, data_collator=collator,
                                              callbacks=[_epoch_printer(desc, spec.num_train_epochs)])
             out = trainer.train()
-        with atomic_directory(output_dir) as tmp, quiet_transformers():
+        with checkpoint_directory(output_dir) as tmp, quiet_transformers():
             model.save_pretrained(tmp, safe_serialization=True)
             tokenizer.save_pretrained(tmp)
     return {"train_loss": float(out.training_loss), "steps": int(out.global_step), "texts": len(texts), "vocab_size": len(tokenizer)}
