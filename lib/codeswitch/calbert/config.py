@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError
+from ..core.profiles import backbones_from, refuse_renamed
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -130,9 +130,7 @@ class Config:
     itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
 
     def __post_init__(self):
-        names = [b.name for b in self.backbones]
-        if not names or len(set(names)) != len(names):
-            raise ValueError(f"backbone names must be present and unique, got {names}")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
 
     def task(self, name: str) -> TaskConfig:
         return {"sail": self.sail, "iitp": self.iitp}[name]
@@ -145,20 +143,10 @@ RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "ii
 
 def _prepare(raw: dict, where: str) -> dict:
     """Refuse the renamed keys, naming the new one (``calbert.sail.epochs`` → ``num_train_epochs``, ``ref`` → ``model``)."""
-    for sub, renamed in RENAMED.items():
-        section = raw.get(sub)
-        if isinstance(section, Mapping):
-            for old, new in renamed.items():
-                if old in section:
-                    raise ConfigError(f"{where}: key '{SECTION}.{sub}.{old}' is now '{SECTION}.{sub}.{new}'; rename it")
-    backbones = raw.get("backbones")
-    if backbones is not None:
-        if not isinstance(backbones, (list, tuple)):
-            raise ConfigError(f"{where}: {SECTION}.backbones: expected a list of {{name, model}}; got {backbones!r}")
-        for i, b in enumerate(backbones):
-            if isinstance(b, Mapping) and "ref" in b:
-                raise ConfigError(f"{where}: {SECTION}.backbones[{i}]: key 'ref' is now 'model' (the one backbone schema "
-                                  "{name, model}); rename it")
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
+    if raw.get("backbones") is not None:
+        raw = dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
+                                                 renamed={"ref": "model"}))
     return raw
 
 
