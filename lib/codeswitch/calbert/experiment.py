@@ -56,6 +56,7 @@ from ..core.hub import MissingResourceError
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
+from ..core.provenance import records_inputs
 from .train import finetune_classifier, siamese_pretrain
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
@@ -294,12 +295,14 @@ def run(profile: Profile) -> Results:
     return Results(first.specs + second.specs, first.records + second.records)
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict:
     """Write Tables 6, 7 and 12; return ``{name: paths}``."""
     df = frame(results)
     return {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict:
     """Write Table 7 as a figure; return ``{name: paths}``."""
     return {"calbert_table7_figure": table7_figure(profile, frame(results))}

@@ -32,6 +32,7 @@ from .translate import make_translator
 from ..core.profiles import Profile
 from ..core.experiment import Results, run_specs
 from ..core.runs import config_hash
+from ..core.provenance import records_inputs
 from .config import SECTION, Config, KoglishRun, load
 
 __all__ = [
@@ -377,6 +378,7 @@ def run(profile: Profile) -> Results:
     return run_specs(plan(profile), run_one, profile, cache_dir=profile.runs_dir / "koglish", desc="construction")
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict[str, dict]:
     """Write Table 1 (rows per task and split of the profile's Koglish, as loaded) and the exclusion table (from ``results``).
 
@@ -397,6 +399,7 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     return out
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict[str, dict]:
     """Write Figure 1: the walk-through example that shows most of the NP rule, as a parse tree (:func:`figure1`).
 
