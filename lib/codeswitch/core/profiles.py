@@ -607,13 +607,13 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 _FIELDS_BY_RULE = {
     "positive": ("num_train_epochs", "learning_rate", "temperature", "temperatures", "max_grad_norm", "mnrl_scale",
-                 "tsne_perplexity", "hybrid_step", "poll_seconds"),
+                 "tsne_perplexity", "hybrid_step"),
     "count": ("batch_size", "simcse_batch_size", "concse_batch_size", "per_device_eval_batch_size", "released_simcse_batch_size",
               "max_length", "max_length_single", "max_length_pair", "max_seq_length", "query_max_length", "passage_max_length",
               "released_simcse_max_length", "doc_stride", "max_answer_length", "depth", "fusion_depth", "search_chunk_size",
               "umap_points", "walkthrough_n", "min_np_tokens", "max_train_rows", "max_eval_rows", "max_train_samples",
               "max_eval_samples", "train_max_queries", "tune_max_queries", "parallel_train_size", "parallel_valid_size",
-              "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "workers", "glue_size", "nli_size", "stsb_size"),
+              "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "glue_size", "nli_size", "stsb_size"),
     "non_negative": ("warmup_steps", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
                      "reg_weight", "word_reg_weight", "patience", "heldout_pairs", "lexicon_valid_size", "construct_n",
                      "encode_sort_window", "bm25_k1", "umap_min_dist", "bucket_cost", "align_layer", "std_ddof"),
@@ -622,6 +622,7 @@ _FIELDS_BY_RULE = {
     "neighbors": ("umap_neighbors",),
 }
 #: field name -> (rule, what it must be): the one table of value domains, applied to every profile key of that name
+#: (the executor section checks its own, in codeswitch.core.executors)
 RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {f: _RULES[rule] for rule, names in _FIELDS_BY_RULE.items() for f in names}
 #: tuple-valued keys that must not be empty when given (None: the default applies)
 NON_EMPTY = ("seeds", "tasks", "scenarios", "variants", "temperatures", "margins", "triplet_weights")
