@@ -251,3 +251,20 @@ def test_every_range_rule_names_a_key_some_section_has():
                         ("core.executors", "ExecutorConfig"), ("core.profiles", "_TopLevel")):
         names(getattr(importlib.import_module(f"codeswitch.{module}"), cls), keys)
     assert set(profiles.RANGES) - keys == set(), "a rule for a key no section has (a typo?)"
+
+
+def test_configs_built_in_code_meet_the_same_rules():
+    import dataclasses
+
+    from codeswitch.alignment.config import Config as AlignmentConfig, TaskConfig
+    from codeswitch.concse.config import Config as ConcseConfig
+    from codeswitch.glue.config import Config as GlueConfig
+
+    with pytest.raises(ValueError, match=r"^num_train_epochs: must be > 0, got 0"):
+        dataclasses.replace(GlueConfig(), num_train_epochs=0)
+    with pytest.raises(ValueError, match=r"^seeds: must not be empty"):
+        dataclasses.replace(GlueConfig(), seeds=())
+    with pytest.raises(ValueError, match=r"^temperatures: must be > 0, got 0.0"):
+        dataclasses.replace(ConcseConfig(), temperatures=(0.05, 0.0))
+    with pytest.raises(ValueError, match=r"^qa.batch_size: must be >= 1, got 0"):  # nested sections too
+        dataclasses.replace(AlignmentConfig(), qa=TaskConfig(num_train_epochs=1, batch_size=0, learning_rate=1e-5, max_length=64))

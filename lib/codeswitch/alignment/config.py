@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, older_backbone, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
 
 SECTION = "alignment"
 MODES = ("all_layers", "linear_head")
@@ -112,6 +112,7 @@ class Config:
     tsne_perplexity: float = 30.0
 
     def __post_init__(self):
+        check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.profiles.RANGES)
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, refuse_renamed
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -69,8 +69,9 @@ class PretrainConfig:
     mnrl_scale: float = 20.0  # the in-batch-negatives variant only: 1 / temperature
 
     def __post_init__(self):
-        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
-            raise ValueError(f"bad Siamese pre-training settings: {self}")
+        check_fields(self, "pretrain.")  # epochs, batch size, rates ... in their domains (core.profiles.RANGES)
+        if self.max_seq_length < 8:
+            raise ValueError(f"pretrain.max_seq_length must be >= 8, got {self.max_seq_length}")
         if self.pair_field not in PAIR_FIELDS:
             raise ValueError(f"pretrain.pair_field must be one of {PAIR_FIELDS}, got {self.pair_field!r}")
 
@@ -91,8 +92,7 @@ class TaskConfig:
     warmup_steps: int = 0  # not stated in the paper: the Trainer's default
 
     def __post_init__(self):
-        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.per_device_eval_batch_size < 1:
-            raise ValueError(f"bad fine-tuning settings: {self}")
+        check_fields(self)  # epochs, batch sizes, rates ... in their domains (core.profiles.RANGES)
         bad = [v for v in self.variants if v not in VARIANTS]
         if bad:
             raise ValueError(f"unknown variant(s) {bad}; known: {list(VARIANTS)}")
@@ -131,6 +131,7 @@ class Config:
 
     def __post_init__(self):
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
+        check_fields(self)
 
     def task(self, name: str) -> TaskConfig:
         return {"sail": self.sail, "iitp": self.iitp}[name]

@@ -24,7 +24,7 @@ from typing import Mapping
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, refuse_renamed
 from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
 
 SECTION = "concse"
@@ -91,12 +91,7 @@ class Config:
         names = [b.name for b in self.backbones]
         if self.ablation_backbone not in names:
             raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        if self.bucket_cost is not None and self.bucket_cost < 0:
-            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or null, got {self.bucket_cost}")
+        check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
 
     def backbone(self, name: str) -> Backbone:
         for b in self.backbones:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, older_backbone, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
 
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
@@ -113,13 +113,7 @@ class Config:
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone, bare_refs=True))
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        for name in ("sentence_rate", "word_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.profiles.RANGES)
         if self.passage_align not in PASSAGE_ALIGN:
             raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
         if not 0 < self.hybrid_step <= 1:

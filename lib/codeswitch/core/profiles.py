@@ -655,6 +655,21 @@ def check_range(key: str, value: Any, *, where: str, path: Sequence[str] = ()) -
             raise ConfigError(f"{where}: must be {domain}, got {v!r}", path)
 
 
+def check_fields(obj: Any, prefix: str = "") -> None:
+    """Check every field of a config dataclass (nested ones and backbones included) against :data:`RANGES` and :data:`NON_EMPTY`.
+
+    Each section's ``Config.__post_init__`` calls it, so a config built in code (or by
+    ``dataclasses.replace``) meets the same rules as one read from a profile, where
+    :func:`build_dataclass` has already checked each key, naming the file or ``--set``.
+    """
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        check_range(f.name, value, where=f"{prefix}{f.name}")
+        for item in value if isinstance(value, tuple) else (value,):
+            if dataclasses.is_dataclass(item) and not isinstance(item, type):
+                check_fields(item, f"{prefix}{f.name}.")
+
+
 def _blame_override(exc: ConfigError, path: Sequence[str], overrides: Mapping[str, Any], source: str) -> ConfigError:
     """``exc`` reworded to name the ``--set`` that gave the value at ``path`` (when an override did), else as it is."""
     dotted = ".".join(str(p) for p in path)

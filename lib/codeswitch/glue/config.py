@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, refuse_renamed
 from .train import SCENARIOS, TASKS
 
 SECTION = "glue"
@@ -70,10 +70,7 @@ class Config:
         if bad:
             raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        check_fields(self)  # epochs, batch sizes, ratios ... in their domains (core.profiles.RANGES)
 
     def backbone(self, name: str) -> Backbone:
         for b in self.backbones:
