@@ -390,7 +390,7 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     source = K.resolve_source(profile)
     wide, long = table1(source, invariant_report(source))
     out = {"concse_table1": save_table(wide, "concse_table1", profile, caption="Summary of the Koglish datasets: rows per task and split, as loaded",
-                                       long=long, claim=table1_claim(long))}
+                                       long=long, claim=table1_claim(long), inputs={"koglish": [str(profile.koglish_source)]})}
     wide, long = exclusions({s.task: record for s, record in results})
     out["concse_table1_exclusions"] = save_table(
         wide, "concse_table1_exclusions", profile, caption="Items excluded by the construction pipeline, per task and reason", long=long,
