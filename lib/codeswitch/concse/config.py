@@ -24,7 +24,7 @@ from typing import Mapping
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, check_fields, refuse_renamed
+from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, refuse_renamed
 from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
 
 SECTION = "concse"
@@ -94,14 +94,11 @@ class Config:
         check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
 
     def backbone(self, name: str) -> Backbone:
-        for b in self.backbones:
-            if b.name == name:
-                return b
-        raise KeyError(f"concse: no backbone named {name!r} (have {[b.name for b in self.backbones]})")
+        return backbone_named(self.backbones, name, section=SECTION)
 
 
 # keys renamed to Hugging Face's names: the old spelling is an error that names the new one
-RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+RENAMED = HF_RENAMED
 
 
 def _prepare(raw: dict, where: str) -> dict:

@@ -472,6 +472,18 @@ def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str, path: S
 
 
 # --------------------------------------------------------------------------- older spellings, backbones: one way for every section
+#: keys several sections renamed to Hugging Face's names (``TrainingArguments``)
+HF_RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+
+
+def backbone_named(backbones: Sequence[T], name: str, *, section: str) -> T:
+    """The backbone called ``name`` (``KeyError`` listing the names there are)."""
+    for b in backbones:
+        if b.name == name:
+            return b
+    raise KeyError(f"{section}: no backbone named {name!r} (have {[b.name for b in backbones]})")
+
+
 def refuse_renamed(raw: Mapping[str, Any], renamed: Mapping[str, Any], *, where: str, section: str,
                    removed: Mapping[str, str] | None = None) -> None:
     """Refuse keys spelled the older way, naming the new key.
