@@ -12,8 +12,9 @@
 #   ./reproduce.sh --profile paper --prepare DIR   # download it all into DIR; then --profile DIR/profile.yaml
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
-# figures/<profile>/ with INDEX.md.  Interrupt at any moment and run again: finished
-# runs are cached under runs/<profile>/ and are not redone.
+# figures/<profile>/ with INDEX.md (with --set: figures/<profile>+<hash of the overrides>/).
+# Interrupt at any moment and run again: finished runs are cached under runs/<profile>/
+# and are not redone.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in

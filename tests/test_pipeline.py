@@ -10,6 +10,7 @@ import nbformat
 import pytest
 
 from codeswitch.core import pipeline
+from codeswitch.core.profiles import figures_folder
 
 from .conftest import REPO
 
@@ -49,9 +50,14 @@ def test_run_notebook_writes_executed_copy_and_index(tmp_path):
     assert executed == out / "runs" / "smoke" / "notebooks" / spec.file
     nb = nbformat.read(executed, as_version=4)
     assert "seeds (7,)" in "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert (out / "figures" / "smoke" / "concse_table1.csv").read_text().startswith("row,column,mean,std,n")
-    index = pipeline.write_index("smoke", output_root=out, root=root).read_text()
-    assert "`concse_table1`" in index and f"`{spec.stem}`" in index and "git commit" in index
+    # a run with overrides writes into a folder of its own, never the profile's
+    folder = out / "figures" / figures_folder("smoke", {"seeds": [7]})
+    assert folder.name.startswith("smoke+") and not (out / "figures" / "smoke").exists()
+    assert (folder / "concse_table1.csv").read_text().startswith("row,column,mean,std,n")
+    index = pipeline.write_index("smoke", output_root=out, root=root, overrides={"seeds": [7]})
+    assert index == folder / "INDEX.md"
+    text = index.read_text()
+    assert "`concse_table1`" in text and f"`{spec.stem}`" in text and "git commit" in text and r"seeds=\[7\]" in text
     assert not list((out / "runs" / "smoke" / "notebooks").glob("*.running.ipynb"))
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import typing
 from dataclasses import dataclass
 
 import pytest
+
+from codeswitch.core import pipeline
 
 from codeswitch.core.profiles import ConfigError, as_dict, build_dataclass, load_profile
 
@@ -30,7 +34,15 @@ def test_both_profiles_load_with_expected_defaults():
         assert name in smoke.sections and name in paper.sections
 
 
-def test_overrides_are_dotted_and_typed(tmp_path):
+@pytest.fixture
+def demo_section(monkeypatch):
+    """A section named ``demo`` is known for the test (a profile rejects unknown sections)."""
+    from codeswitch.core import profiles
+
+    monkeypatch.setattr(profiles, "SECTIONS", profiles.SECTIONS + ("demo",))
+
+
+def test_overrides_are_dotted_and_typed(tmp_path, demo_section):
     cfg = load_profile("smoke", {"seeds": [1, 2, 3], "demo.epochs": 2, "demo.backbones": ["tiny-bert"]}, root=REPO, output_root=tmp_path)
     assert cfg.seeds == (1, 2, 3)
     demo = cfg.section("demo", Demo)
@@ -39,9 +51,10 @@ def test_overrides_are_dotted_and_typed(tmp_path):
     assert cfg.section("absent", Demo) == Demo()
 
 
-def test_unknown_keys_and_bad_types_name_the_file_and_key():
+def test_unknown_keys_and_bad_types_name_the_file_and_key(demo_section):
     cfg = load_profile("smoke", {"demo.epoch": 2}, root=REPO)
-    with pytest.raises(ConfigError, match=r"configs/smoke.yaml: section 'demo': unknown key\(s\) \['epoch'\]"):
+    # an override's key is named as the --set that gave it, over the profile file
+    with pytest.raises(ConfigError, match=r"^--set demo.epoch=2 \(over configs/smoke.yaml\): section 'demo': unknown key\(s\) \['epoch'\]"):
         cfg.section("demo", Demo)
     with pytest.raises(ConfigError, match="key 'epochs': expected an integer"):
         build_dataclass(Demo, {"epochs": "five"}, where="x.yaml")
@@ -154,3 +167,104 @@ def test_precision_resolves_to_a_dtype_and_a_name_in_one_place():
         resolve_precision("half", "cpu")
     smoke = load_profile("smoke", root=REPO)
     assert (smoke.amp_dtype(), smoke.precision_name()) == resolve_precision(smoke.precision, smoke.torch_device())
+
+
+# --------------------------------------------------------------------------- strict profiles (issue 14, item 4)
+@pytest.mark.parametrize("key", ["gleu.epochs", "gleu", "seed", "glue2.backbones.0.model"])
+def test_an_unknown_section_or_top_level_key_in_set_is_an_error_naming_the_set(key):
+    head = key.split(".")[0]
+    with pytest.raises(ConfigError, match=rf"^--set {re.escape(key)}=1 \(over configs/smoke.yaml\): unknown .*'{head}'.*sections: koglish, glue"):
+        load_profile("smoke", {key: 1}, root=REPO)
+
+
+def test_an_unknown_section_in_a_profile_file_names_the_file(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("seeds: [1]\ngleu:\n  num_train_epochs: 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine.yaml: unknown key or section 'gleu'"):
+        load_profile(bad, root=REPO)
+
+
+def test_reproduce_rejects_a_typo_d_section_before_any_notebook(capsys):
+    assert pipeline.main(["--set", "gleu.epochs=1", "--dry-run"]) == 2
+    assert "--set gleu.epochs=1 (over configs/smoke.yaml): unknown section 'gleu'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("override, match", [
+    ({"seeds": []}, r"^--set seeds=\[\] \(over configs/smoke.yaml\): key 'seeds': must not be empty"),
+    ({"glue.seeds": []}, r"^--set glue.seeds=\[\] .*section 'glue': key 'seeds': must not be empty"),
+    ({"concse.num_train_epochs": 0}, r"^--set concse.num_train_epochs=0 .*key 'num_train_epochs': must be > 0, got 0"),
+    ({"concse.num_train_epochs": -1}, r"key 'num_train_epochs': must be > 0, got -1"),
+    ({"calbert.sail.num_train_epochs": 0}, r"^--set calbert.sail.num_train_epochs=0 .*key 'sail': key 'num_train_epochs': must be > 0"),
+    ({"glue.backbones.0.batch_size": 0}, r"^--set glue.backbones.0.batch_size=0 .*glue.backbones\[0\]: key 'batch_size': must be >= 1"),
+    ({"glue.per_device_eval_batch_size": 0}, r"key 'per_device_eval_batch_size': must be >= 1, got 0"),
+    ({"glue.warmup_ratio": 1.0}, r"key 'warmup_ratio': must be in \[0, 1\), got 1.0"),
+    ({"contrastivemix.word_rate": 1.5}, r"key 'word_rate': must be in \[0, 1\], got 1.5"),
+    ({"concse.learning_rate": 0}, r"unknown key"),  # not a concse key (the learning rate is per backbone)
+    ({"concse.backbones.0.learning_rate": -1e-5}, r"key 'learning_rate': must be > 0, got -1e-05"),
+    ({"concse.temperature": 0.0}, r"key 'temperature': must be > 0, got 0.0"),
+    ({"concse.temperatures": [0.05, 0.0]}, r"key 'temperatures': must be > 0, got 0.0"),
+    ({"alignment.all_layers.temperature": -1}, r"key 'all_layers': key 'temperature': must be > 0"),
+    ({"koglish.synthetic.glue_size": 0}, r"key 'synthetic': key 'glue_size': must be >= 1"),
+    ({"cpu_threads": 0}, r"^--set cpu_threads=0 .*key 'cpu_threads': must be >= 1"),
+])
+def test_values_out_of_their_domain_are_errors_naming_the_set_and_the_key(override, match):
+    with pytest.raises(ConfigError, match=match):
+        pipeline.validate_sections(load_profile("smoke", override, root=REPO))
+
+
+def test_a_bad_value_in_a_profile_file_names_the_file_and_key(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("seeds: [1]\nconcse:\n  num_train_epochs: 0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine.yaml: section 'concse': key 'num_train_epochs': must be > 0, got 0"):
+        pipeline.validate_sections(load_profile(bad, root=REPO))
+    bad.write_text("seeds: []\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine.yaml: key 'seeds': must not be empty"):
+        load_profile(bad, root=REPO)
+
+
+def test_the_shipped_profiles_pass_every_check_and_every_section_is_validated():
+    from codeswitch.core import profiles
+
+    assert set(pipeline.SECTION_LOADERS) | set(profiles.NOT_RESULT_CHANGING) == set(profiles.SECTIONS)
+    for name in ("smoke", "paper", "paper-ci"):
+        pipeline.validate_sections(load_profile(name, root=REPO))
+
+
+def test_every_range_rule_names_a_key_some_section_has():
+    import dataclasses
+    import importlib
+
+    from codeswitch.core import profiles
+
+    def names(cls, seen):
+        for f in dataclasses.fields(cls):
+            seen.add(f.name)
+            for t in typing.get_args(typing.get_type_hints(cls)[f.name]) + (typing.get_type_hints(cls)[f.name],):
+                if dataclasses.is_dataclass(t) and t not in done:
+                    done.add(t)
+                    names(t, seen)
+        return seen
+
+    done, keys = set(), set()
+    for module, cls in (("koglish.config", "Config"), ("glue.config", "Config"), ("concse.config", "Config"),
+                        ("contrastivemix.config", "Config"), ("alignment.config", "Config"), ("calbert.config", "Config"),
+                        ("core.executors", "ExecutorConfig"), ("core.profiles", "_TopLevel")):
+        names(getattr(importlib.import_module(f"codeswitch.{module}"), cls), keys)
+    assert set(profiles.RANGES) - keys == set(), "a rule for a key no section has (a typo?)"
+
+
+def test_configs_built_in_code_meet_the_same_rules():
+    import dataclasses
+
+    from codeswitch.alignment.config import Config as AlignmentConfig, TaskConfig
+    from codeswitch.concse.config import Config as ConcseConfig
+    from codeswitch.glue.config import Config as GlueConfig
+
+    with pytest.raises(ValueError, match=r"^num_train_epochs: must be > 0, got 0"):
+        dataclasses.replace(GlueConfig(), num_train_epochs=0)
+    with pytest.raises(ValueError, match=r"^seeds: must not be empty"):
+        dataclasses.replace(GlueConfig(), seeds=())
+    with pytest.raises(ValueError, match=r"^temperatures: must be > 0, got 0.0"):
+        dataclasses.replace(ConcseConfig(), temperatures=(0.05, 0.0))
+    with pytest.raises(ValueError, match=r"^qa.batch_size: must be >= 1, got 0"):  # nested sections too
+        dataclasses.replace(AlignmentConfig(), qa=TaskConfig(num_train_epochs=1, batch_size=0, learning_rate=1e-5, max_length=64))

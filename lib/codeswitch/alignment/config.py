@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError
+from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
 
 SECTION = "alignment"
 MODES = ("all_layers", "linear_head")
@@ -123,6 +123,7 @@ class Config:
     tsne_perplexity: float = 30.0
 
     def __post_init__(self):
+        check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.profiles.RANGES)
         from .data import ROMANISATIONS
         from .loss import WORD_DISTANCES
 
@@ -150,23 +151,10 @@ RENAMED = {"all_layers": RENAMED_MODE, "linear_head": RENAMED_MODE, "sentiment":
 
 def _prepare(raw: dict, where: str) -> dict:
     """Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form."""
-    for sub, renamed in RENAMED.items():
-        section = raw.get(sub)
-        if isinstance(section, Mapping):
-            for old, new in renamed.items():
-                if old in section:
-                    raise ConfigError(f"{where}: key '{SECTION}.{sub}.{old}' is now '{SECTION}.{sub}.{new}'; rename it")
-    if "backbone" in raw:
-        if raw.get("backbones") is not None:
-            raise ConfigError(f"{where}: give '{SECTION}.backbones' (a list of {{name, model}}) or the older 'backbone', not both")
-        raw = {k: v for k, v in raw.items() if k != "backbones"}
-        ref = raw.pop("backbone")
-        if not isinstance(ref, str):
-            raise ConfigError(f"{where}: key '{SECTION}.backbone': expected a model reference; got {ref!r}")
-        raw = dict(raw, backbones=[{"name": ref, "model": ref}])
-    backbones = raw.get("backbones")
-    if backbones is not None and not isinstance(backbones, (list, tuple)):
-        raise ConfigError(f"{where}: {SECTION}.backbones: expected a list of {{name, model}}; got {backbones!r}")
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
+    raw = older_backbone(raw, where=where, section=SECTION)
+    if raw.get("backbones") is not None:
+        raw["backbones"] = backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION)
     return raw
 
 

@@ -59,6 +59,7 @@ from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache, config_hash
+from ..core.provenance import records_inputs
 from .config import SECTION, AlignRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 
 __all__ = [
@@ -457,11 +458,13 @@ def run(profile: Profile) -> Results:
     return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict:
     """Write Tables 3.1 and 3.2; return ``{name: paths}``."""
     return {t.name: build_table(results, profile, which) for which, t in TABLES.items()}
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict:
     """Write Figure 3.1; return ``{name: paths}``."""
     return {"alignment_figure3_1": figure3_1(results, profile)}

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError
+from ..core.profiles import backbones_from, check_fields, refuse_renamed
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -87,8 +87,9 @@ class PretrainConfig:
     sample_fraction: float | None = 0.15
 
     def __post_init__(self):
-        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.max_seq_length < 8:
-            raise ValueError(f"bad Siamese pre-training settings: {self}")
+        check_fields(self, "pretrain.")  # epochs, batch size, rates ... in their domains (core.profiles.RANGES)
+        if self.max_seq_length < 8:
+            raise ValueError(f"pretrain.max_seq_length must be >= 8, got {self.max_seq_length}")
         if self.sample_fraction is not None and not 0 < self.sample_fraction <= 1:
             raise ValueError(f"pretrain.sample_fraction must be in (0, 1] or null, got {self.sample_fraction}")
         if self.pair_field not in PAIR_FIELDS:
@@ -130,6 +131,7 @@ class ScratchConfig:
     max_seq_length: int = 128
 
     def __post_init__(self):
+        check_fields(self, "scratch.")  # epochs, sizes, rates in their domains (core.profiles.RANGES)
         bad = [a for a in self.architectures if a not in SCRATCH_ARCHITECTURES]
         if bad:
             raise ValueError(f"scratch.architectures: unknown {bad}; known: {list(SCRATCH_ARCHITECTURES)}")
@@ -160,8 +162,7 @@ class TaskConfig:
     warmup_steps: int = 0  # not stated in the paper: the Trainer's default
 
     def __post_init__(self):
-        if self.num_train_epochs <= 0 or self.batch_size < 1 or self.per_device_eval_batch_size < 1:
-            raise ValueError(f"bad fine-tuning settings: {self}")
+        check_fields(self)  # epochs, batch sizes, rates ... in their domains (core.profiles.RANGES)
         bad = [v for v in self.variants if v not in VARIANTS]
         if bad:
             raise ValueError(f"unknown variant(s) {bad}; known: {list(VARIANTS)}")
@@ -202,9 +203,8 @@ class Config:
     itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
 
     def __post_init__(self):
-        names = [b.name for b in self.backbones]
-        if not names or len(set(names)) != len(names):
-            raise ValueError(f"backbone names must be present and unique, got {names}")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
+        check_fields(self)
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {self.selection!r}")
 
@@ -219,20 +219,10 @@ RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "ii
 
 def _prepare(raw: dict, where: str) -> dict:
     """Refuse the renamed keys, naming the new one (``calbert.sail.epochs`` → ``num_train_epochs``, ``ref`` → ``model``)."""
-    for sub, renamed in RENAMED.items():
-        section = raw.get(sub)
-        if isinstance(section, Mapping):
-            for old, new in renamed.items():
-                if old in section:
-                    raise ConfigError(f"{where}: key '{SECTION}.{sub}.{old}' is now '{SECTION}.{sub}.{new}'; rename it")
-    backbones = raw.get("backbones")
-    if backbones is not None:
-        if not isinstance(backbones, (list, tuple)):
-            raise ConfigError(f"{where}: {SECTION}.backbones: expected a list of {{name, model}}; got {backbones!r}")
-        for i, b in enumerate(backbones):
-            if isinstance(b, Mapping) and "ref" in b:
-                raise ConfigError(f"{where}: {SECTION}.backbones[{i}]: key 'ref' is now 'model' (the one backbone schema "
-                                  "{name, model}); rename it")
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
+    if raw.get("backbones") is not None:
+        raw = dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
+                                                 renamed={"ref": "model"}))
     return raw
 
 

@@ -61,6 +61,7 @@ from ..core.hub import MissingResourceError
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
+from ..core.provenance import records_inputs
 from .train import finetune_classifier, mlm_from_scratch, siamese_pretrain
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
@@ -326,6 +327,7 @@ def run(profile: Profile) -> Results:
     return Results(first.specs + second.specs, first.records + second.records)
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict:
     """Write Tables 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines); return ``{name: paths}``."""
     df = frame(results)
@@ -335,6 +337,7 @@ def tables(results: Results, profile: Profile) -> dict:
     return out
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict:
     """Write Table 7 as a figure; return ``{name: paths}``."""
     return {"calbert_table7_figure": table7_figure(profile, frame(results))}

@@ -24,7 +24,7 @@ from typing import Mapping, ClassVar
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError, build_dataclass
+from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, refuse_renamed
 from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
 
 SECTION = "concse"
@@ -97,93 +97,33 @@ class Config:
             raise ValueError(f"simcse_settings must be one of {list(SIMCSE_SETTINGS)}, got {self.simcse_settings!r}")
         if self.variant not in VARIANTS:
             raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
-        object.__setattr__(self, "backbones", backbones_from(self.backbones))
+        object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
         names = [b.name for b in self.backbones]
         if self.ablation_backbone not in names:
             raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        if self.bucket_cost is not None and self.bucket_cost < 0:
-            raise ValueError(f"bucket_cost must be a number of tokens >= 0 or null, got {self.bucket_cost}")
+        check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
 
     def backbone(self, name: str) -> Backbone:
-        for b in self.backbones:
-            if b.name == name:
-                return b
-        raise KeyError(f"concse: no backbone named {name!r} (have {[b.name for b in self.backbones]})")
-
-
-def backbones_from(raw) -> tuple[Backbone, ...]:
-    """The backbones as a tuple of :class:`Backbone` (already built by :func:`_prepare`, or given in code)."""
-    out = []
-    for i, spec in enumerate(raw or ()):
-        if not isinstance(spec, Backbone):
-            spec = build_dataclass(Backbone, _mapping(spec, f"backbones[{i}]"), where=f"backbones[{i}]")
-        out.append(spec)
-    if not out:
-        raise ValueError("backbones: at least one is needed")
-    names = [b.name for b in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"backbone names must be unique, got {names}")
-    return tuple(out)
-
-
-def _mapping(spec, where: str) -> Mapping:
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"{where}: expected a mapping with name, model, simcse_batch_size, concse_batch_size, learning_rate; got {spec!r}")
-    return spec
+        return backbone_named(self.backbones, name, section=SECTION)
 
 
 # keys renamed to Hugging Face's names: the old spelling is an error that names the new one
-RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+RENAMED = HF_RENAMED
 
 
 def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones[1]`` or ``backbones.NAME``).
+    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones.NAME``).
 
     A backbone is a mapping ``{name, model, simcse_batch_size, concse_batch_size,
     learning_rate}``; one whose ``name`` is a paper label may leave out what Table 9
     fills in, and a paper label alone (``"XLM-R-base"``) is that backbone.  The older
     mapping form ``{name: {model, ...}}`` is converted.
     """
-    for old, new in RENAMED.items():
-        if old in raw:
-            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
     if "backbones" not in raw:
         return raw
-    backbones = raw["backbones"]
-    key = f"{where}: {SECTION}.backbones"
-    paper = {b.name: b for b in PAPER_BACKBONES}
-    if isinstance(backbones, Mapping):  # the older form {name: {model, ...}}
-        items = [(f"{key}.{name}", {"name": str(name), **_mapping(spec, f"{key}.{name}")}) for name, spec in backbones.items()]
-    elif isinstance(backbones, (list, tuple)):
-        items = []
-        for i, spec in enumerate(backbones):
-            if isinstance(spec, Backbone):
-                items.append((f"{key}[{i}]", spec))
-                continue
-            if isinstance(spec, str):
-                if spec not in paper:
-                    raise ConfigError(f"{key}[{i}]: '{spec}' is not a paper backbone ({', '.join(paper)}); give "
-                                      "{name, model, simcse_batch_size, concse_batch_size, learning_rate}")
-                spec = {"name": spec}
-            spec = dict(_mapping(spec, f"{key}[{i}]"))
-            if "name" not in spec:
-                raise ConfigError(f"{key}[{i}]: a backbone needs a 'name' (its row label in Table 3); got {spec!r}")
-            items.append((f"{key}.{spec['name']}", spec))
-    else:
-        raise ConfigError(f"{key}: expected a list of {{name, model, simcse_batch_size, concse_batch_size, learning_rate}}; got {backbones!r}")
-    built = []
-    for item, spec in items:
-        if not isinstance(spec, Backbone):
-            if spec["name"] in paper:  # Table 9's settings where the paper's backbone is meant
-                fill = ("model", "simcse_batch_size", "concse_batch_size", "learning_rate", "released_simcse_batch_size")
-                spec = {**{k: getattr(paper[spec["name"]], k) for k in fill}, **spec}
-            spec = build_dataclass(Backbone, spec, where=item)
-        built.append(spec)
-    return dict(raw, backbones=built)
+    return dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
+                                              paper=PAPER_BACKBONES, by_name=True))
 
 
 def load(profile) -> Config:

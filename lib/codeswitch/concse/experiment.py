@@ -57,6 +57,7 @@ from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
 from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.utils import frozen_gc
+from ..core.provenance import records_inputs
 from .config import SECTION, Backbone, Config, ConCSERun, koglish_ref, load
 from .loss import TERMS, VARIANTS
 
@@ -359,6 +360,7 @@ def ablation_scores(results: Results) -> pd.DataFrame:
     ], columns=["study", "label", "seed", "column", "score"])
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict[str, dict]:
     """Write the tables of the studies in ``results`` (Table 3; Tables 4–7 and the two comparisons); ``{name: paths}``."""
     studies = {s.study for s in results.specs}
@@ -378,6 +380,7 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     return out
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict[str, dict]:
     """Write the figures of the studies in ``results`` (Table 3 as a figure; the τ, λ, α sweeps); ``{name: paths}``."""
     studies = {s.study for s in results.specs}

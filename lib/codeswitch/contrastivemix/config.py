@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError, build_dataclass
+from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
 
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
@@ -110,14 +110,10 @@ class Config:
     umap_min_dist: float = 0.1
 
     def __post_init__(self):
-        object.__setattr__(self, "backbones", backbones_from(self.backbones))
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        for name in ("sentence_rate", "word_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone, bare_refs=True))
+        if len(self.backbones) != 1:
+            raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
+        check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.profiles.RANGES)
         if self.passage_align not in PASSAGE_ALIGN:
             raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
         if not 0 < self.hybrid_step <= 1:
@@ -168,24 +164,6 @@ class Config:
         return self.miracl_report_split, self.miracl_tune_split
 
 
-def backbones_from(raw) -> tuple[Backbone, ...]:
-    """The backbones as a tuple of exactly one :class:`Backbone` (list form; a bare reference is converted)."""
-    if isinstance(raw, str):
-        raw = [{"name": raw, "model": raw}]
-    out = []
-    for i, spec in enumerate(raw or ()):
-        if isinstance(spec, str):
-            spec = {"name": spec, "model": spec}
-        if not isinstance(spec, Backbone):
-            if not isinstance(spec, Mapping):
-                raise ConfigError(f"backbones[{i}]: expected a mapping with name and model; got {spec!r}")
-            spec = build_dataclass(Backbone, spec, where=f"backbones[{i}]")
-        out.append(spec)
-    if len(out) != 1:
-        raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(out)}")
-    return tuple(out)
-
-
 # keys renamed to Hugging Face's names (or removed): the old spelling is an error that says what to write
 RENAMED = {"epochs": "num_train_epochs", "encode_batch_size": "per_device_eval_batch_size"}
 REMOVED = {
@@ -196,23 +174,10 @@ REMOVED = {
 
 def _prepare(raw: dict, where: str) -> dict:
     """Refuse renamed and removed keys; turn the older ``backbone: <ref>`` into ``backbones: [{name, model}]``."""
-    for old, new in RENAMED.items():
-        if old in raw:
-            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
-    for old, why in REMOVED.items():
-        if old in raw:
-            raise ConfigError(f"{where}: key '{old}' was removed: {why}; delete it")
-    raw = dict(raw)
-    if "backbone" in raw:
-        if raw.get("backbones") is not None:
-            raise ConfigError(f"{where}: give 'backbones' (a list of {{name, model}}) only, not also 'backbone'")
-        ref = raw.pop("backbone")
-        raw["backbones"] = [{"name": str(ref), "model": str(ref)}]
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION, removed=REMOVED)
+    raw = older_backbone(raw, where=where, section=SECTION)
     if "backbones" in raw:
-        try:
-            raw["backbones"] = backbones_from(raw["backbones"])
-        except (ConfigError, ValueError) as e:
-            raise ConfigError(f"{where}: {SECTION}.{e}") from None
+        raw["backbones"] = backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION, bare_refs=True)
     return raw
 
 

@@ -15,11 +15,13 @@ import pandas as pd
 
 from ..core.experiment import Results
 from ..core.profiles import Profile
+from ..core.provenance import records_inputs
 from .config import UmapRun, load
 
 __all__ = ["umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "figure3"]
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
     """Write Figures 1–3; return ``{name: paths}``."""
     coords = umap_coordinates(results)

@@ -132,5 +132,7 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
     claim = claims.greater(long, "code-mixed passages stay less similar to their English originals than code-mixed queries "
                            "(mean cosine, all target languages pooled)",
                            pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3")
+    c = load(cfg)
     return save_table(wide, "contrastivemix_section3_3", cfg, long=long, notes=notes, claim=claim,
-                      caption="English vs code-mixed embeddings, mean cosine (ContrastiveMix §3.3)")
+                      caption="English vs code-mixed embeddings, mean cosine (ContrastiveMix §3.3)",
+                      inputs={"model": [c.backbone.model], "train_data": [c.train_data], "muse": [c.muse]})

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core.experiment import Results
 from ..core.profiles import Profile
+from ..core.provenance import records_inputs
 from .config import Bm25Run, Config, EvalRun, load
 from .experiment import MAIN_VARIANTS, VARIANTS
 
@@ -73,6 +74,7 @@ def scores(results: Results) -> Scores:
     return Scores(pd.DataFrame(rows), per_query)
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
     """Write Tables 1–4; return ``{name: paths}``."""
     s = scores(results)

@@ -11,7 +11,11 @@
   the artifacts it wrote.  Papermill's cell log, the cells' own output and the
   kernel's warnings stay out of the log (they are in the executed notebook).
 * At the end ``figures/<profile>/INDEX.md`` lists every table and figure written,
-  from which notebook, with profile, git commit and date.
+  from which notebook, with the provenance (profile, overrides, git commit, inputs).
+  A run with overrides writes into ``figures/<profile>+<hash>/`` instead
+  (:func:`codeswitch.core.profiles.figures_folder`), never over the profile's own tables.
+* The whole profile (every section, the overrides, the local paths the selected
+  notebooks read) is validated before the first notebook starts.
 
 The same :func:`run_notebook` is what the test suite calls.
 """
@@ -21,7 +25,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -131,7 +134,7 @@ def run_notebook(
     from papermill.exceptions import PapermillExecutionError
 
     root = root or project_root()
-    prof = load_profile(profile, root=root, output_root=output_root)
+    prof = load_profile(profile, overrides, root=root, output_root=output_root)
     prepare_output(prof.runs_dir)  # a non-writable runs/ fails here, before any training; temps of killed runs go
     out_dir = prof.runs_dir / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -186,40 +189,44 @@ def run_notebook(
     return final
 
 
-def git_commit(root: Path) -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-        return (sha or "unknown") + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None) -> Path:
+    """Write ``INDEX.md`` in the profile's figures folder (``figures/<profile>[+<hash>]/``) from the index entries the notebooks left.
 
-
-def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None) -> Path:
-    """Write ``figures/<profile>/INDEX.md`` from the index entries the notebooks left."""
+    Its header is the provenance of the run (:mod:`codeswitch.core.provenance`): profile, overrides, git commit
+    (and whether the tree was dirty); each artifact's row names the inputs its runs read.
+    """
+    from .provenance import lines as provenance_lines, provenance
     from .report import md_escape, read_index
 
     root = root or project_root()
-    prof = load_profile(profile, root=root, output_root=output_root)
+    prof = load_profile(profile, overrides, root=root, output_root=output_root)
     entries = read_index(prof.figures_dir)
     by_name = {e["name"]: e for e in entries}
     order = [a for s in NOTEBOOKS for a in s.artifacts]
     names = [n for n in order if n in by_name] + sorted(n for n in by_name if n not in order)
+    prov = provenance(prof, inputs={})
     lines = [
-        f"# Tables and figures — profile `{profile}`",
+        f"# Tables and figures — profile `{prof.name}`" + (f", with overrides (`{prof.figures_dir.name}`)" if prov["overrides"] else ""),
         "",
-        f"- git commit: `{git_commit(root)}`",
+        *(f"- {md_escape(line)}" for line in provenance_lines(prov) if not line.startswith("inputs:")),
         f"- written: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- executed notebooks: `{prof.runs_dir.relative_to(prof.output_root or root) / 'notebooks'}/`",
         "",
-        "| artifact | kind | files | notebook | profile | written | caption | the paper's claim: supported by this run? |",
-        "|---|---|---|---|---|---|---|---|",
+        "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: supported by this run? |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    stale = []
     for n in names:
         e = by_name[n]
         files = ", ".join(f"[{f}]({f})" for f in e["files"])
         caption = md_escape(e["caption"])
-        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | {_claim_cell(e)} |")
+        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | "
+                     f"{_inputs_cell(e)} | {_claim_cell(e)} |")
+        written_by = (e.get("provenance") or {}).get("git_commit")
+        if written_by and written_by != prov["git_commit"]:
+            stale.append(f"`{n}` ({written_by})")
+    if stale:
+        lines += ["", "Written by another commit than this index: " + ", ".join(stale)]
     if prof.name == "smoke":
         from .claims import SMOKE_NOTE
 
@@ -228,6 +235,16 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     if missing:
         lines += ["", "Not (yet) produced: " + ", ".join(f"`{m}`" for m in missing)]
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
+
+
+def _inputs_cell(entry: Mapping) -> str:
+    """INDEX.md's inputs column: the input identities recorded with the artifact."""
+    from .report import md_escape
+
+    inputs = (entry.get("provenance") or {}).get("inputs")
+    if inputs is None:
+        return "not recorded"
+    return md_escape("; ".join(f"{k}: {', '.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in inputs.items())) or "none"
 
 
 class _ProgressTail:
@@ -300,6 +317,26 @@ def validate_sections(prof) -> None:
             raise ConfigError(f"section '{section}': {exc}") from None
 
 
+def local_path_problems(prof, notebooks: Sequence[str] | None = None) -> list[str]:
+    """The settings of the selected notebooks that name a local file or folder that is not there (one line each).
+
+    Hub ids, URLs and what the project makes itself are left to the runs (and to ``--check``,
+    which lists everything); a missing local path would otherwise fail only when its notebook
+    reaches it, possibly hours in.  Each line names the setting and the ``--set`` that gave it.
+    """
+    from . import preflight
+
+    out = []
+    for s in preflight.check(prof, notebooks=notebooks):
+        if s.source != "local" or s.present:
+            continue
+        setting = s.resource.setting
+        origin = next((f"--set {k}" for k in prof.overrides if setting == k or setting.startswith(k + ".")), prof.source_file)
+        what = f"lacks {', '.join(s.missing_files)}" if s.missing_files and Path(s.where).exists() else "does not exist"
+        out.append(f"{setting} = {s.resource.ref!r} ({origin}): {s.where} {what}")
+    return out
+
+
 def _claim_cell(entry: Mapping) -> str:
     """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table)."""
     from .claims import Claim
@@ -355,13 +392,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
         validate_sections(prof)  # ... and on a bad value, before any notebook starts
+        missing_paths = local_path_problems(prof, [s.number for s in chosen])  # ... and on a local path that is not there
         executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
+    if missing_paths and not args.dry_run:
+        print("reproduce.sh: local paths that are not there (fix them, or choose other notebooks with --only):\n  "
+              + "\n  ".join(missing_paths), file=sys.stderr)
+        return 2
     if args.dry_run:
         print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; executor {executor.kind}; "
-              f"would run {', '.join(s.number for s in chosen)}")
+              f"would run {', '.join(s.number for s in chosen)}; tables and figures into {prof.figures_dir.name}/")
+        if missing_paths:
+            print("  a real run would stop here: local paths that are not there:\n    " + "\n    ".join(missing_paths))
         return 0
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
@@ -384,12 +428,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
-            write_index(args.profile, root=root)
+            write_index(args.profile, root=root, overrides=overrides)
             return 1
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
               f"{_written(spec, prof.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
-    index = write_index(args.profile, root=root)
+    index = write_index(args.profile, root=root, overrides=overrides)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0
 
@@ -407,7 +451,12 @@ def _preflight_flags(parser: argparse.ArgumentParser) -> None:
 def _preflight(args, root: Path) -> int:
     from . import preflight
 
-    prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
+    try:
+        prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
+        validate_sections(prof)
+    except ConfigError as exc:
+        print(f"reproduce.sh: {exc}", file=sys.stderr)
+        return 2
     numbers = None if not args.only else [s.number for s in select(available(root), args.only)]
     if args.prepare:
         out = preflight.prepare(prof, args.prepare)

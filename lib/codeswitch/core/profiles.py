@@ -25,8 +25,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import hashlib
 import json
 import logging
+import math
 import os
 import types
 import typing
@@ -41,6 +43,10 @@ T = TypeVar("T")
 PROFILES = ("smoke", "paper", "paper-ci")
 _LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads")
+#: the sections a profile may have: one per experiment, and where runs are computed
+SECTIONS = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert", "executor")
+#: sections that choose where runs are computed, not what they compute: overriding them keeps the figures folder
+NOT_RESULT_CHANGING = ("executor",)
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
 # profile that still has one gets an error saying where the setting lives now.
 _MOVED_TO_TOP = {
@@ -52,7 +58,16 @@ _MOVED_TO_TOP = {
 
 
 class ConfigError(ValueError):
-    """A profile file, a section or an override is malformed."""
+    """A profile file, a section or an override is malformed.
+
+    ``path``: the keys below the section (or the top level) of the value at fault,
+    where known (``("sail", "num_train_epochs")``), so the error can name the ``--set``
+    that gave it rather than the file.
+    """
+
+    def __init__(self, message: str, path: Sequence[str] = ()):
+        super().__init__(message)
+        self.path = tuple(path)
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -90,6 +105,7 @@ class Profile:
     root: Path = field(default_factory=Path.cwd)  # project root; outputs live below it
     output_root: Path | None = None  # where runs/ and figures/ go (default: root)
     source_file: str = ""  # the YAML this came from, for error messages
+    overrides: Mapping[str, Any] = field(default_factory=dict)  # the dotted overrides applied (--set / a notebook's parameters)
 
     # ---- paths owned by the library (notebooks never build paths by hand) ----
     @property
@@ -98,7 +114,8 @@ class Profile:
 
     @property
     def figures_dir(self) -> Path:
-        return (self.output_root or self.root) / "figures" / self.name
+        """``figures/<profile>/``, or ``figures/<profile>+<hash>/`` for a run with overrides (:func:`figures_folder`)."""
+        return (self.output_root or self.root) / "figures" / figures_folder(self.name, self.overrides)
 
     def section(self, name: str, cls: type[T], *, prepare: Callable[[dict, str], dict] | None = None) -> T:
         """Build the experiment dataclass ``cls`` from the section ``name`` (defaults where absent).
@@ -108,9 +125,13 @@ class Profile:
         """
         raw = dict(self.sections.get(name) or {})
         _check_moved(name, raw, where=self.source_file)
-        if prepare is not None:
-            raw = prepare(raw, f"{self.source_file}: section '{name}'")
-        return build_dataclass(cls, raw, where=f"{self.source_file}: section '{name}'")
+        where = f"{self.source_file}: section '{name}'"
+        try:
+            if prepare is not None:
+                raw = prepare(raw, where)
+            return build_dataclass(cls, raw, where=where)
+        except ConfigError as exc:
+            raise _blame_override(exc, (name, *exc.path), self.overrides, self.source_file) from None
 
     def torch_device(self):
         """The torch device this profile runs on."""
@@ -163,6 +184,8 @@ class Profile:
             f"figures      {self.figures_dir}",
             f"sections     {', '.join(sorted(self.sections)) or '-'}",
         ]
+        if self.overrides:
+            lines.append(f"overrides    {', '.join(f'{k}={json.dumps(v)}' for k, v in sorted(self.overrides.items()))}")
         return "\n".join(lines)
 
     def _repr_pretty_(self, p, cycle):  # pragma: no cover - notebook display
@@ -175,13 +198,50 @@ class Profile:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["sections"] = dict(self.sections)  # a MappingProxyType does not pickle
+        state["overrides"] = dict(self.overrides)
         return state
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
         state["sections"] = types.MappingProxyType(dict(state["sections"]))
+        state["overrides"] = types.MappingProxyType(dict(state.get("overrides") or {}))
         object.__setattr__(self, "__dict__", state)
         apply_process_settings(self)  # a worker gets the threads and offline mode load_profile gives
+
+
+def result_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The overrides that can change a result, sorted by key: all but those of :data:`NOT_RESULT_CHANGING` sections."""
+    return {k: overrides[k] for k in sorted(overrides or {}) if k.split(".", 1)[0] not in NOT_RESULT_CHANGING}
+
+
+def overrides_hash(overrides: Mapping[str, Any] | None) -> str | None:
+    """8 hex digits of the SHA-256 of the sorted result-changing overrides (canonical JSON); ``None`` without any.
+
+    >>> overrides_hash({}) is None
+    True
+    >>> overrides_hash({"seeds": [1], "glue.num_train_epochs": 1}) == overrides_hash({"glue.num_train_epochs": 1, "seeds": [1]})
+    True
+    """
+    kept = result_overrides(overrides)
+    if not kept:
+        return None
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def figures_folder(profile_name: str, overrides: Mapping[str, Any] | None = None) -> str:
+    """The folder name under ``figures/`` for a profile and its overrides: the one place this is decided.
+
+    ``<profile>`` without overrides; ``<profile>+<8-hex hash of the sorted overrides>`` with any
+    result-changing one, so a run with ``--set`` never overwrites the profile's own tables.
+
+    >>> figures_folder("smoke")
+    'smoke'
+    >>> figures_folder("smoke", {"seeds": [1]})
+    'smoke+4d399ba2'
+    """
+    h = overrides_hash(overrides)
+    return profile_name if h is None else f"{profile_name}+{h}"
 
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -252,8 +312,21 @@ def load_profile(
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
     data = _expand_standins(copy.deepcopy(data), root_p)
-    for key, value in (overrides or {}).items():
-        _apply_override(data, key, value, where=f"{path} (override '{key}')")
+    source = str(path.relative_to(root_p)) if path.is_relative_to(root_p) else str(path)
+    for name in data:  # the file's own keys, before any override
+        if name not in _TOP_LEVEL and name not in SECTIONS:
+            raise ConfigError(f"{source}: unknown key or section '{name}' (top-level keys: {', '.join(_TOP_LEVEL)}; "
+                              f"sections: {', '.join(SECTIONS)})")
+    overrides = dict(overrides or {})
+    for key, value in overrides.items():
+        where = f"--set {key}={json.dumps(value, default=str)} (over {source})"
+        head = key.split(".", 1)[0]
+        if head not in _TOP_LEVEL and head not in SECTIONS:
+            raise ConfigError(f"{where}: unknown {'section' if '.' in key else 'top-level key'} '{head}' "
+                              f"(top-level keys: {', '.join(_TOP_LEVEL)}; sections: {', '.join(SECTIONS)})")
+        if head in _TOP_LEVEL and "." in key:
+            raise ConfigError(f"{where}: '{head}' is a top-level key, not a section")
+        _apply_override(data, key, value, where=where)
 
     top = {k: data.pop(k) for k in list(data) if k in _TOP_LEVEL}
     sections = {}
@@ -264,7 +337,10 @@ def load_profile(
         sections[name] = body
     out_env = os.environ.get("CODESWITCH_OUTPUT_ROOT")
     out = Path(output_root).resolve() if output_root else (Path(out_env).resolve() if out_env else None)
-    kwargs = build_dataclass(_TopLevel, top, where=str(path))
+    try:
+        kwargs = build_dataclass(_TopLevel, top, where=source)
+    except ConfigError as exc:
+        raise _blame_override(exc, exc.path, overrides, source) from None
     prof = Profile(
         name=path.stem,
         description=kwargs.description,
@@ -278,7 +354,8 @@ def load_profile(
         sections=types.MappingProxyType(sections),
         root=root_p,
         output_root=out,
-        source_file=str(path.relative_to(root_p)) if path.is_relative_to(root_p) else str(path),
+        source_file=source,
+        overrides=types.MappingProxyType(overrides),
     )
     apply_process_settings(prof)
     return prof
@@ -377,12 +454,14 @@ def _list_item(items: list, part: str, where: str) -> int:
     return named[0]
 
 
-def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str) -> T:
+def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str, path: Sequence[str] = ()) -> T:
     """Instantiate a (frozen) dataclass from a mapping, strictly.
 
     Unknown keys raise :class:`ConfigError` naming ``where`` and the key; lists
     become tuples where the field is a tuple; nested dataclasses are built
-    recursively; scalars are checked against ``int``/``float``/``bool``/``str``.
+    recursively; scalars are checked against ``int``/``float``/``bool``/``str``, then
+    against :data:`RANGES` (by field name).  ``path``: the keys above ``raw`` (for
+    :attr:`ConfigError.path`).
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls!r} is not a dataclass")
@@ -390,17 +469,241 @@ def build_dataclass(cls: type[T], raw: Mapping[str, Any], *, where: str) -> T:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(raw) - set(fields))
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(fields)}")
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(fields)}", (*path, unknown[0]))
     kwargs = {}
     for key, value in raw.items():
-        kwargs[key] = _coerce(value, hints.get(key, Any), f"{where}: key '{key}'")
+        kwargs[key] = _coerce(value, hints.get(key, Any), f"{where}: key '{key}'", (*path, key))
+        check_range(key, kwargs[key], where=f"{where}: key '{key}'", path=(*path, key))
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {exc}") from exc
+        raise ConfigError(f"{where}: {exc}", (*path, *getattr(exc, "path", ()))) from exc
 
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
+# --------------------------------------------------------------------------- older spellings, backbones: one way for every section
+#: keys several sections renamed to Hugging Face's names (``TrainingArguments``)
+HF_RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+
+
+def backbone_named(backbones: Sequence[T], name: str, *, section: str) -> T:
+    """The backbone called ``name`` (``KeyError`` listing the names there are)."""
+    for b in backbones:
+        if b.name == name:
+            return b
+    raise KeyError(f"{section}: no backbone named {name!r} (have {[b.name for b in backbones]})")
+
+
+def refuse_renamed(raw: Mapping[str, Any], renamed: Mapping[str, Any], *, where: str, section: str,
+                   removed: Mapping[str, str] | None = None) -> None:
+    """Refuse keys spelled the older way, naming the new key.
+
+    ``renamed`` maps an old key of the section to its new name (``{"epochs":
+    "num_train_epochs"}``), or a sub-section to its own such mapping (``{"sail":
+    {"epochs": "num_train_epochs"}}``); ``removed`` maps a key that is gone to why.
+    """
+    for old, new in renamed.items():
+        if isinstance(new, Mapping):  # a sub-section's own renamed keys
+            sub = raw.get(old)
+            for o, n in (new.items() if isinstance(sub, Mapping) else ()):
+                if o in sub:
+                    raise ConfigError(f"{where}: key '{section}.{old}.{o}' is now '{section}.{old}.{n}'; rename it", (old, o))
+        elif old in raw:
+            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it", (old,))
+    for old, why in (removed or {}).items():
+        if old in raw:
+            raise ConfigError(f"{where}: key '{old}' was removed: {why}; delete it", (old,))
+
+
+def older_backbone(raw: Mapping[str, Any], *, where: str, section: str) -> dict:
+    """``raw`` with the older ``backbone: <ref>`` turned into ``backbones: [{name: ref, model: ref}]``."""
+    raw = dict(raw)
+    if "backbone" not in raw:
+        return raw
+    if raw.get("backbones") is not None:
+        raise ConfigError(f"{where}: give '{section}.backbones' (a list of {{name, model}}) or the older 'backbone', not both",
+                          ("backbone",))
+    raw.pop("backbones", None)
+    ref = raw.pop("backbone")
+    if not isinstance(ref, str):
+        raise ConfigError(f"{where}: key '{section}.backbone': expected a model reference; got {ref!r}", ("backbone",))
+    return dict(raw, backbones=[{"name": ref, "model": ref}])
+
+
+def backbones_from(raw: Any, cls: type[T], *, key: str = "backbones", section: str = "", paper: Sequence[T] = (),
+                   hub_ids: bool = False, bare_refs: bool = False, by_name: bool = False,
+                   renamed: Mapping[str, str] | None = None) -> tuple[T, ...]:
+    """The backbones of a section as a tuple of ``cls`` (a frozen ``{name, model, ...}`` dataclass): the one conversion.
+
+    ``raw`` is the list form (items: ``cls`` instances or mappings ``{name, model, ...}``),
+    or the older mapping ``{name: {model, ...}}``.  A mapping whose ``name`` is one of
+    ``paper``'s labels may leave out what that paper backbone fills in; a string item is
+    a paper label (``hub_ids``: or a paper backbone's model id; ``bare_refs``: or any
+    model reference, named after itself — then ``raw`` may be one string too).
+    ``renamed``: older field names of an item, refused naming the new one.  Errors are
+    :class:`ConfigError` naming ``key`` and the item (``key[i]``; ``by_name``: ``key.NAME``).
+    """
+    fields = [f.name for f in dataclasses.fields(cls) if f.init]
+    schema = ", ".join(fields)
+    by_label = {b.name: b for b in paper}
+    by_model = {b.model: b.name for b in paper} if hub_ids else {}
+    if bare_refs and isinstance(raw, str):
+        raw = [raw]
+    if isinstance(raw, Mapping):  # the older form {name: {model, ...}}: the names become the `name` field
+        items = [(f"{key}.{name}", str(name), spec if isinstance(spec, cls) else {"name": str(name), **_backbone_mapping(spec, f"{key}.{name}", schema, ("backbones", str(name)))})
+                 for name, spec in raw.items()]
+    elif isinstance(raw, (list, tuple)):
+        items = []
+        for i, spec in enumerate(raw):
+            item = f"{key}[{i}]"
+            if isinstance(spec, str):
+                label = spec if spec in by_label else by_model.get(spec)
+                if label is not None:
+                    spec = {"name": label}
+                elif bare_refs:
+                    spec = {"name": spec, "model": spec}
+                elif paper:
+                    what = "neither a paper backbone ({}) nor its hub id" if hub_ids else "not a paper backbone ({})"
+                    first = next(iter(by_label))
+                    raise ConfigError(
+                        f"{item}: '{spec}' is {what.format(', '.join(by_label))}; name it and give its settings "
+                        f"{{{schema}}}, e.g. --set '{section}.backbones=[{{\"name\": \"{first}\", \"model\": \"{spec}\"}}]' "
+                        "(the other settings are filled in for a paper label)", ("backbones", str(i)))
+            if not isinstance(spec, cls):
+                spec = dict(_backbone_mapping(spec, item, schema, ("backbones", str(i))))
+                for old, new in (renamed or {}).items():
+                    if old in spec:
+                        raise ConfigError(f"{item}: key '{old}' is now '{new}' (the one backbone schema {{{schema}}}); rename it", ("backbones", str(i), old))
+                if "name" not in spec:
+                    raise ConfigError(f"{item}: a backbone in list form needs a 'name' (its row label); got {spec!r}", ("backbones", str(i)))
+                if by_name:
+                    item = f"{key}.{spec['name']}"
+            items.append((item, str(i), spec))
+    else:
+        raise ConfigError(f"{key}: expected a list of {{{schema}}} (or a mapping by name); got {raw!r}", ("backbones",))
+    if not items:
+        raise ConfigError(f"{key}: at least one backbone is needed", ("backbones",))
+    out = []
+    for item, part, spec in items:
+        if not isinstance(spec, cls):
+            if spec["name"] in by_label:  # the paper's settings where the paper's backbone is meant
+                spec = {**{f: getattr(by_label[spec["name"]], f) for f in fields if f != "name"}, **spec}
+            spec = build_dataclass(cls, spec, where=item, path=("backbones", part))
+        out.append(spec)
+    names = [b.name for b in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{key}: backbone names must be unique, got {names}", ("backbones",))
+    return tuple(out)
+
+
+def _backbone_mapping(spec: Any, where: str, schema: str, path: Sequence[str]) -> Mapping:
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where}: expected a mapping with {schema}; got {spec!r}", path)
+    return spec
+
+
+# --------------------------------------------------------------------------- range checks
+def _positive(v) -> bool:
+    return v > 0
+
+
+def _non_negative(v) -> bool:
+    return v >= 0
+
+
+def _unit(v) -> bool:
+    return 0 <= v <= 1
+
+
+def _unit_open(v) -> bool:
+    return 0 <= v < 1
+
+
+_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "positive": (_positive, "> 0"),
+    "count": (_positive, ">= 1"),  # an integer count (> 0 is >= 1 for integers)
+    "non_negative": (_non_negative, ">= 0"),
+    "unit": (_unit, "in [0, 1]"),
+    "unit_open": (_unit_open, "in [0, 1)"),
+    "neighbors": (lambda v: v >= 2, ">= 2"),
+}
+_FIELDS_BY_RULE = {
+    "positive": ("num_train_epochs", "learning_rate", "temperature", "temperatures", "max_grad_norm", "mnrl_scale",
+                 "tsne_perplexity", "hybrid_step"),
+    "count": ("batch_size", "simcse_batch_size", "concse_batch_size", "per_device_eval_batch_size", "released_simcse_batch_size",
+              "max_length", "max_length_single", "max_length_pair", "max_seq_length", "query_max_length", "passage_max_length",
+              "released_simcse_max_length", "doc_stride", "max_answer_length", "depth", "fusion_depth", "search_chunk_size",
+              "umap_points", "walkthrough_n", "min_np_tokens", "max_train_rows", "max_eval_rows", "max_train_samples",
+              "max_eval_samples", "train_max_queries", "tune_max_queries", "parallel_train_size", "parallel_valid_size",
+              "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "glue_size", "nli_size", "stsb_size"),
+    "non_negative": ("warmup_steps", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
+                     "reg_weight", "word_reg_weight", "patience", "heldout_pairs", "lexicon_valid_size", "construct_n",
+                     "encode_sort_window", "bm25_k1", "umap_min_dist", "bucket_cost", "align_layer", "std_ddof"),
+    "unit": ("sentence_rate", "word_rate", "bm25_b", "softmax_threshold", "align_prob_threshold"),
+    "unit_open": ("warmup_ratio",),
+    "neighbors": ("umap_neighbors",),
+}
+#: field name -> (rule, what it must be): the one table of value domains, applied to every profile key of that name
+#: (the executor section checks its own, in codeswitch.core.executors)
+RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {f: _RULES[rule] for rule, names in _FIELDS_BY_RULE.items() for f in names}
+#: tuple-valued keys that must not be empty when given (None: the default applies)
+NON_EMPTY = ("seeds", "tasks", "scenarios", "variants", "temperatures", "margins", "triplet_weights")
+
+
+def check_range(key: str, value: Any, *, where: str, path: Sequence[str] = ()) -> None:
+    """Check ``value`` of the profile key ``key`` against :data:`RANGES` and :data:`NON_EMPTY`; raise :class:`ConfigError`.
+
+    ``None`` passes (an optional setting left unset); in a tuple every item is checked.
+
+    >>> check_range("warmup_ratio", 0.1, where="glue")
+    >>> try:
+    ...     check_range("num_train_epochs", 0, where="glue: key 'num_train_epochs'")
+    ... except ConfigError as exc:
+    ...     print(exc)
+    glue: key 'num_train_epochs': must be > 0, got 0
+    """
+    if value is None:
+        return
+    if key in NON_EMPTY and isinstance(value, (tuple, list)) and not value:
+        raise ConfigError(f"{where}: must not be empty (give at least one value, or leave the key out)", path)
+    rule = RANGES.get(key)
+    if rule is None:
+        return
+    ok, domain = rule
+    for v in value if isinstance(value, (tuple, list)) else (value,):
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if math.isnan(v) or not ok(v):
+            raise ConfigError(f"{where}: must be {domain}, got {v!r}", path)
+
+
+def check_fields(obj: Any, prefix: str = "") -> None:
+    """Check every field of a config dataclass (nested ones and backbones included) against :data:`RANGES` and :data:`NON_EMPTY`.
+
+    Each section's ``Config.__post_init__`` calls it, so a config built in code (or by
+    ``dataclasses.replace``) meets the same rules as one read from a profile, where
+    :func:`build_dataclass` has already checked each key, naming the file or ``--set``.
+    """
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        check_range(f.name, value, where=f"{prefix}{f.name}")
+        for item in value if isinstance(value, tuple) else (value,):
+            if dataclasses.is_dataclass(item) and not isinstance(item, type):
+                check_fields(item, f"{prefix}{f.name}.")
+
+
+def _blame_override(exc: ConfigError, path: Sequence[str], overrides: Mapping[str, Any], source: str) -> ConfigError:
+    """``exc`` reworded to name the ``--set`` that gave the value at ``path`` (when an override did), else as it is."""
+    dotted = ".".join(str(p) for p in path)
+    for key, value in overrides.items():
+        if dotted and (dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + ".")):
+            msg = str(exc)
+            origin = f"--set {key}={json.dumps(value, default=str)} (over {source})"
+            msg = msg.replace(source, origin, 1) if msg.startswith(source) else f"{origin}: {msg}"
+            return ConfigError(msg, exc.path)
+    return exc
+
+
+def _coerce(value: Any, hint: Any, where: str, path: Sequence[str] = ()) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if hint is Any or value is None and (type(None) in args):
@@ -412,45 +715,45 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         errors = []
         for a in non_none:
             try:
-                return _coerce(value, a, where)
+                return _coerce(value, a, where, path)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(f"{where}: {value!r} fits none of {non_none}")
+        raise ConfigError(f"{where}: {value!r} fits none of {non_none}", path)
     if dataclasses.is_dataclass(hint) and isinstance(value, Mapping):
-        return build_dataclass(hint, value, where=where)
+        return build_dataclass(hint, value, where=where, path=path)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
             value = [value]
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(v, args[0], where) for v in value)
+            return tuple(_coerce(v, args[0], where, path) for v in value)
         if args and len(args) == len(value):
-            return tuple(_coerce(v, a, where) for v, a in zip(value, args))
+            return tuple(_coerce(v, a, where, path) for v, a in zip(value, args))
         return tuple(value)
     if origin is list:
-        return [_coerce(v, args[0] if args else Any, where) for v in value]
+        return [_coerce(v, args[0] if args else Any, where, path) for v in value]
     if origin in (dict, Mapping) or hint is dict:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}", path)
         return dict(value)
     if origin is typing.Literal:
         if value not in args:
-            raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
+            raise ConfigError(f"{where}: {value!r} is not one of {list(args)}", path)
         return value
     if hint is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true/false, got {value!r}")
+            raise ConfigError(f"{where}: expected true/false, got {value!r}", path)
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            raise ConfigError(f"{where}: expected an integer, got {value!r}", path)
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
+            raise ConfigError(f"{where}: expected a number, got {value!r}", path)
         return float(value)
     if hint is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
+            raise ConfigError(f"{where}: expected a string, got {value!r}", path)
         return value
     return value
 

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import re
@@ -40,6 +41,7 @@ import pandas as pd
 from . import reported as _reported
 from .claims import SMOKE_NOTE, Claim
 from .profiles import Profile
+from .provenance import lines as provenance_lines, provenance
 from .runs import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 DIGITS = 2  # decimals shown in human tables; CSVs keep 4
@@ -326,16 +328,22 @@ def save_table(
     long: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
     claim: Claim | None = None,
+    inputs: Mapping | None = None,
 ) -> dict[str, Path]:
-    """Write a table as ``<name>.md``, ``.tex`` and ``.csv`` under ``figures/<profile>/``.
+    """Write a table as ``<name>.md``, ``.tex`` and ``.csv`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
     ``wide`` is the human table (cells: :class:`Cell` or text); ``long`` (default:
     ``wide`` itself) goes to CSV with floats rounded to 4 decimals.  ``claim``: the
     paper's claim this table checks (:mod:`codeswitch.claims`), computed from the
-    table's numbers; rendered under the table and listed in ``INDEX.md``.
+    table's numbers; rendered under the table and listed in ``INDEX.md``.  The
+    provenance (:func:`codeswitch.core.provenance.provenance`; ``inputs``: the input
+    identities, default those the experiment's ``tables`` records) is listed under the
+    Markdown table, as comment lines atop the LaTeX, and in the JSON beside them; the
+    CSV holds the measured cells only (byte-identical between identical runs).
     """
     out = profile.figures_dir
     paths = {}
+    prov = provenance(profile, inputs)
     header = f"**{name}** — {caption}\n\n_profile `{profile.name}`_\n\n"
     md = header + to_markdown(wide)
     lines = list(notes)
@@ -345,32 +353,44 @@ def save_table(
             lines.append(SMOKE_NOTE)
     if lines:
         md += "\n" + "\n".join(f"- {n}" for n in lines) + "\n"
+    md += "\nProvenance:\n\n" + "\n".join(f"- {md_escape(n)}" for n in provenance_lines(prov)) + "\n"
     paths["md"] = atomic_write_text(out / f"{name}.md", md)
-    paths["tex"] = atomic_write_text(out / f"{name}.tex", to_latex(wide, caption, name))
+    tex_head = "".join(f"% {n}\n" for n in provenance_lines(prov))
+    paths["tex"] = atomic_write_text(out / f"{name}.tex", tex_head + to_latex(wide, caption, name))
     if long is None:
         long = wide.reset_index().map(lambda v: str(v) if isinstance(v, Cell) else v)
     csv_df = _round_floats(long)
     buf = io.StringIO()
     csv_df.to_csv(buf, index=False, lineterminator="\n")
     paths["csv"] = atomic_write_text(out / f"{name}.csv", buf.getvalue())
-    _record(name, "table", caption, paths, profile, claim=claim)
+    atomic_write_json(out / f"{name}.provenance.json", prov)
+    _record(name, "table", caption, paths, profile, prov, claim=claim)
     return paths
 
 
-def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 150) -> dict[str, Path]:
-    """Write a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``figures/<profile>/``."""
+def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 150, inputs: Mapping | None = None) -> dict[str, Path]:
+    """Write a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
+
+    The provenance (see :func:`save_table`) is also in the files' metadata: a PNG text
+    chunk ``Provenance`` and the PDF's ``Keywords`` (JSON), the caption in its ``Subject``.
+    """
     out = profile.figures_dir
     paths = {}
+    prov = provenance(profile, inputs)
+    text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
     for ext in ("png", "pdf"):
         buf = io.BytesIO()
-        meta = {"Software": None} if ext == "png" else {"Creator": None, "Producer": None, "CreationDate": None}
+        meta = ({"Software": None, "Provenance": text} if ext == "png"
+                else {"Creator": None, "Producer": None, "CreationDate": None, "Subject": caption, "Keywords": text})
         fig.savefig(buf, format=ext, dpi=dpi, bbox_inches="tight", metadata=meta)
         paths[ext] = atomic_write_bytes(out / f"{name}.{ext}", buf.getvalue())
-    _record(name, "figure", caption, paths, profile)
+    atomic_write_json(out / f"{name}.provenance.json", prov)
+    _record(name, "figure", caption, paths, profile, prov)
     return paths
 
 
-def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profile: Profile, *, claim: Claim | None = None) -> None:
+def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profile: Profile, prov: Mapping, *,
+            claim: Claim | None = None) -> None:
     atomic_write_json(
         profile.figures_dir / ".index" / f"{name}.json",
         {
@@ -382,12 +402,12 @@ def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profi
             "profile": profile.name,
             "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "claim": None if claim is None else claim.as_dict(),
+            "provenance": dict(prov),
         },
     )
 
 
 def read_index(figures_dir: Path) -> list[dict]:
-    import json
 
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((figures_dir / ".index").glob("*.json"))]
 

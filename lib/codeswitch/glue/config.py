@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import ConfigError, build_dataclass
+from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, refuse_renamed
 from .train import SCENARIOS, TASKS
 
 SECTION = "glue"
@@ -69,45 +69,15 @@ class Config:
         bad = [s for s in self.scenarios if s not in SCENARIOS]
         if bad:
             raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
-        object.__setattr__(self, "backbones", backbones_from(self.backbones))
-        if self.num_train_epochs < 1:
-            raise ValueError(f"num_train_epochs must be >= 1, got {self.num_train_epochs}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise ValueError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
+        check_fields(self)  # epochs, batch sizes, ratios ... in their domains (core.profiles.RANGES)
 
     def backbone(self, name: str) -> Backbone:
-        for b in self.backbones:
-            if b.name == name:
-                return b
-        raise KeyError(f"glue: no backbone named {name!r} (have {[b.name for b in self.backbones]})")
-
-
-def backbones_from(raw) -> tuple[Backbone, ...]:
-    """The backbones as a tuple of :class:`Backbone`: from the list form, or from the older mapping ``{name: {...}}``."""
-    if isinstance(raw, Mapping):  # the older form: the names are the keys
-        raw = [spec if isinstance(spec, Backbone) else {"name": str(name), **_mapping(spec, f"backbones.{name}")}
-               for name, spec in raw.items()]
-    out = []
-    for i, spec in enumerate(raw or ()):
-        if not isinstance(spec, Backbone):
-            spec = build_dataclass(Backbone, _mapping(spec, f"backbones[{i}]"), where=f"backbones[{i}]")
-        out.append(spec)
-    if not out:
-        raise ValueError("backbones: at least one is needed")
-    names = [b.name for b in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"backbones: names must be unique, got {names}")
-    return tuple(out)
-
-
-def _mapping(spec, where: str) -> Mapping:
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"{where}: expected a mapping with name, model, batch_size, learning_rate; got {spec!r}")
-    return spec
+        return backbone_named(self.backbones, name, section=SECTION)
 
 
 # keys renamed to Hugging Face's names: the old spelling is an error that names the new one
-RENAMED = {"epochs": "num_train_epochs", "eval_batch_size": "per_device_eval_batch_size"}
+RENAMED = HF_RENAMED
 
 
 def _prepare(raw: dict, where: str) -> dict:
@@ -118,42 +88,11 @@ def _prepare(raw: dict, where: str) -> dict:
     (``"XLM-R-base"``), and a mapping whose ``name`` is a paper label may leave out what
     Table 8 fills in: ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
     """
-    for old, new in RENAMED.items():
-        if old in raw:
-            raise ConfigError(f"{where}: key '{old}' is now '{new}' (Hugging Face's name); rename it")
+    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
     if "backbones" not in raw:
         return raw
-    backbones = raw["backbones"]
-    key = f"{where}: {SECTION}.backbones"
-    paper = {b.name: b for b in PAPER_BACKBONES}
-    by_model = {b.model: b.name for b in PAPER_BACKBONES}
-    if isinstance(backbones, Mapping):  # the older form {name: {model, ...}}: names become the `name` field
-        items = [(f"{key}.{name}", {"name": str(name), **_mapping(spec, f"{key}.{name}")}) for name, spec in backbones.items()]
-    elif isinstance(backbones, (list, tuple)):
-        items = []
-        for i, spec in enumerate(backbones):
-            if isinstance(spec, str):
-                label = spec if spec in paper else by_model.get(spec)
-                if label is None:
-                    raise ConfigError(
-                        f"{key}[{i}]: '{spec}' is neither a paper backbone ({', '.join(paper)}) nor its hub id; name it and give "
-                        f"its Table 8 settings, e.g. --set '{SECTION}.backbones=[{{\"name\": \"mBERT-base\", \"model\": \"{spec}\"}}]' "
-                        "(batch_size and learning_rate are filled in for a paper label)")
-                spec = {"name": label}
-            spec = dict(_mapping(spec, f"{key}[{i}]"))
-            if "name" not in spec:
-                raise ConfigError(f"{key}[{i}]: a backbone in list form needs a 'name' (the row label of Table 2); got {spec!r}")
-            items.append((f"{key}[{i}]", spec))
-    else:
-        raise ConfigError(f"{key}: expected a list of {{name, model, batch_size, learning_rate}} (or a mapping by name); got {backbones!r}")
-    if not items:
-        raise ConfigError(f"{key}: at least one backbone is needed")
-    built = []
-    for item, spec in items:
-        if spec["name"] in paper:  # Table 8's settings where the paper's backbone is meant
-            spec = {**{k: getattr(paper[spec["name"]], k) for k in ("model", "batch_size", "learning_rate")}, **spec}
-        built.append(build_dataclass(Backbone, spec, where=item))
-    return dict(raw, backbones=built)
+    return dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
+                                              paper=PAPER_BACKBONES, hub_ids=True))
 
 
 def load(profile) -> Config:

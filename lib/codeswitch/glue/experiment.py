@@ -32,6 +32,7 @@ from ..core.profiles import Profile, seeds_for
 from ..core import claims
 from ..core.report import bold, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache
+from ..core.provenance import records_inputs
 from .config import PAPER_BACKBONES, SECTION, Backbone, Config, GlueRun, load
 from .train import SCENARIOS, TASKS, fine_tune, scenario_of, training_runs
 
@@ -157,11 +158,13 @@ def frame(results: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict:
     """Write Table 2 (:func:`table2`); return its paths."""
     return table2(frame(results), profile)
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict:
     """Write the EN2CS → CS2CS gain figure (:func:`gain_figure`); return its paths."""
     return gain_figure(frame(results), profile)

@@ -12,6 +12,7 @@ from typing import Any, Mapping, ClassVar
 
 from . import data as K
 from ..core.experiment import RunSpec, not_in_key
+from ..core.profiles import check_fields
 from .synthetic import SyntheticConfig
 
 SECTION = "koglish"
@@ -54,6 +55,7 @@ class Config:
         for key, allowed in checks.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"koglish.{key} = {getattr(self, key)!r}; allowed: {', '.join(allowed)}")
+        check_fields(self)  # sizes and counts in their domains (core.profiles.RANGES)
 
 
 def config(cfg: Profile) -> KoglishConfig:

@@ -32,6 +32,7 @@ from .translate import make_translator
 from ..core.profiles import Profile
 from ..core.experiment import Results, run_specs
 from ..core.runs import config_hash
+from ..core.provenance import records_inputs
 from .config import SECTION, Config, KoglishRun, load
 
 __all__ = [
@@ -377,6 +378,7 @@ def run(profile: Profile) -> Results:
     return run_specs(plan(profile), run_one, profile, cache_dir=profile.runs_dir / "koglish", desc="construction")
 
 
+@records_inputs
 def tables(results: Results, profile: Profile) -> dict[str, dict]:
     """Write Table 1 (rows per task and split of the profile's Koglish, as loaded) and the exclusion table (from ``results``).
 
@@ -388,7 +390,7 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     source = K.resolve_source(profile)
     wide, long = table1(source, invariant_report(source))
     out = {"concse_table1": save_table(wide, "concse_table1", profile, caption="Summary of the Koglish datasets: rows per task and split, as loaded",
-                                       long=long, claim=table1_claim(long))}
+                                       long=long, claim=table1_claim(long), inputs={"koglish": [str(profile.koglish_source)]})}
     wide, long = exclusions({s.task: record for s, record in results})
     out["concse_table1_exclusions"] = save_table(
         wide, "concse_table1_exclusions", profile, caption="Items excluded by the construction pipeline, per task and reason", long=long,
@@ -397,6 +399,7 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     return out
 
 
+@records_inputs
 def figures(results: Results, profile: Profile) -> dict[str, dict]:
     """Write Figure 1: the walk-through example that shows most of the NP rule, as a parse tree (:func:`figure1`).
 

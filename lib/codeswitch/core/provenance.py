@@ -1,0 +1,137 @@
+"""Provenance: what every table, figure and ``INDEX.md`` records about how it was made.
+
+One dict, built by :func:`provenance` and written by :mod:`codeswitch.core.report`:
+
+================  ====================================================================
+key               what
+================  ====================================================================
+``profile``       the profile's name (``smoke``, ``paper``, a YAML file's stem)
+``profile_file``  the YAML it was read from
+``overrides``     every override applied (``--set`` / a notebook's ``overrides``), sorted
+``overrides_hash``  8 hex digits of the result-changing ones (``None`` without any)
+``folder``        the folder under ``figures/`` (``<profile>`` or ``<profile>+<hash>``)
+``git_commit``    the commit of the code (12 hex digits; ``unknown`` outside git)
+``git_dirty``     whether tracked files differed from that commit
+``inputs``        the identities of the data and models the runs read (:func:`inputs_of`):
+                  ``{what: [reference or identity, ...]}``; ``None`` when not given
+================  ====================================================================
+
+A run with overrides writes into a folder of its own (:func:`codeswitch.core.profiles.figures_folder`),
+so the profile's tables are never overwritten by a changed setting.
+
+The input identities are what the run records hold: each spec's
+:meth:`~codeswitch.core.experiment.RunSpec.inputs` (dataset and model references), or,
+where a record stores the identities of what it read (``record["inputs"]``: content
+hashes and resolved revisions, once the run cache records them), those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from .profiles import Profile, figures_folder, overrides_hash
+
+__all__ = ["provenance", "inputs_of", "recording_inputs", "records_inputs", "current_inputs", "git_state", "lines"]
+
+_INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("codeswitch_inputs", default=None)
+
+
+def git_state(root: Path) -> tuple[str, bool]:
+    """``(commit, dirty)`` of the repository at ``root``: 12 hex digits (``"unknown"`` outside git) and whether tracked files changed."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+        return (sha or "unknown"), bool(sha and dirty)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown", False
+
+
+@functools.lru_cache(maxsize=8)
+def _git_state_cached(root: str) -> tuple[str, bool]:
+    return git_state(Path(root))
+
+
+def inputs_of(results: Iterable[tuple[Any, Mapping | None]]) -> dict[str, list[str]]:
+    """The input identities of a set of runs: ``{what: sorted distinct references}`` (``what``: ``model``, ``koglish``, ...).
+
+    ``results`` yields ``(spec, record)`` pairs (a :class:`codeswitch.core.experiment.Results`).
+    A record's own ``inputs`` (the identities it stored when it ran) win over the spec's
+    references; a structured identity is written as compact JSON.
+    """
+    out: dict[str, set[str]] = {}
+    for spec, record in results:
+        held = record.get("inputs") if isinstance(record, Mapping) else None
+        refs = held if isinstance(held, Mapping) and held else spec.inputs()
+        for what, ref in refs.items():
+            text = ref if isinstance(ref, str) else json.dumps(ref, sort_keys=True, separators=(",", ":"), default=str)
+            out.setdefault(str(what), set()).add(text)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+@contextlib.contextmanager
+def recording_inputs(inputs: Mapping[str, Any] | None) -> Iterator[None]:
+    """Within the block, tables and figures written without an explicit ``inputs`` record these."""
+    token = _INPUTS.set(inputs)
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def current_inputs() -> Mapping[str, Any] | None:
+    """The inputs :func:`recording_inputs` set for the current block (``None`` outside one)."""
+    return _INPUTS.get()
+
+
+def records_inputs(fn: Callable) -> Callable:
+    """Decorate an experiment's ``tables(results, profile)`` / ``figures(results, profile)``: what it writes records
+    the inputs of ``results`` (:func:`inputs_of`)."""
+
+    @functools.wraps(fn)
+    def wrapper(results, profile, *args, **kwargs):
+        with recording_inputs(inputs_of(results)):
+            return fn(results, profile, *args, **kwargs)
+
+    return wrapper
+
+
+def provenance(profile: Profile, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The provenance of an artifact written under ``profile`` (see the module docstring); ``inputs`` default: :func:`current_inputs`."""
+    commit, dirty = _git_state_cached(str(profile.root))
+    if inputs is None:
+        inputs = current_inputs()
+    return {
+        "profile": profile.name,
+        "profile_file": profile.source_file,
+        "overrides": {k: profile.overrides[k] for k in sorted(profile.overrides)},
+        "overrides_hash": overrides_hash(profile.overrides),
+        "folder": figures_folder(profile.name, profile.overrides),
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "inputs": None if inputs is None else {str(k): inputs[k] for k in sorted(inputs)},
+    }
+
+
+def lines(prov: Mapping[str, Any]) -> list[str]:
+    """The provenance as short human lines (the notes under a table, the header of ``INDEX.md``)."""
+    overrides = prov.get("overrides") or {}
+    out = [
+        f"profile: {prov['profile']} ({prov['profile_file']})",
+        "overrides: " + (", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in overrides.items()) + f" (hash {prov['overrides_hash']})"
+                         if overrides else "none"),
+        f"git commit: {prov['git_commit']}" + (" (working tree dirty: uncommitted changes)" if prov.get("git_dirty") else ""),
+    ]
+    inputs = prov.get("inputs")
+    if inputs is None:
+        out.append("inputs: not recorded")
+    else:
+        out.append("inputs: " + ("; ".join(f"{k}: {', '.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in inputs.items())
+                                 or "none"))
+    return out
