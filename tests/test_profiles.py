@@ -267,4 +267,4 @@ def test_configs_built_in_code_meet_the_same_rules():
     with pytest.raises(ValueError, match=r"^temperatures: must be > 0, got 0.0"):
         dataclasses.replace(ConcseConfig(), temperatures=(0.05, 0.0))
     with pytest.raises(ValueError, match=r"^qa.batch_size: must be >= 1, got 0"):  # nested sections too
-        dataclasses.replace(AlignmentConfig(), qa=TaskConfig(num_train_epochs=1, batch_size=0, learning_rate=1e-5, max_length=64))
+        dataclasses.replace(AlignmentConfig(), qa=TaskConfig(num_train_epochs=1, batch_size=0, learning_rate=1e-5, max_length=64, do_lower_case=False))
