@@ -115,6 +115,16 @@ def test_inputs_come_from_the_runs_and_a_record_s_own_identities_win():
     assert tables.__doc__ == "doc"
 
 
+def test_a_local_input_is_recorded_with_the_content_hash_its_key_holds(tmp_path):
+    data = tmp_path / "train.tsv"
+    data.write_text("a\t1\n", encoding="utf-8")
+    spec = _spec("tiny-bert", str(data))
+    first = P.inputs_of(Results((spec,), ({},)))["data"]
+    assert first == [f"{data} @ {spec.input_identities()['data']}"] and " @ sha256:" in first[0]
+    data.write_text("a\t0\n", encoding="utf-8")  # one label changed: another identity, in the key and in the tables
+    assert P.inputs_of(Results((spec,), ({},)))["data"] != first
+
+
 def test_every_experiment_records_the_inputs_of_its_results():
     import importlib
 

@@ -63,14 +63,20 @@ def inputs_of(results: Iterable[tuple[Any, Mapping | None]]) -> dict[str, list[s
 
     ``results`` yields ``(spec, record)`` pairs (a :class:`codeswitch.core.experiment.Results`).
     A record's own ``inputs`` (the identities it stored when it ran) win over the spec's
-    references; a structured identity is written as compact JSON.
+    references, which are written as ``ref @ identity`` (the content hash or hub commit the
+    run's key holds, :meth:`RunSpec.input_identities`); a structured identity is compact JSON.
     """
     out: dict[str, set[str]] = {}
     for spec, record in results:
         held = record.get("inputs") if isinstance(record, Mapping) else None
         refs = held if isinstance(held, Mapping) and held else spec.inputs()
+        # the identity each reference had when keyed: a local content hash or a hub commit (core.identity)
+        idents = {} if refs is held else (getattr(spec, "input_identities", dict)() or {})
         for what, ref in refs.items():
             text = ref if isinstance(ref, str) else json.dumps(ref, sort_keys=True, separators=(",", ":"), default=str)
+            ident = idents.get(what)
+            if ident is not None:
+                text += " @ " + (ident if isinstance(ident, str) else json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str))
             out.setdefault(str(what), set()).add(text)
     return {k: sorted(v) for k, v in sorted(out.items())}
 
