@@ -45,8 +45,9 @@ def test_shared_settings_hash_identically(paper):
         assert by[("variant", "official", seed)] == v6
         assert by[("simcse_settings", "ConCSE (v6)", seed)] == v6
         assert by[("table6", "N/A", seed)] == by[("table4", "v3", seed)]
-        assert by[("simcse_settings", "SimCSE matched", seed)] == by[("table4", "SimCSE", seed)]
-        assert by[("simcse_settings", "SimCSE released_code", seed)] != by[("table4", "SimCSE", seed)]
+        # the paper profile trains Table 4's SimCSE row as the released code does (concse.simcse_settings)
+        assert by[("simcse_settings", "SimCSE released_code", seed)] == by[("table4", "SimCSE", seed)]
+        assert by[("simcse_settings", "SimCSE matched", seed)] != by[("table4", "SimCSE", seed)]
         assert by[("variant", "paper", seed)] != v6
     # 6 variants + SimCSE + 4 more τ + 3 more λ + 5 more α + paper variant + released SimCSE = 21 runs a seed
     assert len(set(by.values())) == 21 * len(paper.seeds)
@@ -77,10 +78,12 @@ def test_run_key_is_complete_and_canonical(paper):
     # a hub namespace is read as one dataset repository per dataset, each keyed by its commit (core.identity)
     assert k.inputs() == {"koglish_nli": "Jangyeong/Koglish_NLI", "koglish_sts": "Jangyeong/Koglish_STS",
                           "koglish_sick": "Jangyeong/Koglish_SICK", "model": b.model}
-    s = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong")
-    assert (s.batch_size, s.max_length, s.temperature) == (128, 64, 0.05)
-    r = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="released_code")
-    assert (r.batch_size, r.max_length) == (64, 32)
+    s = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong")  # the paper profile: as the released code (config_simcse_large.json)
+    assert (s.simcse_settings, s.batch_size, s.max_length, s.temperature) == ("released_code", 128, 32, 0.05)
+    r = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="matched")  # Table 9's batch at ConCSE's length
+    assert (r.batch_size, r.max_length) == (128, 64)
+    base = C.spec(c, paper, c.backbone("XLM-R-base"), "simcse", 1, koglish="Jangyeong")
+    assert (base.batch_size, base.max_length) == (64, 32)  # config_simcse_base.json
     with pytest.raises(ValueError, match="simcse_settings"):
         C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="typo")
 
