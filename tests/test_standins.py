@@ -27,7 +27,20 @@ def root(tmp_path_factory):
 
 
 def test_every_paper_backbone_has_a_standin():
-    assert set(EXPECTED) == set(STANDINS) and set(FOR_HUB_ID.values()) <= set(STANDINS)
+    assert set(EXPECTED) | {"benepar"} == set(STANDINS) and set(FOR_HUB_ID.values()) <= set(STANDINS)
+
+
+def test_benepar_standin_parses_through_benepar(root):
+    """The parser stand-in is a folder in benepar's released format: benepar.Parser(folder) loads it (with the
+    transformers-5 tokenizer shim of BeneparParser) and returns constituency trees over the given tokens."""
+    from codeswitch.koglish.construct import BeneparParser
+
+    folder = build_standin("benepar", root)
+    assert (folder / "benepar_model.bin").is_file() and (folder / "config.json").is_file()
+    sentences = ["The boy drinks water in the big house .", "A cat sat ."]
+    trees = BeneparParser(str(folder), download=False).parse_many(sentences)
+    assert [t.leaves() for t in trees] == [s.split() for s in sentences]
+    assert any(st.label() == "NP" for t in trees for st in t.subtrees())
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
