@@ -207,7 +207,7 @@ def _benepar(dest: Path, *, d_model: int = 32, np_bias: float = 0.5, s_bias: flo
     from benepar.parse_chart import ChartParser
     from transformers import BertConfig, BertTokenizer
 
-    from ..koglish.construct import _benepar_tokenizer_compat
+    from .models import benepar_tokenizer_compat
 
     tok = BertTokenizer(vocab=_wordpiece(False), do_lower_case=False)
     enc = BertConfig(vocab_size=len(tok), max_position_embeddings=512, pad_token_id=tok.pad_token_id, **_SMALL)
@@ -220,7 +220,7 @@ def _benepar(dest: Path, *, d_model: int = 32, np_bias: float = 0.5, s_bias: flo
                    force_root_constituent=True)
     vocab = {"tag_vocab": {t: i for i, t in enumerate(PTB_TAGS)}, "label_vocab": {x: i for i, x in enumerate(["", *PTB_LABELS])},
              "char_vocab": None}
-    with torch.random.fork_rng(devices=[]), _benepar_tokenizer_compat():
+    with torch.random.fork_rng(devices=[]), benepar_tokenizer_compat():
         torch.manual_seed(0)
         parser = ChartParser(**vocab, hparams=HParams(**hparams), pretrained_model_path=str(dest))
     with torch.no_grad():  # f_label's last layer scores labels 1..n (0, the empty label, scores 0)

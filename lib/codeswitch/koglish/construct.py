@@ -26,7 +26,6 @@ reads built and released data alike.
 from __future__ import annotations
 
 import collections
-import contextlib
 import io
 import json
 import sqlite3
@@ -37,6 +36,7 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.models import benepar_tokenizer_compat
 from .translate import Translator
 
 __all__ = [
@@ -128,33 +128,6 @@ class BracketParser:
         return out
 
 
-@contextlib.contextmanager
-def _benepar_tokenizer_compat():
-    """benepar 0.2.0 asks the encoder's tokenizer for ``build_inputs_with_special_tokens([-100])`` to find
-    where the start/stop tokens sit; transformers 5 removed that method (the tokenizer's post-processor adds
-    special tokens).  While a benepar model loads, the method is supplied from the post-processor itself:
-    the special tokens around one encoded word, put around ``ids``."""
-    from transformers import PreTrainedTokenizerBase
-
-    if hasattr(PreTrainedTokenizerBase, "build_inputs_with_special_tokens"):
-        yield
-        return
-
-    def build_inputs_with_special_tokens(self, ids, ids2=None):
-        if ids2 is not None:
-            raise NotImplementedError("benepar builds single sequences only")
-        plain = self("a", add_special_tokens=False)["input_ids"]
-        full = self("a", add_special_tokens=True)["input_ids"]
-        at = next(i for i in range(len(full) - len(plain) + 1) if full[i : i + len(plain)] == plain)
-        return [*full[:at], *ids, *full[at + len(plain) :]]
-
-    PreTrainedTokenizerBase.build_inputs_with_special_tokens = build_inputs_with_special_tokens
-    try:
-        yield
-    finally:
-        del PreTrainedTokenizerBase.build_inputs_with_special_tokens
-
-
 class BeneparParser:
     """The Berkeley Neural Parser (``benepar_en3``; Kitaev & Klein), imported lazily.
 
@@ -178,7 +151,7 @@ class BeneparParser:
         except ImportError as exc:  # pragma: no cover - benepar is in requirements.txt
             raise ParserUnavailable("benepar is not installed: pip install benepar (see requirements.txt)") from exc
         try:
-            with _benepar_tokenizer_compat():
+            with benepar_tokenizer_compat():
                 self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
         except LookupError:
             ok = benepar.download(self.model, quiet=True, raise_on_error=False) if self._download else False
@@ -190,7 +163,7 @@ class BeneparParser:
                     "and copy the nltk_data/models folder here (or set NLTK_DATA), "
                     "or give gold trees as PTB bracket strings (koglish.parser: ptb)."
                 ) from None
-            with _benepar_tokenizer_compat():
+            with benepar_tokenizer_compat():
                 self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
         return self._parser
 
