@@ -152,6 +152,11 @@ def test_standin_datasets_load_through_the_paper_loaders(standins):
     cfg = load_profile("paper-ci")
     src = cfg.koglish_source  # the hub layout (COLA/en_train.csv, Koglish_SICK/cs_test.csv)
     assert len(K.load_glue(src, "cola", "train")) > 0 and len(K.load_sts(src, "sick")) > 0 and len(K.load_nli(src)) > 0
+    from codeswitch.koglish import experiment as KE
+    from codeswitch.koglish.config import load as koglish_config
+
+    qnli = KE._raw_glue(koglish_config(cfg), "qnli")  # nyu-mll/glue's layout: load_dataset(folder, "qnli") by its card
+    assert list(qnli.columns) == ["sentence1", "sentence2", "label"] and len(qnli) == cfg.sections["koglish"]["construct_n"]
     c = cfg.sections["contrastivemix"]
     en = load_queries("mrtydi", c["mrtydi"], "en", "dev")
     ko = load_queries("mrtydi", c["mrtydi"], "ko", "test")
