@@ -59,7 +59,7 @@ def test_paper_check_lists_everything_missing_at_once(no_network, capsys):
         "Jangyeong/Koglish_SICK", "facebook/nllb-200-distilled-600M", "xlm-roberta-large", "facebook/mbart-large-50",
         "bert-base-multilingual-uncased", "mrtydi-v1.1-english/dev.jsonl.gz", "miracl/miracl-corpus", "en-ko.txt",
         "HF_TOKEN", "ai4bharat/indic-bert", "distilbert-base-uncased", "cfilt/iitb-english-hindi", "data/sail2017",
-        "Data/Processed_Data", "glue.backbones.XLM-R-large.model", "concse.backbones.0.model", "calbert.backbones.4.model",
+        "Data/Processed_Data", "koglish.benepar_model", "benepar.download('benepar_en3')", "glue.backbones.XLM-R-large.model", "concse.backbones.0.model", "calbert.backbones.4.model",
     ):
         assert needed in out, needed
     assert "hf download" in out and "huggingface-cli" not in out and "--set " in out
@@ -129,6 +129,17 @@ def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_n
         dest.write_text("the\t이\n")
         return dest
 
+    import benepar
+
+    from codeswitch.core.standins import build_standin
+
+    parser = build_standin("benepar", tmp_path / "standins")  # what benepar.download unpacks, in its released format
+
+    def download(name, *, download_dir, **kwargs):  # benepar's NLTK downloader, without the network
+        shutil.copytree(parser, Path(download_dir) / "models" / name)
+        return True
+
+    monkeypatch.setattr(benepar, "download", download)
     dest = tmp_path / "prepared"
     out = preflight.prepare(cfg, dest, snapshot_download=_fake_hub(Path(resolve_model("tiny-bert")), calls), fetch_url=fetch, log=lambda m: None)
     assert out == dest / "profile.yaml"
@@ -149,9 +160,7 @@ def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_n
     # hyperparameters untouched
     assert prepared["glue"]["num_train_epochs"] == data["glue"]["num_train_epochs"] and prepared["seeds"] == data["seeds"]
 
-    import nltk
-
-    monkeypatch.setattr(nltk.data, "find", lambda name: f"/nltk/{name}")  # the benepar model is an NLTK package
+    assert prepared["koglish"]["benepar_model"] == f"{d}/nltk_data/models/benepar_en3"
     capsys.readouterr()
     rc = pipeline.main(["--profile", str(out), "--check"])
     text = capsys.readouterr().out

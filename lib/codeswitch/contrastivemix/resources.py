@@ -11,6 +11,7 @@ NB = ("05",)
 
 def resources(cfg: Profile) -> list[Resource]:
     from .data import MRTYDI_LANGUAGES, TRAIN_FILE
+    from .section3_3 import NQ_DEV_FILE
     from .config import VALIDATION_SPLIT
     from .config import load as config
 
@@ -19,7 +20,7 @@ def resources(cfg: Profile) -> list[Resource]:
         Resource(NB, "model", "contrastivemix.backbones.0.model", c.backbone.model, key=("contrastivemix", "backbones", 0, "model"),
                  files=MODEL_FILES, local_name=f"models/{c.backbone.model.split('/')[-1]}"),
         Resource(NB, "dataset", "contrastivemix.train_data", c.train_data, key=("contrastivemix", "train_data"),
-                 repo_type="dataset", files=(TRAIN_FILE,), local_name="datasets/wikipedia-nq"),
+                 repo_type="dataset", files=(TRAIN_FILE, NQ_DEV_FILE), local_name="datasets/wikipedia-nq"),
         Resource(NB, "package", "contrastivemix (UMAP figures)", "umap"),
         Resource(NB, "package", "contrastivemix (BM25)", "bm25s"),
     ]

@@ -1,5 +1,5 @@
 """Retrieval stand-in data in the released layouts, from the synthetic retrieval set: Tevatron NQ
-(``nq-train.jsonl.gz``), Mr.TyDi (``mrtydi-v1.1-<language>/{train,dev,test,corpus}.jsonl.gz``), MIRACL
+(``nq-train.jsonl.gz``, ``nq-dev.jsonl.gz``), Mr.TyDi (``mrtydi-v1.1-<language>/{train,dev,test,corpus}.jsonl.gz``), MIRACL
 (``miracl-v1.0-<xx>/{topics,qrels}/*.tsv``, ``miracl-corpus-v1.0-<xx>/docs-0.jsonl.gz``) and MUSE
 dictionaries (``en-<xx>.txt``) for every language of the paper profile.  A language without a shipped
 glossary gets a made-up one (``word`` -> ``word_<xx>``): stand-in data proves the code path, not a result."""
@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from .data import MRTYDI_LANGUAGES, SPLITS, _distractors, _synthetic_train_rows, passage_text, synthetic_facts
+from .section3_3 import NQ_DEV_FILE
 
 PAPER_LANGUAGES = ("ar", "th", "ja", "ko", "id", "fi", "ru", "bn", "zh", "fa", "es", "fr", "hi")
 
@@ -41,7 +42,9 @@ def build(root: Path) -> dict[str, Path]:
     facts = synthetic_facts()
     docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in facts] + list(_distractors())
     nq = root / "wikipedia-nq"
-    _jsonl_gz(nq / "nq-train.jsonl.gz", _synthetic_train_rows())
+    rows = _synthetic_train_rows()
+    _jsonl_gz(nq / "nq-train.jsonl.gz", rows)
+    _jsonl_gz(nq / NQ_DEV_FILE, rows[::4])  # the validation split §3.3's cosines read (section3_3)
     mrtydi, mrtydi_corpus, miracl, miracl_corpus, muse = (root / n for n in ("mr-tydi", "mr-tydi-corpus", "miracl", "miracl-corpus", "muse"))
     muse.mkdir(parents=True, exist_ok=True)
     for lang in (*PAPER_LANGUAGES, "en"):

@@ -25,6 +25,7 @@ name                    family (stands in for)      size
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -209,3 +210,30 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
     return dest
+
+
+@contextlib.contextmanager
+def benepar_tokenizer_compat():
+    """benepar 0.2.0 asks the encoder's tokenizer for ``build_inputs_with_special_tokens([-100])`` to find
+    where the start/stop tokens sit; transformers 5 removed that method (the tokenizer's post-processor adds
+    special tokens).  While a benepar model loads, the method is supplied from the post-processor itself:
+    the special tokens around one encoded word, put around ``ids``."""
+    from transformers import PreTrainedTokenizerBase
+
+    if hasattr(PreTrainedTokenizerBase, "build_inputs_with_special_tokens"):
+        yield
+        return
+
+    def build_inputs_with_special_tokens(self, ids, ids2=None):
+        if ids2 is not None:
+            raise NotImplementedError("benepar builds single sequences only")
+        plain = self("a", add_special_tokens=False)["input_ids"]
+        full = self("a", add_special_tokens=True)["input_ids"]
+        at = next(i for i in range(len(full) - len(plain) + 1) if full[i : i + len(plain)] == plain)
+        return [*full[:at], *ids, *full[at + len(plain) :]]
+
+    PreTrainedTokenizerBase.build_inputs_with_special_tokens = build_inputs_with_special_tokens
+    try:
+        yield
+    finally:
+        del PreTrainedTokenizerBase.build_inputs_with_special_tokens

@@ -69,6 +69,7 @@ class Resource:
     note: str = ""
     path_only: bool = False  # the setting is always a path (relative: from the project root), never a hub id
     probe: Callable[[], tuple[str, bool]] | None = field(default=None, compare=False)  # a custom presence check
+    fetch: Callable[[Path], Path] | None = field(default=None, compare=False)  # --prepare for a probed resource: download under the folder, return the path to set
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -263,10 +264,16 @@ def prepare(
     for r in collect(profile):
         if r.kind in ("package", "credential") or is_builtin(r.ref):
             continue
-        if r.probe is not None:  # not a hub or URL resource (e.g. an NLTK data package)
-            unresolved.append(r)
-            continue
         target = dest / (r.local_name or r.ref.replace("/", "__"))
+        if r.probe is not None:  # not a hub or URL resource (e.g. an NLTK data package): its own download, if it has one
+            if r.fetch is None:
+                unresolved.append(r)
+            else:
+                log(f"prepare: {r.setting}: {r.ref} -> {target}")
+                got = r.fetch(target)
+                if r.key:
+                    _set(data, r.key, str(got))
+            continue
         if is_url(r.ref):
             name = r.ref.rstrip("/").split("/")[-1]
             log(f"prepare: {r.setting}: {r.ref} -> {target / name}")

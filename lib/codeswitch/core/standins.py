@@ -20,6 +20,7 @@ stand-in                   stands in for                                model / 
 ``distilbert-uncased``     distilbert-base-uncased                      ``DistilBertModel`` / ``DistilBertTokenizer``
 ``indicbert``              ai4bharat/indic-bert                         ``AlbertModel`` / ``AlbertTokenizer`` (Unigram)
 ``nllb``                   facebook/nllb-200-distilled-600M             ``M2M100ForConditionalGeneration`` / ``NllbTokenizer``
+``benepar``                benepar_en3 (an NLTK package, not a hub id)  benepar's ``ChartParser`` (released folder format) over a BERT encoder
 =========================  ===========================================  ===========================================
 
 :data:`FOR_HUB_ID` maps each hub id of the paper profile to its stand-in.
@@ -187,6 +188,49 @@ def _indicbert(dest: Path) -> None:
     _save(dest, tok, AlbertConfig(vocab_size=len(tok), embedding_size=16, pad_token_id=0, bos_token_id=2, eos_token_id=3, **_SMALL))
 
 
+#: the Penn Treebank tags and phrase labels the benepar stand-in predicts (unary chains joined by "::", as benepar's vocabularies)
+PTB_TAGS = ("CC CD DT EX FW IN JJ JJR JJS LS MD NN NNP NNPS NNS PDT POS PRP PRP$ RB RBR RBS RP SYM TO UH VB VBD VBG VBN VBP VBZ "
+            "WDT WP WP$ WRB . , : `` '' -LRB- -RRB- # $ HYPH NFP").split()
+PTB_LABELS = ("S NP VP PP ADJP ADVP SBAR WHNP QP PRN S::VP NP::NP").split()
+
+
+def _benepar(dest: Path, *, d_model: int = 32, np_bias: float = 0.5, s_bias: float = 1.0) -> None:
+    """benepar's released multi-file format (what ``benepar.download('benepar_en3')`` unpacks and
+    ``benepar.Parser(path)`` loads): ``config.json`` = the pretrained encoder's config plus a ``benepar``
+    entry (vocabularies, hyperparameters), its tokenizer files, and ``benepar_model.bin`` (the state dict).
+    The chart parser is benepar's own ``ChartParser`` with its partitioned-transformer encoder, at small
+    size over a small BERT; the weights are random except the biases of the S and NP labels, raised so that
+    random trees look like sentences with noun phrases in them (on the stand-in GLUE sentences about 60% get a
+    qualifying NP; the rest are excluded for the reasons the construction names)."""
+    import torch
+    from benepar.nkutil import HParams
+    from benepar.parse_chart import ChartParser
+    from transformers import BertConfig, BertTokenizer
+
+    from .models import benepar_tokenizer_compat
+
+    tok = BertTokenizer(vocab=_wordpiece(False), do_lower_case=False)
+    enc = BertConfig(vocab_size=len(tok), max_position_embeddings=512, pad_token_id=tok.pad_token_id, **_SMALL)
+    enc.save_pretrained(dest)
+    tok.save_pretrained(dest)
+    hparams = dict(d_model=d_model, num_layers=1, num_heads=2, d_kv=8, d_ff=2 * d_model, d_label_hidden=d_model,
+                   d_tag_hidden=d_model, tag_loss_scale=5.0, encoder_max_len=512, use_chars_lstm=False, d_char_emb=8,
+                   char_lstm_input_dropout=0.0, use_pretrained=True, pretrained_model="bert-base-cased", use_encoder=True,
+                   predict_tags=True, morpho_emb_dropout=0.0, attention_dropout=0.0, relu_dropout=0.0, residual_dropout=0.0,
+                   force_root_constituent=True)
+    vocab = {"tag_vocab": {t: i for i, t in enumerate(PTB_TAGS)}, "label_vocab": {x: i for i, x in enumerate(["", *PTB_LABELS])},
+             "char_vocab": None}
+    with torch.random.fork_rng(devices=[]), benepar_tokenizer_compat():
+        torch.manual_seed(0)
+        parser = ChartParser(**vocab, hparams=HParams(**hparams), pretrained_model_path=str(dest))
+    with torch.no_grad():  # f_label's last layer scores labels 1..n (0, the empty label, scores 0)
+        parser.f_label[-1].bias[vocab["label_vocab"]["NP"] - 1] += np_bias
+        parser.f_label[-1].bias[vocab["label_vocab"]["S"] - 1] += s_bias
+    torch.save(parser.state_dict(), dest / "benepar_model.bin")
+    enc.benepar = {**vocab, "hparams": hparams}
+    enc.save_pretrained(dest)
+
+
 #: name -> builder(dest)
 STANDINS = {
     "mbert-cased": _bert(False),
@@ -199,6 +243,7 @@ STANDINS = {
     "distilbert-uncased": _distilbert,
     "indicbert": _indicbert,
     "nllb": _nllb,
+    "benepar": _benepar,
 }
 
 #: the paper profile's hub ids -> their stand-ins
@@ -231,7 +276,7 @@ def build_standin(name: str, root: str | Path) -> Path:
 #: the packages with stand-in data (``codeswitch.<pkg>.standins.build(root) -> {name: folder}``), found by name
 DATA_PACKAGES = ("koglish", "contrastivemix", "alignment", "calbert")
 #: bump when the way stand-ins are built changes (the data folder is rebuilt)
-VERSION = 1
+VERSION = 2
 
 
 def build_data(root: str | Path) -> Path:

@@ -36,6 +36,7 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.models import benepar_tokenizer_compat
 from .translate import Translator
 
 __all__ = [
@@ -150,7 +151,8 @@ class BeneparParser:
         except ImportError as exc:  # pragma: no cover - benepar is in requirements.txt
             raise ParserUnavailable("benepar is not installed: pip install benepar (see requirements.txt)") from exc
         try:
-            self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
+            with benepar_tokenizer_compat():
+                self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
         except LookupError:
             ok = benepar.download(self.model, quiet=True, raise_on_error=False) if self._download else False
             if not ok:
@@ -161,7 +163,8 @@ class BeneparParser:
                     "and copy the nltk_data/models folder here (or set NLTK_DATA), "
                     "or give gold trees as PTB bracket strings (koglish.parser: ptb)."
                 ) from None
-            self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
+            with benepar_tokenizer_compat():
+                self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
         return self._parser
 
     def parse_many(self, sentences: Sequence[str]) -> list:

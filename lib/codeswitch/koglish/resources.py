@@ -15,9 +15,17 @@ MODEL_FILES = ("config.json", "*.safetensors|*.bin")
 
 
 def _benepar_probe(name: str):
+    """Where benepar finds ``name`` (as ``benepar.Parser`` does: a folder in benepar's released format, or an NLTK
+    data package ``models/<name>``) and whether it is there."""
+
     def probe():
         import importlib.util
+        from pathlib import Path
 
+        if Path(name).expanduser().exists() or "/" in name:
+            folder = Path(name).expanduser()
+            ok = (folder / "benepar_model.bin").is_file() and (folder / "config.json").is_file()
+            return (str(folder) if ok else f"{folder} (a benepar model folder: config.json + benepar_model.bin)"), ok
         if importlib.util.find_spec("nltk") is None:
             return "nltk not installed", False
         import nltk
@@ -25,9 +33,23 @@ def _benepar_probe(name: str):
         try:
             return nltk.data.find(f"models/{name}"), True
         except LookupError:
-            return f"nltk_data/models/{name} (run: python -c \"import benepar; benepar.download('{name}')\")", False
+            return (f"nltk_data/models/{name} (run: python -c \"import benepar; benepar.download('{name}')\", "
+                    f"or --prepare DIR; then ./reproduce.sh --set koglish.benepar_model=DIR/nltk_data/models/{name})"), False
 
     return probe
+
+
+def _benepar_fetch(name: str):
+    """``--prepare``: benepar's own downloader into ``<target>/models/<name>`` (an NLTK data folder); the path to set."""
+
+    def fetch(target):
+        import benepar
+
+        if not benepar.download(name, download_dir=str(target), quiet=True, raise_on_error=True):
+            raise RuntimeError(f"benepar.download({name!r}) failed")
+        return target / "models" / name
+
+    return fetch
 
 
 def resources(cfg: Profile) -> list[Resource]:
@@ -51,8 +73,9 @@ def resources(cfg: Profile) -> list[Resource]:
                             files=tuple(f"{t}/train-*" for t in GLUE_TASKS), local_name="datasets/glue"))
     if kc.parser == "benepar":
         out.append(Resource(("01",), "package", "koglish.parser", "benepar"))
-        out.append(Resource(("01",), "file", "koglish.benepar_model", kc.benepar_model, probe=_benepar_probe(kc.benepar_model),
-                            note="an NLTK data package, not a hub model"))
+        out.append(Resource(("01",), "file", "koglish.benepar_model", kc.benepar_model, key=("koglish", "benepar_model"),
+                            probe=_benepar_probe(kc.benepar_model), fetch=_benepar_fetch(kc.benepar_model), local_name="nltk_data",
+                            note="benepar's parser: an NLTK data package (benepar.download) or a folder in its released format"))
     if kc.translator == "hf":
         out.append(Resource(("01",), "model", "koglish.hf_model", kc.hf_model, key=("koglish", "hf_model"),
                             files=(*MODEL_FILES, "tokenizer*|sentencepiece*"), local_name=f"models/{kc.hf_model.split('/')[-1]}"))

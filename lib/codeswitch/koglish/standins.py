@@ -40,4 +40,7 @@ def build(root: Path) -> dict[str, Path]:
             raw = raw.rename(columns=originals)
         (glue / t).mkdir(parents=True, exist_ok=True)
         raw.to_parquet(glue / t / "train-00000-of-00001.parquet", index=False)
+    # the dataset card's configs, as nyu-mll/glue's README.md declares them: load_dataset(folder, "cola") needs them
+    card = "".join(f"- config_name: {t}\n  data_files:\n  - split: train\n    path: {t}/train-*\n" for t in K.GLUE_TASKS)
+    (glue / "README.md").write_text(f"---\nconfigs:\n{card}---\n", encoding="utf-8")
     return {"koglish": dest, "glue": glue}
