@@ -46,7 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core import report
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage
 from .config import PAPER_BACKBONES  # noqa: F401  (re-exported: the paper's rows)
 from .config import OBJECTIVES, SECTION, VARIANTS, Backbone, Config, FinetuneRun, PretrainRun, load
 from .data import SHIPPED_PAIRS, Pair, load_pairs, split_heldout
@@ -209,14 +209,16 @@ def finetune_spec(cfg: Profile, c: Config, task: str, backbone: Backbone, varian
     )
 
 
-def stages(profile: Profile) -> tuple[list[PretrainRun], list[FinetuneRun]]:
-    """The two stages' specs: every pre-training some task's variants need, then every fine-tuning (run in this order)."""
+def stages(profile: Profile) -> list[Stage]:
+    """The two stages, run in this order: every pre-training some task's variants need (``runs/<profile>/calbert/pretrain/``),
+    then every fine-tuning (``.../finetune/``), which starts from the pre-trained checkpoints."""
     c = load(profile)
     needed = [o for o in OBJECTIVES if o in c.sail.variants or o in c.iitp.variants]
     pre = [pretrain_spec(profile, c, b, o) for b in c.backbones for o in needed]
     fine = [finetune_spec(profile, c, task, b, v, s) for task in TASKS for b in c.backbones for v in c.task(task).variants
             for s in seeds_for(profile, c.seeds)]
-    return pre, fine
+    return [Stage("pretrain", pre, _cache_dir(profile, "pretrain"), desc="calbert siamese"),
+            Stage("finetune", fine, _cache_dir(profile, "finetune"), after=("pretrain",), desc="calbert fine-tuning")]
 
 
 def plan(profile: Profile) -> list[PretrainRun | FinetuneRun]:
@@ -289,8 +291,7 @@ def run(profile: Profile) -> Results:
     for spec in pre:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
             cache.path(spec.key()).unlink()
-    first = run_specs(pre, run_one, profile, cache_dir=_cache_dir(profile, "pretrain"), desc="calbert siamese")
-    second = run_specs(fine, run_one, profile, cache_dir=_cache_dir(profile, "finetune"), desc="calbert fine-tuning")
+    first, second = pre.run(run_one, profile), fine.run(run_one, profile)
     return Results(first.specs + second.specs, first.records + second.records)
 
 
@@ -520,25 +521,3 @@ def table12(cfg: Profile, df: pd.DataFrame) -> dict:
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy (CalBERT Table 12)",
     )
 
-
-# --------------------------------------------------------------------------- the stages, for the executors
-def plan_pretraining(profile: Profile) -> list[PretrainRun]:
-    """Stage 1 (Siamese pre-training): what ``reproduce.sh --executor ...`` submits first."""
-    return stages(profile)[0]
-
-
-def plan_finetuning(profile: Profile) -> list[FinetuneRun]:
-    """Stage 2 (fine-tuning), submitted once stage 1 has ended."""
-    return stages(profile)[1]
-
-
-def pretrain_cache(profile: Profile) -> "RunCache":
-    from ..core.runs import RunCache
-
-    return RunCache(_cache_dir(profile, "pretrain"))
-
-
-def finetune_cache(profile: Profile) -> "RunCache":
-    from ..core.runs import RunCache
-
-    return RunCache(_cache_dir(profile, "finetune"))
