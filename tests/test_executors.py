@@ -319,3 +319,20 @@ def test_local_pool_runs_a_task_after_the_ones_it_reads_and_the_longest_chain_fi
     assert execute(tasks, ex, desc="toy") == []
     assert log.read_text().split() == ["2", "3", "0", "1", "4"]
     assert all({"n": n} in cache for n in range(5))
+
+
+def _threads_of_worker(spec):
+    import torch
+
+    return {"omp": os.environ.get("OMP_NUM_THREADS"), "torch": torch.get_num_threads()}
+
+
+def test_local_workers_get_their_share_of_the_cores_and_leave_this_process_alone(tmp_path, monkeypatch):
+    """N workers x every core would oversubscribe the CPU: each worker gets ``threads`` torch and native threads."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    prof = load_profile("smoke", output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local", workers=2), poll_seconds=0.2)
+    tasks = [Task(str(tmp_path / "toy"), {"n": i}, _threads_of_worker) for i in range(2)]
+    assert execute(tasks, ex, desc="threads", threads=3) == []
+    assert [RunCache(tmp_path / "toy").get({"n": i}) for i in range(2)] == [{"omp": "3", "torch": 3}] * 2
+    assert "OMP_NUM_THREADS" not in os.environ  # set for the workers' start only

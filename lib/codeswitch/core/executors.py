@@ -290,11 +290,18 @@ def _check_picklable(tasks: Sequence[Task]) -> None:
 
 
 @contextlib.contextmanager
-def _worker_environment():
-    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs."""
+def _worker_environment(threads: int | None = None):
+    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs.
+
+    ``threads``: the size of every native thread pool of a worker (OpenMP, OpenBLAS, MKL), where the
+    environment does not set it already: N workers each spinning up one thread per core would
+    oversubscribe the CPU (torch's own count is set in the worker, :func:`_init_worker`).
+    """
     from .profiles import project_root
 
-    want = {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg", "CODESWITCH_LOG_PROGRESS": "1"}
+    pools = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    want = {k: str(threads) for k in pools if threads and k not in os.environ}
+    want |= {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg", "CODESWITCH_LOG_PROGRESS": "1"}
     try:
         want["CODESWITCH_HOME"] = str(project_root())
     except ConfigError:
@@ -475,7 +482,7 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     waiting = sorted(tasks, key=lambda t: (rank.get(str(t.record), 0), -priority[str(t.record)]))  # stable: plan order among equals
     ended: set[str] = set()
     with contextlib.ExitStack() as stack:
-        with _worker_environment():  # every worker starts now, with the notebooks' environment
+        with _worker_environment(threads):  # every worker starts now, with the notebooks' environment
             pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                                            initargs=(gpu_queue, threads)))
             for f in [pool.submit(_warm, i) for i in range(workers)]:
