@@ -135,6 +135,13 @@ class Stage(Sequence):
     def __iter__(self) -> Iterator[RunSpec]:
         return iter(self.specs)
 
+    def __add__(self, other: Sequence[RunSpec]) -> list[RunSpec]:
+        """The specs of both, as a list (``pre + fine``)."""
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[RunSpec]) -> list[RunSpec]:
+        return [*other, *self]
+
     def run(self, run_one: Callable[[RunSpec, Any], Mapping], profile) -> Results:
         """Every spec of the stage through the run cache (:func:`run_specs`)."""
         return run_specs(self.specs, run_one, profile, cache_dir=self.cache_dir, desc=self.desc or self.name)
