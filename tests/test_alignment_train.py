@@ -148,13 +148,14 @@ def test_finetune_each_task_kind(tiny, specs, task):
 def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch):
     """alignment.run (as notebook 06 calls it) trains every stage under the profile's cpu_threads."""
     from codeswitch import alignment as A
-    from codeswitch.alignment import experiment as AE
+    from codeswitch.core import experiment as CE
     from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", output_root=tmp_path)
     seen = []
-    monkeypatch.setattr(AE, "run_specs", lambda specs, fn, profile, cache_dir, desc: seen.append((desc, torch.get_num_threads()))
-                        or AE.Results(tuple(specs), tuple({} for _ in specs)))
+    # every stage's grid goes through core.experiment.run_specs (Stage.run)
+    monkeypatch.setattr(CE, "run_specs", lambda specs, fn, profile, cache_dir, desc: seen.append((desc, torch.get_num_threads()))
+                        or CE.Results(tuple(specs), tuple({} for _ in specs)))
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)  # something earlier in the process changed the count

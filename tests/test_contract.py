@@ -14,12 +14,12 @@ import importlib
 
 import pytest
 
-from codeswitch.core.experiment import Results, RunSpec, check, not_in_key
+from codeswitch.core.experiment import EXPERIMENTS, Results, RunSpec, Stage, check, not_in_key
 from codeswitch.core.profiles import load_profile
 
 from .conftest import REPO
 
-PACKAGES = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
+PACKAGES = tuple(EXPERIMENTS)  # the one registry of the paper packages
 NOT_YET: set[str] = set()  # issue 13: every experiment follows the contract
 
 
@@ -30,6 +30,36 @@ NOT_YET: set[str] = set()  # issue 13: every experiment follows the contract
 def test_package_follows_the_contract(name):
     package = importlib.import_module(f"codeswitch.{name}")
     assert check(package) == []
+
+
+def test_registry_lists_every_paper_package_and_notebook():
+    from codeswitch.core.pipeline import NOTEBOOKS
+
+    assert PACKAGES == ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
+    assert sorted(n for ns in EXPERIMENTS.values() for n in ns) == [s.number for s in NOTEBOOKS]
+
+
+@pytest.fixture(scope="module")
+def smoke_stages(tmp_path_factory):
+    profile = load_profile("smoke", root=REPO, output_root=tmp_path_factory.mktemp("stages"))
+    return profile, {name: importlib.import_module(f"codeswitch.{name}") for name in PACKAGES}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_stages_hold_the_plan_in_dependency_order(smoke_stages, name):
+    """``stages(profile)``: every run of ``plan`` in exactly one stage, plan order kept, each stage after earlier ones only."""
+    profile, packages = smoke_stages
+    package = packages[name]
+    stages = package.stages(profile)
+    assert stages and all(isinstance(st, Stage) for st in stages)
+    names = [st.name for st in stages]
+    assert len(set(names)) == len(names)
+    for i, st in enumerate(stages):
+        assert set(st.after) <= set(names[:i]), (st.name, st.after)
+        assert st.cache_dir.is_relative_to(profile.runs_dir)
+        assert st.notebook in (None, *EXPERIMENTS[name])
+    keys = [s.key_hash() for st in stages for s in st]
+    assert list(dict.fromkeys(keys)) == list(dict.fromkeys(s.key_hash() for s in package.plan(profile)))
 
 
 def test_glue_plan_gives_typed_specs_with_stable_keys(tmp_path):

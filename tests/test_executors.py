@@ -245,7 +245,7 @@ def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path
     monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
     assert pipeline.main(["--only", "03", "--executor", "local", "--workers", "2"]) == 0
     out = capsys.readouterr().out
-    assert "plan: notebook 03: codeswitch.concse.experiment.plan_table3: 8 runs" in out
+    assert "plan: concse.table3 (03): 8 runs" in out and "concse.ablations" not in out  # notebook 04's runs: not selected
     assert "queue: 8 done, 0 running, 0 pending, 0 failed of 8" in out
     executed = (tmp_path / "runs" / "smoke" / "notebooks" / spec.file).read_text(encoding="utf-8")
     assert "8 runs, 8 cached, 0 to run" in executed  # the notebook only built tables and figures
@@ -277,14 +277,62 @@ def test_local_workers_get_one_gpu_each_or_the_group_a_run_asks_for(tmp_path, mo
 
 
 def test_contrastivemix_is_submitted_stage_by_stage_into_the_caches_run_reads(tmp_path):
-    """Notebook 05's runs depend on each other (trainings, then BM25, evaluations, embeddings, UMAP fits): the
-    executors submit them kind by kind, each into the folder :func:`contrastivemix.experiment.run` reads."""
+    """Notebook 05's runs depend on each other (trainings, then BM25, evaluations, embeddings, UMAP fits): each kind is
+    a stage, cached in the folder :func:`contrastivemix.experiment.run` reads, waiting only for the kinds it reads."""
     from codeswitch.contrastivemix import experiment as X
     from codeswitch.core import executors
 
     prof = load_profile("smoke", output_root=tmp_path)
-    stages = [executors._stage_tasks(prof, st[0], st[1], "05", *st[2:]) for st in executors.PLANS["05"]]
-    assert all(isinstance(s, list) and s for s in stages), stages
-    assert [Path(s[0].cache_root).name for s in stages] == list(X.KINDS.values())
-    assert all(Path(t.cache_root) == prof.runs_dir / "contrastivemix" / kind for s, kind in zip(stages, X.KINDS.values()) for t in s)
-    assert sum(len(s) for s in stages) == len({spec.key_hash() for spec in X.plan(prof)})
+    stages = {st.name: st for _, st in executors.plan_stages(["05"], prof)}
+    assert list(stages) == list(X.KINDS.values())
+    assert all(st.cache_dir == prof.runs_dir / "contrastivemix" / kind for kind, st in stages.items())
+    assert stages["train"].after == stages["bm25"].after == () and stages["eval"].after == ("train", "bm25")
+    assert sum(len(st) for st in stages.values()) == len({spec.key_hash() for spec in X.plan(prof)})
+    grid = executors.Submission(["05"], prof, executor_config(prof, kind="local", workers=2))
+    by_stage = {}
+    for t in grid.tasks:
+        by_stage.setdefault(t.desc, []).append(t)
+    trained = {str(t.record) for t in by_stage["contrastivemix.train"]}
+    assert all(set(t.after) == trained | {str(b.record) for b in by_stage["contrastivemix.bm25"]} for t in by_stage["contrastivemix.eval"])
+    assert all(set(t.after) == trained for t in by_stage["contrastivemix.embed"])
+    assert grid.of_notebook["05"] == grid.tasks
+
+
+def _record_order(spec, log: str):
+    with open(log, "a") as f:
+        f.write(f"{spec['n']}\n")
+    time.sleep(0.2)
+    return {"n": spec["n"]}
+
+
+def test_local_pool_runs_a_task_after_the_ones_it_reads_and_the_longest_chain_first(tmp_path):
+    """One pool for the whole grid: a dependant starts once its dependencies ended, and a free worker takes the ready
+    run with the longest chain of dependants (here run 2, which run 3, and through it run 4, waits for), not the first listed."""
+    prof = load_profile("smoke", output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local", workers=1), poll_seconds=0.1)
+    cache, log = RunCache(tmp_path / "toy"), tmp_path / "order.log"
+    fn = functools.partial(_record_order, log=str(log))
+    rec = {n: str(cache.path({"n": n})) for n in range(5)}
+    tasks = [Task(str(cache.root), {"n": 0}, fn), Task(str(cache.root), {"n": 1}, fn),
+             Task(str(cache.root), {"n": 2}, fn), Task(str(cache.root), {"n": 3}, fn, after=(rec[2],)),
+             Task(str(cache.root), {"n": 4}, fn, after=(rec[3],))]
+    assert execute(tasks, ex, desc="toy") == []
+    assert log.read_text().split() == ["2", "3", "0", "1", "4"]
+    assert all({"n": n} in cache for n in range(5))
+
+
+def _threads_of_worker(spec):
+    import torch
+
+    return {"omp": os.environ.get("OMP_NUM_THREADS"), "torch": torch.get_num_threads()}
+
+
+def test_local_workers_get_their_share_of_the_cores_and_leave_this_process_alone(tmp_path, monkeypatch):
+    """N workers x every core would oversubscribe the CPU: each worker gets ``threads`` torch and native threads."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    prof = load_profile("smoke", output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local", workers=2), poll_seconds=0.2)
+    tasks = [Task(str(tmp_path / "toy"), {"n": i}, _threads_of_worker) for i in range(2)]
+    assert execute(tasks, ex, desc="threads", threads=3) == []
+    assert [RunCache(tmp_path / "toy").get({"n": i}) for i in range(2)] == [{"omp": "3", "torch": 3}] * 2
+    assert "OMP_NUM_THREADS" not in os.environ  # set for the workers' start only

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.checkpoints import checkpoint_ok
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
@@ -229,9 +229,18 @@ def _cells(table: AlignTable):
                 yield s, task
 
 
-def stages(profile: Profile) -> tuple[list[AlignRun], list[FinetuneRun], list[FigureRun]]:
-    """The three stages' specs, in the order they run: every distinct alignment the tables and the figure need
-    (table order), every (row, task, seed) fine-tuning, the figure."""
+def stages(profile: Profile) -> list[Stage]:
+    """The three stages, in the order they run, all cached in ``runs/<profile>/alignment/``: every distinct alignment
+    the tables and the figure need (table order), every (row, task, seed) fine-tuning, the figure (both after the
+    alignments)."""
+    aligns, fine, figure = _specs(profile)
+    cache = _cache_dir(profile)
+    return [Stage("align", aligns, cache, desc="alignment"),
+            Stage("finetune", fine, cache, after=("align",), desc="GLUECoS fine-tuning"),
+            Stage("figure", figure, cache, after=("align",), desc="Figure 3.1")]
+
+
+def _specs(profile: Profile) -> tuple[list[AlignRun], list[FinetuneRun], list[FigureRun]]:
     ac = load(profile)
     aligns: dict[str, AlignRun] = {}
     for t in TABLES.values():
@@ -453,8 +462,7 @@ def run(profile: Profile) -> Results:
     for spec in aligns:
         if spec.key() in cache and not checkpoint_ok(checkpoint_dir(profile, spec), what="aligned model"):
             cache.path(spec.key()).unlink()  # the weights are gone or damaged: the record alone cannot serve fine-tuning
-    out = [run_specs(specs, run_one, profile, cache_dir=_cache_dir(profile), desc=desc)
-           for specs, desc in ((aligns, "alignment"), (fine, "GLUECoS fine-tuning"), (figure, "Figure 3.1"))]
+    out = [stage.run(run_one, profile) for stage in (aligns, fine, figure)]
     return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))
 
 
@@ -703,19 +711,3 @@ def figure3_1(results: Results, cfg: Profile) -> dict[str, Path]:
     plt.close(fig)
     return paths
 
-
-# --------------------------------------------------------------------------- the stages, for the executors
-def plan_alignment(profile: Profile) -> list[AlignRun]:
-    """Stage 1 (alignment training): what ``reproduce.sh --executor ...`` submits first."""
-    return stages(profile)[0]
-
-
-def plan_finetuning(profile: Profile) -> list[FinetuneRun]:
-    """Stage 2 (GLUECoS fine-tuning from the aligned encoders), submitted once stage 1 has ended."""
-    return stages(profile)[1]
-
-
-def run_cache(profile: Profile) -> "RunCache":
-    from ..core.runs import RunCache
-
-    return RunCache(_cache_dir(profile))

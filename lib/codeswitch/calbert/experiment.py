@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import report
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage
 from .config import PAPER_BACKBONES  # noqa: F401  (re-exported: the paper's rows)
 from .config import OBJECTIVES, SCRATCH, SECTION, VARIANTS, Backbone, Config, FinetuneRun, PretrainRun, ScratchRun, load
 from .data import SHIPPED_PAIRS, Pair, load_pairs, split_heldout
@@ -231,9 +231,10 @@ def finetune_spec(cfg: Profile, c: Config, task: str, backbone: Backbone | Scrat
     )
 
 
-def stages(profile: Profile) -> tuple[list[PretrainRun | ScratchRun], list[FinetuneRun]]:
-    """The two stages' specs: every pre-training some task's variants need (Siamese, then from scratch for Tables 8
-    and 13), then every fine-tuning (run in this order)."""
+def stages(profile: Profile) -> list[Stage]:
+    """The two stages, run in this order: every pre-training some task's variants need — Siamese, then from scratch
+    for Tables 8 and 13 (``runs/<profile>/calbert/pretrain/``) — then every fine-tuning (``.../finetune/``), which
+    starts from the pre-trained checkpoints."""
     c = load(profile)
     needed = [o for o in OBJECTIVES if o in c.sail.variants or o in c.iitp.variants]
     siamese = [pretrain_spec(profile, c, b, o) for b in c.backbones for o in needed]
@@ -242,7 +243,8 @@ def stages(profile: Profile) -> tuple[list[PretrainRun | ScratchRun], list[Finet
     fine = [finetune_spec(profile, c, task, b, v, s) for task in TASKS for b in c.backbones for v in c.task(task).variants
             for s in seeds]
     fine += [finetune_spec(profile, c, task, m, SCRATCH, s) for task in TASKS for m in scratch for s in seeds]
-    return siamese + scratch, fine
+    return [Stage("pretrain", siamese + scratch, _cache_dir(profile, "pretrain"), desc="calbert pre-training"),
+            Stage("finetune", fine, _cache_dir(profile, "finetune"), after=("pretrain",), desc="calbert fine-tuning")]
 
 
 def plan(profile: Profile) -> list[PretrainRun | FinetuneRun]:
@@ -322,8 +324,7 @@ def run(profile: Profile) -> Results:
     for spec in pre:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
             cache.path(spec.key()).unlink()
-    first = run_specs(pre, run_one, profile, cache_dir=_cache_dir(profile, "pretrain"), desc="calbert pre-training")
-    second = run_specs(fine, run_one, profile, cache_dir=_cache_dir(profile, "finetune"), desc="calbert fine-tuning")
+    first, second = pre.run(run_one, profile), fine.run(run_one, profile)
     return Results(first.specs + second.specs, first.records + second.records)
 
 
@@ -660,26 +661,3 @@ def table13(cfg: Profile, df: pd.DataFrame) -> dict:
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy of transformers pre-trained from scratch "
                 "(CalBERT Table 13)",
     )
-
-
-# --------------------------------------------------------------------------- the stages, for the executors
-def plan_pretraining(profile: Profile) -> list[PretrainRun]:
-    """Stage 1 (Siamese pre-training): what ``reproduce.sh --executor ...`` submits first."""
-    return stages(profile)[0]
-
-
-def plan_finetuning(profile: Profile) -> list[FinetuneRun]:
-    """Stage 2 (fine-tuning), submitted once stage 1 has ended."""
-    return stages(profile)[1]
-
-
-def pretrain_cache(profile: Profile) -> "RunCache":
-    from ..core.runs import RunCache
-
-    return RunCache(_cache_dir(profile, "pretrain"))
-
-
-def finetune_cache(profile: Profile) -> "RunCache":
-    from ..core.runs import RunCache
-
-    return RunCache(_cache_dir(profile, "finetune"))

@@ -9,6 +9,6 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, ConCSERun
-from .experiment import ABLATIONS, STUDIES, figures, one_step, plan, run, run_one, tables
+from .experiment import ABLATIONS, STUDIES, figures, one_step, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "ConCSERun", "STUDIES", "ABLATIONS", "plan", "run_one", "one_step", "run", "tables", "figures"]
+__all__ = ["Config", "ConCSERun", "STUDIES", "ABLATIONS", "plan", "stages", "run_one", "one_step", "run", "tables", "figures"]

@@ -52,7 +52,7 @@ import pandas as pd
 
 from ..core import reported as _reported
 from ..core import claims
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
 from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
@@ -660,12 +660,10 @@ def simcse_settings_table(scores: pd.DataFrame, profile: Profile) -> dict[str, P
     )
 
 
-# --------------------------------------------------------------------------- the two notebooks' plans (executors)
-def plan_table3(profile: Profile) -> list[ConCSERun]:
-    """The runs of notebook 03 (Table 3): what ``reproduce.sh --executor ...`` submits for it."""
-    return plan(profile, studies=("table3",))
-
-
-def plan_ablations(profile: Profile) -> list[ConCSERun]:
-    """The runs of notebook 04 (Tables 4-7 and the two comparisons)."""
-    return plan(profile, studies=ABLATIONS)
+# --------------------------------------------------------------------------- the two notebooks' stages (executors)
+def stages(profile: Profile) -> list[Stage]:
+    """Two independent stages, one per notebook: Table 3 (notebook 03) and the ablations (notebook 04), both cached in
+    ``runs/<profile>/concse/`` (a run both need is computed once)."""
+    cache = profile.runs_dir / EXPERIMENT
+    return [Stage("table3", plan(profile, ("table3",)), cache, notebook="03", desc="ConCSE Table 3"),
+            Stage("ablations", plan(profile, ABLATIONS), cache, notebook="04", desc="ConCSE ablations")]

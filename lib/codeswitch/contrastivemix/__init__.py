@@ -7,8 +7,8 @@ the experiment contract: ``config`` (:class:`Config` and the run specs), ``exper
 """
 
 from .config import Config, load
-from .experiment import plan, run, run_one
+from .experiment import plan, run, run_one, stages
 from .figures import figures
 from .tables import tables
 
-__all__ = ["Config", "load", "plan", "run_one", "run", "tables", "figures"]
+__all__ = ["Config", "load", "plan", "stages", "run_one", "run", "tables", "figures"]

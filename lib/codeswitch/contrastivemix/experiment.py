@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.checkpoints import checkpoint_ok
-from ..core.experiment import Results, RunSpec, run_specs
+from ..core.experiment import Results, RunSpec, Stage
 from ..core.profiles import Profile, seeds_for
 from ..core.runs import RunCache
 from .config import (ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun,
@@ -418,16 +418,14 @@ def run(profile: Profile) -> Results:
     ``keep_checkpoints``.
     """
     c = load(profile)
-    specs = plan(profile)
-    root = _root(profile)
-    todo = {kind: [s for s in specs if type(s) is cls] for cls, kind in KINDS.items()}
-    if any(s.key() not in RunCache(root / KINDS[EvalRun]) for s in todo["eval"]) or any(
-            s.key() not in RunCache(root / KINDS[EmbedRun]) for s in todo["embed"]):
+    todo = {st.name: st for st in stages(profile)}
+    specs = [s for st in todo.values() for s in st]  # plan order: the kinds in dependency order
+    if any(s.key() not in RunCache(todo["eval"].cache_dir) for s in todo["eval"]) or any(
+            s.key() not in RunCache(todo["embed"].cache_dir) for s in todo["embed"]):
         backbone_path(profile, c.backbone.model)  # a missing backbone stops the grid before any run, not after BM25
     by_key: dict[str, dict] = {}
     for cls, kind in KINDS.items():
-        results = run_specs(todo[kind], run_one, profile, cache_dir=root / kind, desc=f"contrastivemix {kind}")
-        by_key |= {s.key_hash(): r for s, r in results}
+        by_key |= {s.key_hash(): r for s, r in todo[kind].run(run_one, profile)}
         if cls is EmbedRun and not c.keep_checkpoints:
             for m in todo["train"]:
                 ckpt = checkpoint_dir(profile, m)
@@ -504,37 +502,15 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-# --------------------------------------------------------------------------- the stages, for the executors
-# ``reproduce.sh --executor ...`` submits one kind after the other (a stage reads what the
-# previous one saved), each into the cache folder :func:`run` reads it from.
-def _stage(profile: Profile, kind: str) -> list[RunSpec]:
-    cls = next(c for c, k in KINDS.items() if k == kind)
-    return [s for s in plan(profile) if type(s) is cls]
+# --------------------------------------------------------------------------- the stages
+# what a kind's runs read: the trained encoders (evaluations, embeddings), the BM25 rankings
+# (evaluations), the embeddings (UMAP fits); the trainings and BM25 need nothing
+AFTER = {"train": (), "bm25": (), "eval": ("train", "bm25"), "embed": ("train",), "umap": ("embed",)}
 
 
-def plan_train(profile: Profile) -> list[RunSpec]:
-    return _stage(profile, "train")
-
-
-def plan_bm25(profile: Profile) -> list[RunSpec]:
-    return _stage(profile, "bm25")
-
-
-def plan_eval(profile: Profile) -> list[RunSpec]:
-    return _stage(profile, "eval")
-
-
-def plan_embed(profile: Profile) -> list[RunSpec]:
-    return _stage(profile, "embed")
-
-
-def plan_umap(profile: Profile) -> list[RunSpec]:
-    return _stage(profile, "umap")
-
-
-def stage_cache(kind: str):
-    """The cache of one kind's records (what :func:`run` reads): ``stage_cache("eval")(profile)``."""
-    return lambda profile: RunCache(_root(profile) / kind)
-
-
-train_cache, bm25_cache, eval_cache, embed_cache, umap_cache = (stage_cache(k) for k in ("train", "bm25", "eval", "embed", "umap"))
+def stages(profile: Profile) -> list[Stage]:
+    """One stage per kind of run (:data:`KINDS`, in dependency order), each cached in ``runs/<profile>/contrastivemix/<kind>/``:
+    what :func:`run` computes kind by kind and ``reproduce.sh --executor ...`` submits (a kind waits for :data:`AFTER`)."""
+    specs, root = plan(profile), _root(profile)
+    return [Stage(kind, [s for s in specs if type(s) is cls], root / kind, after=AFTER[kind], desc=f"contrastivemix {kind}")
+            for cls, kind in KINDS.items()]

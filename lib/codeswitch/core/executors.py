@@ -17,6 +17,13 @@ Whoever computes a run writes its record (atomically, holding the run's lock, se
 in spec order.  A failed run does not stop the others; :class:`GridFailed` names each
 failed spec and its log, and re-running submits only what is still missing.
 
+``reproduce.sh`` with a non-inline executor plans every stage of the selected notebooks
+once (each paper package's ``stages(profile)``, read through the one registry
+:data:`codeswitch.core.experiment.EXPERIMENTS`) and submits the whole grid at once
+(:class:`Submission`): a run waits only for the stages it reads (``Stage.after``), and with
+``local`` one pool of workers (each importing torch once, with its share of the cores)
+computes it in the background while the notebooks build, each as soon as its own runs are cached.
+
 The executor is chosen in the profile (a top-level ``executor:`` section, read into
 :class:`ExecutorConfig`) or on the command line (``./reproduce.sh --executor local
 --workers 8``; ``--executor slurm --partition gpu``).  It decides where runs are
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import time
@@ -131,6 +139,7 @@ class Task:
     spec: Any
     fn: Callable[[Any], Mapping[str, Any]]
     desc: str = "runs"
+    after: tuple[str, ...] = ()  # the records (paths) of the runs this one reads: it starts once they ended
 
     @property
     def key(self) -> str:
@@ -194,10 +203,21 @@ def execute(
     *,
     desc: str = "runs",
     raise_on_failure: bool = True,
+    threads: int | None = None,
+    started: Callable[[], None] | None = None,
+    rank: Mapping[str, int] | None = None,
 ) -> list[Failure]:
     """Compute every task with the executor ``ex``; show the queue's progress; return (or raise) the failures.
 
     Tasks whose record already exists are skipped; the same run listed twice is computed once.
+    A task starts once the tasks named in its ``after`` ended (a failed one too: the
+    dependant then fails with its own message).  ``local`` keeps one pool of workers for
+    the whole call and starts, whenever a worker is free, the ready task of the lowest
+    ``rank`` (record -> rank; default 0: e.g. the notebook that needs it first), of those the
+    one with the longest chain of dependants; the other executors submit the ready tasks in waves.
+    ``threads``: torch threads of a local worker (default: this machine's cores / workers).
+    ``started`` is called once the workers are up (local) or the computing begins: from then
+    on this process's environment can change without reaching them.
     """
     from .runs import RunCache
 
@@ -207,22 +227,49 @@ def execute(
             unique.setdefault(str(t.record), t)
     todo = list(unique.values())
     if not todo:
+        if started:
+            started()
         return []
     jobs_dir = Path(ex.jobs_dir) if ex.jobs_dir else Path(todo[0].cache_root).parent / "jobs"
     jobs_dir.mkdir(parents=True, exist_ok=True)
     _check_picklable(todo)
-    with _worker_environment():
-        if ex.kind == "local":
-            failures = _run_local(todo, ex, jobs_dir, desc)
-        elif ex.kind in ("slurm", "submitit-local"):
-            failures = _run_submitit(todo, ex, jobs_dir, desc)
-        elif ex.kind == "inline":
-            failures = _run_inline(todo, jobs_dir, desc)
-        else:
+    deps = {str(t.record): {a for a in t.after if a in unique} for t in todo}
+    if ex.kind == "local":
+        failures = _run_local(todo, deps, ex, jobs_dir, desc, threads, started, rank or {})
+    else:
+        if ex.kind not in KINDS:
             raise ConfigError(f"executor kind {ex.kind!r} is not one of {list(KINDS)}")
+        with _worker_environment():
+            if started:
+                started()
+            run = functools.partial(_run_submitit, ex=ex) if ex.kind != "inline" else _run_inline
+            failures, finished, left = [], set(), list(todo)
+            while left:  # waves: every task whose dependencies ended
+                ready = [t for t in left if deps[str(t.record)] <= finished] or left[:1]
+                failures += run(ready, jobs_dir=jobs_dir, desc=desc)
+                finished |= {str(t.record) for t in ready}
+                left = [t for t in left if str(t.record) not in finished]
     if failures and raise_on_failure:
         raise GridFailed(failures)
     return failures
+
+
+def _priorities(todo: Sequence[Task], deps: Mapping[str, set[str]]) -> dict[str, int]:
+    """Each task's longest chain of dependants (itself included): the critical path starts first."""
+    dependants: dict[str, list[str]] = {}
+    for rec, ds in deps.items():
+        for d in ds:
+            dependants.setdefault(d, []).append(rec)
+    height: dict[str, int] = {}
+
+    def h(rec: str, seen: frozenset = frozenset()) -> int:
+        if rec not in height:
+            if rec in seen:
+                raise ValueError(f"the runs' dependencies form a cycle through {rec}")
+            height[rec] = 1 + max((h(d, seen | {rec}) for d in dependants.get(rec, ())), default=0)
+        return height[rec]
+
+    return {str(t.record): h(str(t.record)) for t in todo}
 
 
 def _check_picklable(tasks: Sequence[Task]) -> None:
@@ -243,11 +290,18 @@ def _check_picklable(tasks: Sequence[Task]) -> None:
 
 
 @contextlib.contextmanager
-def _worker_environment():
-    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs."""
+def _worker_environment(threads: int | None = None):
+    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs.
+
+    ``threads``: the size of every native thread pool of a worker (OpenMP, OpenBLAS, MKL), where the
+    environment does not set it already: N workers each spinning up one thread per core would
+    oversubscribe the CPU (torch's own count is set in the worker, :func:`_init_worker`).
+    """
     from .profiles import project_root
 
-    want = {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg", "CODESWITCH_LOG_PROGRESS": "1"}
+    pools = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    want = {k: str(threads) for k in pools if threads and k not in os.environ}
+    want |= {"PYTHONHASHSEED": "0", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg", "CODESWITCH_LOG_PROGRESS": "1"}
     try:
         want["CODESWITCH_HOME"] = str(project_root())
     except ConfigError:
@@ -310,7 +364,7 @@ class _Queue:
         )
 
 
-def _run_inline(tasks: Sequence[Task], jobs_dir: Path, desc: str) -> list[Failure]:
+def _run_inline(tasks: Sequence[Task], *, jobs_dir: Path, desc: str) -> list[Failure]:
     queue, failures = _Queue(tasks, desc, 1.0), []
     for t in tasks:
         try:
@@ -327,11 +381,29 @@ def _run_inline(tasks: Sequence[Task], jobs_dir: Path, desc: str) -> list[Failur
 _GPU_OF_WORKER: str | None = None
 
 
-def _init_worker(gpu_queue) -> None:
+def _init_worker(gpu_queue, threads: int) -> None:
+    """A worker's start: its GPU(s), its share of the cores, and the imports every run needs, once per worker."""
     global _GPU_OF_WORKER
     if gpu_queue is not None:
         _GPU_OF_WORKER = gpu_queue.get()
         os.environ["CUDA_VISIBLE_DEVICES"] = _GPU_OF_WORKER  # before anything imports torch's CUDA
+    import torch
+    import transformers  # noqa: F401 - imported once here, not by the worker's first run
+
+    # as load_profile does in a notebook: N workers x the default (every core) would oversubscribe the CPU
+    torch.set_num_threads(threads)
+
+
+def _warm(_: int) -> int:
+    return os.getpid()
+
+
+def cores() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _local_task(payload: bytes, log: str) -> str:
@@ -374,7 +446,9 @@ def visible_gpus() -> list[str]:
         return []
 
 
-def _run_local(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: ExecutorConfig, jobs_dir: Path, desc: str,
+               threads: int | None = None, started: Callable[[], None] | None = None,
+               rank: Mapping[str, int] = {}) -> list[Failure]:
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -388,6 +462,7 @@ def _run_local(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: 
     if gpus and not groups:
         raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
     workers = ex.workers or max(1, len(groups))
+    threads = threads or max(1, cores() // workers)
     ctx = mp.get_context("spawn")
     gpu_queue = None
     if groups:
@@ -398,21 +473,38 @@ def _run_local(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: 
     print(
         f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es)"
         + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
-        + f"; logs: {logs}/",
+        + f", {threads} torch thread(s) each; logs: {logs}/",
         flush=True,
     )
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(gpu_queue,)) as pool:
-        futures = {}
-        for t in tasks:
-            log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
-            futures[pool.submit(_local_task, cloudpickle.dumps(t), str(log))] = (t, log)
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=ex.poll_seconds, return_when=FIRST_COMPLETED)
+    priority = _priorities(tasks, deps)
+    waiting = sorted(tasks, key=lambda t: (rank.get(str(t.record), 0), -priority[str(t.record)]))  # stable: plan order among equals
+    ended: set[str] = set()
+    with contextlib.ExitStack() as stack:
+        with _worker_environment(threads):  # every worker starts now, with the notebooks' environment
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                                           initargs=(gpu_queue, threads)))
+            for f in [pool.submit(_warm, i) for i in range(workers)]:
+                f.result()
+        if started:
+            started()
+        running = {}
+        while waiting or running:
+            # a free worker takes the first ready run: lowest rank, then longest chain of dependants (not a FIFO of everything)
+            while len(running) < workers:
+                t = next((t for t in waiting if deps[str(t.record)] <= ended), None)
+                if t is None:
+                    break
+                waiting.remove(t)
+                log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
+                running[pool.submit(_local_task, cloudpickle.dumps(t), str(log))] = (t, log)
+            if not running:  # what is left waits on itself: a dependency cycle
+                raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
+            finished, _ = wait(set(running), timeout=ex.poll_seconds, return_when=FIRST_COMPLETED)
             for fut in finished:
-                t, log = futures[fut]
+                t, log = running.pop(fut)
+                ended.add(str(t.record))
                 exc = fut.exception()
                 if exc is not None:
                     failures.append(Failure(t, f"{type(exc).__name__}: {exc}", str(log)))
@@ -436,7 +528,7 @@ def _submitit_task():
     return RequeueableRun()
 
 
-def _run_submitit(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
     import submitit
 
     cluster = "slurm" if ex.kind == "slurm" else "local"
@@ -488,53 +580,37 @@ def _run_submitit(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, des
 
 
 # --------------------------------------------------------------------------- submit everything, then build
-# notebook number -> its stages; each stage is (module, plan function[, cache function]:
-# the run cache of the stage's specs, default ``run_cache``).  A stage's runs may
-# need the previous stage's outputs (alignment checkpoints before GLUECoS fine-tuning), so
-# stage k of every notebook is submitted together, after stage k-1 of every notebook ended.
-# A module without the plan function or a module-level ``run_one(spec, profile)`` is skipped
-# with one line: its runs are then computed inline when its notebook runs.
-PLANS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "02": (("codeswitch.glue.experiment", "plan"),),
-    "03": (("codeswitch.concse.experiment", "plan_table3"),),
-    "04": (("codeswitch.concse.experiment", "plan_ablations"),),
-    "05": tuple(("codeswitch.contrastivemix.experiment", f"plan_{k}", f"{k}_cache") for k in ("train", "bm25", "eval", "embed", "umap")),
-    "06": (("codeswitch.alignment.experiment", "plan_alignment"), ("codeswitch.alignment.experiment", "plan_finetuning")),
-    "07": (
-        ("codeswitch.calbert.experiment", "plan_pretraining", "pretrain_cache"),
-        ("codeswitch.calbert.experiment", "plan_finetuning", "finetune_cache"),
-    ),
-}
+def plan_stages(numbers: Sequence[str], profile: Profile) -> list[tuple[str, Any]]:
+    """``(section, stage)`` of every stage the selected notebooks read, from the one registry
+    (:data:`codeswitch.core.experiment.EXPERIMENTS`); each package's ``stages(profile)`` is called once."""
+    from .experiment import EXPERIMENTS, package
+
+    out = []
+    for section, notebooks in EXPERIMENTS.items():
+        if not set(notebooks) & set(numbers):
+            continue
+        stages = package(section).stages(profile)
+        names = [st.name for st in stages]
+        for st in stages:
+            unknown = [a for a in st.after if a not in names[:names.index(st.name)]]
+            if unknown:
+                raise ValueError(f"{section}.stages: stage {st.name!r} runs after {unknown}, which are not earlier stages ({names})")
+            if st.notebook is None or st.notebook in numbers:
+                out.append((section, st))
+    return out
 
 
-def _stage_tasks(profile: Profile, module_name: str, plan_name: str, label: str, cache_name: str = "run_cache") -> list[Task] | str:
-    """The tasks of one stage, or the one-line reason it is skipped."""
-    import functools
-    import importlib
-    import inspect
+def stage_tasks(section: str, stage, profile: Profile, after: Sequence[str] = ()) -> list[Task]:
+    """One stage's runs as tasks (``after``: the records they wait for); a run listed twice is one task."""
+    from .experiment import package
 
-    from .runs import RunCache
-
-    module = importlib.import_module(module_name)
-    plan = getattr(module, plan_name, None)
-    run_one = getattr(module, "run_one", None)
-    if plan is None or run_one is None or not inspect.isfunction(run_one):
-        missing = " and ".join(n for n, f in ((f"{plan_name}(profile)", plan), ("run_one(spec, profile)", run_one)) if f is None)
-        return f"{module_name} has no module-level {missing or 'run_one'} yet: its runs are computed inline by the notebook"
-    cache = getattr(module, cache_name)(profile) if hasattr(module, cache_name) else RunCache(profile.runs_dir / module.EXPERIMENT)
-    from .experiment import RunSpec
-
-    fn = functools.partial(_call_run_one, run_one, profile)
-    tasks, seen = [], set()
-    for spec in plan(profile):
-        if isinstance(spec, RunSpec):  # the experiment contract: the record is filed under the spec's key
-            task = Task(str(cache.root), spec.key(), functools.partial(_call_spec, run_one, profile, spec), label)
-        else:
-            task = Task(str(cache.root), spec, fn, label)
-        if task.key not in seen:  # a run several tables share is submitted once
-            seen.add(task.key)
-            tasks.append(task)
-    return tasks
+    run_one = package(section).run_one
+    tasks: dict[str, Task] = {}
+    for spec in stage:
+        t = Task(str(stage.cache_dir), spec.key(), functools.partial(_call_spec, run_one, profile, spec), f"{section}.{stage.name}",
+                 tuple(after))
+        tasks.setdefault(t.key, t)
+    return list(tasks.values())
 
 
 def _call_run_one(run_one: Callable, profile: Profile, spec: Any) -> Mapping[str, Any]:
@@ -545,33 +621,77 @@ def _call_spec(run_one: Callable, profile: Profile, spec: Any, _key: Any) -> Map
     return run_one(spec, profile)
 
 
-def submit_notebooks(numbers: Sequence[str], profile: Profile, ex: ExecutorConfig) -> list[Failure]:
-    """Plan the runs of every selected notebook and compute all pending ones with ``ex`` (stage by stage); return the failures.
+class Submission:
+    """The runs of the selected notebooks: planned once, submitted at once, with each stage waiting only for the
+    stages it reads (``Stage.after``).
 
-    The notebooks run afterwards and find every run cached.  Runs of a failed stage's
-    dependants are still attempted (they fail again with their own message, or the
-    notebook reports it); re-running submits only what is missing.
+    With ``local`` the grid is computed in a background thread, so notebook N can build its
+    tables (:meth:`wait` for N) while the runs of later notebooks are still computing; the
+    other executors compute it all in :meth:`start`.
     """
-    failures: list[Failure] = []
-    depth = max((len(PLANS.get(n, ())) for n in numbers), default=0)
-    t0 = time.monotonic()
-    for stage in range(depth):
-        tasks: list[Task] = []
-        seen_plans: set[tuple[str, ...]] = set()
-        for n in numbers:
-            stages = PLANS.get(n, ())
-            if stage >= len(stages) or stages[stage] in seen_plans:
-                continue
-            seen_plans.add(stages[stage])
-            module_name, plan_name, *cache_name = stages[stage]
-            got = _stage_tasks(profile, module_name, plan_name, f"{n}:{module_name.rsplit('.', 1)[-1]}.{plan_name}", *cache_name)
-            if isinstance(got, str):
-                print(f"plan: notebook {n}: {got}", flush=True)
-                continue
-            print(f"plan: notebook {n}: {module_name}.{plan_name}: {len(got)} runs", flush=True)
-            tasks += got
-        if tasks:
-            failures += execute(tasks, ex, desc=f"stage {stage + 1}/{depth}", raise_on_failure=False)
-    print(f"plan: every planned run submitted and finished in {time.monotonic() - t0:.0f} s"
-          + (f"; {len(failures)} failed" if failures else ""), flush=True)
-    return failures
+
+    def __init__(self, numbers: Sequence[str], profile: Profile, ex: ExecutorConfig):
+        import threading
+
+        self.ex, self.profile = ex, profile
+        self.tasks: list[Task] = []
+        self.of_notebook: dict[str, list[Task]] = {n: [] for n in numbers}
+        records: dict[tuple[str, str], list[str]] = {}
+        from .experiment import EXPERIMENTS
+
+        for section, stage in plan_stages(numbers, profile):
+            after = [r for a in stage.after for r in records.get((section, a), ())]
+            got = stage_tasks(section, stage, profile, after)
+            records[(section, stage.name)] = [str(t.record) for t in got]
+            print(f"plan: {section}.{stage.name} ({', '.join(n for n in EXPERIMENTS[section] if n in numbers and stage.notebook in (None, n))}): "
+                  f"{len(got)} runs" + (f", after {' and '.join(stage.after)}" if stage.after else ""), flush=True)
+            self.tasks += got
+            for n in EXPERIMENTS[section]:
+                if n in self.of_notebook and stage.notebook in (None, n):
+                    self.of_notebook[n] += got
+        self.failures: list[Failure] = []
+        self.error: BaseException | None = None
+        self._done, self._started = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._run, name="codeswitch-submission", daemon=True)
+
+    def _run(self) -> None:
+        t0 = time.monotonic()
+        try:
+            threads = self.profile.cpu_threads if self.profile.cpu_threads and self.profile.torch_device().type == "cpu" else None
+            # the runs of the notebook that builds first, first: it builds while the workers go on
+            rank = {}
+            for i, tasks in enumerate(self.of_notebook.values()):
+                for t in tasks:
+                    rank.setdefault(str(t.record), i)
+            self.failures = execute(self.tasks, self.ex, desc="grid", raise_on_failure=False, threads=threads,
+                                    started=self._started.set, rank=rank)
+            print(f"plan: every planned run submitted and finished in {time.monotonic() - t0:.0f} s"
+                  + (f"; {len(self.failures)} failed" if self.failures else ""), flush=True)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by wait() in the caller's thread
+            self.error = exc
+        finally:
+            self._started.set()
+            self._done.set()
+
+    def start(self) -> "Submission":
+        """``local``: start computing in the background, returning once the workers are up (they were spawned with
+        this process's environment as it is now); the other executors: compute every run, then return."""
+        if self.ex.kind == "local":
+            self._thread.start()
+            self._started.wait()
+        else:
+            self._run()
+        return self
+
+    def wait(self, number: str | None = None, poll: float = 0.5) -> list[Failure]:
+        """Block until the runs of notebook ``number`` (``None``: every run) are cached, or the grid ended; its failures.
+
+        A failed run never gets a record, so a notebook with a failed run waits for the whole grid (the others go on).
+        """
+        tasks = self.tasks if number is None else self.of_notebook.get(number, [])
+        while not self._done.is_set() and not all(t.record.is_file() for t in tasks):
+            self._done.wait(poll)
+        if self.error is not None:
+            raise self.error
+        mine = {str(t.record) for t in tasks}
+        return [f for f in self.failures if str(f.task.record) in mine]

@@ -5,6 +5,9 @@ Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastive
 
     Config                       frozen dataclass of its profile section (``profile.section(NAME, Config)``)
     plan(profile)                -> list[RunSpec]   every run the experiment needs, typed
+    stages(profile)              -> list[Stage]     the runs of ``plan`` grouped into stages, in dependency
+                                                    order, each with its cache folder (what ``run`` and the
+                                                    executors both read: ``reproduce.sh --executor ...``)
     run_one(spec, profile)       -> dict            one run, computed (module-level: an executor in
                                                     another process imports and calls it)
     run(profile)                 -> Results         every run of ``plan`` through ``core.runs.run_grid``
@@ -25,7 +28,10 @@ such as ``tiny-bert`` or ``synthetic``, are identified by the spec's own fields)
 ``RESULT_VERSION`` (a class attribute, set per experiment) enters as
 ``"result_version"``: bumping it when method code changes retires every old record.
 
-``tests/test_contract.py`` checks the contract of every package with :func:`check`.
+``tests/test_contract.py`` checks the contract of every package with :func:`check`;
+:data:`EXPERIMENTS` is the one registry of the packages (the profile sections they read and
+the notebooks they serve), which ``reproduce.sh`` (section validation) and the executors
+(submitting every stage) both read.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from .identity import input_identity
 from .profiles import as_dict
 from .runs import RunCache, config_hash, run_grid
 
-__all__ = ["RunSpec", "Results", "not_in_key", "run_specs", "CONTRACT", "check"]
+__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "EXPERIMENTS", "package", "CONTRACT", "check"]
 
 _KEY = "key"
 
@@ -121,6 +127,52 @@ class Results(Sequence):
         return iter(zip(self.specs, self.records))
 
 
+@dataclass(frozen=True)
+class Stage(Sequence):
+    """The runs of one stage of an experiment: specs that need nothing but the runs of the stages in ``after``.
+
+    A sequence of its specs (``aligns, fine, figure = A.stages(profile)`` unpacks them), with
+    where their records go (``cache_dir``, what :func:`run_specs` is given), the names of the
+    stages of the same package whose outputs they read (``after``: a stage waits for those,
+    nothing else), and, for a package that serves several notebooks, the notebook whose
+    tables read them (``notebook``; ``None``: every notebook of the package).
+    """
+
+    name: str
+    specs: tuple[RunSpec, ...]
+    cache_dir: Path
+    after: tuple[str, ...] = ()
+    notebook: str | None = None
+    desc: str = ""  # the progress lines' name (default: the stage's name)
+
+    def __post_init__(self):
+        object.__setattr__(self, "specs", tuple(self.specs))
+        object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+        object.__setattr__(self, "after", tuple(self.after))
+        if self.name in self.after:
+            raise ValueError(f"stage {self.name!r} cannot run after itself")
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __getitem__(self, i):
+        return self.specs[i]
+
+    def __iter__(self) -> Iterator[RunSpec]:
+        return iter(self.specs)
+
+    def __add__(self, other: Sequence[RunSpec]) -> list[RunSpec]:
+        """The specs of both, as a list (``pre + fine``)."""
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[RunSpec]) -> list[RunSpec]:
+        return [*other, *self]
+
+    def run(self, run_one: Callable[[RunSpec, Any], Mapping], profile) -> Results:
+        """Every spec of the stage through the run cache (:func:`run_specs`)."""
+        return run_specs(self.specs, run_one, profile, cache_dir=self.cache_dir, desc=self.desc or self.name)
+
+
 def run_specs(specs: Sequence[RunSpec], run_one: Callable[[RunSpec, Any], Mapping], profile, *, cache_dir: str | Path,
               desc: str) -> Results:
     """Every spec through :func:`codeswitch.core.runs.run_grid` (cached by :meth:`RunSpec.key`); a finished run is never redone."""
@@ -130,9 +182,31 @@ def run_specs(specs: Sequence[RunSpec], run_one: Callable[[RunSpec, Any], Mappin
     return Results(tuple(specs), tuple(records))
 
 
+# --------------------------------------------------------------------------- the registry
+# section (= the package ``codeswitch.<section>`` and its profile section) -> the notebooks it serves, in order
+EXPERIMENTS: Mapping[str, tuple[str, ...]] = {
+    "koglish": ("01",),
+    "glue": ("02",),
+    "concse": ("03", "04"),
+    "contrastivemix": ("05",),
+    "alignment": ("06",),
+    "calbert": ("07",),
+}
+
+
+def package(section: str):
+    """The paper package of a section of :data:`EXPERIMENTS` (imported)."""
+    import importlib
+
+    if section not in EXPERIMENTS:
+        raise KeyError(f"no experiment {section!r} (known: {', '.join(EXPERIMENTS)})")
+    return importlib.import_module(f"codeswitch.{section}")
+
+
 # --------------------------------------------------------------------------- the contract
 CONTRACT: Mapping[str, tuple[str, ...]] = {
     "plan": ("profile",),
+    "stages": ("profile",),
     "run_one": ("spec", "profile"),
     "run": ("profile",),
     "tables": ("results", "profile"),

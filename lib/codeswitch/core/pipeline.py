@@ -289,26 +289,15 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
     return f"{len(fresh)} artifact(s): " + (", ".join(sorted(fresh)) if fresh else "none")
 
 
-# section -> (module, function returning its typed config): read before any notebook runs
-SECTION_LOADERS = {
-    "koglish": ("codeswitch.koglish.config", "load"),
-    "glue": ("codeswitch.glue.config", "load"),
-    "concse": ("codeswitch.concse.config", "load"),
-    "contrastivemix": ("codeswitch.contrastivemix.config", "load"),
-    "alignment": ("codeswitch.alignment.config", "load"),
-    "calbert": ("codeswitch.calbert.config", "load"),
-}
-
-
 def validate_sections(prof) -> None:
-    """Build every section's typed config (overrides applied), so a bad value stops the run before any notebook."""
+    """Build every section's typed config (``codeswitch.<section>.config.load``, for each section of the one registry,
+    :data:`codeswitch.core.experiment.EXPERIMENTS`), overrides applied, so a bad value stops the run before any notebook."""
     import importlib
 
-    for section, (module, fn) in SECTION_LOADERS.items():
-        try:
-            loader = getattr(importlib.import_module(module), fn)
-        except (ImportError, AttributeError):  # a section whose module moved: the notebook still validates it
-            continue
+    from .experiment import EXPERIMENTS
+
+    for section in EXPERIMENTS:
+        loader = importlib.import_module(f"codeswitch.{section}.config").load
         try:
             loader(prof)
         except ConfigError:
@@ -384,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     chosen = select(specs, args.only)
     overrides = parse_overrides(args.overrides)
-    from .executors import SECTION, executor_config, submit_notebooks
+    from .executors import SECTION, Submission, executor_config
 
     if any(k == SECTION or k.startswith(SECTION + ".") for k in overrides):
         raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--partition/--account "
@@ -411,16 +400,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("papermill").setLevel(logging.WARNING)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
     t_all = time.perf_counter()
-    if executor.kind != "inline":  # submit everything, then build
+    grid = None
+    if executor.kind != "inline":  # submit everything; a notebook builds once its own runs are cached
         print(f"\n=== runs of every selected notebook, executor {executor.kind} ===", flush=True)
-        failures = submit_notebooks([s.number for s in chosen], load_profile(args.profile, overrides, root=root), executor)
-        for f in failures:
-            print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
+        grid = Submission([s.number for s in chosen], load_profile(args.profile, overrides, root=root), executor).start()
+    for i, spec in enumerate(chosen, 1):
+        failures = grid.wait(spec.number) if grid else []
         if failures:
+            failures = grid.wait()  # the others went on: report every failure once the grid ended
+            for f in failures:
+                print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
             print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
                   "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
+            write_index(args.profile, root=root)
             return 1
-    for i, spec in enumerate(chosen, 1):
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
         try:
@@ -433,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
               f"{_written(spec, prof.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
+    if grid:
+        grid.wait()  # every run is cached by now: the pool's shutdown
     index = write_index(args.profile, root=root, overrides=overrides)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0

@@ -8,6 +8,6 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, GlueRun
-from .experiment import figures, plan, run, run_one, tables
+from .experiment import figures, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "GlueRun", "plan", "run_one", "run", "tables", "figures"]
+__all__ = ["Config", "GlueRun", "plan", "stages", "run_one", "run", "tables", "figures"]

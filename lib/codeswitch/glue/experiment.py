@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.glue_metrics import TASK_LABEL
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core import claims
@@ -126,6 +126,11 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
     return result
 
 
+def stages(profile: Profile) -> list[Stage]:
+    """One stage: every fine-tuning run of :func:`plan` (independent of each other), cached in ``runs/<profile>/glue/``."""
+    return [Stage("fine-tuning", plan(profile), profile.runs_dir / EXPERIMENT, desc="Koglish-GLUE")]
+
+
 def run(profile: Profile) -> Results:
     """Run (or read from the cache) every run of :func:`plan`; the records come back in plan order.
 
@@ -134,11 +139,11 @@ def run(profile: Profile) -> Results:
     :class:`~codeswitch.core.hub.MissingResourceError`; a fully cached grid needs
     the data (its hash is part of every run's key) but no model.
     """
-    plan_ = plan(profile)
-    cache = RunCache(profile.runs_dir / EXPERIMENT)
-    for name, model in dict.fromkeys((s.backbone, s.model) for s in plan_ if s.key() not in cache):
+    (grid,) = stages(profile)
+    cache = RunCache(grid.cache_dir)
+    for name, model in dict.fromkeys((s.backbone, s.model) for s in grid if s.key() not in cache):
         resolve_model(model, profile, what=f"glue.backbones.{name}.model")
-    return run_specs(plan_, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc="Koglish-GLUE")
+    return grid.run(run_one, profile)
 
 
 def frame(results: Results) -> pd.DataFrame:

@@ -12,6 +12,6 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, KoglishRun
-from .experiment import figures, plan, run, run_one, tables
+from .experiment import figures, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "KoglishRun", "plan", "run_one", "run", "tables", "figures"]
+__all__ = ["Config", "KoglishRun", "plan", "stages", "run_one", "run", "tables", "figures"]

@@ -30,7 +30,7 @@ from .construct import REASONS, BeneparParser, BracketParser, CachedParser, Code
 from .synthetic import GLOSSARY, TREES_FILE, SyntheticConfig, construction_stats, generate_raw
 from .translate import make_translator
 from ..core.profiles import Profile
-from ..core.experiment import Results, run_specs
+from ..core.experiment import Results, Stage
 from ..core.runs import config_hash
 from ..core.provenance import records_inputs
 from .config import SECTION, Config, KoglishRun, load
@@ -373,9 +373,15 @@ def built_folder(profile: Profile, run: KoglishRun) -> Path:
     return profile.runs_dir / "koglish_built" / key
 
 
+def stages(profile: Profile) -> list[Stage]:
+    """One stage: every construction run of :func:`plan` (independent of each other), cached in ``runs/<profile>/koglish/``."""
+    return [Stage("construction", plan(profile), profile.runs_dir / "koglish")]
+
+
 def run(profile: Profile) -> Results:
     """Every construction run of :func:`plan` through the run cache (``runs/<profile>/koglish/``)."""
-    return run_specs(plan(profile), run_one, profile, cache_dir=profile.runs_dir / "koglish", desc="construction")
+    (construction,) = stages(profile)
+    return construction.run(run_one, profile)
 
 
 @records_inputs
