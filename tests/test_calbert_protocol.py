@@ -122,7 +122,7 @@ def test_scratch_runs_are_planned_and_keyed(tmp_path):
     pre, fine = CB.stages(cfg)
     scratch = [s for s in pre if isinstance(s, ScratchRun)]
     assert [s.backbone for s in scratch] == ["RoBERTa-small", "RoBERTa-big"]
-    assert pre[: len(pre) - len(scratch)] == [s for s in pre if not isinstance(s, ScratchRun)]  # Siamese first
+    assert list(pre[: len(pre) - len(scratch)]) == [s for s in pre if not isinstance(s, ScratchRun)]  # Siamese first
     tuned = [f for f in fine if f.variant == "scratch"]
     assert len(tuned) == 2 * len(scratch) * len(cfg.seeds)  # both tasks, every seed
     assert {f.pretrain for f in tuned} == set(scratch) and tuned[0].key()["pretrain"] == tuned[0].pretrain.key()
