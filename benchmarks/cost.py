@@ -15,8 +15,11 @@ Markdown table.  The method (every input is printed beside the result):
   backbone other than the measured one is scaled by its matmul weights per token
   (:data:`LINEAR_PARAMS`, i.e. the same MFU is assumed); a run's evaluation is
   counted as forward passes at a third of the training cost per token;
-* not counted: notebooks the harness does not measure (01 construction, 06, 07),
-  data loading, BM25, start-up.
+* 01, 06, 07 (not measured by the harness): (b)'s training rate per token, scaled per
+  backbone, with the papers' data sizes (:data:`SIZES_0607`) and every row at the
+  run's maximum length (an upper bound), see :func:`construction_hours`,
+  :func:`alignment_hours`, :func:`calbert_hours`;
+* not counted: data loading, BM25, parsing, t-SNE, start-up.
 
 Example::
 
@@ -47,6 +50,16 @@ LINEAR_PARAMS: Mapping[str, int] = {
     "xlm-roberta-base": _enc(12, 768, 3072),
     "xlm-roberta-large": _enc(24, 1024, 4096),
     "facebook/mbart-large-50": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
+    # 01: the translator (NLLB-200 distilled 600M: 12 + 12 layers, d 1024, ffn 4096, the mBART shape)
+    "facebook/nllb-200-distilled-600M": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
+    # 06, 07 backbones (their model cards' configs)
+    "bert-base-cased": _enc(12, 768, 3072),
+    "bert-base-uncased": _enc(12, 768, 3072),
+    "roberta-base": _enc(12, 768, 3072),
+    "distilbert-base-uncased": _enc(6, 768, 3072),
+    # ALBERT base: one layer's weights shared by 12 layers; compute counts every layer
+    # (the 128-wide factorised embedding's projection is left out, as embeddings are)
+    "ai4bharat/indic-bert": _enc(12, 768, 3072),
 }
 
 # ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
@@ -228,6 +241,145 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
 
 
+# 06 and 07 data sizes (rows), from the papers in /work/shared/papers.  GLUECoS: Fazili &
+# Jyothi (2022) §4 — sentiment (SAIL via GLUECoS) 10080/1260/1260, NER 2467/308/307, QA
+# 259/54 train/dev (no test).  The IITB dev split the alignments validate on: 520 pairs (the
+# profile's comment on alignment.parallel_valid_size).  CalBERT: Table 4 (SAIL 2017
+# 9945/1240/1238 train/validation/test) and Table 10 (IITP 4182/523/523).  The MUSE en-hi
+# lexicon's size is not stated in the paper: its alignments' hours are "–".
+# Token counts per row are unknown for these sets: every row is counted at the run's
+# max_length (an upper bound), except QA, whose contexts longer than 512 tokens take more
+# than one window (not counted).
+SIZES_0607: dict = {
+    "gluecos": {"sentiment": (10080, 1260, 1260), "ner": (2467, 308, 307), "qa": (259, 54, 0)},
+    "iitb_dev_pairs": 520,
+    "calbert": {"sail": (9945, 1240, 1238), "iitp": (4182, 523, 523)},
+}
+
+
+def _train_s(model: str | int, rates: Rates) -> float:
+    """Training seconds per token of ``model`` (a LINEAR_PARAMS name, or its matmul weights): (b)'s rate, scaled."""
+    n = model if isinstance(model, int) else LINEAR_PARAMS.get(model)
+    return math.nan if n is None else rates.glue_s_per_token * n / rates.glue_linear
+
+
+def construction_hours(profile, rates: Rates) -> dict:
+    """Notebook 01: the NLLB translation of ``construct_n`` items per GLUE task (benepar parsing runs on CPU: not counted).
+
+    Forward passes only (a third of the training rate per token), the source and the
+    generated sentence each at the translator's 128-token cap (an upper bound on tokens);
+    greedy generation runs one token at a time, below the compute-bound rate, so the
+    time is the hours at (b)'s utilisation, not a bound.
+    """
+    from codeswitch.glue.train import TASKS
+    from codeswitch.koglish.config import load as kload
+
+    k = kload(profile)
+    if k.translator != "hf":
+        return {"runs": 0, "hours": 0.0}
+    if not k.construct_n:  # every training item: sizes not modelled
+        return {"runs": 1, "hours": math.nan}
+    sentences = sum(k.construct_n * (2 if TASKS[t].pair else 1) for t in TASKS)
+    return {"runs": 1, "hours": sentences * 2 * 128 * _train_s(k.hf_model, rates) / 3 / 3600}
+
+
+def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list | None = None) -> dict:
+    """Notebook 06: the alignments on the parallel corpus (and lexicon), then the GLUECoS fine-tunings.
+
+    An alignment epoch: every pair's two sentences trained (``all_layers``; plus the frozen
+    reference f0's forward pass) or only encoded (``linear_head``: the encoder is frozen, a
+    third of the rate), plus the validation pairs encoded; all ``num_train_epochs`` are
+    counted (early stopping can only shorten it).  A fine-tuning: its epochs over the
+    training rows, the dev rows encoded each epoch (best-epoch selection), the test rows
+    once.  The t-SNE figure runs on CPU (not counted); awesome-align extraction for the
+    word objective (one forward pass over the pairs) is not counted.
+    """
+    from codeswitch import alignment as A
+
+    aligns, fine, _figure = (st.specs for st in A.stages(profile))
+
+    def align_h(s) -> float:
+        if s.data != "parallel":
+            return math.nan  # the MUSE lexicon's size is not in the paper
+        per_token = _train_s(s.model, rates) * (4 / 3 if s.mode == "all_layers" else 1 / 3)
+        valid = s.valid_size or sizes["iitb_dev_pairs"]
+        return s.num_train_epochs * (s.train_size * per_token + valid * _train_s(s.model, rates) / 3) * 2 * s.max_length / 3600
+
+    def fine_h(f) -> float:
+        train, dev, test = sizes["gluecos"][f.task]
+        t = _train_s(f.model, rates) * f.max_length
+        return (f.num_train_epochs * (train * t + dev * t / 3) + test * t / 3) / 3600
+
+    known = {a.key_hash(): align_h(a) for a in aligns}
+    names = {a.key_hash(): f"06/align-{a.data}-{a.script}-{a.mode}-{a.objective}" for a in aligns}
+    unknown = sum(1 for h in known.values() if math.isnan(h))
+    if jobs is not None:
+        jobs += [Job(names[k], h) for k, h in known.items() if not math.isnan(h)]
+        for f in fine:
+            dep = f.alignment.key_hash() if f.alignment is not None else None
+            after = (names[dep],) if dep is not None and not math.isnan(known[dep]) else ()
+            jobs.append(Job(f"06/{f.table}/{f.row}/{f.task}/seed{f.seed}", fine_h(f), after=after))
+    align_total = sum(h for h in known.values() if not math.isnan(h))
+    fine_total = sum(fine_h(f) for f in fine)
+    return {"runs": len(aligns) + len(fine), "hours": align_total + fine_total, "align_hours": align_total,
+            "finetune_hours": fine_total, "not_counted": unknown}
+
+
+def calbert_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list | None = None) -> dict:
+    """Notebook 07: Siamese pre-training of every backbone per objective, the from-scratch MLM models (Tables 8/13),
+    then every (task, model, variant, seed) fine-tuning, each at its max_seq_length per text (an upper bound).
+
+    Pre-training pairs: ``max_pairs`` x ``sample_fraction`` (CalBERT Table 1's 147,731 and §7.2's 15%);
+    Siamese trains both sides of a pair, the from-scratch MLM the code-mixed side.  A
+    fine-tuning evaluates validation and test once, at the end (``eval_strategy="no"``).
+    """
+    from codeswitch import calbert as C
+    from codeswitch.calbert.config import ScratchRun
+
+    pre, fine = (st.specs for st in C.stages(profile))
+
+    def pre_h(s) -> float:
+        pairs = (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
+        if isinstance(s, ScratchRun):
+            n = _enc(s.num_hidden_layers, s.hidden_size, s.intermediate_size)
+            return s.num_train_epochs * pairs * s.max_seq_length * _train_s(n, rates) / 3600
+        return s.num_train_epochs * pairs * 2 * s.max_seq_length * _train_s(s.model, rates) / 3600
+
+    def fine_h(f) -> float:
+        train, dev, test = sizes["calbert"][f.task]
+        p = f.pretrain
+        n = _enc(p.num_hidden_layers, p.hidden_size, p.intermediate_size) if isinstance(p, ScratchRun) else f.model
+        t = _train_s(n, rates) * f.max_seq_length
+        return (f.num_train_epochs * train * t + (dev + test) * t / 3) / 3600
+
+    def pre_name(s) -> str:
+        return f"07/pretrain-{s.backbone}" + ("" if isinstance(s, ScratchRun) else f"-{s.objective}")
+
+    if jobs is not None:
+        jobs += [Job(pre_name(s), pre_h(s)) for s in pre]
+        jobs += [Job(f"07/{f.task}/{f.backbone}/{f.variant}/seed{f.seed}", fine_h(f),
+                     after=(pre_name(f.pretrain),) if f.pretrain is not None else ()) for f in fine]
+    pre_total, fine_total = sum(pre_h(s) for s in pre), sum(fine_h(f) for f in fine)
+    return {"runs": len(pre) + len(fine), "hours": pre_total + fine_total, "pretrain_hours": pre_total,
+            "finetune_hours": fine_total}
+
+
+def _calbert_profile(profile_name: str, overrides: Mapping | None):
+    """The profile for 07's plan.  Its task folders are only hashed into the fine-tunings' keys, so where one is
+    missing (no data on this machine) the shipped sample stands in: the grid's shape does not depend on the data."""
+    from codeswitch import calbert as C
+    from codeswitch.core.hub import MissingResourceError
+    from codeswitch.core.profiles import load_profile
+
+    o = dict(overrides or {})
+    try:
+        profile = load_profile(profile_name, o)
+        C.stages(profile)
+        return profile
+    except MissingResourceError:
+        return load_profile(profile_name, o | {"calbert.sail.source": "shipped", "calbert.iitp.source": "shipped"})
+
+
 # --------------------------------------------------------------------------- the table
 # The smaller grid that brings the paper profile near the 12 GPU-hour target: one seed,
 # and no ContrastiveMix Table 3 ablations (the README's cost table has a column for it).
@@ -261,7 +413,13 @@ def notebook_costs(
         {"notebook": "03", "what": "ConCSE vs SimCSE (Table 3)", **t3, "source": "(a), scaled per backbone"},
         {"notebook": "04", "what": "ConCSE ablations (Tables 4-7), runs not in 03", **t4, "source": "(a)"},
         {"notebook": "05", "what": "ContrastiveMix (Tables 1-4)", **retrieval_hours(profile, rates, sizes), "source": "(c) + (d)"},
+        {"notebook": "06", "what": "alignment (Tables 3.1-3.2): alignments + GLUECoS fine-tunings", **alignment_hours(profile, rates),
+         "source": "(b), scaled; max_length tokens per row (upper bound)"},
+        {"notebook": "07", "what": "CalBERT (Tables 5-13): pre-training + fine-tunings",
+         **calbert_hours(_calbert_profile(profile_name, overrides), rates), "source": "(b), scaled; max_seq_length tokens per row (upper bound)"},
     ]
+    rows.insert(0, {"notebook": "01", "what": "Koglish construction: NLLB translation", **construction_hours(profile, rates),
+                    "source": "(b)/3 per token, scaled; 128 tokens in + out"})
     return rates, rows
 
 
@@ -275,7 +433,7 @@ def cost_table(
 ) -> str:
     """The Markdown table of GPU-hours per notebook; ``overrides`` are the profile's dotted ``--set`` keys."""
     rates, rows = notebook_costs(report, profile_name, sizes, length_table, overrides, encode_passages_per_s)
-    total = sum(r["hours"] for r in rows)
+    total = sum(r["hours"] for r in rows if not math.isnan(r["hours"]))
     changed = "".join(f" --set {k}={json.dumps(v)}" for k, v in (overrides or {}).items())
     lines = [
         f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
@@ -286,8 +444,12 @@ def cost_table(
     ]
     for r in rows:
         extra = f" (train {r['train_hours']:.1f} + encode {r['encode_hours']:.1f})" if "train_hours" in r else ""
-        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['hours']:.1f}{extra} | {r['source']} |")
-    lines.append(f"| **all** | (01, 06, 07 not measured) | {sum(r['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
+        extra += f" (pre-train {r['pretrain_hours']:.1f} + fine-tune {r['finetune_hours']:.1f})" if "pretrain_hours" in r else ""
+        extra += f" (align {r['align_hours']:.1f} + fine-tune {r['finetune_hours']:.1f})" if "align_hours" in r else ""
+        extra += f"; {r['not_counted']} lexicon alignment(s) not counted: MUSE en-hi size unknown" if r.get("not_counted") else ""
+        hours = "–" if math.isnan(r["hours"]) else f"{r['hours']:.1f}"
+        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {hours}{extra} | {r['source']} |")
+    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
     lines += [
         "",
         f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token; "
@@ -303,7 +465,8 @@ def cost_table(
 # Modelled as the experiments run today: a Koglish-GLUE job is one (task, backbone, seed,
 # training language) fine-tuning, the English one serving EN2EN and EN2CS; a ConCSE job is
 # one run; a ContrastiveMix job trains one model, then encodes and scores its target corpora.
-# Notebooks 01, 06, 07 are not in the harness (as in the GPU-hour table).
+# 06: an alignment job, then the fine-tunings that start from it; 07: a pre-training job, then the
+# fine-tunings of its checkpoint (01's translation is left out: one short job).
 @dataclass(frozen=True)
 class Job:
     name: str
@@ -389,7 +552,7 @@ def grid_jobs(
     overrides: Mapping | None = None,
     encode_passages_per_s: float | None = None,
 ) -> list[Job]:
-    """Every run of notebooks 02-05 as a :class:`Job`, with the same rates and sizes as :func:`notebook_costs`."""
+    """Every run of notebooks 02-07 as a :class:`Job` (01's translation is one short job: left out), with the same rates and sizes as :func:`notebook_costs`."""
     from dataclasses import replace
 
     from codeswitch.core.executors import executor_config
@@ -403,8 +566,10 @@ def grid_jobs(
     glue_hours(profile, rates, length_table, jobs=jobs)
     concse_hours(profile, rates, jobs=jobs)
     retrieval_hours(profile, rates, sizes, jobs=jobs)
+    alignment_hours(profile, rates, jobs=jobs)
+    calbert_hours(_calbert_profile(profile_name, overrides), rates, jobs=jobs)
     ex = executor_config(profile)
-    experiment = {"02": "glue", "03": "concse", "04": "concse", "05": "contrastivemix"}
+    experiment = {"02": "glue", "03": "concse", "04": "concse", "05": "contrastivemix", "06": "alignment", "07": "calbert"}
     return [replace(j, gpus=max(1, ex.resources_for(experiment[j.name[:2]]).gpus)) for j in jobs]
 
 
@@ -425,7 +590,7 @@ def cluster_table(report: Mapping, profile_name: str = "paper", gpus: Sequence[i
     """The Markdown table of wall-clock hours on N GPUs (one run per GPU, list scheduling)."""
     w = wall_clock(grid_jobs(report, profile_name, **kw), gpus)
     lines = [
-        f"Estimated wall-clock time of notebooks 02-05, profile '{profile_name}', on N GPUs ({w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours)",
+        f"Estimated wall-clock time of notebooks 02-07, profile '{profile_name}', on N GPUs ({w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours)",
         "",
         "| GPUs | wall-clock hours | GPU-hours / N | utilisation |",
         "|---|---|---|---|",
