@@ -189,7 +189,9 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
         "| same, reduced grid |",
         "|---|---|---|---|---|---|",
     ]
-    names = {"02": "02 Koglish-GLUE", "03": "03 ConCSE vs SimCSE", "04": "04 ConCSE ablations (runs not in 03)", "05": "05 ContrastiveMix"}
+    names = {"01": "01 Koglish construction (NLLB translation)", "02": "02 Koglish-GLUE", "03": "03 ConCSE vs SimCSE",
+             "04": "04 ConCSE ablations (runs not in 03)", "05": "05 ContrastiveMix",
+             "06": "06 alignment (lexicon alignments not counted)", "07": "07 CalBERT"}
     for i, row in enumerate(c["targets"]):
         red = c["targets_reduced"][i]
         meas = c["measured"][i]["hours"] if measured else None
@@ -198,7 +200,7 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
                      f"| {_h(meas)} | {_h(meas_red)} |")
 
     def total(rows):
-        return None if rows is None else sum(r["hours"] for r in rows)
+        return None if rows is None else sum(r["hours"] for r in rows if not math.isnan(r["hours"]))
 
     lines.append(f"| **all** | {sum(r['runs'] for r in c['targets'])} | **{_h(total(c['targets']))}** "
                  f"| **{_h(total(c['targets_reduced']))}** ({sum(r['runs'] for r in c['targets_reduced'])} runs) "
@@ -211,7 +213,8 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
            + (", corpus encoding at the end-to-end rate of `docs/bench/gpu/memory.json`" if m.encode_rate else "")
            + " (`python -m benchmarks cost docs/bench/gpu/bench.json`)."
            if measured else "*Measured*: not yet — no GPU run is recorded in `docs/bench/gpu/` (no GPU has been lent to this project so far).")
-        + " Notebooks 01, 06 and 07 are not in the harness."
+        + " Notebooks 01, 06 and 07 are not in the harness: their hours are (b)'s rate per token, scaled per backbone, with"
+        " the papers' data sizes and every row at the run's maximum length (an upper bound; `benchmarks/cost.py`)."
     )
     return "\n".join(lines)
 
@@ -340,7 +343,7 @@ CLUSTER_GPUS = (1, 8, 32)
 
 
 def cluster_block(m: Measurements) -> str:
-    """Wall-clock hours of notebooks 02-05 on 1, 8 and 32 GPUs: at the targets, reduced grid, and measured rates when recorded."""
+    """Wall-clock hours of notebooks 02-07 on 1, 8 and 32 GPUs: at the targets, reduced grid, and measured rates when recorded."""
     from .cost import grid_jobs, wall_clock
 
     assumed = assumed_report(ASSUMED["mfu"], ASSUMED["peak_tflops"], ASSUMED["passages_per_s"])
@@ -355,7 +358,8 @@ def cluster_block(m: Measurements) -> str:
     notes = [f"{name}: {w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours, longest single run {w['longest'][1]:.2f} h "
              f"(`{w['longest'][0]}`), critical path {w['critical_path']:.2f} h" for name, w in cols]
     lines.append("; ".join(notes) + ". One run per GPU, list scheduling with the longest remaining path first "
-                 "(`python -m benchmarks cost --assume-mfu 0.4 --gpus 1,8,32`); notebooks 01, 06 and 07 are not in the harness"
+                 "(`python -m benchmarks cost --assume-mfu 0.4 --gpus 1,8,32`); 06 and 07 (alignment and pre-training before"
+                 " their fine-tunings) at (b)'s rate, upper bounds; 01's translation and 06's lexicon alignments left out"
                  + ("" if m.gpu else "; no measured column yet (no GPU run recorded)") + ".")
     return "\n".join(lines)
 
