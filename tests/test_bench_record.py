@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,23 @@ def test_cost_block_numbers_are_the_cost_model():
     assert "| **–** | **–** |" in text and "not yet" in text  # nothing measured: said, not invented
 
 
+def test_cost_table_has_rows_for_01_06_07():
+    from benchmarks.cost import cost_table
+
+    rows = {r["notebook"]: r for r in notebook_costs(assumed_report(0.4, 989.0, 20_000.0))[1]}
+    assert sorted(rows) == ["01", "02", "03", "04", "05", "06", "07"]
+    for nb in ("01", "06", "07"):
+        assert math.isfinite(rows[nb]["hours"]) and rows[nb]["hours"] > 0, rows[nb]
+    assert rows["01"]["hours"] < 0.5  # 2,000 items per task through NLLB: minutes, not hours
+    assert rows["06"]["not_counted"] == 4  # the MUSE lexicon alignments: size not in the paper, no hours invented
+    assert rows["06"]["hours"] == pytest.approx(rows["06"]["align_hours"] + rows["06"]["finetune_hours"])
+    assert rows["07"]["hours"] == pytest.approx(rows["07"]["pretrain_hours"] + rows["07"]["finetune_hours"])
+    text = cost_table(assumed_report(0.4, 989.0, 20_000.0))
+    assert "| 07 | CalBERT" in text and "4 lexicon alignment(s) not counted" in text
+    m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=None, smoke=None)
+    assert "| 07 CalBERT | 436 |" in R.cost_block(m)
+
+
 def test_recorded_gpu_run_fills_the_tables(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
@@ -78,7 +96,8 @@ def test_recorded_gpu_run_fills_the_tables(tmp_path):
     assert f"**{sum(r['hours'] for r in measured):.1f}**" in cost and "NVIDIA H200" in cost
     # ContrastiveMix encodes at the end-to-end rate: slower than (d) alone, so more hours
     only_d = notebook_costs(gpu_report())[1]
-    assert measured[3]["hours"] > only_d[3]["hours"]
+    by_nb = lambda rows: {r["notebook"]: r for r in rows}  # noqa: E731
+    assert by_nb(measured)["05"]["hours"] > by_nb(only_d)["05"]["hours"]
 
     results = R.results_block(m)
     assert "NVIDIA H200" in results and "| (a) | fake |" in results and "| 1,000,000 | fake |" in results

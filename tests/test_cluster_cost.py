@@ -25,10 +25,48 @@ def test_schedule_respects_dependencies_and_gpu_count():
 def test_paper_grid_estimate_is_within_its_bounds():
     jobs = grid_jobs(assumed_report(0.4, 989.0, 20000.0))
     w = wall_clock(jobs, (1, 8, 32))
-    assert w["runs"] == len(jobs) == 620
+    assert w["runs"] == len(jobs) == 1157  # 02-05: 620; 06: 105 less the 4 lexicon alignments; 07: 436
     assert w["hours"][1] == pytest.approx(w["gpu_hours"])
     for n in (8, 32):
         lower = max(w["gpu_hours"] / n, w["critical_path"])
         assert lower - 1e-9 <= w["hours"][n] <= w["gpu_hours"] / n + w["critical_path"] + 1e-9  # Graham's bound
     assert w["hours"][32] < w["hours"][8] < w["hours"][1]
     assert w["longest"][0].startswith("05/mdpr")  # mDPR encodes all 13 target corpora
+
+
+def test_06_07_jobs_follow_the_plan_and_wait_for_their_pretraining():
+    from codeswitch import calbert as C
+    from codeswitch.calbert.config import load as calbert_load
+
+    from benchmarks.cost import _calbert_profile
+
+    jobs = {j.name: j for j in grid_jobs(assumed_report(0.4, 989.0, 20000.0))}
+    profile = _calbert_profile("paper", None)
+    c = calbert_load(profile)
+    pre, fine = C.stages(profile)
+    # 07's fine-tunings: tasks x (backbones x variants + scratch models) x seeds, as the plan builds them
+    scratch = len(c.scratch.architectures) * len(c.scratch.tokenizers)
+    expected = sum(len(c.backbones) * len(c.task(t).variants) + scratch for t in ("sail", "iitp")) * len(c.seeds)
+    assert len(fine.specs) == expected == 420
+    j07 = [j for n, j in jobs.items() if n.startswith("07/")]
+    pre_jobs = {n for n in jobs if n.startswith("07/pretrain-")}
+    assert len(pre_jobs) == len(pre.specs) == 16
+    assert len(j07) == len(pre.specs) + len(fine.specs)
+    for j in j07:
+        assert j.hours > 0 and j.hours == j.hours  # finite, positive
+        if j.name in pre_jobs:
+            assert j.after == ()
+        elif "/none/" in j.name:
+            assert j.after == ()  # the backbone as it ships: no pre-training
+        else:
+            assert len(j.after) == 1 and j.after[0] in pre_jobs, j
+    assert jobs["07/sail/BERT/mnrl/seed11111"].after == ("07/pretrain-BERT-mnrl",)
+    assert jobs["07/iitp/RoBERTa-big/scratch/seed11111"].after == ("07/pretrain-RoBERTa-big",)
+    # a pre-training ends before its fine-tunings start: the critical path runs through it
+    level = critical_path(list(jobs.values()))
+    assert level["07/pretrain-BERT-mnrl"] > level["07/sail/BERT/mnrl/seed11111"]
+    # 06: fine-tunings from a parallel-corpus alignment wait for it
+    j06 = [j for n, j in jobs.items() if n.startswith("06/")]
+    aligns = {n for n in jobs if n.startswith("06/align-")}
+    assert len(aligns) == 6 and all(jobs[a].hours > 0 for a in aligns)
+    assert any(j.after for j in j06) and all(set(j.after) <= aligns for j in j06)
