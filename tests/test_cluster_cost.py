@@ -40,7 +40,9 @@ def test_06_07_jobs_follow_the_plan_and_wait_for_their_pretraining():
 
     from benchmarks.cost import _calbert_profile
 
-    jobs = {j.name: j for j in grid_jobs(assumed_report(0.4, 989.0, 20000.0))}
+    grid = grid_jobs(assumed_report(0.4, 989.0, 20000.0))
+    jobs = {j.name: j for j in grid}
+    assert len(jobs) == len(grid)  # names are unique: dependencies name one job each
     profile = _calbert_profile("paper", None)
     c = calbert_load(profile)
     pre, fine = C.stages(profile)
