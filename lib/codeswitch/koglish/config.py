@@ -58,11 +58,6 @@ class Config:
         check_fields(self)  # sizes and counts in their domains (core.profiles.RANGES)
 
 
-def config(cfg: Profile) -> KoglishConfig:
-    return cfg.section("koglish", KoglishConfig)
-
-
-
 def load(profile) -> Config:
     """The profile's ``koglish`` section as a :class:`Config` (errors name the YAML file and key)."""
     return profile.section(SECTION, Config)
