@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -386,6 +386,17 @@ def _calbert_profile(profile_name: str, overrides: Mapping | None):
 REDUCED: Mapping[str, object] = {"seeds": [11111], "calbert.seeds": [11111], "contrastivemix.ablations": False}
 
 
+def _rates_and_profile(report: Mapping, profile_name: str, overrides: Mapping | None,
+                       encode_passages_per_s: float | None) -> tuple[Rates, object]:
+    """The rates read from ``report`` (``encode_passages_per_s`` replacing (d)'s) and the profile with ``overrides``."""
+    from codeswitch.core.profiles import load_profile
+
+    rates = Rates.from_report(report)
+    if encode_passages_per_s:
+        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
+    return rates, load_profile(profile_name, dict(overrides or {}))
+
+
 def notebook_costs(
     report: Mapping,
     profile_name: str = "paper",
@@ -399,14 +410,7 @@ def notebook_costs(
     ``overrides`` are the profile's dotted ``--set`` keys; ``encode_passages_per_s``
     replaces (d)'s device-side rate (e.g. by the end-to-end rate ``bench memory`` measured).
     """
-    from dataclasses import replace
-
-    from codeswitch.core.profiles import load_profile
-
-    rates = Rates.from_report(report)
-    if encode_passages_per_s:
-        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
-    profile = load_profile(profile_name, dict(overrides or {}))
+    rates, profile = _rates_and_profile(report, profile_name, overrides, encode_passages_per_s)
     t3, t4 = concse_hours(profile, rates)
     rows = [
         {"notebook": "02", "what": "Koglish-GLUE (Table 2)", **glue_hours(profile, rates, length_table), "source": "(b), scaled per backbone"},
@@ -553,15 +557,10 @@ def grid_jobs(
     encode_passages_per_s: float | None = None,
 ) -> list[Job]:
     """Every run of notebooks 02-07 as a :class:`Job` (01's translation is one short job: left out), with the same rates and sizes as :func:`notebook_costs`."""
-    from dataclasses import replace
-
     from codeswitch.core.executors import executor_config
-    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.experiment import EXPERIMENTS
 
-    rates = Rates.from_report(report)
-    if encode_passages_per_s:
-        rates = replace(rates, encode_passages_per_s=float(encode_passages_per_s))
-    profile = load_profile(profile_name, dict(overrides or {}))
+    rates, profile = _rates_and_profile(report, profile_name, overrides, encode_passages_per_s)
     jobs: list[Job] = []
     glue_hours(profile, rates, length_table, jobs=jobs)
     concse_hours(profile, rates, jobs=jobs)
@@ -569,8 +568,8 @@ def grid_jobs(
     alignment_hours(profile, rates, jobs=jobs)
     calbert_hours(_calbert_profile(profile_name, overrides), rates, jobs=jobs)
     ex = executor_config(profile)
-    experiment = {"02": "glue", "03": "concse", "04": "concse", "05": "contrastivemix", "06": "alignment", "07": "calbert"}
-    return [replace(j, gpus=max(1, ex.resources_for(experiment[j.name[:2]]).gpus)) for j in jobs]
+    section = {nb: sec for sec, notebooks in EXPERIMENTS.items() for nb in notebooks}  # a job is named "<notebook>/..."
+    return [replace(j, gpus=max(1, ex.resources_for(section[j.name[:2]]).gpus)) for j in jobs]
 
 
 def wall_clock(jobs: Sequence[Job], gpus: Sequence[int] = (1, 8, 32)) -> dict:
