@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource
+from ..core.preflight import Resource, model_resource
 from ..core.profiles import Profile
-from ..koglish.resources import MODEL_FILES
 
 NB = ("06",)
 
@@ -15,8 +14,7 @@ def resources(cfg: Profile) -> list[Resource]:
 
     ac = load_config(cfg)
     out = [
-        Resource(NB, "model", "alignment.backbones.0.model", ac.backbone.model, key=("alignment", "backbones", 0, "model"),
-                 files=MODEL_FILES, local_name=f"models/{ac.backbone.model.split('/')[-1]}"),
+        model_resource(NB, ("alignment", "backbones", 0, "model"), ac.backbone.model),
         Resource(NB, "dataset", "alignment.parallel_source", ac.parallel_source, key=("alignment", "parallel_source"),
                  repo_type="dataset", local_name=f"datasets/{ac.parallel_source.split('/')[-1]}"),
         Resource(NB, "file", "alignment.lexicon_source", ac.lexicon_source, key=("alignment", "lexicon_source"),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource
+from ..core.preflight import Resource, model_resource
 from ..core.profiles import Profile
-from ..koglish.resources import MODEL_FILES
 
 NB = ("07",)
 
@@ -21,8 +20,7 @@ def resources(cfg: Profile) -> list[Resource]:
     out = [
         Resource(NB, "package", f"calbert.backbones.{i}.model", BUNDLED[b.model], note=f"{b.model}: its weights ship in this package")
         if b.model in BUNDLED else
-        Resource(NB, "model", f"calbert.backbones.{i}.model", b.model, key=("calbert", "backbones", i, "model"), files=MODEL_FILES,
-                 local_name=f"models/{b.model.split('/')[-1]}")
+        model_resource(NB, ("calbert", "backbones", i, "model"), b.model)
         for i, b in enumerate(c.backbones)
     ]
     out.append(Resource(NB, "dataset", "calbert.pretrain.pairs", c.pretrain.pairs, key=("calbert", "pretrain", "pairs"),

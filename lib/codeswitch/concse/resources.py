@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource
+from ..core.preflight import Resource, model_resource
 from ..core.profiles import Profile
-from ..koglish.resources import MODEL_FILES
 
 
 def resources(cfg: Profile) -> list[Resource]:
@@ -12,7 +11,6 @@ def resources(cfg: Profile) -> list[Resource]:
 
     c = load_config(cfg)
     return [
-        Resource(("03", "04"), "model", f"concse.backbones.{i}.model", b.model, key=("concse", "backbones", i, "model"),
-                 files=MODEL_FILES, local_name=f"models/{b.model.split('/')[-1]}")
+        model_resource(("03", "04"), ("concse", "backbones", i, "model"), b.model)
         for i, b in enumerate(c.backbones)
     ]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, is_builtin, is_local
+from ..core.preflight import Resource, is_builtin, is_local, model_resource
 from ..core.profiles import Profile
-from ..koglish.resources import MODEL_FILES
 
 NB = ("05",)
 
@@ -17,8 +16,7 @@ def resources(cfg: Profile) -> list[Resource]:
 
     c = config(cfg)
     out = [
-        Resource(NB, "model", "contrastivemix.backbones.0.model", c.backbone.model, key=("contrastivemix", "backbones", 0, "model"),
-                 files=MODEL_FILES, local_name=f"models/{c.backbone.model.split('/')[-1]}"),
+        model_resource(NB, ("contrastivemix", "backbones", 0, "model"), c.backbone.model),
         Resource(NB, "dataset", "contrastivemix.train_data", c.train_data, key=("contrastivemix", "train_data"),
                  repo_type="dataset", files=(TRAIN_FILE, NQ_DEV_FILE), local_name="datasets/wikipedia-nq"),
         Resource(NB, "package", "contrastivemix (UMAP figures)", "umap"),

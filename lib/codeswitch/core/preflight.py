@@ -76,6 +76,18 @@ class Resource:
             raise ValueError(f"resource kind {self.kind!r} not in {KINDS}")
 
 
+#: what a local copy of a model must hold for ``from_pretrained`` (``a|b``: either)
+MODEL_FILES = ("config.json", "*.safetensors|*.bin")
+
+
+def model_resource(notebooks: tuple[str, ...], key: tuple, ref: str, *, setting: str | None = None,
+                   files: tuple[str, ...] = MODEL_FILES) -> Resource:
+    """A model a notebook loads with ``from_pretrained``: the setting at ``key`` (shown as ``setting``, default the
+    dotted key), the files a local copy must hold, and ``models/<name>`` as its ``--prepare`` folder."""
+    return Resource(tuple(notebooks), "model", setting or ".".join(map(str, key)), ref, key=key, files=files,
+                    local_name=f"models/{ref.split('/')[-1]}")
+
+
 @dataclass(frozen=True)
 class Status:
     resource: Resource

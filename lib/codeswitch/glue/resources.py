@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource
+from ..core.preflight import Resource, model_resource
 from ..core.profiles import Profile
-from ..koglish.resources import MODEL_FILES
 
 
 def resources(cfg: Profile) -> list[Resource]:
@@ -15,6 +14,5 @@ def resources(cfg: Profile) -> list[Resource]:
     out = []
     for i, b in enumerate(load(cfg).backbones):
         key = ("glue", "backbones", b.name if by_name else i, "model")
-        out.append(Resource(("02",), "model", f"glue.backbones.{b.name}.model", b.model, key=key, files=MODEL_FILES,
-                            local_name=f"models/{b.model.split('/')[-1]}"))
+        out.append(model_resource(("02",), key, b.model, setting=f"glue.backbones.{b.name}.model"))
     return out

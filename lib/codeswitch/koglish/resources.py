@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, is_builtin
+from ..core.preflight import MODEL_FILES, Resource, is_builtin, model_resource
 from ..core.profiles import Profile
 from .data import GLUE_TASKS, is_local
 
@@ -11,7 +11,6 @@ REPOS = ("Koglish_GLUE", "Koglish_NLI", "Koglish_STS", "Koglish_SICK")
 #: notebooks that read ``koglish_source``
 READERS = ("01", "02", "03", "04")
 
-MODEL_FILES = ("config.json", "*.safetensors|*.bin")
 
 
 def _benepar_probe(name: str):
@@ -77,8 +76,7 @@ def resources(cfg: Profile) -> list[Resource]:
                             probe=_benepar_probe(kc.benepar_model), fetch=_benepar_fetch(kc.benepar_model), local_name="nltk_data",
                             note="benepar's parser: an NLTK data package (benepar.download) or a folder in its released format"))
     if kc.translator == "hf":
-        out.append(Resource(("01",), "model", "koglish.hf_model", kc.hf_model, key=("koglish", "hf_model"),
-                            files=(*MODEL_FILES, "tokenizer*|sentencepiece*"), local_name=f"models/{kc.hf_model.split('/')[-1]}"))
+        out.append(model_resource(("01",), ("koglish", "hf_model"), kc.hf_model, files=(*MODEL_FILES, "tokenizer*|sentencepiece*")))
     elif kc.translator == "google":
         out.append(Resource(("01",), "credential", "koglish.google_key_env", kc.google_key_env))
     elif kc.dictionary:
