@@ -245,7 +245,8 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
 # Jyothi (2022) §4 — sentiment (SAIL via GLUECoS) 10080/1260/1260, NER 2467/308/307, QA
 # 259/54 train/dev (no test).  The IITB dev split the alignments validate on: 520 pairs (the
 # profile's comment on alignment.parallel_valid_size).  CalBERT: Table 4 (SAIL 2017
-# 9945/1240/1238 train/validation/test) and Table 10 (IITP 4182/523/523).  The MUSE en-hi
+# 9945/1240/1238 train/validation/test) and Table 10 (IITP 4182/523/523), read from
+# codeswitch.core.reported (_calbert_split_sizes).  The MUSE en-hi
 # lexicon's size is not stated in the paper: its alignments' hours are "–".
 # Token counts per row are unknown for these sets: every row is counted at the run's
 # max_length (an upper bound), except QA, whose contexts longer than 512 tokens take more
@@ -253,8 +254,22 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
 SIZES_0607: dict = {
     "gluecos": {"sentiment": (10080, 1260, 1260), "ner": (2467, 308, 307), "qa": (259, 54, 0)},
     "iitb_dev_pairs": 520,
-    "calbert": {"sail": (9945, 1240, 1238), "iitp": (4182, 523, 523)},
 }
+
+
+def _calbert_split_sizes(task: str) -> tuple[float, float, float]:
+    """CalBERT's train / validation / test rows of ``task`` as the paper reports them (Table 4: SAIL, Table 10: IITP),
+    read from :mod:`codeswitch.core.reported` like ConCSE's Table 1."""
+    from codeswitch.calbert.experiment import PAPER_SPLIT_TABLE, SPLIT_ROWS
+    from codeswitch.core.reported import lookup
+
+    out = []
+    for label in SPLIT_ROWS.values():
+        rep = lookup("calbert", PAPER_SPLIT_TABLE[task], label, "Number of examples")
+        if rep is None or rep.value is None:
+            raise KeyError(f"CalBERT {PAPER_SPLIT_TABLE[task]} has no value for {label}")
+        out.append(rep.value)
+    return tuple(out)
 
 
 def _train_s(model: str | int, rates: Rates) -> float:
@@ -325,7 +340,7 @@ def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: li
             "finetune_hours": fine_total, "not_counted": unknown}
 
 
-def calbert_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list | None = None) -> dict:
+def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     """Notebook 07: Siamese pre-training of every backbone per objective, the from-scratch MLM models (Tables 8/13),
     then every (task, model, variant, seed) fine-tuning, each at its max_seq_length per text (an upper bound).
 
@@ -337,6 +352,7 @@ def calbert_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list
     from codeswitch.calbert.config import ScratchRun
 
     pre, fine = (st.specs for st in C.stages(profile))
+    split_sizes = {task: _calbert_split_sizes(task) for task in {f.task for f in fine}}
 
     def pre_h(s) -> float:
         pairs = (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
@@ -346,7 +362,7 @@ def calbert_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list
         return s.num_train_epochs * pairs * 2 * s.max_seq_length * _train_s(s.model, rates) / 3600
 
     def fine_h(f) -> float:
-        train, dev, test = sizes["calbert"][f.task]
+        train, dev, test = split_sizes[f.task]
         p = f.pretrain
         n = _enc(p.num_hidden_layers, p.hidden_size, p.intermediate_size) if isinstance(p, ScratchRun) else f.model
         t = _train_s(n, rates) * f.max_seq_length
