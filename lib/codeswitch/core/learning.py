@@ -1,0 +1,121 @@
+"""Did a run learn?  Every training run records its score beside a baseline it must beat.
+
+The smoke profile is the only profile most readers run, so it has to show each method
+*learning*, and CI has to notice when a trainer stops learning.  A paper's own claim
+(ConCSE > SimCSE, CalBERT > its backbone) is never the target: the target is a
+baseline the paper does not report, measured on the run's own evaluation:
+
+=====================  =================================================================
+baseline               meaning
+=====================  =================================================================
+``majority class``     a classifier that always predicts the most frequent training label
+``chance``             the expected score of uniformly random predictions
+``untrained encoder``  the same evaluation, on the encoder before this run trained it
+``random ranking``     the expected score of a ranking drawn uniformly at random
+=====================  =================================================================
+
+A run returns its entry under ``result["learning"]`` (:func:`learning`), so the entry is
+stored in the run's record and a check reads the run cache alone
+(:func:`learning_records`, :func:`failures`)::
+
+    result["learning"] = learning("macro-F1 (dev)", f1, majority_f1, baseline="majority class", margin=0.10)
+
+``margin`` is in the metric's own units: the run passes when
+``score - baseline >= margin`` (or ``baseline - score >= margin`` for a metric where
+lower is better, such as a loss or a distance).  ``tests/test_learning.py`` fails, naming
+the run, when any smoke run misses its margin.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+__all__ = ["KEY", "BASELINES", "Learning", "learning", "learning_records", "failures", "summary"]
+
+#: the key of the entry in a run's result
+KEY = "learning"
+#: the baselines a run may state (see the module docstring)
+BASELINES = ("majority class", "chance", "untrained encoder", "random ranking")
+
+
+@dataclass(frozen=True)
+class Learning:
+    """One run's score beside its baseline, and the margin it must beat it by."""
+
+    metric: str  # what was measured, on which split ("Spearman x100, STS-B dev")
+    score: float  # the trained model's value
+    baseline: float  # the baseline's value on the same evaluation
+    baseline_name: str  # one of BASELINES
+    margin: float  # required improvement, in the metric's units (> 0)
+    higher_is_better: bool = True
+
+    def __post_init__(self):
+        if self.baseline_name not in BASELINES:
+            raise ValueError(f"learning: baseline {self.baseline_name!r} is not one of {BASELINES}")
+        if not (self.margin > 0 and math.isfinite(self.margin)):
+            raise ValueError(f"learning: the margin must be a finite number > 0, not {self.margin!r}")
+
+    @property
+    def gain(self) -> float:
+        """The improvement over the baseline, in the metric's units (positive: better)."""
+        return (self.score - self.baseline) if self.higher_is_better else (self.baseline - self.score)
+
+    @property
+    def passed(self) -> bool:
+        return math.isfinite(self.score) and math.isfinite(self.baseline) and self.gain >= self.margin
+
+    def describe(self) -> str:
+        verdict = "learned" if self.passed else "DID NOT LEARN"
+        return (
+            f"{verdict}: {self.metric} {self.score:.4g} vs {self.baseline_name} {self.baseline:.4g} "
+            f"(gain {self.gain:+.4g}, needs >= {self.margin:g})"
+        )
+
+    @classmethod
+    def from_record(cls, entry: Mapping) -> "Learning":
+        return cls(**{k: entry[k] for k in ("metric", "score", "baseline", "baseline_name", "margin", "higher_is_better")})
+
+
+def learning(metric: str, score: float, baseline: float, *, baseline_name: str, margin: float, higher_is_better: bool = True) -> dict:
+    """The ``result["learning"]`` entry of a run (plain JSON; see the module docstring)."""
+    entry = Learning(metric, float(score), float(baseline), baseline_name, float(margin), higher_is_better)
+    return {**asdict(entry), "passed": entry.passed}
+
+
+def learning_records(root: str | Path) -> Iterator[tuple[Path, Learning]]:
+    """``(record path, Learning)`` for every run record below ``root`` that holds a learning entry.
+
+    ``root`` is a run cache folder or any folder above several (``runs/smoke``).  Records
+    are read as written by :class:`codeswitch.core.runs.RunCache` (``{"result": {...}}``).
+    A result may hold one entry, or a mapping of named entries (a run that trains several
+    models, e.g. one per seed or variant): ``{"learning": {"name": {...}, ...}}``.
+    """
+    for p in sorted(Path(root).rglob("*.json")):
+        try:
+            record = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        result = record.get("result") if isinstance(record, dict) else None
+        entry = result.get(KEY) if isinstance(result, dict) else None
+        if not isinstance(entry, dict):
+            continue
+        if "metric" in entry:
+            yield p, Learning.from_record(entry)
+        else:
+            for name, sub in sorted(entry.items()):
+                if isinstance(sub, dict) and "metric" in sub:
+                    yield p.with_name(f"{p.name}#{name}"), Learning.from_record(sub)
+
+
+def failures(entries: Iterable[tuple[Path, Learning]]) -> list[str]:
+    """One line per run that missed its margin, naming the record (empty: every run learned)."""
+    return [f"{p}: {e.describe()}" for p, e in entries if not e.passed]
+
+
+def summary(entries: Iterable[tuple[Path, Learning]]) -> str:
+    """A line per run: what it measured, against which baseline, and whether it learned."""
+    return "\n".join(f"{p.parent.name}/{p.name}: {e.describe()}" for p, e in entries)
