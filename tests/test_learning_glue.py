@@ -80,3 +80,12 @@ def test_label_noise_flips_labels_only():
     assert 0.05 < flipped < 0.15
     stsb, _ = generate_raw("stsb", 50, 7, label_noise=0.1)
     assert stsb["label"].tolist() == generate_raw("stsb", 50, 7)[0]["label"].tolist()  # regression scores untouched
+
+
+def test_label_noise_setting_is_checked(tmp_path):
+    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.koglish.synthetic import synthetic_config
+
+    assert synthetic_config(load_profile("smoke", output_root=tmp_path)).glue_label_noise == 0.05
+    with pytest.raises(ConfigError, match="koglish.synthetic.*glue_label_noise"):
+        synthetic_config(load_profile("smoke", {"koglish.synthetic.glue_label_noise": 0.5}, output_root=tmp_path))

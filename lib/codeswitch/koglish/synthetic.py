@@ -91,6 +91,10 @@ class SyntheticConfig:
     glue_split: tuple[float, ...] = (0.64, 0.16, 0.20)  # ConCSE §3.2 step 3
     sts_split: tuple[float, ...] = (0.5, 0.5)
 
+    def __post_init__(self):
+        if not 0.0 <= self.glue_label_noise < 0.5:  # at 0.5 the labels say nothing
+            raise ValueError(f"glue_label_noise must be in [0, 0.5), got {self.glue_label_noise!r}")
+
 
 # --------------------------------------------------------------------------- lexicon (English only)
 # Korean comes from the glossary through the translator, never from here.
