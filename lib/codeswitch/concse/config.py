@@ -148,7 +148,7 @@ def koglish_ref(profile) -> str:
 # --------------------------------------------------------------------------- the run spec
 # Bump when a change of this experiment's method code (data handling, training, evaluation)
 # changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: every result holds its learning entry and the untrained encoder's scores
 
 
 @dataclass(frozen=True)

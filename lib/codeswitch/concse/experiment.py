@@ -52,6 +52,7 @@ import pandas as pd
 
 from ..core import reported as _reported
 from ..core import claims
+from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, Stage, run_specs
 from ..core.models import TINY_BACKBONES, backbone_id
 from ..core.profiles import Profile, seeds_for
@@ -73,6 +74,8 @@ __all__ = [
     "spec",
     "plan",
     "run_one",
+    "learning_entry",
+    "untrained_scores",
     "one_step",
     "run",
     "table3_scores",
@@ -271,7 +274,41 @@ def run_one(spec: ConCSERun, profile: Profile) -> dict:
         desc = f"{METHOD_LABELS[spec.method]}-{spec.backbone} seed {spec.seed}"
         model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=desc)
         info["test"] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
+        info["untrained"] = untrained_scores(spec, path, tests)
+    info[LEARNING_KEY] = learning_entry(info["test"], info["untrained"])
     return info
+
+
+#: how far a trained encoder's mean Spearman (× 100) over the seven Koglish-STS test sets must
+#: exceed the same encoder's before training (its seed's dense head, the backbone as loaded)
+LEARNING_MARGIN = 5.0
+
+
+def learning_entry(trained: dict[str, float], untrained: dict[str, float]) -> dict:
+    """Did this run learn?  The mean test Spearman of the trained encoder beside the untrained one's
+    (:mod:`codeswitch.core.learning`; Table 3's Avg. column, on the same test pairs)."""
+    return learning("mean Spearman x100, seven Koglish-STS tests", np.mean(list(trained.values())),
+                    np.mean([untrained[t] for t in trained]), baseline_name="untrained encoder", margin=LEARNING_MARGIN)
+
+
+def untrained_scores(spec: ConCSERun, path: str, tests: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """The run's evaluation of its encoder *before* training: the backbone as loaded, the dense head as
+    the run's seed initialises it (:func:`~codeswitch.concse.train.build_encoder`), on the run's test sets.
+
+    Computed once per process for each (backbone, maximum length, seed, test rows): the runs
+    of a backbone and seed share it.
+    """
+    from .train import build_encoder, evaluate_encoder
+
+    rows = tuple((t, int(pd.util.hash_pandas_object(df, index=False).sum())) for t, df in tests.items())
+    key = (path, spec.max_length, spec.seed, rows)
+    if key not in _UNTRAINED:
+        model = build_encoder(path, max_length=spec.max_length, seed=spec.seed)
+        _UNTRAINED[key] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
+    return dict(_UNTRAINED[key])
+
+
+_UNTRAINED: dict[tuple, dict[str, float]] = {}
 
 
 def one_step(spec: ConCSERun, profile: Profile) -> dict:

@@ -30,6 +30,7 @@ from ..core.experiment import Results, Stage
 from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core import claims
+from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.report import bold, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache
 from ..core.provenance import records_inputs
@@ -123,7 +124,36 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
         desc=f"{spec.task} {spec.backbone} seed {spec.seed} train={spec.train}",
     )
     result["scenarios"] = {scenario_of(spec.train, spec.select, lang): result["test"][lang] for lang in spec.test}
+    result[LEARNING_KEY] = learning_entry(spec, splits["train"], splits["test"], result)
     return result
+
+
+#: how far a run must beat its baseline, in the task metric's points (×100): a classifier must beat
+#: the majority class by 10 points (accuracy, or MRPC's F1); STS-B's Spearman must exceed a constant
+#: prediction's 0 by 20 points
+LEARNING_MARGINS = {"classification": 10.0, "regression": 20.0}
+
+
+def learning_entry(spec: GlueRun, train: pd.DataFrame, test: pd.DataFrame, result: Mapping) -> dict:
+    """Did this run learn?  Its test score in its own training language beside a predictor that ignores the text.
+
+    The baseline predicts one value for every test row: the training split's most
+    frequent label (classification: ``majority class``), or its mean score (STS-B: a
+    constant, whose Spearman is 0, as a random ranking's is in expectation: ``chance``),
+    scored by the task's metric on the same test rows (:mod:`codeswitch.core.learning`).
+    The other test language (EN2CS) is the paper's finding, not a check of the trainer.
+    """
+    from ..common.glue_metrics import REGRESSION_TASKS, task_scores
+
+    lang = spec.select  # the language the model was trained and selected in; every run tests it
+    labels = test["label"].to_numpy()
+    if spec.task in REGRESSION_TASKS:
+        constant, name, margin = float(train["label"].mean()), "chance", LEARNING_MARGINS["regression"]
+    else:
+        constant, name, margin = train["label"].mode().min(), "majority class", LEARNING_MARGINS["classification"]
+    baseline = task_scores(spec.task, labels, np.full(len(labels), constant))[result["metric"]]
+    return learning(f"{result['metric']} x100, {spec.task} test ({lang})", result["test"][lang], baseline,
+                    baseline_name=name, margin=margin)
 
 
 def stages(profile: Profile) -> list[Stage]:
@@ -373,6 +403,7 @@ __all__ = [
     "plan",
     "specs",
     "run_one",
+    "learning_entry",
     "run",
     "frame",
     "tables",

@@ -1,0 +1,91 @@
+"""The GLUE trainer's learning check can fail: trained on shuffled labels, a run's entry says it did not learn.
+
+The check is :func:`codeswitch.glue.experiment.learning_entry` (the entry every Koglish-GLUE
+run stores, read by ``tests/test_learning.py``): the run's test score in its training
+language beside a predictor that always says the majority class (STS-B: a constant).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+from codeswitch.glue import experiment as eg
+from codeswitch.glue import train as tg
+
+from .helpers import glue_spec
+
+# the label lives in the adjective of the (switched) noun phrase, as in the mini Koglish
+_ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
+_NOUN = {"movie": "영화", "book": "책", "song": "노래"}
+
+
+def _sentiment(n: int, seed: int) -> pd.DataFrame:
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        adj, noun = rng.choice(sorted(_ADJ)), rng.choice(sorted(_NOUN))
+        en, ko = f"the {adj} {noun}", f"{_ADJ[adj][0]} {_NOUN[noun]}"
+        s = f"{en} {rng.choice(['came out', 'was shown', 'sold well'])} ."
+        rows.append({"sentence": s, "cross": s.replace(en, ko, 1), "label": _ADJ[adj][1]})
+    return pd.DataFrame(rows)
+
+
+def _run(train: pd.DataFrame, valid: pd.DataFrame, test: pd.DataFrame) -> dict:
+    from codeswitch.core.models import resolve_model
+
+    spec = glue_spec(train="cs", select="cs", test=("cs",), num_train_epochs=3, seed=11111)
+    result = tg.fine_tune(spec, resolve_model("tiny-bert"), train, valid, {"cs": test}, cpu_threads=1)
+    return eg.learning_entry(spec, train, test, result)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _sentiment(96, 0), _sentiment(32, 1), _sentiment(64, 2)
+
+
+def test_a_trained_classifier_beats_the_majority_class(backbones_dir, data):
+    train, valid, test = data
+    entry = _run(train, valid, test)
+    assert entry["baseline_name"] == "majority class" and entry["metric"].startswith("accuracy")
+    assert entry["baseline"] == pytest.approx(100.0 * (test["label"] == train["label"].mode().min()).mean())
+    assert entry["passed"], entry
+
+
+def test_shuffled_training_labels_fail_the_check(backbones_dir, data):
+    train, valid, test = data
+    shuffled = train.assign(label=train["label"].sample(frac=1.0, random_state=0).to_numpy())  # the text no longer tells the label
+    entry = _run(shuffled, valid, test)
+    assert not entry["passed"], entry
+
+
+def test_regression_baseline_is_a_constant_prediction():
+    test = pd.DataFrame({"label": [0.0, 1.0, 2.5, 4.0, 5.0]})
+    spec = glue_spec(task="stsb", train="en", select="en", test=("en", "cs"))
+    entry = eg.learning_entry(spec, test, test, {"metric": "spearman", "test": {"en": 31.0, "cs": 80.0}})
+    # a constant ranks nothing (0); the English test is the run's own language (EN2CS is the paper's finding)
+    assert (entry["baseline"], entry["baseline_name"], entry["score"]) == (0.0, "chance", 31.0)
+    assert entry["passed"] is (31.0 >= eg.LEARNING_MARGINS["regression"])
+
+
+def test_label_noise_flips_labels_only():
+    from codeswitch.koglish.synthetic import generate_raw
+
+    clean, _ = generate_raw("cola", 400, 7)
+    noisy, _ = generate_raw("cola", 400, 7, label_noise=0.1)
+    assert clean["sentence"].tolist() == noisy["sentence"].tolist()  # the same sentences, at any noise
+    flipped = (clean["label"] != noisy["label"]).mean()
+    assert 0.05 < flipped < 0.15
+    stsb, _ = generate_raw("stsb", 50, 7, label_noise=0.1)
+    assert stsb["label"].tolist() == generate_raw("stsb", 50, 7)[0]["label"].tolist()  # regression scores untouched
+
+
+def test_label_noise_setting_is_checked(tmp_path):
+    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.koglish.synthetic import synthetic_config
+
+    assert synthetic_config(load_profile("smoke", output_root=tmp_path)).glue_label_noise == 0.05
+    with pytest.raises(ConfigError, match="koglish.synthetic.*glue_label_noise"):
+        synthetic_config(load_profile("smoke", {"koglish.synthetic.glue_label_noise": 0.5}, output_root=tmp_path))
