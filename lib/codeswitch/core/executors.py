@@ -381,11 +381,11 @@ def _run_inline(tasks: Sequence[Task], *, jobs_dir: Path, desc: str) -> list[Fai
 _GPU_OF_WORKER: str | None = None
 
 
-def _init_worker(gpu_queue, threads: int) -> None:
+def _init_worker(gpu: str | None, threads: int) -> None:
     """A worker's start: its GPU(s), its share of the cores, and the imports every run needs, once per worker."""
     global _GPU_OF_WORKER
-    if gpu_queue is not None:
-        _GPU_OF_WORKER = gpu_queue.get()
+    if gpu is not None:
+        _GPU_OF_WORKER = gpu
         os.environ["CUDA_VISIBLE_DEVICES"] = _GPU_OF_WORKER  # before anything imports torch's CUDA
     import torch
     import transformers  # noqa: F401 - imported once here, not by the worker's first run
@@ -394,8 +394,42 @@ def _init_worker(gpu_queue, threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _warm(_: int) -> int:
-    return os.getpid()
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this worker when the process that started it dies (Linux: ``PR_SET_PDEATHSIG``).
+
+    A SIGKILLed ``reproduce.sh`` then leaves no idle worker holding memory or a GPU (nor, once the
+    workers are gone, multiprocessing's resource tracker, which exits when its last client does).
+    The signal follows the *thread* that started the worker: the pool's thread, which outlives every worker.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+def _worker_main(conn, gpu: str | None, threads: int, parent: int) -> None:
+    """One local worker: set up once, then compute the tasks the pool sends over ``conn`` until it sends ``None``."""
+    _die_with_parent(parent)
+    _init_worker(gpu, threads)
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return  # the pool is gone
+        if msg is None:
+            return
+        payload, log = msg
+        try:
+            conn.send(("ok", _local_task(payload, log)))
+        except Exception as exc:  # noqa: BLE001 - reported with its run and log; the worker goes on
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
 def cores() -> int:
@@ -446,13 +480,72 @@ def visible_gpus() -> list[str]:
         return []
 
 
+def pool_size(requested: int | None, gpu_groups: Sequence[str], n_cores: int | None = None) -> tuple[int, str]:
+    """How many local workers to start, and why, bounded by what the machine has: one per GPU group when GPUs are
+    visible (never more workers than groups), else the ``requested`` count (default 1) but at most one per core."""
+    n_cores = n_cores or cores()
+    if gpu_groups:
+        n = min(requested or len(gpu_groups), len(gpu_groups))
+        why = f" ({requested} asked for; bounded by the {len(gpu_groups)} GPU group(s))" if requested and requested > n else ""
+        return n, why
+    n = min(requested or 1, n_cores)
+    why = f" ({requested} asked for; bounded by the {n_cores} core(s))" if requested and requested > n else ""
+    return n, why
+
+
+def _signal_name(exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is None or exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return f"killed by signal {-exitcode}"
+
+
+class _LocalWorker:
+    """One spawned worker process and its pipe; ``task``: what it computes now (``None``: idle or starting)."""
+
+    def __init__(self, ctx, gpu: str | None, threads: int):
+        self.gpu = gpu
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, gpu, threads, os.getpid()), name="codeswitch-worker")
+        self.proc.start()
+        child.close()
+        self.ready = False
+        self.task: tuple[Task, Path] | None = None
+
+    def receive(self):
+        """The worker's next message; ``None`` when it has none yet; ``EOFError`` when it died."""
+        if not self.conn.poll():
+            if not self.proc.is_alive() and not self.conn.poll():
+                raise EOFError
+            return None
+        return self.conn.recv()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.proc.join(timeout)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(5)
+        self.conn.close()
+
+
 def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: ExecutorConfig, jobs_dir: Path, desc: str,
                threads: int | None = None, started: Callable[[], None] | None = None,
                rank: Mapping[str, int] = {}) -> list[Failure]:
+    """The local pool: one process per worker, each told its task over a pipe.  A worker that dies (SIGKILL, OOM
+    killer) fails only the run it was computing, naming it and its log; a new worker takes its place, and the
+    others go on.  Workers die with this process (:func:`_die_with_parent`)."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from multiprocessing.connection import wait
 
     import cloudpickle
+
+    from .runs import run_lock
 
     gpus = visible_gpus()
     # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
@@ -461,17 +554,12 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     groups = [",".join(gpus[i:i + per_run]) for i in range(0, len(gpus) - per_run + 1, per_run)] if gpus else []
     if gpus and not groups:
         raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
-    workers = ex.workers or max(1, len(groups))
+    workers, bounded = pool_size(ex.workers, groups)
     threads = threads or max(1, cores() // workers)
     ctx = mp.get_context("spawn")
-    gpu_queue = None
-    if groups:
-        gpu_queue = ctx.Queue()
-        for i in range(workers):
-            gpu_queue.put(groups[i % len(groups)])  # more workers than GPU groups share them round-robin
     logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     print(
-        f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es)"
+        f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es){bounded}"
         + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
         + f", {threads} torch thread(s) each; logs: {logs}/",
         flush=True,
@@ -481,35 +569,71 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     priority = _priorities(tasks, deps)
     waiting = sorted(tasks, key=lambda t: (rank.get(str(t.record), 0), -priority[str(t.record)]))  # stable: plan order among equals
     ended: set[str] = set()
-    with contextlib.ExitStack() as stack:
+    pool: list[_LocalWorker] = []
+    try:
         with _worker_environment(threads):  # every worker starts now, with the notebooks' environment
-            pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                                           initargs=(gpu_queue, threads)))
-            for f in [pool.submit(_warm, i) for i in range(workers)]:
-                f.result()
+            pool = [_LocalWorker(ctx, groups[i % len(groups)] if groups else None, threads) for i in range(workers)]
+            for w in pool:  # up and warm (torch imported) before the notebooks change this process's environment
+                try:
+                    msg = w.conn.recv()
+                except EOFError:
+                    w.proc.join(5)
+                    raise RuntimeError(f"a local worker process died while starting ({_signal_name(w.proc.exitcode)})") from None
+                w.ready = msg[0] == "ready"
         if started:
             started()
-        running = {}
-        while waiting or running:
+        while waiting or any(w.task for w in pool):
             # a free worker takes the first ready run: lowest rank, then longest chain of dependants (not a FIFO of everything)
-            while len(running) < workers:
+            for w in pool:
+                if not w.ready or w.task is not None:
+                    continue
                 t = next((t for t in waiting if deps[str(t.record)] <= ended), None)
                 if t is None:
                     break
                 waiting.remove(t)
                 log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
-                running[pool.submit(_local_task, cloudpickle.dumps(t), str(log))] = (t, log)
-            if not running:  # what is left waits on itself: a dependency cycle
+                w.conn.send((cloudpickle.dumps(t), str(log)))
+                w.task = (t, log)
+            busy = [w for w in pool if w.task is not None or not w.ready]
+            if not any(w.task for w in pool) and not any(not w.ready for w in pool):  # what is left waits on itself
                 raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
-            finished, _ = wait(set(running), timeout=ex.poll_seconds, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                t, log = running.pop(fut)
-                ended.add(str(t.record))
-                exc = fut.exception()
-                if exc is not None:
-                    failures.append(Failure(t, f"{type(exc).__name__}: {exc}", str(log)))
+            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=ex.poll_seconds)
+            for i, w in enumerate(pool):
+                try:
+                    msg = w.receive()
+                except (EOFError, OSError):
+                    msg = ("died", None)
+                if msg is None:
+                    continue
+                if msg[0] == "ready":
+                    w.ready = True
+                    continue
+                if msg[0] == "died":
+                    w.proc.join(5)
+                    why = _signal_name(w.proc.exitcode)
+                    pool[i] = _LocalWorker(ctx, w.gpu, threads)  # a fresh worker takes its place (started with the
+                    # environment of now: the notebooks' variables included, which a run does not read)
+                    w.conn.close()
+                    if w.task is None:
+                        print(f"[{desc}] an idle local worker process ({w.proc.pid}) died ({why}); started another", flush=True)
+                        continue
+                    t, log = w.task
+                    with contextlib.suppress(OSError), run_lock(t.record, wait=False):
+                        pass  # its lock file (the kernel released the lock itself): removed, unless someone else holds it
+                    failures.append(Failure(t, f"its worker process {w.proc.pid} died ({why}) while computing it; "
+                                               "the other runs went on", str(log)))
+                else:
+                    t, log = w.task
+                    w.task = None
+                    if msg[0] == "error":
+                        failures.append(Failure(t, msg[1], str(log)))
+                if msg[0] != "ok":
                     queue.failed[str(t.record)] = failures[-1]
+                ended.add(str(t.record))
             queue.line()
+    finally:
+        for w in pool:
+            w.stop()
     queue.line(final=True)
     return failures
 
