@@ -36,6 +36,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -74,6 +75,13 @@ class SlurmConfig:
     qos: str | None = None
     array_parallelism: int = 256  # at most this many tasks of one array run at once
     setup: tuple[str, ...] = ()  # shell lines run before each job (e.g. "source .venv/bin/activate")
+    # a job that submitit still counts as running but that squeue no longer lists, with no record and no lock held,
+    # is reported failed after this many seconds (cancelled on a cluster without accounting, where sacct cannot say)
+    vanished_s: float = 120.0
+
+    def __post_init__(self):
+        if self.vanished_s <= 0:
+            raise ValueError(f"vanished_s must be > 0, got {self.vanished_s}")
 
 
 @dataclass(frozen=True)
@@ -652,15 +660,45 @@ def _submitit_task():
     return RequeueableRun()
 
 
+def _squeue_ids() -> set[str] | None:
+    """The ids of this user's jobs that Slurm still lists (array tasks one by one); ``None`` when squeue cannot answer."""
+    import getpass
+
+    try:
+        out = subprocess.run(["squeue", "-h", "-r", "-o", "%i", "-u", getpass.getuser()], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {line.strip() for line in out.stdout.splitlines() if line.strip()} if out.returncode == 0 else None
+
+
+def _local_job_alive(job_id: str) -> bool:
+    """Whether a process of the submitit-local job ``job_id`` (its task, started by its controller) still lives (Linux: /proc)."""
+    want = f"SUBMITIT_LOCAL_JOB_ID={job_id}".encode()
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if want in environ.read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+    """Submit ``tasks`` and wait for them.  ``slurm``: one job array per experiment.  ``submitit-local``: one job per
+    run, at most one per core (or GPU) at a time.  A job whose controller died while its run goes on (its lock
+    held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
+    on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
     import submitit
+
+    from .runs import lock_held
 
     cluster = "slurm" if ex.kind == "slurm" else "local"
     by_experiment: dict[str, list[Task]] = {}
     for t in tasks:
         by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
     fn = _submitit_task()
-    jobs = []
+    executors_of: dict[str, Any] = {}
     for experiment, group in by_experiment.items():
         r = ex.resources_for(experiment)
         executor = submitit.AutoExecutor(folder=jobs_dir / experiment / "%j", cluster=cluster)
@@ -676,28 +714,74 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
             if ex.slurm.setup:
                 params["slurm_setup"] = list(ex.slurm.setup)
         executor.update_parameters(**params)
-        with executor.batch():  # one job array per experiment (Slurm); separate subprocesses (local)
-            group_jobs = [executor.submit(fn, t) for t in group]
-        jobs += list(zip(group_jobs, group))
+        executors_of[experiment] = executor
         print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, {r.time_min} min each); logs: {jobs_dir / experiment}/", flush=True)
+    jobs: list[tuple[Any, Task]] = []
+    unsubmitted: list[tuple[str, Task]] = []
+    if cluster == "slurm":
+        for experiment, group in by_experiment.items():
+            with executors_of[experiment].batch():  # one job array per experiment
+                group_jobs = [executors_of[experiment].submit(fn, t) for t in group]
+            jobs += list(zip(group_jobs, group))
+        limit = len(jobs)
+    else:  # submitit's local executor starts whatever it is given at once: we hand it one core's (or GPU's) worth at a time
+        unsubmitted = [(e, t) for e, group in by_experiment.items() for t in group]
+        r_max = max((ex.resources_for(e) for e in by_experiment), key=lambda r: (r.gpus, r.cpus))
+        gpus = visible_gpus()
+        limit = max(1, min(ex.workers or cores(), cores() // r_max.cpus, len(gpus) // r_max.gpus if r_max.gpus and gpus else cores()))
+        print(f"[{desc}] submitit-local: at most {limit} job(s) at once", flush=True)
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []
     open_jobs = list(jobs)
-    while open_jobs:
+    orphans: list[tuple[Any, Task]] = []  # the job ended (its controller killed) but its run goes on, holding its lock
+    gone_since: dict[str, float] = {}
+    last_squeue = 0.0
+    while open_jobs or orphans or unsubmitted:
+        while unsubmitted and len(open_jobs) + len(orphans) < limit:
+            experiment, t = unsubmitted.pop(0)
+            open_jobs.append((executors_of[experiment].submit(fn, t), t))
+        listed = None
+        if cluster == "slurm" and time.monotonic() - last_squeue >= max(ex.poll_seconds, min(30.0, ex.slurm.vanished_s / 4)):
+            listed, last_squeue = _squeue_ids(), time.monotonic()
         still = []
         for job, t in open_jobs:
             if not job.done():
+                if listed is not None and str(job.job_id) not in listed and not lock_held(t.record):
+                    since = gone_since.setdefault(str(job.job_id), time.monotonic())
+                    if t.record.is_file():
+                        continue  # finished; submitit has not seen its result yet
+                    if time.monotonic() - since >= ex.slurm.vanished_s:
+                        failures.append(Failure(t, f"Slurm job {job.job_id} left the queue without a result (cancelled, or "
+                                                   "its node lost; without accounting submitit cannot tell which)",
+                                                str(job.paths.stderr)))
+                        queue.failed[str(t.record)] = failures[-1]
+                        continue
+                elif listed is not None:
+                    gone_since.pop(str(job.job_id), None)
                 still.append((job, t))
                 continue
             try:
                 job.result()
             except Exception as exc:  # noqa: BLE001 - submitit raises the job's exception (or why it died)
+                if lock_held(t.record) or (cluster == "local" and _local_job_alive(str(job.job_id))):
+                    # its controller died, but the run goes on: wait for it, and count it by its record
+                    print(f"[{desc}] job {job.job_id} ended ({type(exc).__name__}) while its run still computes; waiting for the run", flush=True)
+                    orphans.append((job, t))
+                    continue
+                if t.record.is_file():
+                    continue  # the run finished and wrote its record; only the job's wrapper failed
                 msg = str(exc).strip().splitlines()
                 failures.append(Failure(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr)))
                 queue.failed[str(t.record)] = failures[-1]
         open_jobs = still
+        for job, t in list(orphans):
+            if not lock_held(t.record) and not (cluster == "local" and _local_job_alive(str(job.job_id))):
+                orphans.remove((job, t))
+                if not t.record.is_file():
+                    failures.append(Failure(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr)))
+                    queue.failed[str(t.record)] = failures[-1]
         queue.line()
-        if open_jobs:
+        if open_jobs or orphans or unsubmitted:
             time.sleep(ex.poll_seconds)
     queue.line(final=True)
     return failures
