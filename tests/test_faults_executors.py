@@ -285,3 +285,285 @@ def test_scancel_on_a_real_slurm_without_accounting_is_reported(tmp_path, monkey
     assert not th.is_alive(), "still waiting for a cancelled job"
     [failure] = out["failures"]
     assert f"Slurm job {ids[0]} left the queue without a result" in failure.error
+
+
+# =========================================================================== 4. read-only runs/: checked before any output
+def test_an_unwritable_output_root_stops_before_any_output_is_opened(tmp_path, monkeypatch, capsys):
+    """The progress log under runs/ was opened before the "not writable … CODESWITCH_OUTPUT_ROOT" check (a raw OSError)."""
+    from codeswitch.core import pipeline
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the output root should be\n")
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(blocker))
+    assert pipeline.main(["--only", "01"]) == 2
+    err = capsys.readouterr().err
+    assert "is not writable" in err and "CODESWITCH_OUTPUT_ROOT" in err and "Traceback" not in err
+    assert blocker.read_text() == "a file where the output root should be\n"
+
+
+# =========================================================================== 5. full disk; a table's files as one unit
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runs.os, "fsync", full)
+    target = tmp_path / "figures" / "t.csv"
+    with pytest.raises(OSError, match=r"No space left on device \(writing .*t\.csv\)") as err:
+        runs.atomic_write_text(target, "a,b\n")
+    assert err.value.errno == 28 and err.value.filename == str(target)
+    assert not target.exists() and not list(target.parent.glob(".*"))  # nothing half-written, no temp left
+
+
+def _table(profile, value: str):
+    import pandas as pd
+
+    from codeswitch.core.report import save_table
+
+    return save_table(pd.DataFrame({"score": [value]}, index=pd.Index(["run"], name="model")), "t", profile, caption="a table")
+
+
+def test_a_failed_table_write_leaves_every_old_file_not_a_new_md_beside_an_old_csv(tmp_path, monkeypatch):
+    prof = load_profile("smoke", output_root=tmp_path)
+    _table(prof, "0.1")
+    out = prof.figures_dir
+    old = {p.name: p.read_bytes() for p in out.glob("t.*")}
+    assert set(old) == {"t.md", "t.tex", "t.csv", "t.provenance.json"}
+    real = runs.os.fsync
+
+    def full_on_csv(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").split("/")[-1].startswith(".t.csv.tmp-"):
+            raise OSError(28, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(runs.os, "fsync", full_on_csv)
+    with pytest.raises(OSError, match=r"t\.csv"):
+        _table(prof, "0.9")
+    assert {p.name: p.read_bytes() for p in out.glob("t.*")} == old  # the .md and .tex written before it: not moved in
+    assert not list(out.glob(".t.*"))
+
+
+_KILLED_WHILE_MOVING = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from codeswitch.core import runs
+
+    folder = Path(sys.argv[1])
+
+    def moved_one_then_killed(tmp, dest):
+        os.replace(tmp / "t.md", dest / "t.md")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    runs._roll_forward = moved_one_then_killed
+    with runs.atomic_files(folder, "t") as tmp:
+        (tmp / "t.md").write_text("new")
+        (tmp / "t.csv").write_text("new")
+""")
+
+
+def test_a_table_write_killed_while_moving_its_files_is_completed_by_the_next_run(tmp_path):
+    for ext in ("md", "csv"):
+        (tmp_path / f"t.{ext}").write_text("old")
+    proc = subprocess.run([sys.executable, "-c", _KILLED_WHILE_MOVING, str(tmp_path)], cwd=REPO)
+    assert proc.returncode == -signal.SIGKILL
+    assert (tmp_path / "t.md").read_text() == "new" and (tmp_path / "t.csv").read_text() == "old"  # the moment of the kill
+    runs.remove_all_stale_temps(tmp_path)  # what the next run's start (and write_index, and the next write of t) does
+    assert [(tmp_path / f"t.{e}").read_text() for e in ("md", "csv")] == ["new", "new"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.md"]
+
+
+# =========================================================================== 6. silent wrong results
+@pytest.mark.parametrize("override", [{"seeds": [11111, 11111]}, {"glue.seeds": [11111, 22222, 11111]}])
+def test_duplicate_seeds_are_rejected_naming_the_key(override):
+    key = next(iter(override))
+    with pytest.raises(ConfigError, match=rf"--set {key}=.*each seed must appear once; 11111 appear"):
+        prof = load_profile("smoke", override)
+        from codeswitch.core.pipeline import validate_sections
+
+        validate_sections(prof)
+
+
+def _touch_r_edit(path: Path, data: bytes) -> None:
+    """Replace a file's bytes (same size) and restore its time stamps, as ``touch -r`` after an edit does."""
+    st = path.stat()
+    assert len(data) == st.st_size
+    path.write_bytes(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monkeypatch):
+    f = tmp_path / "labels.csv"
+    f.write_bytes(b"x,y\n1,2\n")
+    before = identity.content_id(f)
+    _touch_r_edit(f, b"x,y\n1,3\n")
+    identity._VERIFIED.clear()  # a later process
+    assert identity.content_id(f) == before  # trusting size + mtime: the stale digest (the documented blind spot)
+    monkeypatch.setenv(identity.VERIFY_VAR, "always")
+    with pytest.warns(identity.StaleDigestWarning, match="labels.csv: its content changed although its size and mtime"):
+        after = identity.content_id(f)
+    assert after != before and after == identity.content_id(f)
+    # an age threshold: entries hashed within it are trusted, older ones re-hashed
+    _touch_r_edit(f, b"x,y\n1,4\n")
+    identity._VERIFIED.clear()
+    monkeypatch.setenv(identity.VERIFY_VAR, "3600")
+    assert identity.content_id(f) == after  # hashed a moment ago: trusted
+    monkeypatch.setenv(identity.VERIFY_VAR, "0.001")
+    time.sleep(0.01)
+    with pytest.warns(identity.StaleDigestWarning):
+        assert identity.content_id(f) not in (before, after)
+
+
+def test_a_same_size_same_mtime_weight_swap_fails_the_checkpoint_check_under_verify(tmp_path, monkeypatch):
+    from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
+
+    folder = tmp_path / "ckpt"
+    with checkpoint_directory(folder) as tmp:
+        (tmp / "config.json").write_text("{}")
+        (tmp / "model.safetensors").write_bytes(b"\x01" * 64)
+    assert checkpoint_ok(folder)
+    _touch_r_edit(folder / "model.safetensors", b"\x02" * 64)
+    identity._VERIFIED.clear()
+    assert checkpoint_ok(folder)  # size and mtime unchanged: trusted (smoke's setting)
+    monkeypatch.setenv(identity.VERIFY_VAR, "always")
+    with pytest.warns(CheckpointWarning, match=r"model\.safetensors changed"):
+        assert not checkpoint_ok(folder)
+
+
+def test_the_paper_profiles_verify_by_default_and_the_setting_is_checked(tmp_path):
+    assert load_profile("paper", output_root=tmp_path).verify_hashes == "always" and identity.verify_age() == 0.0
+    assert load_profile("smoke", output_root=tmp_path).verify_hashes is None and identity.verify_age() is None
+    assert load_profile("smoke", {"verify_hashes": 86400}, output_root=tmp_path) and identity.verify_age() == 86400
+    with pytest.raises(ConfigError, match=r"--set verify_hashes=\"sometimes\".*'always', 'never' or a number of seconds"):
+        load_profile("smoke", {"verify_hashes": "sometimes"})
+
+
+# =========================================================================== 7. messages
+@pytest.mark.parametrize("value, message", [("gpu", "'gpu' is not 'auto', 'cpu', 'cuda' or 'cuda:N'"),
+                                            ("cuda", "device 'cuda' asked for, but no CUDA GPU is visible")])
+def test_device_is_validated_against_what_there_is_before_any_notebook(value, message, tmp_path, monkeypatch, capsys):
+    import torch
+
+    from codeswitch.core import pipeline
+
+    if value == "cuda" and torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is visible")
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    assert pipeline.main(["--only", "01", "--set", f"device={value}"]) == 2
+    err = capsys.readouterr().err
+    assert f'--set device="{value}"' in err and message in err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"glue.backbones.tiny-bert.batch_size": 0}, r"^--set glue\.backbones\.tiny-bert\.batch_size=0 \(over configs/smoke\.yaml\).*must be >= 1"),
+    ({"koglish_invalid_rows": "ignore"}, r"^--set koglish_invalid_rows=\"ignore\" \(over configs/smoke\.yaml\).*not 'error' or 'drop'"),
+])
+def test_errors_from_set_values_blame_the_set(override, message):
+    from codeswitch.core.pipeline import validate_sections
+
+    with pytest.raises(ConfigError, match=message):
+        validate_sections(load_profile("smoke", override))
+
+
+def test_a_truncated_safetensors_names_its_path(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from codeswitch.core.hub import MissingResourceError
+    from codeswitch.core.models import resolve_model
+
+    m = tmp_path / "model"
+    m.mkdir()
+    (m / "config.json").write_text("{}")
+    save_file({"w": torch.zeros(64, 64)}, str(m / "model.safetensors"))
+    assert resolve_model(str(m)) == str(m)
+    data = (m / "model.safetensors").read_bytes()
+    (m / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(MissingResourceError, match=rf"{m / 'model.safetensors'} is truncated \({len(data) // 2} bytes"):
+        resolve_model(str(m), what="glue.backbones[0].model")
+
+
+def test_warnings_reach_the_console_summary_and_index(tmp_path, monkeypatch, capsys):
+    """Rows dropped, records moved aside, checkpoints rebuilt: each is printed by reproduce.sh and listed in INDEX.md,
+    not only inside the executed notebook."""
+    from codeswitch.core import pipeline
+    from codeswitch.core.checkpoints import checkpoint_ok
+    from tests.test_faults import _load, write_stsb
+
+    log = tmp_path / "warnings.jsonl"
+    monkeypatch.setenv(runs.WARNINGS_FILE_VAR, str(log))
+    root = write_stsb(tmp_path / "kog", cross_override={1: "broken cross sentence"})
+    from codeswitch.koglish.data import KoglishRowsDropped, load_sts
+
+    with pytest.warns(KoglishRowsDropped):
+        load_sts(str(root), "stsb", "valid", invalid_rows="drop")
+        load_sts(str(root), "stsb", "valid", invalid_rows="drop")  # a warning repeated by every run: once in the summary
+    cache = RunCache(tmp_path / "cache")
+    cache.put({"n": 1}, {"x": 1})
+    cache.path({"n": 1}).write_text("{truncated")
+    with pytest.warns(runs.CorruptRecordWarning):
+        assert cache.get({"n": 1}) is None
+    (tmp_path / "ckpt").mkdir()
+    with pytest.warns(UserWarning):
+        checkpoint_ok(tmp_path / "ckpt", what="CalBERT checkpoint")
+    pipeline._print_warnings(log)
+    out = capsys.readouterr().out
+    assert "3 warning(s) in this run" in out
+    assert "1 Koglish file(s) with rows dropped" in out and "dropped 1 of 3 rows" in out
+    assert "1 run record(s) moved aside and recomputed" in out and "1 saved folder(s) failed their manifest" in out
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path / "out"))
+    index = pipeline.write_index("smoke", warnings_file=log).read_text()
+    assert "Warnings of the run that wrote this index" in index and "dropped 1 of 3 rows" in index
+
+
+# =========================================================================== 8. overrides on the failure path
+def test_a_failed_grid_with_overrides_does_not_rewrite_the_profiles_own_index(tmp_path, monkeypatch, capsys):
+    from codeswitch.core import pipeline
+
+    calls = []
+
+    class FailedGrid:
+        def __init__(self, numbers, profile, ex):
+            pass
+
+        def start(self):
+            return self
+
+        def wait(self, number=None):
+            return [type("F", (), {"describe": lambda self: "toy run 0 failed: ValueError"})()]
+
+    monkeypatch.setattr(executors, "Submission", FailedGrid)
+    monkeypatch.setattr(pipeline, "write_index", lambda profile, **kw: calls.append(kw))
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    assert pipeline.main(["--only", "03", "--executor", "local", "--set", "seeds=[1]"]) == 1
+    assert [c["overrides"] for c in calls] == [{"seeds": [1]}]  # figures/smoke+<hash>/INDEX.md, not figures/smoke/
+
+
+_KILLS_ITS_DRIVER = textwrap.dedent("""
+    import shutil, sys
+    from pathlib import Path
+    import nbformat
+    from codeswitch.core import pipeline
+
+    root = Path(sys.argv[1])
+    shutil.copytree(sys.argv[2], root / "configs")
+    (root / "pyproject.toml").write_text("")
+    (root / "notebooks").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import os, signal\\nos.kill(os.getppid(), signal.SIGKILL)")]
+    nbformat.write(nb, root / "notebooks" / "01_koglish_dataset.ipynb")
+    pipeline.run_notebook(pipeline.NOTEBOOKS[0], "smoke", root=root)
+""")
+
+
+def test_a_killed_run_leaves_its_kernel_connection_file_under_runs_where_the_next_run_removes_it(tmp_path):
+    """Killed runs left /tmp/tmp*.json (the kernel's connection file) behind, one per kill, never removed."""
+    proc = subprocess.run([sys.executable, "-c", _KILLS_ITS_DRIVER, str(tmp_path), str(REPO / "configs")], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "CODESWITCH_HOME": str(tmp_path)})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    notebooks = tmp_path / "runs" / "smoke" / "notebooks"
+    left = [p for p in notebooks.iterdir() if p.name.startswith(".kernel.json.tmp-")]
+    assert len(left) == 1 and json.loads(left[0].read_text())["transport"] == "tcp"  # the connection file: here, not in /tmp
+    runs.prepare_output(tmp_path / "runs" / "smoke")  # the next run's start
+    assert not left[0].exists()
