@@ -58,6 +58,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .profiles import PROFILE_VERIFY_VAR, VERIFY_VAR, verify_age  # noqa: F401 - the setting is read here
 from .runs import atomic_write_json, report_warning
 
 __all__ = [
@@ -76,32 +77,11 @@ _LOCK = threading.Lock()
 _MEMO: dict[str, dict[str, Any]] = {}  # cache file -> its entries (loaded once per process)
 
 
-VERIFY_VAR = "CODESWITCH_VERIFY_HASHES"  # always | <seconds> | never: over the profile's verify_hashes
-PROFILE_VERIFY_VAR = "CODESWITCH_PROFILE_VERIFY_HASHES"  # the last loaded profile's verify_hashes (profiles.apply_process_settings)
 _VERIFIED: dict[str, list] = {}  # path -> the stamp re-hashed by this process (verify_hashes: always)
 
 
 class StaleDigestWarning(UserWarning):
     """A file's content changed although its size and mtime did not (the cached digest was stale)."""
-
-
-def verify_age(value: Any = None) -> float | None:
-    """When a digest whose stat entry matches is computed again: ``0.0`` always (once per process), ``N`` seconds
-    after it was last hashed, ``None`` never.  ``value``: a setting to read (default: ``$CODESWITCH_VERIFY_HASHES``,
-    else the loaded profile's ``verify_hashes``)."""
-    if value is None:
-        value = os.environ.get(VERIFY_VAR) or os.environ.get(PROFILE_VERIFY_VAR) or None
-    if value is None or str(value).strip().lower() in ("", "never", "off", "none"):
-        return None
-    if str(value).strip().lower() == "always":
-        return 0.0
-    try:
-        age = float(value)
-    except (TypeError, ValueError):
-        age = -1.0
-    if not age >= 0:
-        raise ValueError(f"verify_hashes: {value!r} is not 'always', 'never' or a number of seconds >= 0")
-    return age
 
 
 def digest_cache_path() -> Path:

@@ -294,6 +294,29 @@ def seeds_for(profile: Profile, section_seeds: Sequence[int] | None = None, coun
     return seeds
 
 
+VERIFY_VAR = "CODESWITCH_VERIFY_HASHES"  # always | <seconds> | never: over the profile's verify_hashes (reproduce.sh --verify)
+PROFILE_VERIFY_VAR = "CODESWITCH_PROFILE_VERIFY_HASHES"  # the last loaded profile's verify_hashes (apply_process_settings)
+
+
+def verify_age(value: Any = None) -> float | None:
+    """When a digest whose stat entry matches is computed again: ``0.0`` always (once per process), ``N`` seconds
+    after it was last hashed, ``None`` never.  ``value``: a setting to read (default: ``$CODESWITCH_VERIFY_HASHES``,
+    else the loaded profile's ``verify_hashes``)."""
+    if value is None:
+        value = os.environ.get(VERIFY_VAR) or os.environ.get(PROFILE_VERIFY_VAR) or None
+    if value is None or str(value).strip().lower() in ("", "never", "off", "none"):
+        return None
+    if str(value).strip().lower() == "always":
+        return 0.0
+    try:
+        age = float(value)
+    except (TypeError, ValueError):
+        age = -1.0
+    if not age >= 0:
+        raise ValueError(f"verify_hashes: {value!r} is not 'always', 'never' or a number of seconds >= 0")
+    return age
+
+
 def load_profile(
     profile: str = "smoke",
     overrides: Mapping[str, Any] | None = None,
@@ -381,8 +404,6 @@ def apply_process_settings(prof: Profile) -> None:
 
         if prof.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
             torch.set_num_threads(prof.cpu_threads)
-    from .identity import PROFILE_VERIFY_VAR
-
     if prof.verify_hashes is None:
         os.environ.pop(PROFILE_VERIFY_VAR, None)
     else:
@@ -426,8 +447,6 @@ class _TopLevel:
     verify_hashes: str | int | None = None
 
     def __post_init__(self):
-        from .identity import verify_age
-
         try:
             if self.verify_hashes is not None:
                 verify_age(self.verify_hashes)
