@@ -3,14 +3,15 @@
 * ``inline`` (the default): one after another in this process (what a notebook does).
 * ``local``: N fresh worker processes on this machine (``spawn``, never ``fork``, so
   CUDA is safe), one GPU each through ``CUDA_VISIBLE_DEVICES`` when GPUs are visible,
-  else N CPU processes.
+  else N CPU processes (never more than cores, or GPU groups).  A worker that dies fails only
+  its own run (naming it and its log) and is replaced; workers die with their parent.
 * ``slurm``: a Slurm job array through `submitit <https://github.com/facebookincubator/submitit>`_,
   one run per task, with the profile's resources per experiment (GPUs, CPUs, memory,
   time limit, partition/account).  A job that is preempted or hits its time limit is
   requeued (submitit's checkpointing: the run restarts from scratch, its record being
   atomic); each job's log lies under ``runs/<profile>/jobs/``.
 * ``submitit-local``: submitit's own local executor (each run in a subprocess): the
-  Slurm code path without Slurm, for tests and single machines.
+  Slurm code path without Slurm, for tests and single machines (at most one job per core at a time).
 
 Whoever computes a run writes its record (atomically, holding the run's lock, see
 :func:`codeswitch.core.runs.run_lock`); the caller reads every result back from the cache,

@@ -159,8 +159,6 @@ def run_notebook(
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
-    from jupyter_client.manager import AsyncKernelManager
-
     from .runs import _temp_prefix
 
     # the kernel's connection file (else /tmp/tmp*.json, left behind when this process is killed): a temp named
@@ -177,7 +175,7 @@ def run_notebook(
             progress_bar=False,
             request_save_on_cell_execute=True,
             extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" warning
-            km=AsyncKernelManager(kernel_name="python3", connection_file=str(connection)),
+            kernel_manager_class=_kernel_manager_class(connection),  # (a class: the client still owns, and stops, the kernel)
         )
     except PapermillExecutionError as exc:
         os.replace(running, final)
@@ -196,6 +194,18 @@ def run_notebook(
         connection.unlink(missing_ok=True)
     os.replace(running, final)
     return final
+
+
+def _kernel_manager_class(connection: Path) -> type:
+    """nbclient's kernel manager, writing the kernel's connection file to ``connection`` instead of ``/tmp/tmp*.json``."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class RunKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("connection_file", str(connection))
+            super().__init__(**kwargs)
+
+    return RunKernelManager
 
 
 def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None,
