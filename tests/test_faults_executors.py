@@ -119,7 +119,7 @@ _PARENT = textwrap.dedent("""
 def test_workers_die_with_their_parent(tmp_path):
     """SIGKILL of reproduce.sh must not orphan its workers (each holding its memory, or a GPU) nor the resource tracker."""
     (tmp_path / "pids").mkdir()
-    n = min(2, executors.cores())
+    n = 1  # (one worker proves it; each one imports torch, seconds on a loaded machine)
     parent = subprocess.Popen([sys.executable, "-c", _PARENT, str(tmp_path), str(n)], cwd=REPO,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

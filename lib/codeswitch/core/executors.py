@@ -536,7 +536,7 @@ class _LocalWorker:
     def stop(self, timeout: float = 10.0) -> None:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(None)
-        self.proc.join(timeout)
+        self.proc.join(timeout if self.ready else 0)  # one still starting (a replacement) has nothing to finish
         if self.proc.is_alive():
             self.proc.terminate()
             self.proc.join(5)
