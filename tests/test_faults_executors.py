@@ -306,12 +306,16 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
     def full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(runs.os, "fsync", full)
     target = tmp_path / "figures" / "t.csv"
-    with pytest.raises(OSError, match=r"No space left on device \(writing .*t\.csv\)") as err:
+    with monkeypatch.context() as m, pytest.raises(OSError, match=r"No space left on device \(writing .*t\.csv\)") as err:
+        m.setattr(runs.os, "fsync", full)
         runs.atomic_write_text(target, "a,b\n")
     assert err.value.errno == 28 and err.value.filename == str(target)
     assert not target.exists() and not list(target.parent.glob(".*"))  # nothing half-written, no temp left
+    with pytest.raises(OSError, match=r"No space left on device \(building .*ckpt\)"):  # a model saved into a folder
+        with runs.atomic_directory(tmp_path / "ckpt") as tmp:
+            raise OSError(28, "No space left on device")  # as torch / safetensors raise it, naming no file
+    assert not list(tmp_path.glob("*ckpt*"))
 
 
 def _table(profile, value: str):

@@ -145,9 +145,11 @@ def naming_path(exc: OSError, path: str | Path, doing: str = "writing") -> OSErr
     """``exc`` as an error of the same class that names ``path`` (a full disk's ``[Errno 28]`` names no file)."""
     if exc.filename is not None and str(path) in (str(exc.filename), str(getattr(exc, "filename2", None))):
         return exc
-    named = type(exc)(exc.errno, f"{exc.strerror or exc} ({doing} {path})", str(path)) if exc.errno else \
-        type(exc)(f"{exc} ({doing} {path})")
-    return named
+    detail = (exc.strerror or str(exc)) + (f": {exc.filename}" if exc.filename is not None else "")
+    try:
+        return type(exc)(exc.errno, f"{detail} ({doing} {path})", str(path)) if exc.errno else type(exc)(f"{detail} ({doing} {path})")
+    except TypeError:  # a subclass with another signature
+        return OSError(exc.errno, f"{detail} ({doing} {path})", str(path))
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
@@ -254,8 +256,10 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
             if replace or not dest.exists():
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise naming_path(exc, dest, "building") from exc  # (a full disk while a model is saved names no file)
         raise
 
 
