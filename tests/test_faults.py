@@ -403,7 +403,7 @@ def test_real_koglish_sample_keeps_the_switch_rule(shared_data):
         ("nan_text", r"row 0 \(CSV line 2\), column 'sentence1': the text is 'nan'"),
         ("label_range", r"row 2 \(CSV line 4\), column 'label': '7.5' is outside \[0.0, 5.0\]"),
         ("twin_mismatch", r"cross_valid\.csv has 3 rows but its English twin .*en_valid\.csv has 2"),
-        ("not_utf8", r"cross_valid\.csv: cannot be read as UTF-8"),
+        ("not_utf8", r"cross_valid\.csv, line 2: not UTF-8 text \(byte 0xb7"),  # the line, not just the file (issue 29)
         ("empty_file", r"cross_valid\.csv: the file is empty"),
     ],
 )

@@ -21,13 +21,12 @@ Example::
 from __future__ import annotations
 
 import json
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from .identity import MANIFEST, file_sha256s
-from .runs import atomic_directory
+from .runs import atomic_directory, report_warning
 
 __all__ = ["MANIFEST", "write_manifest", "verify_manifest", "checkpoint_ok", "checkpoint_directory", "CheckpointWarning"]
 
@@ -88,7 +87,7 @@ def checkpoint_ok(folder: str | Path, *, what: str = "saved folder") -> bool:
         return False
     problems = verify_manifest(folder)
     if problems:
-        warnings.warn(f"{what} {folder} is not used and will be rebuilt: {'; '.join(problems)}", CheckpointWarning, stacklevel=2)
+        report_warning(f"{what} {folder} is not used and will be rebuilt: {'; '.join(problems)}", CheckpointWarning, stacklevel=2)
         return False
     return True
 

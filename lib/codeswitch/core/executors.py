@@ -3,14 +3,15 @@
 * ``inline`` (the default): one after another in this process (what a notebook does).
 * ``local``: N fresh worker processes on this machine (``spawn``, never ``fork``, so
   CUDA is safe), one GPU each through ``CUDA_VISIBLE_DEVICES`` when GPUs are visible,
-  else N CPU processes.
+  else N CPU processes (never more than cores, or GPU groups).  A worker that dies fails only
+  its own run (naming it and its log) and is replaced; workers die with their parent.
 * ``slurm``: a Slurm job array through `submitit <https://github.com/facebookincubator/submitit>`_,
   one run per task, with the profile's resources per experiment (GPUs, CPUs, memory,
   time limit, partition/account).  A job that is preempted or hits its time limit is
   requeued (submitit's checkpointing: the run restarts from scratch, its record being
   atomic); each job's log lies under ``runs/<profile>/jobs/``.
 * ``submitit-local``: submitit's own local executor (each run in a subprocess): the
-  Slurm code path without Slurm, for tests and single machines.
+  Slurm code path without Slurm, for tests and single machines (at most one job per core at a time).
 
 Whoever computes a run writes its record (atomically, holding the run's lock, see
 :func:`codeswitch.core.runs.run_lock`); the caller reads every result back from the cache,
@@ -36,6 +37,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -74,6 +76,13 @@ class SlurmConfig:
     qos: str | None = None
     array_parallelism: int = 256  # at most this many tasks of one array run at once
     setup: tuple[str, ...] = ()  # shell lines run before each job (e.g. "source .venv/bin/activate")
+    # a job that submitit still counts as running but that squeue no longer lists, with no record and no lock held,
+    # is reported failed after this many seconds (cancelled on a cluster without accounting, where sacct cannot say)
+    vanished_s: float = 120.0
+
+    def __post_init__(self):
+        if self.vanished_s <= 0:
+            raise ValueError(f"vanished_s must be > 0, got {self.vanished_s}")
 
 
 @dataclass(frozen=True)
@@ -381,11 +390,11 @@ def _run_inline(tasks: Sequence[Task], *, jobs_dir: Path, desc: str) -> list[Fai
 _GPU_OF_WORKER: str | None = None
 
 
-def _init_worker(gpu_queue, threads: int) -> None:
+def _init_worker(gpu: str | None, threads: int) -> None:
     """A worker's start: its GPU(s), its share of the cores, and the imports every run needs, once per worker."""
     global _GPU_OF_WORKER
-    if gpu_queue is not None:
-        _GPU_OF_WORKER = gpu_queue.get()
+    if gpu is not None:
+        _GPU_OF_WORKER = gpu
         os.environ["CUDA_VISIBLE_DEVICES"] = _GPU_OF_WORKER  # before anything imports torch's CUDA
     import torch
     import transformers  # noqa: F401 - imported once here, not by the worker's first run
@@ -394,8 +403,42 @@ def _init_worker(gpu_queue, threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _warm(_: int) -> int:
-    return os.getpid()
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this worker when the process that started it dies (Linux: ``PR_SET_PDEATHSIG``).
+
+    A SIGKILLed ``reproduce.sh`` then leaves no idle worker holding memory or a GPU (nor, once the
+    workers are gone, multiprocessing's resource tracker, which exits when its last client does).
+    The signal follows the *thread* that started the worker: the pool's thread, which outlives every worker.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+def _worker_main(conn, gpu: str | None, threads: int, parent: int) -> None:
+    """One local worker: set up once, then compute the tasks the pool sends over ``conn`` until it sends ``None``."""
+    _die_with_parent(parent)
+    _init_worker(gpu, threads)
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return  # the pool is gone
+        if msg is None:
+            return
+        payload, log = msg
+        try:
+            conn.send(("ok", _local_task(payload, log)))
+        except Exception as exc:  # noqa: BLE001 - reported with its run and log; the worker goes on
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
 def cores() -> int:
@@ -446,13 +489,72 @@ def visible_gpus() -> list[str]:
         return []
 
 
+def pool_size(requested: int | None, gpu_groups: Sequence[str], n_cores: int | None = None) -> tuple[int, str]:
+    """How many local workers to start, and why, bounded by what the machine has: one per GPU group when GPUs are
+    visible (never more workers than groups), else the ``requested`` count (default 1) but at most one per core."""
+    n_cores = n_cores or cores()
+    if gpu_groups:
+        n = min(requested or len(gpu_groups), len(gpu_groups))
+        why = f" ({requested} asked for; bounded by the {len(gpu_groups)} GPU group(s))" if requested and requested > n else ""
+        return n, why
+    n = min(requested or 1, n_cores)
+    why = f" ({requested} asked for; bounded by the {n_cores} core(s))" if requested and requested > n else ""
+    return n, why
+
+
+def _signal_name(exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is None or exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return f"killed by signal {-exitcode}"
+
+
+class _LocalWorker:
+    """One spawned worker process and its pipe; ``task``: what it computes now (``None``: idle or starting)."""
+
+    def __init__(self, ctx, gpu: str | None, threads: int):
+        self.gpu = gpu
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, gpu, threads, os.getpid()), name="codeswitch-worker")
+        self.proc.start()
+        child.close()
+        self.ready = False
+        self.task: tuple[Task, Path] | None = None
+
+    def receive(self):
+        """The worker's next message; ``None`` when it has none yet; ``EOFError`` when it died."""
+        if not self.conn.poll():
+            if not self.proc.is_alive() and not self.conn.poll():
+                raise EOFError
+            return None
+        return self.conn.recv()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.proc.join(timeout if self.ready else 0)  # one still starting (a replacement) has nothing to finish
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(5)
+        self.conn.close()
+
+
 def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: ExecutorConfig, jobs_dir: Path, desc: str,
                threads: int | None = None, started: Callable[[], None] | None = None,
                rank: Mapping[str, int] = {}) -> list[Failure]:
+    """The local pool: one process per worker, each told its task over a pipe.  A worker that dies (SIGKILL, OOM
+    killer) fails only the run it was computing, naming it and its log; a new worker takes its place, and the
+    others go on.  Workers die with this process (:func:`_die_with_parent`)."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from multiprocessing.connection import wait
 
     import cloudpickle
+
+    from .runs import run_lock
 
     gpus = visible_gpus()
     # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
@@ -461,17 +563,12 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     groups = [",".join(gpus[i:i + per_run]) for i in range(0, len(gpus) - per_run + 1, per_run)] if gpus else []
     if gpus and not groups:
         raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
-    workers = ex.workers or max(1, len(groups))
+    workers, bounded = pool_size(ex.workers, groups)
     threads = threads or max(1, cores() // workers)
     ctx = mp.get_context("spawn")
-    gpu_queue = None
-    if groups:
-        gpu_queue = ctx.Queue()
-        for i in range(workers):
-            gpu_queue.put(groups[i % len(groups)])  # more workers than GPU groups share them round-robin
     logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     print(
-        f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es)"
+        f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es){bounded}"
         + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
         + f", {threads} torch thread(s) each; logs: {logs}/",
         flush=True,
@@ -481,35 +578,71 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     priority = _priorities(tasks, deps)
     waiting = sorted(tasks, key=lambda t: (rank.get(str(t.record), 0), -priority[str(t.record)]))  # stable: plan order among equals
     ended: set[str] = set()
-    with contextlib.ExitStack() as stack:
+    pool: list[_LocalWorker] = []
+    try:
         with _worker_environment(threads):  # every worker starts now, with the notebooks' environment
-            pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                                           initargs=(gpu_queue, threads)))
-            for f in [pool.submit(_warm, i) for i in range(workers)]:
-                f.result()
+            pool = [_LocalWorker(ctx, groups[i % len(groups)] if groups else None, threads) for i in range(workers)]
+            for w in pool:  # up and warm (torch imported) before the notebooks change this process's environment
+                try:
+                    msg = w.conn.recv()
+                except EOFError:
+                    w.proc.join(5)
+                    raise RuntimeError(f"a local worker process died while starting ({_signal_name(w.proc.exitcode)})") from None
+                w.ready = msg[0] == "ready"
         if started:
             started()
-        running = {}
-        while waiting or running:
+        while waiting or any(w.task for w in pool):
             # a free worker takes the first ready run: lowest rank, then longest chain of dependants (not a FIFO of everything)
-            while len(running) < workers:
+            for w in pool:
+                if not w.ready or w.task is not None:
+                    continue
                 t = next((t for t in waiting if deps[str(t.record)] <= ended), None)
                 if t is None:
                     break
                 waiting.remove(t)
                 log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
-                running[pool.submit(_local_task, cloudpickle.dumps(t), str(log))] = (t, log)
-            if not running:  # what is left waits on itself: a dependency cycle
+                w.conn.send((cloudpickle.dumps(t), str(log)))
+                w.task = (t, log)
+            busy = [w for w in pool if w.task is not None or not w.ready]
+            if not any(w.task for w in pool) and not any(not w.ready for w in pool):  # what is left waits on itself
                 raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
-            finished, _ = wait(set(running), timeout=ex.poll_seconds, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                t, log = running.pop(fut)
-                ended.add(str(t.record))
-                exc = fut.exception()
-                if exc is not None:
-                    failures.append(Failure(t, f"{type(exc).__name__}: {exc}", str(log)))
+            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=ex.poll_seconds)
+            for i, w in enumerate(pool):
+                try:
+                    msg = w.receive()
+                except (EOFError, OSError):
+                    msg = ("died", None)
+                if msg is None:
+                    continue
+                if msg[0] == "ready":
+                    w.ready = True
+                    continue
+                if msg[0] == "died":
+                    w.proc.join(5)
+                    why = _signal_name(w.proc.exitcode)
+                    pool[i] = _LocalWorker(ctx, w.gpu, threads)  # a fresh worker takes its place (started with the
+                    # environment of now: the notebooks' variables included, which a run does not read)
+                    w.conn.close()
+                    if w.task is None:
+                        print(f"[{desc}] an idle local worker process ({w.proc.pid}) died ({why}); started another", flush=True)
+                        continue
+                    t, log = w.task
+                    with contextlib.suppress(OSError), run_lock(t.record, wait=False):
+                        pass  # its lock file (the kernel released the lock itself): removed, unless someone else holds it
+                    failures.append(Failure(t, f"its worker process {w.proc.pid} died ({why}) while computing it; "
+                                               "the other runs went on", str(log)))
+                else:
+                    t, log = w.task
+                    w.task = None
+                    if msg[0] == "error":
+                        failures.append(Failure(t, msg[1], str(log)))
+                if msg[0] != "ok":
                     queue.failed[str(t.record)] = failures[-1]
+                ended.add(str(t.record))
             queue.line()
+    finally:
+        for w in pool:
+            w.stop()
     queue.line(final=True)
     return failures
 
@@ -528,15 +661,45 @@ def _submitit_task():
     return RequeueableRun()
 
 
+def _squeue_ids() -> set[str] | None:
+    """The ids of this user's jobs that Slurm still lists (array tasks one by one); ``None`` when squeue cannot answer."""
+    import getpass
+
+    try:
+        out = subprocess.run(["squeue", "-h", "-r", "-o", "%i", "-u", getpass.getuser()], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {line.strip() for line in out.stdout.splitlines() if line.strip()} if out.returncode == 0 else None
+
+
+def _local_job_alive(job_id: str) -> bool:
+    """Whether a process of the submitit-local job ``job_id`` (its task, started by its controller) still lives (Linux: /proc)."""
+    want = f"SUBMITIT_LOCAL_JOB_ID={job_id}".encode()
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if want in environ.read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+    """Submit ``tasks`` and wait for them.  ``slurm``: one job array per experiment.  ``submitit-local``: one job per
+    run, at most one per core (or GPU) at a time.  A job whose controller died while its run goes on (its lock
+    held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
+    on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
     import submitit
+
+    from .runs import lock_held
 
     cluster = "slurm" if ex.kind == "slurm" else "local"
     by_experiment: dict[str, list[Task]] = {}
     for t in tasks:
         by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
     fn = _submitit_task()
-    jobs = []
+    executors_of: dict[str, Any] = {}
     for experiment, group in by_experiment.items():
         r = ex.resources_for(experiment)
         executor = submitit.AutoExecutor(folder=jobs_dir / experiment / "%j", cluster=cluster)
@@ -552,28 +715,74 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
             if ex.slurm.setup:
                 params["slurm_setup"] = list(ex.slurm.setup)
         executor.update_parameters(**params)
-        with executor.batch():  # one job array per experiment (Slurm); separate subprocesses (local)
-            group_jobs = [executor.submit(fn, t) for t in group]
-        jobs += list(zip(group_jobs, group))
+        executors_of[experiment] = executor
         print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, {r.time_min} min each); logs: {jobs_dir / experiment}/", flush=True)
+    jobs: list[tuple[Any, Task]] = []
+    unsubmitted: list[tuple[str, Task]] = []
+    if cluster == "slurm":
+        for experiment, group in by_experiment.items():
+            with executors_of[experiment].batch():  # one job array per experiment
+                group_jobs = [executors_of[experiment].submit(fn, t) for t in group]
+            jobs += list(zip(group_jobs, group))
+        limit = len(jobs)
+    else:  # submitit's local executor starts whatever it is given at once: we hand it one core's (or GPU's) worth at a time
+        unsubmitted = [(e, t) for e, group in by_experiment.items() for t in group]
+        r_max = max((ex.resources_for(e) for e in by_experiment), key=lambda r: (r.gpus, r.cpus))
+        gpus = visible_gpus()
+        limit = max(1, min(ex.workers or cores(), cores() // r_max.cpus, len(gpus) // r_max.gpus if r_max.gpus and gpus else cores()))
+        print(f"[{desc}] submitit-local: at most {limit} job(s) at once", flush=True)
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []
     open_jobs = list(jobs)
-    while open_jobs:
+    orphans: list[tuple[Any, Task]] = []  # the job ended (its controller killed) but its run goes on, holding its lock
+    gone_since: dict[str, float] = {}
+    last_squeue = 0.0
+    while open_jobs or orphans or unsubmitted:
+        while unsubmitted and len(open_jobs) + len(orphans) < limit:
+            experiment, t = unsubmitted.pop(0)
+            open_jobs.append((executors_of[experiment].submit(fn, t), t))
+        listed = None
+        if cluster == "slurm" and time.monotonic() - last_squeue >= max(ex.poll_seconds, min(30.0, ex.slurm.vanished_s / 4)):
+            listed, last_squeue = _squeue_ids(), time.monotonic()
         still = []
         for job, t in open_jobs:
             if not job.done():
+                if listed is not None and str(job.job_id) not in listed and not lock_held(t.record):
+                    since = gone_since.setdefault(str(job.job_id), time.monotonic())
+                    if t.record.is_file():
+                        continue  # finished; submitit has not seen its result yet
+                    if time.monotonic() - since >= ex.slurm.vanished_s:
+                        failures.append(Failure(t, f"Slurm job {job.job_id} left the queue without a result (cancelled, or "
+                                                   "its node lost; without accounting submitit cannot tell which)",
+                                                str(job.paths.stderr)))
+                        queue.failed[str(t.record)] = failures[-1]
+                        continue
+                elif listed is not None:
+                    gone_since.pop(str(job.job_id), None)
                 still.append((job, t))
                 continue
             try:
                 job.result()
             except Exception as exc:  # noqa: BLE001 - submitit raises the job's exception (or why it died)
+                if lock_held(t.record) or (cluster == "local" and _local_job_alive(str(job.job_id))):
+                    # its controller died, but the run goes on: wait for it, and count it by its record
+                    print(f"[{desc}] job {job.job_id} ended ({type(exc).__name__}) while its run still computes; waiting for the run", flush=True)
+                    orphans.append((job, t))
+                    continue
+                if t.record.is_file():
+                    continue  # the run finished and wrote its record; only the job's wrapper failed
                 msg = str(exc).strip().splitlines()
                 failures.append(Failure(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr)))
                 queue.failed[str(t.record)] = failures[-1]
         open_jobs = still
+        for job, t in list(orphans):
+            if not lock_held(t.record) and not (cluster == "local" and _local_job_alive(str(job.job_id))):
+                orphans.remove((job, t))
+                if not t.record.is_file():
+                    failures.append(Failure(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr)))
+                    queue.failed[str(t.record)] = failures[-1]
         queue.line()
-        if open_jobs:
+        if open_jobs or orphans or unsubmitted:
             time.sleep(ex.poll_seconds)
     queue.line(final=True)
     return failures

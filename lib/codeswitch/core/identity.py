@@ -9,7 +9,8 @@ adds the identity of each (:func:`input_identity`):
   files' relative names and digests; hidden entries such as ``.git`` or the
   temporary siblings of an interrupted write, and a checkpoint's manifest, are left
   out).  Digests are cached in ``runs/_identity/sha256.json`` by ``(path, size,
-  mtime_ns)``, so a large corpus is hashed once, not at every key;
+  mtime_ns)``, so a large corpus is hashed once, not at every key (see "Trusting
+  the stat entry" below);
 * **hub models and datasets** — by the commit the reference resolves to:
   ``HfApi().model_info(...).sha`` / ``dataset_info(...).sha`` when the hub answers,
   else the revision of the snapshot in the local Hugging Face cache; a moving
@@ -20,6 +21,30 @@ adds the identity of each (:func:`input_identity`):
 
 Each experiment's specs also carry a ``RESULT_VERSION`` that a change of method
 code bumps (see ``docs/architecture.md``, "Trusting the run cache").
+
+Trusting the stat entry (the trade-off)
+---------------------------------------
+A cached digest is reused while the file's size and mtime are unchanged.  That is what
+makes a key cheap, and it is wrong when a file changes but keeps both: an edit followed
+by ``touch -r`` (or ``cp -p``, ``rsync -t`` of another file of the same size), or a
+weight file swapped for one of the same size with its time stamp restored.  The key
+then names the old content and the old result is reused with exit code 0; the checkpoint
+manifests (:mod:`codeswitch.core.checkpoints`) read the same cache and miss the same swap.
+
+``verify_hashes`` (a profile key; ``$CODESWITCH_VERIFY_HASHES`` or ``reproduce.sh
+--verify`` over it) decides when a digest whose stat entry matches is computed again:
+
+* ``always`` — every input and checkpoint file is re-hashed once per process (the
+  paper profiles' setting: the cost is reading each input once per notebook or worker,
+  seconds per GB, small beside a GPU run and nothing beside a wrong table);
+* a number of seconds N — an entry hashed more than N seconds ago is re-hashed (a
+  long-lived cache is re-checked now and then; an edit within N seconds of the last
+  hash that keeps size and mtime still goes unseen);
+* unset / ``never`` (the smoke profile) — the stat entry is trusted (fast; the
+  documented blind spot above).
+
+A re-hash that finds other content updates the cache, so the key (and the manifest
+check) follows the bytes; it is reported as a :class:`StaleDigestWarning`.
 """
 
 from __future__ import annotations
@@ -28,11 +53,13 @@ import hashlib
 import json
 import os
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .runs import atomic_write_json
+from .profiles import PROFILE_VERIFY_VAR, VERIFY_VAR, verify_age  # noqa: F401 - the setting is read here
+from .runs import atomic_write_json, report_warning
 
 __all__ = [
     "file_sha256",
@@ -48,6 +75,13 @@ _CHUNK = 1 << 20
 MANIFEST = "MANIFEST.sha256.json"  # a checkpoint's manifest (core.checkpoints): not part of its content
 _LOCK = threading.Lock()
 _MEMO: dict[str, dict[str, Any]] = {}  # cache file -> its entries (loaded once per process)
+
+
+_VERIFIED: dict[str, list] = {}  # path -> the stamp re-hashed by this process (verify_hashes: always)
+
+
+class StaleDigestWarning(UserWarning):
+    """A file's content changed although its size and mtime did not (the cached digest was stale)."""
 
 
 def digest_cache_path() -> Path:
@@ -112,16 +146,29 @@ def _digest(path: Path) -> tuple[str, bool]:
     cache = digest_cache_path()
     with _LOCK:
         hit = _entries(cache).get(str(path))
-        if hit and hit[:2] == stamp:
+        if hit and hit[:2] == stamp and not _due(str(path), hit):
             return hit[2], False
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(_CHUNK), b""):
             h.update(block)
     digest = h.hexdigest()
+    if hit and hit[:2] == stamp and hit[2] != digest:
+        report_warning(f"{path}: its content changed although its size and mtime did not (edited, then its time stamp "
+                       "restored?); the new content is used", StaleDigestWarning, stacklevel=3)
     with _LOCK:
-        _entries(cache)[str(path)] = [*stamp, digest]
+        _entries(cache)[str(path)] = [*stamp, digest, round(time.time(), 3)]
+        _VERIFIED[str(path)] = stamp
     return digest, True
+
+
+def _due(path: str, hit: list) -> bool:
+    """Whether a cache entry whose stat matches is re-hashed now (see "Trusting the stat entry")."""
+    age = verify_age()
+    if age is None or _VERIFIED.get(path) == hit[:2]:
+        return False  # trusted; or re-hashed by this process already
+    hashed_at = hit[3] if len(hit) > 3 else 0.0  # entries of older versions: of unknown age
+    return age == 0.0 or time.time() - hashed_at > age
 
 
 def _files(folder: Path, *, exclude: tuple[str, ...] = ()) -> list[Path]:

@@ -124,7 +124,38 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
             f"model '{ref}'{f' ({what})' if what else ''}: {folder} is not a saved model folder (no config.json); "
             "point the setting at the folder that from_pretrained / save_pretrained uses"
         )
+    if folder.is_dir():
+        for weights in sorted(folder.glob("*.safetensors")):
+            problem = safetensors_problem(weights)
+            if problem:  # else safetensors' own error, deep in from_pretrained, names no file
+                raise MissingResourceError(f"model '{ref}'{f' ({what})' if what else ''}: {weights} {problem}; "
+                                           "copy or download it again")
     return path
+
+
+def safetensors_problem(path: str | Path) -> str | None:
+    """What is wrong with a ``.safetensors`` file's framing (``None``: its header reads and its data is all there).
+
+    Reads the header only (8-byte length, JSON), so a truncated or cut download is named with its path
+    before ``from_pretrained`` fails on it with no path.
+    """
+    import json
+    import struct
+
+    path = Path(path)
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            if n > size - 8:
+                return f"is truncated ({size} bytes; its header alone needs {8 + n})"
+            header = json.loads(fh.read(n).decode("utf-8"))
+    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+        return f"is not a safetensors file ({size} bytes; {type(exc).__name__}: {exc})"
+    end = max((int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__" and isinstance(t, dict)), default=0)
+    if size < 8 + n + end:
+        return f"is truncated ({size} bytes, its header says {8 + n + end})"
+    return None
 
 
 # --------------------------------------------------------------------------- tokenizer

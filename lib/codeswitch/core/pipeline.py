@@ -159,6 +159,11 @@ def run_notebook(
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
+    from .runs import _temp_prefix
+
+    # the kernel's connection file (else /tmp/tmp*.json, left behind when this process is killed): a temp named
+    # after this process, which the next run's prepare_output removes once this process is gone
+    connection = out_dir / f"{_temp_prefix(out_dir / 'kernel.json')}{spec.stem}.json"
     try:
         pm.execute_notebook(
             str(notebooks_dir(root) / spec.file),
@@ -170,6 +175,7 @@ def run_notebook(
             progress_bar=False,
             request_save_on_cell_execute=True,
             extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" warning
+            kernel_manager_class=_kernel_manager_class(connection),  # (a class: the client still owns, and stops, the kernel)
         )
     except PapermillExecutionError as exc:
         os.replace(running, final)
@@ -185,21 +191,38 @@ def run_notebook(
         os.environ.update(env_before)
         if own_progress:
             progress_file.unlink(missing_ok=True)
+        connection.unlink(missing_ok=True)
     os.replace(running, final)
     return final
 
 
-def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None) -> Path:
+def _kernel_manager_class(connection: Path) -> type:
+    """nbclient's kernel manager, writing the kernel's connection file to ``connection`` instead of ``/tmp/tmp*.json``."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class RunKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("connection_file", str(connection))
+            super().__init__(**kwargs)
+
+    return RunKernelManager
+
+
+def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None,
+                warnings_file: Path | None = None) -> Path:
     """Write ``INDEX.md`` in the profile's figures folder (``figures/<profile>[+<hash>]/``) from the index entries the notebooks left.
 
     Its header is the provenance of the run (:mod:`codeswitch.core.provenance`): profile, overrides, git commit
-    (and whether the tree was dirty); each artifact's row names the inputs its runs read.
+    (and whether the tree was dirty); each artifact's row names the inputs its runs read.  ``warnings_file``: the
+    warnings this run reported (:func:`codeswitch.core.runs.report_warning`), listed under the table.
     """
     from .provenance import lines as provenance_lines, provenance
     from .report import md_escape, read_index
+    from .runs import read_reported_warnings, remove_all_stale_temps, summarize_warnings
 
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
+    remove_all_stale_temps(prof.figures_dir)  # a table write killed while moving its files into place: completed now
     entries = read_index(prof.figures_dir)
     by_name = {e["name"]: e for e in entries}
     order = [a for s in NOTEBOOKS for a in s.artifacts]
@@ -234,6 +257,9 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     missing = [a for s in available(root) for a in s.artifacts if a not in by_name]
     if missing:
         lines += ["", "Not (yet) produced: " + ", ".join(f"`{m}`" for m in missing)]
+    reported = read_reported_warnings(warnings_file) if warnings_file else []
+    if reported:
+        lines += ["", "Warnings of the run that wrote this index:", "", *(f"- {md_escape(w)}" for w in summarize_warnings(reported))]
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
 
 
@@ -357,6 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
     parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
     parser.add_argument("--account", default=None, help="--executor slurm: the account")
+    parser.add_argument("--verify", action="store_true",
+                        help="re-hash every input and checkpoint, even those whose size and mtime are unchanged "
+                             "(the profile's verify_hashes: always; the paper profiles do it by default)")
     _preflight_flags(parser)
     args = parser.parse_args(argv)
     root = project_root()
@@ -383,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         validate_sections(prof)  # ... and on a bad value, before any notebook starts
         missing_paths = local_path_problems(prof, [s.number for s in chosen])  # ... and on a local path that is not there
         executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
+        prof.torch_device()  # ... and on a device this machine does not have (device: cuda, no GPU visible)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
@@ -396,6 +426,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if missing_paths:
             print("  a real run would stop here: local paths that are not there:\n    " + "\n    ".join(missing_paths))
         return 0
+    try:
+        prepare_output(prof.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
+    except PermissionError as exc:
+        print(f"reproduce.sh: {exc}", file=sys.stderr)
+        return 2
+    from .identity import VERIFY_VAR
+    from .runs import WARNINGS_FILE_VAR
+
+    if args.verify:
+        os.environ[VERIFY_VAR] = "always"  # this process, its kernels and its workers
+    warnings_file = prof.runs_dir / ".warnings" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+    os.environ[WARNINGS_FILE_VAR] = str(warnings_file)
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
     print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
@@ -404,6 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if executor.kind != "inline":  # submit everything; a notebook builds once its own runs are cached
         print(f"\n=== runs of every selected notebook, executor {executor.kind} ===", flush=True)
         grid = Submission([s.number for s in chosen], load_profile(args.profile, overrides, root=root), executor).start()
+    shown = 0
     for i, spec in enumerate(chosen, 1):
         failures = grid.wait(spec.number) if grid else []
         if failures:
@@ -412,7 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
             print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
                   "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
-            write_index(args.profile, root=root)
+            _print_warnings(warnings_file)
+            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
             return 1
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
@@ -421,16 +465,35 @@ def main(argv: Sequence[str] | None = None) -> int:
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
-            write_index(args.profile, root=root, overrides=overrides)
+            _print_warnings(warnings_file)
+            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
             return 1
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
               f"{_written(spec, prof.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
+        shown = _print_warnings(warnings_file, shown, live=True)
     if grid:
         grid.wait()  # every run is cached by now: the pool's shutdown
-    index = write_index(args.profile, root=root, overrides=overrides)
+    _print_warnings(warnings_file)
+    index = write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0
+
+
+def _print_warnings(path: Path, shown: int = 0, *, live: bool = False) -> int:
+    """Print the warnings the runs reported (:func:`codeswitch.core.runs.report_warning`): after a notebook the new
+    ones (``live``; ``shown``: how many were printed before), at the end a summary of all.  Returns how many there are."""
+    from .runs import read_reported_warnings, summarize_warnings
+
+    reported = read_reported_warnings(path)
+    if live:
+        for w in reported[shown:]:
+            print(f"   warning: {w['message']}", flush=True)
+    elif reported:
+        print(f"\nreproduce: {len(reported)} warning(s) in this run (also in INDEX.md):", flush=True)
+        for line in summarize_warnings(reported):
+            print(f"  {line}", flush=True)
+    return len(reported)
 
 
 # --------------------------------------------------------------------------- preflight (core/preflight.py)

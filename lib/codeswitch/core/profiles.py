@@ -30,6 +30,7 @@ import json
 import logging
 import math
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -42,7 +43,8 @@ T = TypeVar("T")
 
 PROFILES = ("smoke", "paper", "paper-ci")
 _LOGGED_CPU_AUTO: set[str] = set()
-_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads")
+_TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads",
+              "verify_hashes")
 #: the sections a profile may have: one per experiment, and where runs are computed
 SECTIONS = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert", "executor")
 #: sections that choose where runs are computed, not what they compute: overriding them keeps the figures folder
@@ -101,6 +103,9 @@ class Profile:
     # "error" (stop, naming file, row and column) | "drop" (count, warn and leave the row out)
     koglish_invalid_rows: str = "error"
     cpu_threads: int | None = None  # torch intra-op threads when running on CPU (None: torch's default)
+    # when a cached digest whose size and mtime match is computed again: "always" (once per process), seconds, or
+    # None (never: trust the stat entry); see codeswitch.core.identity, "Trusting the stat entry"
+    verify_hashes: str | int | None = None
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)  # project root; outputs live below it
     output_root: Path | None = None  # where runs/ and figures/ go (default: root)
@@ -139,8 +144,14 @@ class Profile:
 
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        problem = None
         if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"{self.source_file}: device '{self.device}' asked for, but no CUDA GPU is visible")
+            problem = "no CUDA GPU is visible"
+        elif self.device.startswith("cuda:") and int(self.device[5:]) >= torch.cuda.device_count():
+            problem = f"only {torch.cuda.device_count()} CUDA GPU(s) are visible"
+        if problem:  # named with the --set that asked for it, when one did
+            raise _blame_override(ConfigError(f"{self.source_file}: device '{self.device}' asked for, but {problem}", ("device",)),
+                                  ("device",), self.overrides, self.source_file)
         return torch.device(self.device)
 
     @contextlib.contextmanager
@@ -283,6 +294,29 @@ def seeds_for(profile: Profile, section_seeds: Sequence[int] | None = None, coun
     return seeds
 
 
+VERIFY_VAR = "CODESWITCH_VERIFY_HASHES"  # always | <seconds> | never: over the profile's verify_hashes (reproduce.sh --verify)
+PROFILE_VERIFY_VAR = "CODESWITCH_PROFILE_VERIFY_HASHES"  # the last loaded profile's verify_hashes (apply_process_settings)
+
+
+def verify_age(value: Any = None) -> float | None:
+    """When a digest whose stat entry matches is computed again: ``0.0`` always (once per process), ``N`` seconds
+    after it was last hashed, ``None`` never.  ``value``: a setting to read (default: ``$CODESWITCH_VERIFY_HASHES``,
+    else the loaded profile's ``verify_hashes``)."""
+    if value is None:
+        value = os.environ.get(VERIFY_VAR) or os.environ.get(PROFILE_VERIFY_VAR) or None
+    if value is None or str(value).strip().lower() in ("", "never", "off", "none"):
+        return None
+    if str(value).strip().lower() == "always":
+        return 0.0
+    try:
+        age = float(value)
+    except (TypeError, ValueError):
+        age = -1.0
+    if not age >= 0:
+        raise ValueError(f"verify_hashes: {value!r} is not 'always', 'never' or a number of seconds >= 0")
+    return age
+
+
 def load_profile(
     profile: str = "smoke",
     overrides: Mapping[str, Any] | None = None,
@@ -351,6 +385,7 @@ def load_profile(
         koglish_source=kwargs.koglish_source,
         koglish_invalid_rows=kwargs.koglish_invalid_rows,
         cpu_threads=kwargs.cpu_threads,
+        verify_hashes=kwargs.verify_hashes,
         sections=types.MappingProxyType(sections),
         root=root_p,
         output_root=out,
@@ -369,6 +404,10 @@ def apply_process_settings(prof: Profile) -> None:
 
         if prof.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
             torch.set_num_threads(prof.cpu_threads)
+    if prof.verify_hashes is None:
+        os.environ.pop(PROFILE_VERIFY_VAR, None)
+    else:
+        os.environ[PROFILE_VERIFY_VAR] = str(prof.verify_hashes)  # read by identity in this process, its kernels and workers
     if prof.offline:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
@@ -405,10 +444,23 @@ class _TopLevel:
     koglish_source: str = "Jangyeong"
     koglish_invalid_rows: str = "error"
     cpu_threads: int | None = None
+    verify_hashes: str | int | None = None
 
     def __post_init__(self):
+        try:
+            if self.verify_hashes is not None:
+                verify_age(self.verify_hashes)
+        except ValueError as exc:
+            raise ConfigError(f"key 'verify_hashes': {exc}", ("verify_hashes",)) from None
         if self.koglish_invalid_rows not in ("error", "drop"):
-            raise ValueError(f"key 'koglish_invalid_rows': {self.koglish_invalid_rows!r} is not 'error' or 'drop'")
+            raise ConfigError(f"key 'koglish_invalid_rows': {self.koglish_invalid_rows!r} is not 'error' or 'drop'",
+                              ("koglish_invalid_rows",))
+        if not DEVICE.fullmatch(self.device):
+            raise ConfigError(f"key 'device': {self.device!r} is not 'auto', 'cpu', 'cuda' or 'cuda:N'", ("device",))
+
+
+#: the device settings there are (whether a CUDA GPU is visible is checked by Profile.torch_device, before a run starts)
+DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
 
 def _check_moved(section: str, body: Mapping[str, Any], *, where: str) -> None:
@@ -665,6 +717,11 @@ def check_range(key: str, value: Any, *, where: str, path: Sequence[str] = ()) -
         return
     if key in NON_EMPTY and isinstance(value, (tuple, list)) and not value:
         raise ConfigError(f"{where}: must not be empty (give at least one value, or leave the key out)", path)
+    if key.endswith("seeds") and isinstance(value, (tuple, list)):
+        twice = sorted({s for s in value if list(value).count(s) > 1}, key=str)
+        if twice:  # one run counted twice: n inflated, std and p-values from a copy
+            raise ConfigError(f"{where}: each seed must appear once; {', '.join(map(str, twice))} appear(s) more than once "
+                              f"in {list(value)}", path)
     rule = RANGES.get(key)
     if rule is None:
         return
@@ -693,9 +750,14 @@ def check_fields(obj: Any, prefix: str = "") -> None:
 
 def _blame_override(exc: ConfigError, path: Sequence[str], overrides: Mapping[str, Any], source: str) -> ConfigError:
     """``exc`` reworded to name the ``--set`` that gave the value at ``path`` (when an override did), else as it is."""
-    dotted = ".".join(str(p) for p in path)
+    parts = [str(p) for p in path]
+
+    def same(at: list[str], key: list[str]) -> bool:  # a list index in the value's path matches a named item in the key
+        return all(a == k or (a.isdigit() and not k.isdigit()) for a, k in zip(at, key))
+
     for key, value in overrides.items():
-        if dotted and (dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + ".")):
+        kp = key.split(".")
+        if parts and same(parts, kp):
             msg = str(exc)
             origin = f"--set {key}={json.dumps(value, default=str)} (over {source})"
             msg = msg.replace(source, origin, 1) if msg.startswith(source) else f"{origin}: {msg}"

@@ -42,7 +42,7 @@ from . import reported as _reported
 from .claims import SMOKE_NOTE, Claim
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
-from .runs import atomic_write_bytes, atomic_write_json, atomic_write_text
+from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text
 
 DIGITS = 2  # decimals shown in human tables; CSVs keep 4
 
@@ -354,16 +354,18 @@ def save_table(
     if lines:
         md += "\n" + "\n".join(f"- {n}" for n in lines) + "\n"
     md += "\nProvenance:\n\n" + "\n".join(f"- {md_escape(n)}" for n in provenance_lines(prov)) + "\n"
-    paths["md"] = atomic_write_text(out / f"{name}.md", md)
     tex_head = "".join(f"% {n}\n" for n in provenance_lines(prov))
-    paths["tex"] = atomic_write_text(out / f"{name}.tex", tex_head + to_latex(wide, caption, name))
     if long is None:
         long = wide.reset_index().map(lambda v: str(v) if isinstance(v, Cell) else v)
     csv_df = _round_floats(long)
     buf = io.StringIO()
     csv_df.to_csv(buf, index=False, lineterminator="\n")
-    paths["csv"] = atomic_write_text(out / f"{name}.csv", buf.getvalue())
-    atomic_write_json(out / f"{name}.provenance.json", prov)
+    with atomic_files(out, name) as tmp:  # the four files as one unit: never a new .md beside an old .csv
+        atomic_write_text(tmp / f"{name}.md", md)
+        atomic_write_text(tmp / f"{name}.tex", tex_head + to_latex(wide, caption, name))
+        atomic_write_text(tmp / f"{name}.csv", buf.getvalue())
+        atomic_write_json(tmp / f"{name}.provenance.json", prov)
+    paths.update({ext: out / f"{name}.{ext}" for ext in ("md", "tex", "csv")})
     _record(name, "table", caption, paths, profile, prov, claim=claim)
     return paths
 
@@ -378,13 +380,15 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
     paths = {}
     prov = provenance(profile, inputs)
     text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
-    for ext in ("png", "pdf"):
-        buf = io.BytesIO()
-        meta = ({"Software": None, "Provenance": text} if ext == "png"
-                else {"Creator": None, "Producer": None, "CreationDate": None, "Subject": caption, "Keywords": text})
-        fig.savefig(buf, format=ext, dpi=dpi, bbox_inches="tight", metadata=meta)
-        paths[ext] = atomic_write_bytes(out / f"{name}.{ext}", buf.getvalue())
-    atomic_write_json(out / f"{name}.provenance.json", prov)
+    with atomic_files(out, name) as tmp:  # the files as one unit (see save_table)
+        for ext in ("png", "pdf"):
+            buf = io.BytesIO()
+            meta = ({"Software": None, "Provenance": text} if ext == "png"
+                    else {"Creator": None, "Producer": None, "CreationDate": None, "Subject": caption, "Keywords": text})
+            fig.savefig(buf, format=ext, dpi=dpi, bbox_inches="tight", metadata=meta)
+            atomic_write_bytes(tmp / f"{name}.{ext}", buf.getvalue())
+            paths[ext] = out / f"{name}.{ext}"
+        atomic_write_json(tmp / f"{name}.provenance.json", prov)
     _record(name, "figure", caption, paths, profile, prov)
     return paths
 

@@ -89,7 +89,9 @@ def remove_stale_temps(dest: str | Path) -> list[Path]:
         except OSError:
             continue
         if stale:
-            if p.is_dir() and not p.is_symlink():
+            if p.is_dir() and not p.is_symlink() and (p / _COMPLETE).is_file():
+                _roll_forward(p, dest.parent)  # a file group whose writer was killed while moving it into place
+            elif p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 p.unlink(missing_ok=True)
@@ -139,12 +141,29 @@ def ensure_writable(folder: str | Path, *, what: str = "the run cache") -> Path:
     return folder
 
 
+def naming_path(exc: OSError, path: str | Path, doing: str = "writing") -> OSError:
+    """``exc`` as an error of the same class that names ``path`` (a full disk's ``[Errno 28]`` names no file)."""
+    if exc.filename is not None and str(path) in (str(exc.filename), str(getattr(exc, "filename2", None))):
+        return exc
+    detail = (exc.strerror or str(exc)) + (f": {exc.filename}" if exc.filename is not None else "")
+    try:
+        return type(exc)(exc.errno, f"{detail} ({doing} {path})", str(path)) if exc.errno else type(exc)(f"{detail} ({doing} {path})")
+    except TypeError:  # a subclass with another signature
+        return OSError(exc.errno, f"{detail} ({doing} {path})", str(path))
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a part."""
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a part.
+
+    An ``OSError`` (a full disk, a read-only folder) names ``path``.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".partial", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".partial", dir=path.parent)
+    except OSError as exc:
+        raise naming_path(exc, path) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -152,11 +171,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file ordinary permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise naming_path(exc, path) from exc
         raise
     return path
 
@@ -167,6 +188,47 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def atomic_write_json(path: str | Path, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+_COMPLETE = ".complete"  # in a file group's temporary folder: every file is written, the moves may start
+
+
+@contextmanager
+def atomic_files(folder: str | Path, name: str) -> Iterator[Path]:
+    """Write the files of one artifact (``<name>.md``, ``.tex``, ``.csv``, ``.provenance.json`` …) into ``folder`` as one unit.
+
+    The block writes them into a temporary folder (``.<name>.tmp-<host>-<pid>-…``, yielded);
+    when it ends, a ``.complete`` marker is written there and each file is moved into
+    ``folder``.  A writer killed before the marker leaves only its temporary folder (removed
+    by the next writer; the old files stay, all of them); one killed during the moves leaves
+    a complete temporary folder, which the next writer of the same artifact, or
+    :func:`remove_all_stale_temps` at the next run's start, moves into place first (rolled
+    forward): a new ``.md`` is never left for good beside an old ``.csv``.
+    """
+    folder = Path(folder)
+    dest = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(dest)  # (rolls a killed writer's complete group forward)
+        tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(dest), dir=folder))
+    except OSError as exc:
+        raise naming_path(exc, dest) from exc
+    try:
+        yield tmp
+        atomic_write_bytes(tmp / _COMPLETE, b"")  # (each file was written with atomic_write_*: fsync'ed)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _roll_forward(tmp, folder)
+
+
+def _roll_forward(tmp: Path, folder: Path) -> None:
+    """Move every file of a complete group folder into ``folder``, then remove it."""
+    for p in sorted(tmp.iterdir()):
+        if p.name != _COMPLETE:
+            os.chmod(p, 0o666 & ~_UMASK)
+            os.replace(p, folder / p.name)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextmanager
@@ -194,8 +256,10 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
             if replace or not dest.exists():
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise naming_path(exc, dest, "building") from exc  # (a full disk while a model is saved names no file)
         raise
 
 
@@ -212,6 +276,70 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return repr(obj)  # JSON has no NaN/inf; keep it visible rather than crash
     return obj
+
+
+# --------------------------------------------------------------------------- warnings the console must see
+WARNINGS_FILE_VAR = "CODESWITCH_WARNINGS_FILE"
+
+
+def report_warning(message: str, category: type[Warning], *, stacklevel: int = 2) -> None:
+    """``warnings.warn`` and, under ``reproduce.sh`` (``$CODESWITCH_WARNINGS_FILE`` set), one JSON line in that file.
+
+    The warnings that change what a run computes or reads (a corrupt record moved aside, rows
+    dropped, a checkpoint rebuilt) are otherwise seen only inside the executed notebook (or a
+    worker's log); the pipeline prints them on the console after each notebook, sums them up at
+    the end and lists them in ``INDEX.md`` (:func:`read_reported_warnings`).
+    """
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
+    target = os.environ.get(WARNINGS_FILE_VAR)
+    if not target:
+        return
+    line = json.dumps({"kind": category.__name__, "message": message, "pid": os.getpid(),
+                       "notebook": os.environ.get("CODESWITCH_NOTEBOOK")}, ensure_ascii=False) + "\n"
+    try:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666 & ~_UMASK)
+        try:
+            os.write(fd, line.encode("utf-8"))  # one write per line: appends from several processes do not interleave
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # the warning itself was issued; only the summary misses it
+
+
+def read_reported_warnings(path: str | Path) -> list[dict]:
+    """The warnings :func:`report_warning` appended to ``path``, each once (a warning repeated by every run is one entry)."""
+    out, seen = [], set()
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return out
+    for line in lines:
+        try:
+            w = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a kill
+        if isinstance(w, dict) and (w.get("kind"), w.get("message")) not in seen:
+            seen.add((w.get("kind"), w.get("message")))
+            out.append(w)
+    return out
+
+
+#: what each reported warning's kind means, for the summary
+WARNING_KINDS = {
+    "CorruptRecordWarning": "run record(s) moved aside and recomputed",
+    "CheckpointWarning": "saved folder(s) failed their manifest and were rebuilt",
+    "KoglishRowsDropped": "Koglish file(s) with rows dropped (koglish_invalid_rows: drop)",
+}
+
+
+def summarize_warnings(entries: Sequence[Mapping]) -> list[str]:
+    """One line per kind (how many, what it means), then one line per warning."""
+    counts: dict[str, int] = {}
+    for w in entries:
+        counts[w["kind"]] = counts.get(w["kind"], 0) + 1
+    lines = [f"{n} {WARNING_KINDS.get(k, k)}" for k, n in counts.items()]
+    return lines + [f"{w['kind']}: {w['message']}" for w in entries]
 
 
 # --------------------------------------------------------------------------- hashing
@@ -267,7 +395,7 @@ class RunCache:
             where = f"moved to {dest}"
         except OSError as exc:
             where = f"could not be moved aside ({exc})"
-        warnings.warn(f"run record {p} is not used: {problem}; {where}; the run is recomputed", CorruptRecordWarning, stacklevel=3)
+        report_warning(f"run record {p} is not used: {problem}; {where}; the run is recomputed", CorruptRecordWarning, stacklevel=3)
 
     def record(self, config: Mapping[str, Any]) -> dict | None:
         """The verified record of ``config``; ``None`` when absent or when it failed verification (then moved aside)."""

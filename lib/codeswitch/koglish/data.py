@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -54,6 +53,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..core.hub import MissingResourceError
+from ..core.runs import report_warning
 from .construct import FIELDS, cross_columns, english_columns, switch_problem
 
 __all__ = [
@@ -239,7 +239,15 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """Read every cell as text (``"nan"``/``"NA"`` stay strings; an empty cell is ``""``), drop the index column."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # pandas' offset is into a chunk: read the file whole to name the line
+        from ..common.textio import TextDecodeError, read_text
+
+        try:
+            read_text(path)
+        except TextDecodeError as named:
+            raise KoglishFormatError(f"{named} (a Koglish CSV)") from None
+        raise KoglishFormatError(f"{path}: cannot be read as UTF-8 CSV: {exc}") from exc
+    except pd.errors.ParserError as exc:
         raise KoglishFormatError(f"{path}: cannot be read as UTF-8 CSV: {exc}") from exc
     except pd.errors.EmptyDataError:
         raise KoglishFormatError(f"{path}: the file is empty") from None
@@ -360,7 +368,7 @@ def _apply_switch_rule(cs_path: Path, cs: pd.DataFrame, invalid_rows: str) -> pd
             "Fix the file, or set koglish_invalid_rows: drop in the profile to count and leave such rows out"
         )
     row, col, problem = bad[0]
-    warnings.warn(
+    report_warning(
         f"{cs_path}: dropped {len(rows)} of {len(cs)} rows whose cross column breaks the switch rule "
         f"(koglish_invalid_rows: drop); first: row {row}, column '{col}': {problem}",
         KoglishRowsDropped,
