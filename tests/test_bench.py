@@ -115,7 +115,12 @@ def ci_run(tmp_path_factory, backbones_dir):
 def test_ci_run_measures_every_hot_path(ci_run):
     rows, report, out = ci_run
     by = {r.key: r for r in rows}
-    assert list(by) == ["a", "a_ref", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d"]
+    assert list(by) == ["host", "a", "a_ref", "b", "b_hf", "b_rnd", "c", "c_sep", "d", "d_srt", "e", "f", "t_a", "t_d"]
+    speed = by.pop("host")  # µs per torch.empty, 64³ matmul and Python call: numbers in extra, no step columns
+    assert speed.status == "ok" and speed.step_time_s is None
+    assert all(0 < speed.extra[k] < 1e4 for k in ("empty_us", "matmul64_us", "python_call_us"))
+    assert speed.extra["python_call_us"] < speed.extra["matmul64_us"]  # a call is cheaper than a matmul dispatch
+    rows = [r for r in rows if r.key != "host"]
     for r in rows:
         assert r.status == "ok", (r.key, r.status)
         host = r.key.startswith("t_")  # host-side rows: no model FLOPs
@@ -130,9 +135,84 @@ def test_ci_run_measures_every_hot_path(ci_run):
     assert ref.speedup == 1.0 and a.speedup == pytest.approx(ref.step_time_s / a.step_time_s)
     assert by["b"].padding < by["b_rnd"].padding  # length grouping (the trainer's batches) removes padding
     assert by["d_srt"].padding <= by["d"].padding
+    # the Trainer rows count what the Trainer fed its model: batches of 4 (e) and of the GLUE batch (b_hf)
+    assert by["e"].steps == 2 and by["e"].sequences_per_s * by["e"].step_time_s == pytest.approx(4)
+    assert by["b_hf"].sequences_per_s * by["b_hf"].step_time_s == pytest.approx(report["sizes"]["glue_batch"])
+    assert by["f"].sequences_per_s * by["f"].step_time_s == pytest.approx(16)  # 8 pairs, two sides
     saved = json.loads((out / "bench.json").read_text())
-    assert [m["key"] for m in saved["measurements"]] == list(by) and saved["environment"]["device_type"] == "cpu"
+    assert [m["key"] for m in saved["measurements"]] == ["host", *by] and saved["environment"]["device_type"] == "cpu"
     assert "| (a) ConCSE step |" in (out / "bench.md").read_text()
+
+
+def test_device_time_is_the_profilers_total_not_a_sum_over_rows():
+    """An operator's row carries its kernels' device time, and the kernels have rows of their own: only device events count."""
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    from benchmarks.measure import device_time_us
+
+    rows = [
+        SimpleNamespace(device_type=DeviceType.CPU, self_device_time_total=100.0, is_user_annotation=False),  # aten::mm
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=100.0, is_user_annotation=False),  # its kernel
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=30.0, is_user_annotation=False),  # a copy
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=130.0, is_user_annotation=True),  # a range
+    ]
+    assert device_time_us(rows) == 130.0
+
+
+def test_sorted_windows_are_timed_without_bias():
+    """(d_srt) times every position of a sorted window equally often, not the longest batches of the first window."""
+    from benchmarks.hotpaths import sorted_window_batches
+
+    dist = L.mrtydi("passages")
+    rng = np.random.default_rng(0)
+    window, batch = 8, 16
+    batches, positions = sorted_window_batches(dist, 4 * window, batch, window, 128, rng)
+    assert sorted(positions) == sorted(list(range(window)) * 4)  # each position 4 times in 32 batches
+    assert all(np.all(np.diff(b) <= 0) for b in batches)  # sorted within the window, longest first
+    # the mean length of the timed passages is the distribution's (the first batches of a window would be the longest)
+    assert np.mean(np.concatenate(batches)) == pytest.approx(dist.mean(128), rel=0.05)
+
+
+def test_interleave_alternates_the_settings_in_one_process():
+    from contextlib import contextmanager
+
+    from benchmarks.measure import Step, interleave
+
+    seen, state = [], {"on": None}
+
+    def setting(on):
+        @contextmanager
+        def cm():
+            state["on"] = on
+            yield
+            state["on"] = None
+        return cm
+
+    def step(i):
+        seen.append((state["on"], i))
+        return Step(1, 1, 1, 0.0)
+
+    res = interleave(step, {"A": setting("A"), "B": setting("B")}, device=torch.device("cpu"), first=3, steps=2, rounds=5)
+    # each round: one warm-up step then steps 3 and 4, A before B, five times
+    assert seen == [(x, i) for _ in range(5) for x in "AB" for i in (3, 3, 4)]
+    assert len(res["ms"]["A"]) == len(res["ms"]["B"]) == len(res["ratio_b_over_a"]) == 5
+    assert res["median_ratio"] == sorted(res["ratio_b_over_a"])[2]
+    with pytest.raises(ValueError, match="two settings"):
+        interleave(step, {"A": setting("A")}, device=torch.device("cpu"), first=0, steps=1)
+
+
+def test_ab_command_compares_fill_interleaved(backbones_dir, tmp_path):
+    from benchmarks.__main__ import ab
+
+    report = ab(["--compare", "fill", "--threads", "1", "--paths", "d", "--steps", "1", "--warmup", "1", "--rounds", "2",
+                 "--out", str(tmp_path)])
+    (res,) = report["results"]
+    assert res["key"] == "d" and (res["a"], res["b"]) == ("fill_on", "fill_off") and len(res["ms"]["fill_on"]) == 2
+    assert all(v > 0 for v in res["ms"]["fill_on"] + res["ms"]["fill_off"])
+    assert json.loads((tmp_path / "ab_fill.json").read_text())["comparison"] == "fill"
+    assert not torch.utils.deterministic.fill_uninitialized_memory  # the trainers' setting is back afterwards
 
 
 def test_missing_module_is_reported_unavailable(monkeypatch, backbones_dir):
