@@ -48,6 +48,19 @@ def deterministic_mode(on: bool, *, fill_uninitialized_memory: bool = False) -> 
         torch.utils.deterministic.fill_uninitialized_memory = fill_uninitialized_memory
 
 
+def adamw_kind(device) -> dict:
+    """The keyword that picks torch AdamW's implementation for ``device``: fused on CUDA, multi-tensor elsewhere.
+
+    The fused kernel updates every parameter in a few launches (and takes fp16's
+    inf check on the device).  On CPU torch 2.13 has it too, but its rounding
+    differs from the multi-tensor update by an ulp, so CPU runs (smoke, CI) keep
+    ``foreach`` and their results.
+    """
+    import torch
+
+    return {"fused": True} if torch.device(device).type == "cuda" else {"foreach": True}
+
+
 @contextmanager
 def timed(label: str):
     """Print how long a block took: ``[timing] label: 12.3 s``."""

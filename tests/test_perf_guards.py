@@ -1,0 +1,91 @@
+"""Performance guards a CPU-only CI can enforce (issue 24, item 7), on a tiny model and the project's own code paths.
+
+Each guard profiles or instruments one real training step on the CPU: what it
+counts (fill kernels, …) does not depend on the device, so a regression that
+would cost GPU time shows up here first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+
+# --------------------------------------------------------------------------- one ConCSE step of the real encoder
+def _concse_step(backbones_dir):
+    """One ConCSE training step (the real ``build_encoder``, length buckets, ``ConCSELoss``, clipping, AdamW) as a
+    function of no arguments, and its warm state (the first step allocates the optimiser's moments)."""
+    from codeswitch.common.fastpath import bucket_features
+    from codeswitch.concse.loss import ConCSELoss
+    from codeswitch.concse.train import build_encoder
+    from codeswitch.core.models import resolve_model
+
+    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).train()
+    rng = np.random.default_rng(0)
+    cols = []
+    for _ in range(6):
+        lengths = rng.integers(3, 16, size=6)
+        ids = torch.zeros(6, int(lengths.max()), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, n in enumerate(lengths):
+            ids[r, :n] = torch.from_numpy(rng.integers(5, 400, size=n))
+            mask[r, :n] = 1
+        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    buckets = bucket_features(cols, cost=8)
+    loss_fn = ConCSELoss(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+
+    def step():
+        total = sum(loss_fn([dict(b) for b in buckets], None).values())
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()  # the optimiser's state exists before anything is counted
+    return step
+
+
+def _count_ops(step, name: str) -> int:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    return sum(e.count for e in prof.key_averages() if e.key == name)
+
+
+def test_deterministic_mode_adds_no_fill_kernels(backbones_dir):
+    """``set_seed``'s deterministic mode runs no more ``aten::fill_`` per step than no deterministic mode at all.
+
+    torch's deterministic mode turns on ``fill_uninitialized_memory`` (a NaN fill of
+    every new tensor: 3,040 fills per ConCSE step on the H100);
+    :func:`codeswitch.core.utils.deterministic_mode` keeps determinism without it.
+    The guard can fail: with the fill on, the same step counts more fills.
+    """
+    from codeswitch.core.utils import deterministic_mode, set_seed
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory)
+    try:
+        step = _concse_step(backbones_dir)
+        set_seed(0)  # what every trainer calls
+        assert torch.are_deterministic_algorithms_enabled() and not torch.utils.deterministic.fill_uninitialized_memory
+        trainers = _count_ops(step, "aten::fill_")
+        torch.use_deterministic_algorithms(False)
+        no_fill = _count_ops(step, "aten::fill_")
+        deterministic_mode(True, fill_uninitialized_memory=True)  # torch's own default for the mode
+        with_fill = _count_ops(step, "aten::fill_")
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = before[1]
+    assert trainers <= no_fill, (trainers, no_fill)
+    assert with_fill > no_fill, (with_fill, no_fill)  # what the guard would catch
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_adamw_kind_is_fused_on_cuda_only(device):
+    """Fused AdamW on CUDA; CPU keeps the multi-tensor update (the fused CPU kernel rounds differently: smoke results)."""
+    from codeswitch.core.utils import adamw_kind
+
+    assert adamw_kind(device) == ({"fused": True} if device == "cuda" else {"foreach": True})
+    assert adamw_kind(torch.device(device)) == adamw_kind(device)
