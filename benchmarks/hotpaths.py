@@ -796,7 +796,8 @@ def calbert_finetune(ctx: Context) -> list[Measurement]:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     row = Measurement("e", "(e) CalBERT fine-tuning step", arch.describe(ctx.layers), f"{batch} sentences (SAIL sample), ≤ 128 tokens",
-                      note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW); the Trainer's loop included")
+                      note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW); the Trainer's loop included",
+                      extra={"layers": fm.layers})  # benchmarks.cost prices a step's fixed cost per layer from this row
     return [clock.fill(row, fm, ctx.peak)]
 
 

@@ -244,13 +244,105 @@ def test_cost_estimate_follows_the_paper_grids():
     assert glue_hours(paper, rates)["runs"] == 6 * 4 * 5 * 2  # tasks × backbones × seeds × (English, code-switched) trainings
     cm = retrieval_hours(paper, rates)
     assert cm["runs"] == 5 * (1 + 2 * 13 + 4 * 6)  # per seed: mDPR, NaiveMix and ContrastiveMix per target language, 4 ablations × 6
-    assert cm["train_hours"] == pytest.approx(cm["runs"] * 40 * (58880 // 128) * 0.05 / 3600)
+    # groups per step (query, positive, negative + ContrastiveMix's code-mixed copies), per seed: mDPR, 13 NaiveMix and
+    # 12 NaiveMix ablations (3 groups), 13 query-side ContrastiveMix (4), 6 passage-side (5), 6 mixing both sides (6)
+    assert cm["groups"] == {3: 5 * 26, 4: 5 * 13, 5: 5 * 6, 6: 5 * 6}
+    # (c) encodes 4 groups; these rates count one token per query and per passage, so a step costs groups / 4 of (c)'s
+    step_s = 0.05 * (26 * 3 + 13 * 4 + 6 * 5 + 6 * 6) / 4
+    assert cm["train_hours"] == pytest.approx(5 * 40 * (58880 // 128) * step_s / 3600)
     table = cost_table({"environment": {"device": "x"}, "sizes": {"concse_batch": 128, "ir_batch": 128},
                         "models": {"concse": {"num_hidden_layers": 12, "hidden_size": 768, "intermediate_size": 3072},
                                    "glue": {"num_hidden_layers": 24, "hidden_size": 1024, "intermediate_size": 4096}, "layers_cap": None},
                         "measurements": [{"key": "a", "status": "ok", "step_time_s": 768 * r}, {"key": "b", "status": "ok", "tokens_per_s": 1e6},
                                          {"key": "c", "status": "ok", "step_time_s": 0.05}, {"key": "d", "status": "ok", "sequences_per_s": 2e4}]})
     assert "| 03 | ConCSE vs SimCSE (Table 3) | 30 |" in table and "**all**" in table
+    assert "fixed cost per step: not measured (no (e) row)" in table
+
+
+def test_contrastivemix_groups_per_method():
+    from types import SimpleNamespace as S
+
+    from benchmarks.cost import ir_groups
+
+    assert ir_groups(S(method="mdpr", mix_query=False, mix_passage=False, passage_align=None)) == (1, 2)
+    assert ir_groups(S(method="naivemix", mix_query=True, mix_passage=True, passage_align=None)) == (1, 2)  # mixes in place
+    assert ir_groups(S(method="contrastivemix", mix_query=True, mix_passage=False, passage_align=None)) == (2, 2)
+    assert ir_groups(S(method="contrastivemix", mix_query=False, mix_passage=True, passage_align="positives")) == (1, 3)
+    assert ir_groups(S(method="contrastivemix", mix_query=True, mix_passage=True, passage_align="all")) == (2, 4)  # six groups
+
+
+def test_fixed_cost_per_step_from_the_calbert_row():
+    """(e) gives the fixed cost of a step per layer; (b)'s per-token rate is net of it; small-batch runs pay it per step."""
+    from benchmarks.cost import Rates, assumed_report, calbert_hours, _calbert_profile
+
+    report = assumed_report(0.4, 989.0, 20000.0)
+    free = Rates.from_report(report)
+    assert free.floor_s_per_layer == 0.0
+    floored = Rates.from_report(assumed_report(0.4, 989.0, 20000.0, floor_s_per_step=0.012))
+    assert floored.floor_s_per_layer == pytest.approx(0.001)  # 12 ms over XLM-R base's 12 layers
+    # a report with (b)'s step: the per-token rate is what is left of the step after 24 layers' floor
+    b = {"key": "b", "status": "ok", "tokens_per_s": 1000.0, "step_time_s": 0.1}  # 100 tokens a step
+    e = {"key": "e", "status": "ok", "step_time_s": 0.012, "extra": {"layers": 12}}
+    rep = dict(report, measurements=[m for m in report["measurements"] if m["key"] not in "be"] + [b, e])
+    r = Rates.from_report(rep)
+    assert r.glue_s_per_token == pytest.approx((0.1 - 24 * 0.001) / 100)
+    profile = _calbert_profile("paper", None)
+    c0, c1 = calbert_hours(profile, free), calbert_hours(profile, floored)
+    assert c0["steps"] == c1["steps"] and c1["finetune_steps_batch4"] > 7_000_000  # CalBERT: ~7.8 M steps at batch 4
+    # every step pays at least its floor (12 ms for a 12-layer backbone; DistilBERT and the scratch models have fewer layers)
+    assert c1["hours"] - c0["hours"] > 0.5 * c1["steps"] * 0.012 / 3600
+
+
+def test_counted_steps_follow_each_notebooks_plan():
+    """The cost model's optimiser steps per notebook equal those of its plan's runs: epochs × batches of the training rows.
+
+    Counted here from the plans directly (each run's batch size and epochs, the papers' training rows), so a change of
+    a plan, a batch size or an epoch count that the cost model missed fails this test.
+    """
+    import math
+
+    from benchmarks.cost import RETRIEVAL_SIZES, SIZES_0607, _calbert_profile, _calbert_split_sizes, _table1, assumed_report, notebook_costs
+    from codeswitch import alignment as A
+    from codeswitch import calbert as C
+    from codeswitch import concse as CC
+    from codeswitch.contrastivemix import experiment as X
+    from codeswitch.contrastivemix.config import TrainRun, load as cm_load
+    from codeswitch.core.profiles import load_profile, seeds_for
+    from codeswitch.glue import config as GC
+    from codeswitch.glue.train import training_runs
+
+    paper = load_profile("paper")
+    _, rows = notebook_costs(assumed_report(0.4, 989.0, 20000.0))
+    steps = {r["notebook"]: r["steps"] for r in rows}
+
+    def per_epoch(rows_, batch):
+        return math.ceil(rows_ / batch)
+
+    nli = _table1("NLI/NLI", "Train")
+    t3 = {s.key_hash(): s for s in CC.plan(paper, ["table3"])}
+    abl = [s for h, s in {s.key_hash(): s for s in CC.plan(paper, CC.ABLATIONS)}.items() if h not in t3]
+    assert steps["03"] == sum(s.num_train_epochs * per_epoch(nli, s.batch_size) for s in t3.values())
+    assert steps["04"] == sum(s.num_train_epochs * per_epoch(nli, s.batch_size) for s in abl)
+
+    g = GC.load(paper)
+    assert steps["02"] == sum(g.num_train_epochs * per_epoch(_table1(f"GLUE/{G}", "Train"), bb.batch_size)
+                              for t, G in {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qnli": "QNLI",
+                                           "rte": "RTE"}.items() if t in g.tasks
+                              for bb in g.backbones for _ in seeds_for(paper, g.seeds) for _ in training_runs(g.scenarios))
+
+    c = cm_load(paper)
+    models = [s for s in X.plan(paper) if isinstance(s, TrainRun)]
+    assert steps["05"] == len(models) * c.num_train_epochs * ((c.train_max_queries or RETRIEVAL_SIZES["nq_train_queries"]) // c.batch_size)
+
+    aligns, fine, _ = (st.specs for st in A.stages(paper))
+    assert steps["06"] == (sum(a.num_train_epochs * per_epoch(a.train_size, a.batch_size) for a in aligns if a.data == "parallel")
+                           + sum(f.num_train_epochs * per_epoch(SIZES_0607["gluecos"][f.task][0], f.batch_size) for f in fine))
+
+    pre, cfine = (st.specs for st in C.stages(_calbert_profile("paper", None)))
+    want = sum(math.ceil(p.num_train_epochs * per_epoch(round(p.max_pairs * (p.sample_fraction or 1.0)), p.batch_size)) for p in pre)
+    want += sum(math.ceil(f.num_train_epochs * per_epoch(_calbert_split_sizes(f.task)[0], f.batch_size)) for f in cfine)
+    assert steps["07"] == want
+    assert steps["01"] == 0  # translation only: no training
 
 
 def test_cost_table_takes_profile_overrides():
