@@ -32,7 +32,7 @@ def test_pack_layout_by_hand():
     cols = _cols([[3, 5], [2, 4]])  # column-major order: sentences 0, 1 (column 0), 2, 3 (column 1)
     p = pack_features(cols, budgets=(2, 4), width=8)
     # first fit, longest first: 5 → row 0 [0, 5); 4 → row 1 [0, 4); 3 → row 0 [5, 8); 2 → row 1 [4, 6)
-    assert p["input_ids"].shape == (2, 8) and p["packed"] == 2
+    assert p["input_ids"].shape == (2, 8)
     assert p["starts"].tolist() == [5, 0, 12, 8]  # row · 8 + offset, column-major
     assert p["position_ids"].tolist() == [[0, 1, 2, 3, 4, 0, 1, 2], [0, 1, 2, 3, 0, 1, 0, 0]]
     for i, (start, n) in enumerate(zip([5, 0, 12, 8], [3, 5, 2, 4])):
@@ -128,3 +128,29 @@ def test_packed_step_equals_the_padded_step_on_koglish(backbone, shared_data, ba
     loss, got = _loss_and_grads(model, [packed])
     assert abs(loss - ref_loss) <= 1e-9 * abs(ref_loss)
     torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-9 * float(ref.abs().max()))
+
+
+def test_collator_packs_a_step_the_loss_reads(backbones_dir):
+    """The trainer's collator with ``budgets`` hands the loss one packed batch (as sentence-transformers splits the
+    collated keys); its loss is the bucketed step's (dropout off; a float32 reordering apart)."""
+    from sentence_transformers.base.trainer import BaseTrainer
+
+    from codeswitch.concse.loss import CONCSE_COLUMNS, ConCSELoss
+    from codeswitch.concse.train import LengthBucketCollator, build_encoder
+    from codeswitch.core.models import resolve_model
+
+    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).eval()
+    words = "the girl drinks milk in the village while her sister eats bread at the market".split()
+    rng = np.random.default_rng(1)
+    rows = [{c: " ".join(rng.choice(words, size=int(rng.integers(2, 12)))) for c in CONCSE_COLUMNS} for _ in range(8)]
+    packed = LengthBucketCollator(model.preprocess, budgets=(4, 8, 12), pack_width=64)(rows)
+    buckets = LengthBucketCollator(model.preprocess, bucket_cost=8)(rows)
+    assert packed["packed_input_ids"].shape[0] in (4, 8, 12) and packed["packed_input_ids"].shape[1] == 64
+    split = lambda batch: BaseTrainer.collect_features(None, dict(batch))[0]  # noqa: E731
+    (feats,) = split(packed)
+    assert "starts" in feats and feats["attention_mask"].ndim == 4
+    loss = ConCSELoss(model)
+    with torch.no_grad():
+        got = sum(loss(split(packed), None).values())
+        want = sum(loss(split(buckets), None).values())
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)

@@ -200,7 +200,7 @@ def pack_features(features_list: Sequence[dict[str, Any]], budgets: Sequence[int
       are in the same sentence — block-diagonal, so no sentence sees another (the
       form SDPA reads; transformers passes a 4-D mask through as it is);
     * ``starts``: (N,) flat index ``row · width + offset`` of each sentence's first
-      token, in the column-major order; ``packed``: the number of columns.
+      token, in the column-major order (its presence marks a packed batch).
 
     The same sentences, the same attention per sentence: the embeddings equal the
     padded forward's (up to float summation order), and which sentences meet in the
@@ -239,19 +239,18 @@ def pack_features(features_list: Sequence[dict[str, Any]], budgets: Sequence[int
         "position_ids": positions,
         "attention_mask": (seq[:, :, None] == seq[:, None, :])[:, None],  # (R, 1, width, width)
         "starts": starts,
-        "packed": len(features_list),
     }
     if "token_type_ids" in merged:
         out["token_type_ids"] = types
     return out
 
 
-def embed_packed(model: nn.Module, packed: Mapping[str, Any]) -> list[Tensor]:
+def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) -> list[Tensor]:
     """The column embeddings of a :func:`pack_features` batch: one forward of the backbone over all rows, the first
     token of each sentence, then the encoder's modules after its pooling (ConCSE's dense + tanh).
 
     ``model``: a sentence-transformers model ``Transformer → Pooling("cls") → …``
-    (:func:`codeswitch.concse.train.build_encoder`).  Returns ``packed`` × (B, H).
+    (:func:`codeswitch.concse.train.build_encoder`).  Returns ``n_columns`` × (B, H).
     """
     transformer, pooling, *rest = list(model)
     if getattr(pooling, "pooling_mode", None) not in (None, "cls") and not getattr(pooling, "pooling_mode_cls_token", True):
@@ -266,7 +265,6 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any]) -> list[Tensor]:
     for module in rest:
         features = module(features)
     emb = features["sentence_embedding"]  # (N, H), column-major
-    n_columns = int(packed["packed"])
     if emb.shape[0] % n_columns:
         raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
