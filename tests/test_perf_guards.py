@@ -140,3 +140,39 @@ def test_no_host_reads_in_a_concse_step(backbones_dir, monkeypatch):
         torch.zeros(()).item()  # what the guard is for
 
     assert len(_host_reads(with_a_read, monkeypatch)) == step.forwards + 1
+
+
+# --------------------------------------------------------------------------- one forward per encoder
+def test_packed_concse_step_is_one_forward(backbones_dir):
+    """The matmuls of a packed ConCSE step are those of one encoder forward (a CPU profile of the loss's forward);
+    the length buckets run one forward per bucket."""
+    from codeswitch.common.fastpath import bucket_features, pack_features
+    from codeswitch.concse.loss import ConCSELoss
+    from codeswitch.concse.train import build_encoder
+    from codeswitch.core.models import resolve_model
+
+    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).eval()
+    linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())  # the matmuls of one forward
+    rng = np.random.default_rng(3)
+    cols = []
+    for _ in range(6):
+        lengths = rng.integers(2, 30, size=8)
+        ids = torch.zeros(8, int(lengths.max()), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, n in enumerate(lengths):
+            ids[r, :n] = torch.from_numpy(rng.integers(5, 400, size=n))
+            mask[r, :n] = 1
+        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    loss = ConCSELoss(model)
+
+    def forward_of(features):
+        def run():
+            with torch.no_grad():
+                loss(features, None)
+        return run
+
+    packed = [pack_features(cols, budgets=(8, 16), width=64)]
+    buckets = bucket_features(cols, cost=8)
+    assert len(buckets) > 1
+    assert _count_ops(forward_of(packed), "aten::linear") == linears
+    assert _count_ops(forward_of(buckets), "aten::linear") == linears * len(buckets)
