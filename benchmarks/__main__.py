@@ -7,11 +7,13 @@ Sub-commands::
     python -m benchmarks cost BENCH.json    estimated GPU-hours per notebook from measured rates
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
     python -m benchmarks record [--from DIR]   write the recorded measurements into README.md and docs/performance.md
+    python -m benchmarks ab --compare NAME ... two settings of each hot path interleaved A/B/A/B (×5) in one process
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -53,55 +55,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
     """Run the benchmark with command-line ``argv``; return the measurements and the JSON-able report."""
-    import torch
-
-    from . import hotpaths as H
-
     args = _parser().parse_args(list(argv) if argv is not None else None)
-    if args.profile:
-        os.environ["CODESWITCH_BENCH_PROFILE"] = str(Path(args.profile).resolve())
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before cuBLAS starts, as codeswitch.core.utils.set_seed
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    dev_arg = args.device or ("auto" if args.full else "cpu")
-    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if dev_arg == "auto" else dev_arg)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit(f"--device {dev_arg}: no CUDA GPU is visible")
-    if device.type == "cuda" and device.index is not None:  # "cuda" alone: the current device (set_device needs an index)
-        torch.cuda.set_device(device)
-    amp = _amp(args.precision, device)
-    if not args.nondeterministic:
-        torch.use_deterministic_algorithms(True, warn_only=True)  # what the trainers run under
-
-    sizes = (H.FULL if args.full else H.CI).scaled(args.batch_scale)
-    if args.bucket_cost is not None:
-        sizes = dataclasses.replace(sizes, bucket_cost=None if args.bucket_cost < 0 else args.bucket_cost)
-    keys = [k.strip() for k in (args.paths or ",".join(H.DEFAULT_PATHS)).split(",") if k.strip()]
-    unknown = [k for k in keys if k not in H.HOT_PATHS]
-    if unknown:
-        raise SystemExit(f"--paths: unknown hot path(s) {unknown}; known: {list(H.HOT_PATHS)}")
-    peak = peak_tflops(device, args.peak_tflops)
-    with tempfile.TemporaryDirectory(prefix="codeswitch-bench-") as work:
-        ctx = H.Context(
-            device=device, amp=amp, sizes=sizes,
-            concse_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
-            glue_arch=H.XLMR_LARGE if args.full else H.TINY_XLMR,
-            ir_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
-            warmup=args.warmup if args.warmup is not None else (3 if args.full else 1),
-            steps=args.steps if args.steps is not None else (10 if args.full else 2),
-            peak=peak, seed=args.seed, layers=args.layers, compile=args.compile, deterministic=not args.nondeterministic,
-            workdir=Path(work), length_table=args.lengths,
-        )
+    rows: list[Measurement] = []
+    with _context(args) as ctx:
         header = _header(ctx, args)
         print(header, flush=True)
-        rows: list[Measurement] = []
-        for key in keys:
+        for key in _keys(args):
             started = time.perf_counter()
-            print(f"[bench] {key}: {H.HOT_PATHS[key][0]} …", flush=True)
+            print(f"[bench] {key}: {_hot_paths()[key][0]} …", flush=True)
             rows += _guarded(key, ctx, args)
-            release(device)  # what the path built (models, optimiser state) goes before the next path starts
+            release(ctx.device)  # what the path built (models, optimiser state) goes before the next path starts
             print(f"[bench] {key}: done in {time.perf_counter() - started:.1f} s", flush=True)
+    device, amp, sizes, peak = ctx.device, ctx.amp, ctx.sizes, ctx.peak
     table = markdown_table(rows, cpu=device.type != "cuda")
     print("\n" + table + "\n", flush=True)
     report = {
@@ -125,6 +90,65 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
         atomic_write_text(out / "bench.md", header + "\n\n" + table + "\n")
         print(f"[bench] wrote {out / 'bench.json'} and {out / 'bench.md'}", flush=True)
     return rows, report
+
+
+def _hot_paths() -> dict:
+    from . import hotpaths as H
+
+    return H.HOT_PATHS
+
+
+def _keys(args) -> list[str]:
+    from . import hotpaths as H
+
+    keys = [k.strip() for k in (args.paths or ",".join(H.DEFAULT_PATHS)).split(",") if k.strip()]
+    unknown = [k for k in keys if k not in H.HOT_PATHS]
+    if unknown:
+        raise SystemExit(f"--paths: unknown hot path(s) {unknown}; known: {list(H.HOT_PATHS)}")
+    return keys
+
+
+@contextlib.contextmanager
+def _context(args):
+    """The :class:`benchmarks.hotpaths.Context` of parsed ``args`` (torch set up as the trainers run), in a scratch folder."""
+    import torch
+
+    from . import hotpaths as H
+
+    if args.profile:
+        os.environ["CODESWITCH_BENCH_PROFILE"] = str(Path(args.profile).resolve())
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before cuBLAS starts, as codeswitch.core.utils.set_seed
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dev_arg = args.device or ("auto" if args.full else "cpu")
+    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if dev_arg == "auto" else dev_arg)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"--device {dev_arg}: no CUDA GPU is visible")
+    if device.type == "cuda" and device.index is not None:  # "cuda" alone: the current device (set_device needs an index)
+        torch.cuda.set_device(device)
+    amp = _amp(args.precision, device)
+    if not args.nondeterministic:
+        from codeswitch.core.utils import deterministic_mode
+
+        deterministic_mode(True)  # what the trainers run under (codeswitch.core.utils.set_seed)
+
+    sizes = (H.FULL if args.full else H.CI).scaled(args.batch_scale)
+    if args.bucket_cost is not None:
+        sizes = dataclasses.replace(sizes, bucket_cost=None if args.bucket_cost < 0 else args.bucket_cost)
+    peak = peak_tflops(device, args.peak_tflops)
+    with tempfile.TemporaryDirectory(prefix="codeswitch-bench-") as work:
+        ctx = H.Context(
+            device=device, amp=amp, sizes=sizes,
+            concse_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
+            glue_arch=H.XLMR_LARGE if args.full else H.TINY_XLMR,
+            ir_arch=H.MBERT_BASE if args.full else H.TINY_BERT,
+            warmup=args.warmup if args.warmup is not None else (3 if args.full else 1),
+            steps=args.steps if args.steps is not None else (10 if args.full else 2),
+            peak=peak, seed=args.seed, layers=args.layers, compile=args.compile, deterministic=not args.nondeterministic,
+            workdir=Path(work), length_table=args.lengths,
+        )
+        yield ctx
 
 
 def _amp(precision: str, device):
@@ -180,6 +204,89 @@ def _header(ctx, args) -> str:
     ])
 
 
+# --------------------------------------------------------------------------- ab: interleaved comparisons
+def _settings(name: str, device) -> dict:
+    """The two settings of comparison ``name`` (:data:`COMPARISONS`), each a function returning a context manager."""
+    import torch
+
+    from codeswitch.core.utils import deterministic_mode
+
+    @contextlib.contextmanager
+    def determinism(on: bool, fill: bool = False):
+        before = (torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory)
+        deterministic_mode(on, fill_uninitialized_memory=fill)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(before[0], warn_only=True)
+            torch.utils.deterministic.fill_uninitialized_memory = before[1]
+
+    @contextlib.contextmanager
+    def blas(library: str):
+        before = torch.backends.cuda.preferred_blas_library()
+        torch.backends.cuda.preferred_blas_library(library)
+        try:
+            yield
+        finally:
+            torch.backends.cuda.preferred_blas_library(before)
+
+    if name == "deterministic":
+        return {"deterministic": lambda: determinism(True), "nondeterministic": lambda: determinism(False)}
+    if name == "fill":
+        return {"fill_on": lambda: determinism(True, fill=True), "fill_off": lambda: determinism(True, fill=False)}
+    if name == "cublaslt":
+        if device.type != "cuda":
+            raise SystemExit("ab --compare cublaslt: needs a CUDA device")
+        return {"cublaslt": lambda: blas("cublaslt"), "cublas": lambda: blas("cublas")}
+    raise SystemExit(f"ab --compare: unknown comparison {name!r}; known: {', '.join(COMPARISONS)}")
+
+
+COMPARISONS = {
+    "deterministic": "torch's deterministic-algorithm mode on (as the trainers) against off",
+    "fill": "deterministic mode with fill_uninitialized_memory on (torch's default) against off (the trainers')",
+    "cublaslt": "cuBLASLt against cuBLAS as the preferred BLAS library (CUDA)",
+}
+
+
+def ab(argv: Sequence[str]) -> dict:
+    """``python -m benchmarks ab --compare NAME [bench options]``: each hot path's step under two settings,
+    interleaved A/B/A/B in one process (:func:`benchmarks.measure.interleave`); prints and returns the comparison."""
+    from . import hotpaths as H
+    from .measure import interleave
+
+    p = _parser()
+    p.prog = "python -m benchmarks ab"
+    p.add_argument("--compare", required=True, choices=sorted(COMPARISONS), help="; ".join(f"{k}: {v}" for k, v in COMPARISONS.items()))
+    p.add_argument("--rounds", type=int, default=5, help="A/B rounds (default 5)")
+    args = p.parse_args(list(argv))
+    results = []
+    with _context(args) as ctx:
+        settings = _settings(args.compare, ctx.device)
+        print(_header(ctx, args) + f"\ncomparison: {COMPARISONS[args.compare]}; {args.rounds} interleaved rounds", flush=True)
+        for key in _keys(args):
+            if key in H.TRAINER_PATHS or key == "host" or key.startswith("t_"):
+                print(f"[ab] {key}: skipped (the Trainer owns its loop, or a host row)", flush=True)
+                continue
+            ctx.capture = []
+            _guarded(key, ctx, args)
+            for step, row in ctx.capture:
+                res = interleave(step, settings, device=ctx.device, first=ctx.warmup, steps=ctx.steps, rounds=args.rounds)
+                results.append({"key": row.key, "path": row.path} | res)
+                a, b = res["a"], res["b"]
+                print(f"[ab] {row.key}: {a} {res['median_ms'][a]:.1f} ms, {b} {res['median_ms'][b]:.1f} ms; "
+                      f"{b}/{a} median {res['median_ratio']:.3f}, rounds {', '.join(f'{r:.3f}' for r in res['ratio_b_over_a'])}"
+                      f"{'' if res['consistent'] else ' (within noise: the rounds disagree)'}", flush=True)
+            ctx.capture = None
+            release(ctx.device)
+        report = {"environment": _environment(ctx.device, ctx.peak, ctx.amp), "comparison": args.compare,
+                  "command": "python -m benchmarks ab " + " ".join(argv), "results": results}
+    if args.out:
+        from codeswitch.core.runs import atomic_write_json
+
+        atomic_write_json(Path(args.out) / f"ab_{args.compare}.json", report)
+    return report
+
+
 # --------------------------------------------------------------------------- sub-commands
 def _lengths_command(argv: Sequence[str]) -> int:
     from transformers import AutoTokenizer
@@ -212,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .record import main as record_main
 
         return record_main(argv[1:])
+    if argv and argv[0] == "ab":
+        ab(argv[1:])
+        return 0
     if argv and argv[0] == "cost":
         from .cost import main as cost_main
 

@@ -19,6 +19,15 @@ Markdown table.  The method (every input is printed beside the result):
   backbone, with the papers' data sizes (:data:`SIZES_0607`) and every row at the
   run's maximum length (an upper bound), see :func:`construction_hours`,
   :func:`alignment_hours`, :func:`calbert_hours`;
+* **steps**: each run's optimiser steps (epochs × batches of its training rows at
+  its batch size; a fractional epoch count stops early, as the HF Trainer does), and
+  a **fixed cost per step** (launches, the training loop) measured by (e) — a
+  CalBERT step at batch 4, nearly nothing else — per transformer layer, so a run of
+  many small steps is priced as what it is; (b)'s per-token rate is then net of
+  that floor.  A report without (e) prices per token only (said under the table);
+* ContrastiveMix: each model's step is (c)'s scaled by the tokens of the groups its
+  method encodes (:func:`ir_groups`: 3 for mDPR and NaiveMix, 4 query-side, up to 6
+  for passage-side ContrastiveMix), not (c)'s four;
 * not counted: data loading, BM25, parsing, t-SNE, start-up.
 
 Example::
@@ -62,6 +71,13 @@ LINEAR_PARAMS: Mapping[str, int] = {
     "ai4bharat/indic-bert": _enc(12, 768, 3072),
 }
 
+# Transformer layers of the same backbones (a step's fixed cost — its launches — grows with them).
+LAYERS: Mapping[str, int] = {
+    "bert-base-multilingual-cased": 12, "bert-base-multilingual-uncased": 12, "xlm-roberta-base": 12, "xlm-roberta-large": 24,
+    "facebook/mbart-large-50": 24, "facebook/nllb-200-distilled-600M": 24, "bert-base-cased": 12, "bert-base-uncased": 12,
+    "roberta-base": 12, "distilbert-base-uncased": 6, "ai4bharat/indic-bert": 12,
+}
+
 # ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
 # 2020, Table 1), which Tevatron/wikipedia-nq holds.  Corpora: passages, in millions,
 # rounded to 0.1 M.  MIRACL: the MIRACL paper's Table 1 (zh 4,934,368; fa 2,207,172;
@@ -91,6 +107,14 @@ class Rates:
     encode_passages_per_s: float  # (d)
     device: str
     full: bool
+    # The fixed cost of a training step per transformer layer (launches, the loop), from (e): a CalBERT step at
+    # batch 4 is almost nothing but it.  None: the report has no (e) row; runs are then priced per token only
+    # (an under-estimate for small batches).  glue_s_per_token is then (b)'s rate net of that floor.
+    floor_s_per_layer: float | None = None
+    # ContrastiveMix: mean tokens of a query and of a passage (the length table, at the measured maximum lengths);
+    # (c) encodes two query groups and two passage groups per query
+    ir_query_tokens: float = 1.0
+    ir_passage_tokens: float = 1.0
 
     @classmethod
     def from_report(cls, report: Mapping) -> "Rates":
@@ -102,24 +126,43 @@ class Rates:
         concse_arch, glue_arch = models["concse"], models["glue"]
         layers_cap = models.get("layers_cap")
         lin = lambda a: _enc(min(a["num_hidden_layers"], layers_cap or a["num_hidden_layers"]), a["hidden_size"], a["intermediate_size"])  # noqa: E731
+        glue_layers = min(glue_arch["num_hidden_layers"], layers_cap or glue_arch["num_hidden_layers"])
+        floor = None
+        e = rows.get("e")
+        if e is not None and e.get("step_time_s") is not None and (e.get("extra") or {}).get("layers"):
+            floor = e["step_time_s"] / e["extra"]["layers"]
+        b = rows["b"]
+        per_token = 1.0 / b["tokens_per_s"]
+        if floor is not None and b.get("step_time_s"):
+            tokens_per_step = b["tokens_per_s"] * b["step_time_s"]
+            per_token = max(0.0, b["step_time_s"] - floor * glue_layers) / tokens_per_step
+        q = L.mrtydi("queries").mean(sizes.get("query_max_length", 32))
+        p = L.mrtydi("passages").mean(sizes.get("passage_max_length", 128))
         return cls(
             concse_s_per_sentence=rows["a"]["step_time_s"] / (6 * sizes["concse_batch"]),
             concse_linear=lin(concse_arch),
-            glue_s_per_token=1.0 / rows["b"]["tokens_per_s"],
+            glue_s_per_token=per_token,
             glue_linear=lin(glue_arch),
             ir_s_per_step=rows["c"]["step_time_s"],
             ir_batch=sizes["ir_batch"],
             encode_passages_per_s=rows["d"]["sequences_per_s"],
             device=report["environment"]["device"],
             full=concse_arch["hidden_size"] >= 768 and not layers_cap,
+            floor_s_per_layer=floor,
+            ir_query_tokens=q,
+            ir_passage_tokens=p,
         )
 
 
-def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float, length_table: str | None = None) -> dict:
+def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float | None, length_table: str | None = None,
+                   floor_s_per_step: float = 0.0) -> dict:
     """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
 
     Token counts are the means of the length table at the paper's maximum lengths;
-    attention FLOPs are left out (a few per cent at these lengths).
+    attention FLOPs are left out (a few per cent at these lengths).  ``passages_per_s``
+    ``None``: corpus encoding at the same MFU (2·N FLOPs per token).
+    ``floor_s_per_step``: the fixed cost of an XLM-R-base step ((e), 12 layers); 0 = none
+    (the physical limit).
     """
     from .hotpaths import FULL, MBERT_BASE, XLMR_LARGE
 
@@ -129,16 +172,21 @@ def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float, length
     a_tokens = FULL.concse_batch * sum(d.mean(FULL.concse_max_length) for d in nli.values())
     q, pas = L.mrtydi("queries", length_table), L.mrtydi("passages", length_table)
     c_tokens = FULL.ir_batch * 2 * (q.mean(FULL.query_max_length) + pas.mean(FULL.passage_max_length))
+    if passages_per_s is None:
+        passages_per_s = flops_per_s / (2 * base * pas.mean(FULL.encode_max_length))
     arch = lambda a: {"num_hidden_layers": a.num_hidden_layers, "hidden_size": a.hidden_size, "intermediate_size": a.intermediate_size}  # noqa: E731
+    floor = f", {floor_s_per_step * 1e3:g} ms fixed cost per step" if floor_s_per_step else ", no fixed cost per step"
     return {
-        "environment": {"device": f"assumed: {mfu:.0%} MFU of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s"},
-        "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch},
+        "environment": {"device": f"assumed: {mfu:.0%} MFU of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s{floor}"},
+        "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch, "query_max_length": FULL.query_max_length,
+                  "passage_max_length": FULL.passage_max_length},
         "models": {"concse": arch(MBERT_BASE), "glue": arch(XLMR_LARGE), "layers_cap": None},
         "measurements": [
             {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops_per_s},
             {"key": "b", "status": "ok", "tokens_per_s": flops_per_s / (6 * large)},
             {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops_per_s},
             {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
+            {"key": "e", "status": "ok", "step_time_s": floor_s_per_step, "extra": {"layers": 12}},
         ],
     }
 
@@ -176,6 +224,9 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
         train = spec.num_train_epochs * nli * columns * rates.concse_s_per_sentence * ratio
         return (train + eval_sentences * rates.concse_s_per_sentence * ratio / 3) / 3600
 
+    def steps(spec) -> int:
+        return optimiser_steps(nli, spec.batch_size, spec.num_train_epochs)
+
     t3 = {s.key_hash(): s for s in C.plan(profile, ["table3"])}
     abl = {s.key_hash(): s for s in C.plan(profile, C.ABLATIONS)}
     only_abl = {h: k for h, k in abl.items() if h not in t3}
@@ -184,8 +235,8 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
         jobs += [Job(f"03/{k.backbone}-{k.method}-seed{k.seed}", hours(k)) for k in t3.values()]
         jobs += [Job(f"04/{k.study}-{k.label}-{k.backbone}-seed{k.seed}", hours(k)) for k in only_abl.values()]
     return (
-        {"runs": len(t3), "hours": sum(hours(k) for k in t3.values())},
-        {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values())},
+        {"runs": len(t3), "hours": sum(hours(k) for k in t3.values()), "steps": sum(steps(k) for k in t3.values())},
+        {"runs": len(only_abl), "hours": sum(hours(k) for k in only_abl.values()), "steps": sum(steps(k) for k in only_abl.values())},
     )
 
 
@@ -196,7 +247,7 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: lis
     from codeswitch.glue.train import TASKS, training_runs
 
     g = G.config.load(profile)
-    runs, total = 0, 0.0
+    runs, total, n_steps = 0, 0.0, 0
     for task in g.tasks:
         row = f"GLUE/{GLUE_LABEL[task]}"
         limit = g.max_length_pair if TASKS[task].pair else g.max_length_single
@@ -204,15 +255,21 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: lis
         train_rows, dev_rows, test_rows = (_table1(row, col) for col in ("Train", "Dev", "Test"))
         for bb in g.backbones:
             ratio = _ratio(bb.model, rates.glue_linear) or math.nan
+            floor = _floor_s(_layers(bb.model), rates)
             for _seed in seeds_for(profile, g.seeds):
                 for _langs, tests in training_runs(g.scenarios).items():
                     runs += 1
-                    train = g.num_train_epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio
-                    evals = g.num_train_epochs * (dev_rows + len(tests) * test_rows) * tokens_per_row * rates.glue_s_per_token * ratio / 3
+                    steps = optimiser_steps(train_rows, bb.batch_size, g.num_train_epochs)
+                    eval_rows = g.num_train_epochs * (dev_rows + len(tests) * test_rows)
+                    eval_batches = g.num_train_epochs * sum(math.ceil(r / g.per_device_eval_batch_size)
+                                                            for r in (dev_rows, *(test_rows,) * len(tests)))
+                    train = g.num_train_epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio + steps * floor
+                    evals = eval_rows * tokens_per_row * rates.glue_s_per_token * ratio / 3 + eval_batches * floor / 3
                     total += (train + evals) / 3600
+                    n_steps += steps
                     if jobs is not None:
                         jobs.append(Job(f"02/{task}/{bb.name}/{_seed}/{'+'.join(_langs)}", (train + evals) / 3600))
-    return {"runs": runs, "hours": total}
+    return {"runs": runs, "hours": total, "steps": n_steps}
 
 
 def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, jobs: list | None = None) -> dict:
@@ -224,12 +281,18 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     ratio = _ratio(c.backbone.model, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
     queries = c.train_max_queries or sizes["nq_train_queries"]
     steps = c.num_train_epochs * (queries // c.batch_size)
-    step_s = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio
+    measured_tokens = 2 * rates.ir_query_tokens + 2 * rates.ir_passage_tokens  # (c): query + its mixed copy, pos + neg
+
+    def step_s(m) -> float:
+        """One step of model ``m``: (c)'s, scaled by the tokens of the groups its method encodes (:func:`ir_groups`)."""
+        nq, np_ = ir_groups(m)
+        tokens = nq * rates.ir_query_tokens + np_ * rates.ir_passage_tokens
+        return rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio * tokens / measured_tokens
     corpora = {("mrtydi", k): v for k, v in sizes["mrtydi_corpus_millions"].items()}
     corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
     specs = X.plan(profile)
     models = [s for s in specs if isinstance(s, TrainRun)]
-    train_h = len(models) * steps * step_s / 3600
+    train_h = sum(steps * step_s(m) for m in models) / 3600
     encode_h = 0.0
     per_model = {m.key_hash(): 0.0 for m in models}  # encoding hours of each model's evaluations
     for e in (s for s in specs if isinstance(s, EvalRun)):
@@ -237,8 +300,25 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
     if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
-        jobs += [Job(f"05/{m.name}", steps * step_s / 3600 + per_model[m.key_hash()]) for m in models]
-    return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h}
+        jobs += [Job(f"05/{m.name}", steps * step_s(m) / 3600 + per_model[m.key_hash()]) for m in models]
+    groups = {}
+    for m in models:
+        groups[sum(ir_groups(m))] = groups.get(sum(ir_groups(m)), 0) + 1
+    return {"runs": len(models), "hours": train_h + encode_h, "train_hours": train_h, "encode_hours": encode_h,
+            "steps": steps * len(models), "groups": dict(sorted(groups.items()))}
+
+
+def ir_groups(spec) -> tuple[int, int]:
+    """(query groups, passage groups) a ContrastiveMix model encodes per step, as ``contrastivemix.train`` batches them:
+    the query, its positive and its negative; ContrastiveMix adds the code-mixed query (query side), the code-mixed
+    positive (passage side) and, with ``passage_align: all``, the code-mixed negative — six groups for a model
+    mixing both sides, four for query-side mixing, three for mDPR and NaiveMix (which mix in place)."""
+    queries, passages = 1, 2
+    if spec.method == "contrastivemix":
+        queries += int(bool(spec.mix_query))
+        if spec.mix_passage:
+            passages += 1 + int(spec.passage_align == "all")
+    return queries, passages
 
 
 # 06 and 07 data sizes (rows), from the papers in /work/shared/papers.  GLUECoS: Fazili &
@@ -278,6 +358,21 @@ def _train_s(model: str | int, rates: Rates) -> float:
     return math.nan if n is None else rates.glue_s_per_token * n / rates.glue_linear
 
 
+def _floor_s(layers: int, rates: Rates) -> float:
+    """The fixed cost of one training step of a ``layers``-layer model (0 where the report has no (e) row)."""
+    return (rates.floor_s_per_layer or 0.0) * layers
+
+
+def _layers(model: str) -> int:
+    return LAYERS.get(model, 12)
+
+
+def optimiser_steps(rows: float, batch: int, epochs: float) -> int:
+    """Optimiser steps of ``epochs`` over ``rows`` in batches of ``batch`` (the last batch of an epoch may be short; a
+    fractional epoch count, as CalBERT's, stops after that share of the steps, as the HF Trainer does)."""
+    return int(math.ceil(epochs * math.ceil(rows / batch)))
+
+
 def construction_hours(profile, rates: Rates) -> dict:
     """Notebook 01: the NLLB translation of ``construct_n`` items per GLUE task (benepar parsing runs on CPU: not counted).
 
@@ -291,11 +386,11 @@ def construction_hours(profile, rates: Rates) -> dict:
 
     k = kload(profile)
     if k.translator != "hf":
-        return {"runs": 0, "hours": 0.0}
+        return {"runs": 0, "hours": 0.0, "steps": 0}
     if not k.construct_n:  # every training item: sizes not modelled
-        return {"runs": 1, "hours": math.nan}
+        return {"runs": 1, "hours": math.nan, "steps": 0}
     sentences = sum(k.construct_n * (2 if TASKS[t].pair else 1) for t in TASKS)
-    return {"runs": 1, "hours": sentences * 2 * 128 * _train_s(k.hf_model, rates) / 3 / 3600}
+    return {"runs": 1, "hours": sentences * 2 * 128 * _train_s(k.hf_model, rates) / 3 / 3600, "steps": 0}  # no training
 
 
 def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list | None = None) -> dict:
@@ -313,17 +408,30 @@ def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: li
 
     aligns, fine, _figure = (st.specs for st in A.stages(profile))
 
+    def align_steps(s) -> int:
+        return 0 if s.data != "parallel" else optimiser_steps(s.train_size, s.batch_size, s.num_train_epochs)
+
     def align_h(s) -> float:
         if s.data != "parallel":
             return math.nan  # the MUSE lexicon's size is not in the paper
-        per_token = _train_s(s.model, rates) * (4 / 3 if s.mode == "all_layers" else 1 / 3)
+        share = 4 / 3 if s.mode == "all_layers" else 1 / 3  # f trained (+ f0's forward) | the frozen encoder's forward
+        per_token = _train_s(s.model, rates) * share
         valid = s.valid_size or sizes["iitb_dev_pairs"]
-        return s.num_train_epochs * (s.train_size * per_token + valid * _train_s(s.model, rates) / 3) * 2 * s.max_length / 3600
+        floor = _floor_s(_layers(s.model), rates)
+        fixed = align_steps(s) * floor * share + s.num_train_epochs * math.ceil(valid / s.batch_size) * floor / 3
+        return (s.num_train_epochs * (s.train_size * per_token + valid * _train_s(s.model, rates) / 3) * 2 * s.max_length
+                + fixed) / 3600
+
+    def fine_steps(f) -> int:
+        return optimiser_steps(sizes["gluecos"][f.task][0], f.batch_size, f.num_train_epochs)
 
     def fine_h(f) -> float:
         train, dev, test = sizes["gluecos"][f.task]
         t = _train_s(f.model, rates) * f.max_length
-        return (f.num_train_epochs * (train * t + dev * t / 3) + test * t / 3) / 3600
+        floor = _floor_s(_layers(f.model), rates)
+        fixed = fine_steps(f) * floor + (f.num_train_epochs * math.ceil(dev / f.per_device_eval_batch_size)
+                                         + math.ceil(test / f.per_device_eval_batch_size)) * floor / 3
+        return (f.num_train_epochs * (train * t + dev * t / 3) + test * t / 3 + fixed) / 3600
 
     known = {a.key_hash(): align_h(a) for a in aligns}
     names = {a.key_hash(): f"06/align-{a.data}-{a.script}-{a.mode}-{a.objective}" for a in aligns}
@@ -337,7 +445,8 @@ def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: li
     align_total = sum(h for h in known.values() if not math.isnan(h))
     fine_total = sum(fine_h(f) for f in fine)
     return {"runs": len(aligns) + len(fine), "hours": align_total + fine_total, "align_hours": align_total,
-            "finetune_hours": fine_total, "not_counted": unknown}
+            "finetune_hours": fine_total, "not_counted": unknown,
+            "steps": sum(align_steps(a) for a in aligns) + sum(fine_steps(f) for f in fine)}
 
 
 def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
@@ -354,19 +463,35 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     pre, fine = (st.specs for st in C.stages(profile))
     split_sizes = {task: _calbert_split_sizes(task) for task in {f.task for f in fine}}
 
+    def pairs_of(s) -> float:
+        return (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
+
+    def pre_steps(s) -> int:
+        pairs = pairs_of(s)
+        return 0 if math.isnan(pairs) else optimiser_steps(round(pairs), s.batch_size, s.num_train_epochs)
+
     def pre_h(s) -> float:
-        pairs = (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
+        pairs = pairs_of(s)
         if isinstance(s, ScratchRun):
             n = _enc(s.num_hidden_layers, s.hidden_size, s.intermediate_size)
-            return s.num_train_epochs * pairs * s.max_seq_length * _train_s(n, rates) / 3600
-        return s.num_train_epochs * pairs * 2 * s.max_seq_length * _train_s(s.model, rates) / 3600
+            fixed = pre_steps(s) * _floor_s(s.num_hidden_layers, rates)
+            return (s.num_train_epochs * pairs * s.max_seq_length * _train_s(n, rates) + fixed) / 3600
+        fixed = pre_steps(s) * _floor_s(_layers(s.model), rates) * 2  # the Siamese step encodes both sides
+        return (s.num_train_epochs * pairs * 2 * s.max_seq_length * _train_s(s.model, rates) + fixed) / 3600
+
+    def fine_steps(f) -> int:
+        return optimiser_steps(split_sizes[f.task][0], f.batch_size, f.num_train_epochs)
 
     def fine_h(f) -> float:
         train, dev, test = split_sizes[f.task]
         p = f.pretrain
         n = _enc(p.num_hidden_layers, p.hidden_size, p.intermediate_size) if isinstance(p, ScratchRun) else f.model
+        layers = p.num_hidden_layers if isinstance(p, ScratchRun) else _layers(f.model)
         t = _train_s(n, rates) * f.max_seq_length
-        return (f.num_train_epochs * train * t + (dev + test) * t / 3) / 3600
+        floor = _floor_s(layers, rates)
+        fixed = fine_steps(f) * floor + (math.ceil(dev / f.per_device_eval_batch_size)
+                                         + math.ceil(test / f.per_device_eval_batch_size)) * floor / 3
+        return (f.num_train_epochs * train * t + (dev + test) * t / 3 + fixed) / 3600
 
     def pre_name(s) -> str:
         return f"07/pretrain-{s.backbone}" + ("" if isinstance(s, ScratchRun) else f"-{s.objective}")
@@ -376,8 +501,10 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
         jobs += [Job(f"07/{f.task}/{f.backbone}/{f.variant}/seed{f.seed}", fine_h(f),
                      after=(pre_name(f.pretrain),) if f.pretrain is not None else ()) for f in fine]
     pre_total, fine_total = sum(pre_h(s) for s in pre), sum(fine_h(f) for f in fine)
+    fine_steps_all = [fine_steps(f) for f in fine]
     return {"runs": len(pre) + len(fine), "hours": pre_total + fine_total, "pretrain_hours": pre_total,
-            "finetune_hours": fine_total}
+            "finetune_hours": fine_total, "steps": sum(pre_steps(s) for s in pre) + sum(fine_steps_all),
+            "finetune_steps_batch4": sum(n for n, f in zip(fine_steps_all, fine) if f.batch_size == 4)}
 
 
 def _calbert_profile(profile_name: str, overrides: Mapping | None):
@@ -459,8 +586,8 @@ def cost_table(
         f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
         + ("" if rates.full else " — NOT the full sizes: not representative"),
         "",
-        "| notebook | what | training runs | GPU-hours | from |",
-        "|---|---|---|---|---|",
+        "| notebook | what | training runs | optimiser steps | GPU-hours | from |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         extra = f" (train {r['train_hours']:.1f} + encode {r['encode_hours']:.1f})" if "train_hours" in r else ""
@@ -468,12 +595,17 @@ def cost_table(
         extra += f" (align {r['align_hours']:.1f} + fine-tune {r['finetune_hours']:.1f})" if "align_hours" in r else ""
         extra += f"; {r['not_counted']} lexicon alignment(s) not counted: MUSE en-hi size unknown" if r.get("not_counted") else ""
         hours = "–" if math.isnan(r["hours"]) else f"{r['hours']:.1f}"
-        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {hours}{extra} | {r['source']} |")
-    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | **{total:.1f}** | target ≤ 12 |")
+        extra += f"; models by groups per step {r['groups']}" if r.get("groups") else ""
+        extra += f"; {r['finetune_steps_batch4']:,} fine-tuning steps at batch 4" if r.get("finetune_steps_batch4") else ""
+        lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['steps']:,} | {hours}{extra} | {r['source']} |")
+    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | target ≤ 12 |")
+    floor = ("not measured (no (e) row): steps priced per token only, an under-estimate for small batches"
+             if rates.floor_s_per_layer is None else f"{rates.floor_s_per_layer * 12e3:.2f} ms per step of a 12-layer model (from (e))")
     lines += [
         "",
-        f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token; "
-        f"ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step (batch {rates.ir_batch}); encoding {rates.encode_passages_per_s:,.0f} passages/s",
+        f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token "
+        f"(net of the fixed cost); ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step (batch {rates.ir_batch}, 4 groups, scaled "
+        f"per model by the tokens of its groups); encoding {rates.encode_passages_per_s:,.0f} passages/s; fixed cost per step: {floor}",
     ]
     return "\n".join(lines)
 
@@ -622,7 +754,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--assume-mfu", type=float, default=None,
                    help="instead of a report: the rates this MFU would give (with --peak-tflops, --passages-per-s), for planning")
     p.add_argument("--peak-tflops", type=float, default=989.0)
-    p.add_argument("--passages-per-s", type=float, default=20000.0)
+    p.add_argument("--passages-per-s", type=float, default=20000.0, help="with --assume-mfu; 0: encoding at the same MFU")
+    p.add_argument("--floor-ms", type=float, default=0.0,
+                   help="with --assume-mfu: the fixed cost of an XLM-R-base training step in ms ((e)), scaled per layer")
     p.add_argument("--profile", default="paper")
     p.add_argument("--sizes", default=None, help="JSON overriding RETRIEVAL_SIZES (nq_train_queries, *_corpus_millions)")
     p.add_argument("--lengths", default=None, help="length table (default: the shipped one)")
@@ -633,7 +767,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--gpus", default="1,8,32", help="GPU counts for the wall-clock estimate (comma-separated)")
     a = p.parse_args(list(argv) if argv is not None else None)
     if a.assume_mfu is not None:
-        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s, a.lengths)
+        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s or None, a.lengths, floor_s_per_step=a.floor_ms / 1e3)
     elif a.report:
         report = json.loads(Path(a.report).read_text(encoding="utf-8"))
     else:

@@ -16,10 +16,18 @@ c       ContrastiveMix step, 128 queries (+ their code-mixed    ``train.retrieva
 c_sep   (c) with one forward per group (4 instead of 2)         for comparison
 d       corpus encoding, passages ≤ 128, bf16, corpus order     the device side of ``encode_corpus``
         (device side: pre-tokenised batches)                    (``DualEncoder._first_token``)
-d_srt   (d) sorted by length within windows of 32 batches       what ``encode_corpus`` batches
+d_srt   (d) sorted by length within windows of 32 batches       what ``encode_corpus`` batches; each timed
+        (a uniform draw of a position in each window)           batch from its own window
+b_hf    (b) inside the HF Trainer, its loop and data loading    ``glue.train.build_trainer`` → ``train()``
+e       CalBERT fine-tuning step, batch 4, SAIL sample texts    ``calbert.train.finetune_classifier``
+f       alignment step (Lc, all layers), batch 8, tokenising    ``alignment.train._batch_loss``, f and f0
+host    µs per ``torch.empty``, 64³ matmul, Python call         names a slow host
 t_a     host: one DataLoader worker preparing (a)'s step        ``LengthBucketCollator`` (WordPiece)
 t_d     host: one thread tokenising (d)'s passages              the fast tokenizer, padded per batch
 ======  ======================================================  ==========================================
+
+``python -m benchmarks ab --compare NAME`` times the steps of these paths under
+two settings interleaved A/B/A/B (×5) in one process (:func:`benchmarks.measure.interleave`).
 
 Inputs: random token ids with lengths drawn from :mod:`benchmarks.lengths`
 (never padded to a constant length except where the released code did).  Models:
@@ -33,15 +41,19 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 import torch
 
 from . import lengths as L
+from codeswitch.core.utils import deterministic_mode
+
 from .measure import FlopModel, Measurement, Step, release, time_steps
 
 # --------------------------------------------------------------------------- sizes and architectures
@@ -159,7 +171,12 @@ class Context:
     def n_batches(self) -> int:
         return self.warmup + self.steps
 
+    capture: list | None = None  # set by ``python -m benchmarks ab``: steps are collected, not timed
+
     def time(self, step: Callable[[int], Step], row: Measurement) -> Measurement:
+        if self.capture is not None:  # the interleaved comparison times them (measure.interleave)
+            self.capture.append((step, row))
+            return row
         return time_steps(step, device=self.device, warmup=self.warmup, steps=self.steps, peak=self.peak, into=row)
 
 
@@ -233,7 +250,7 @@ def _encoder(folder: Path, ctx: Context, **kwargs):
     from codeswitch.concse.train import build_encoder
 
     encoder = build_encoder(str(folder), max_length=ctx.sizes.concse_max_length, seed=ctx.seed, **kwargs)
-    torch.use_deterministic_algorithms(ctx.deterministic, warn_only=True)  # set_seed turned it on; keep the run's choice
+    deterministic_mode(ctx.deterministic)  # set_seed turned it on; keep the run's choice
     return encoder.to(ctx.device).train()
 
 
@@ -409,6 +426,24 @@ def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
 
 
 # --------------------------------------------------------------------------- (d) corpus encoding
+def sorted_window_batches(dist: "L.LengthDist", n: int, batch: int, window: int, max_length: int,
+                          rng: np.random.Generator) -> tuple[list[np.ndarray], list[int]]:
+    """``n`` batches as ``encode_corpus`` cuts them (``window`` batches sorted by length, longest first), each from its
+    own window at a position drawn without bias: the positions cycle through a random permutation of the window's
+    ``window`` positions, so every position is timed equally often in expectation (and exactly once per ``window``
+    batches).  Timing the first ``n`` batches of one window would time only its longest.  Returns the batches and
+    the position each came from.
+    """
+    order = rng.permutation(window)
+    batches, positions = [], []
+    for i in range(n):
+        lengths = -np.sort(-dist.sample(window * batch, rng, max_length))  # one sorted window, longest first
+        k = int(order[i % window])
+        batches.append(lengths[k * batch : (k + 1) * batch])
+        positions.append(k)
+    return batches, positions
+
+
 def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
     """(d) corpus encoding: passages/s of the passage encoder, embeddings copied to the host per batch."""
     from codeswitch.core.encoders import DualEncoder
@@ -418,11 +453,7 @@ def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
     rng = ctx.rng(5)
     n = ctx.n_batches()
     if sort_window:
-        drawn = []
-        while len(drawn) < n:
-            window = -np.sort(-dist.sample(s.window * s.encode_batch, rng, s.encode_max_length))  # longest first
-            drawn += [window[i : i + s.encode_batch] for i in range(0, len(window), s.encode_batch)]
-        drawn = drawn[:n]
+        drawn = sorted_window_batches(dist, n, s.encode_batch, s.window, s.encode_max_length, rng)[0]
     else:
         drawn = [dist.sample(s.encode_batch, rng, s.encode_max_length) for _ in range(n)]
     batches = [_pin(L.token_batch(ln, arch.vocab_size, rng, **arch.special_ids), ctx) for ln in drawn]
@@ -439,7 +470,8 @@ def encoding(ctx: Context, *, sort_window: bool = False) -> list[Measurement]:
 
     key, what = ("d_srt", f"(d) corpus encoding, sorted within {s.window} batches") if sort_window else ("d", "(d) corpus encoding")
     row = Measurement(key, what, arch.describe(ctx.layers), f"{s.encode_batch} passages, ≤ {s.encode_max_length} tokens",
-                      note=f"{_precision(ctx)}, SDPA, inference mode; sequences/s = passages/s")
+                      note=f"{_precision(ctx)}, SDPA, inference mode; sequences/s = passages/s"
+                      + ("; each timed batch is a uniform draw of a position in its sorted window (unbiased)" if sort_window else ""))
     return [ctx.time(step, row)]
 
 
@@ -609,6 +641,278 @@ def concse_collation(ctx: Context) -> list[Measurement]:
     return [out]
 
 
+# --------------------------------------------------------------------------- (b_hf), (e): steps inside the HF Trainer
+def _spec_precision(ctx: Context) -> str:
+    return {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[ctx.amp]
+
+
+class _TrainerClock:
+    """A ``TrainerCallback`` (built lazily: transformers is imported when a row runs) that times the Trainer's own loop.
+
+    The clock reads at the end of step ``warmup`` and of step ``warmup + steps``
+    (after a device synchronisation at those two points only), so everything the
+    Trainer does between them — data loading, collation, the copy to the device,
+    forward, backward, clipping, the optimiser and scheduler, callbacks — is in the
+    step time.  A forward pre-hook keeps each training forward's attention mask
+    (a reference, read after the clock stops) to count tokens and padding.
+    """
+
+    def __init__(self, device: torch.device, warmup: int, steps: int):
+        from transformers import TrainerCallback
+
+        clock = self
+        self.device, self.warmup, self.steps = device, warmup, steps
+        self.t0 = self.t1 = None
+        self.masks: list[torch.Tensor] = []
+
+        class Callback(TrainerCallback):
+            def on_train_begin(self, args, state, control, model=None, **kw):
+                def keep_mask(module, a, kwargs):
+                    if module.training and kwargs.get("attention_mask") is not None:
+                        clock.masks.append(kwargs["attention_mask"])
+
+                model.register_forward_pre_hook(keep_mask, with_kwargs=True)
+
+            def on_step_end(self, args, state, control, **kw):
+                if state.global_step in (clock.warmup, clock.warmup + clock.steps):
+                    from .measure import synchronize
+
+                    synchronize(clock.device)
+                    if state.global_step == clock.warmup:
+                        clock.t0 = time.perf_counter()
+                    else:
+                        clock.t1 = time.perf_counter()
+
+        self.callback = Callback()
+
+    def fill(self, row: Measurement, fm: FlopModel, peak: float | None) -> Measurement:
+        """The row's numbers from the two clock readings and the timed steps' masks."""
+        from .measure import host_peak_gib
+
+        if self.t0 is None or self.t1 is None:
+            raise RuntimeError(f"{row.key}: the Trainer ran fewer than {self.warmup + self.steps} steps")
+        masks = [m.detach().cpu() for m in self.masks[self.warmup : self.warmup + self.steps]]
+        elapsed = self.t1 - self.t0
+        lengths = torch.cat([m.sum(dim=1) for m in masks])
+        tokens, positions = int(lengths.sum()), sum(int(m.numel()) for m in masks)
+        row.steps = self.steps
+        row.step_time_s = elapsed / self.steps
+        row.sequences_per_s = len(lengths) / elapsed
+        row.tokens_per_s = tokens / elapsed
+        row.padding = 1.0 - tokens / positions if positions else 0.0
+        row.tflops = fm.train(lengths) / elapsed / 1e12
+        row.mfu = row.tflops / peak if peak else None
+        row.peak_mem_gib = torch.cuda.max_memory_allocated(self.device) / 1024**3 if self.device.type == "cuda" else host_peak_gib()
+        return row
+
+
+def _pair_texts(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> tuple[list[str], list[str]]:
+    """``n`` sentence pairs of the project corpus's words whose joint length follows ``dist`` (split in two halves)."""
+    whole = _synthetic_passages(n, dist, max_length, rng)
+    firsts, seconds = [], []
+    for text in whole:
+        w = text.split()
+        cut = max(1, len(w) // 2)
+        firsts.append(" ".join(w[:cut]))
+        seconds.append(" ".join(w[cut:]) or w[0])
+    return firsts, seconds
+
+
+def glue_trainer(ctx: Context) -> list[Measurement]:
+    """(b_hf) the Koglish-GLUE step inside the HF Trainer, built by ``glue.train.build_trainer`` as ``fine_tune`` runs it.
+
+    Unlike (b), whose loop is written here, the Trainer's own overhead per step
+    (its loop, accelerate's data-loader wrapper, the scheduler, callbacks) is in
+    the time.  The data are synthetic QNLI-like pairs (the project corpus's
+    words, pair lengths from :func:`benchmarks.lengths.glue_pairs`), as many rows
+    as the warm-up and timed steps take, one epoch.
+    """
+    import pandas as pd
+
+    from codeswitch.glue.train import build_trainer
+
+    s, arch = ctx.sizes, ctx.glue_arch
+    rng = ctx.rng(8)
+    n = ctx.n_batches()
+    firsts, seconds = _pair_texts(n * s.glue_batch, L.glue_pairs(ctx.length_table), s.glue_max_length, rng)
+    train = pd.DataFrame({"sentence1": firsts, "sentence2": seconds, "label": rng.integers(0, 2, size=len(firsts))})
+    small = train.iloc[: s.glue_batch].reset_index(drop=True)  # the per-epoch evaluation (after the timed steps)
+    spec = SimpleNamespace(task="qnli", train="en", select="en", max_length=s.glue_max_length, seed=ctx.seed,
+                           precision=_spec_precision(ctx), batch_size=s.glue_batch, num_train_epochs=1,
+                           per_device_eval_batch_size=s.glue_batch, learning_rate=1e-5, warmup_ratio=0.06, weight_decay=0.1,
+                           group_by_length=True)
+    folder = _save_backbone(arch, ctx)
+    clock = _TrainerClock(ctx.device, ctx.warmup, ctx.steps)
+    try:
+        if ctx.cuda:
+            torch.cuda.reset_peak_memory_stats(ctx.device)
+        with tempfile.TemporaryDirectory(prefix="bench-b_hf-", dir=ctx.workdir) as out:
+            trainer = build_trainer(spec, str(folder), train, small, {"en": small}, device=ctx.device.type, output_dir=out,
+                                    callbacks=[clock.callback])
+            deterministic_mode(ctx.deterministic)  # set_seed turned it on; keep the run's choice
+            fm = FlopModel.of(trainer.model)
+            trainer.train()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    row = Measurement("b_hf", "(b_hf) Koglish-GLUE step, HF Trainer", arch.describe(ctx.layers),
+                      f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
+                      note=f"{_precision(ctx)}, SDPA, glue.train.build_trainer (length-grouped, fused AdamW, linear schedule); "
+                      "the Trainer's loop, data loading and callbacks included")
+    return [clock.fill(row, fm, ctx.peak)]
+
+
+XLMR_BASE = Arch("XLM-R-base", "xlm-roberta", 250002, 768, 12, 12, 3072, 514)
+
+
+def calbert_finetune(ctx: Context) -> list[Measurement]:
+    """(e) one CalBERT sentiment fine-tuning step at batch 4 (``calbert.train.finetune_classifier``, HF Trainer).
+
+    CalBERT's paper protocol is hundreds of such fine-tunes, most at batch 4 on
+    short code-mixed sentences: the step is small, and its fixed cost (the
+    Trainer's loop, launches) is what it costs.  Texts: the shipped SAIL sample
+    (``codeswitch/assets/calbert/sail``) repeated to the steps needed; XLM-R base
+    (one of CalBERT's backbones) with random weights, or the tiny one CI-sized.
+    """
+    from codeswitch.calbert.train import finetune_classifier
+    from codeswitch.common.sentiment import load_sentiment_splits
+    from codeswitch.core.models import ASSETS
+
+    arch = XLMR_BASE if ctx.glue_arch is XLMR_LARGE else TINY_XLMR
+    batch = 4
+    examples = load_sentiment_splits(ASSETS / "calbert" / "sail", "sail")["train"]
+    n_rows = ctx.n_batches() * batch
+    train = [examples[i % len(examples)] for i in range(n_rows)]
+    spec = SimpleNamespace(seed=ctx.seed, max_seq_length=128, precision=_spec_precision(ctx), batch_size=batch,
+                           num_train_epochs=1, per_device_eval_batch_size=batch, learning_rate=2.5e-5, weight_decay=0.01,
+                           warmup_steps=0)
+    folder = _save_backbone(arch, ctx)
+    clock = _TrainerClock(ctx.device, ctx.warmup, ctx.steps)
+    try:
+        if ctx.cuda:
+            torch.cuda.reset_peak_memory_stats(ctx.device)
+        fm = FlopModel(*_flop_numbers(arch, ctx))
+        # under the trainer's own set_seed: deterministic algorithms whatever --nondeterministic says
+        finetune_classifier(spec, str(folder), {"train": train}, device=ctx.device.type, desc="bench (e)", callbacks=[clock.callback])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    row = Measurement("e", "(e) CalBERT fine-tuning step", arch.describe(ctx.layers), f"{batch} sentences (SAIL sample), ≤ 128 tokens",
+                      note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW); the Trainer's loop included",
+                      extra={"layers": fm.layers})  # benchmarks.cost prices a step's fixed cost per layer from this row
+    return [clock.fill(row, fm, ctx.peak)]
+
+
+def _flop_numbers(arch: Arch, ctx: Context) -> tuple[int, int, int]:
+    """(N, ℓ, H) of ``arch`` capped at ``ctx.layers``, from a meta-device model (no weights allocated)."""
+    import transformers
+
+    with torch.device("meta"):
+        model = transformers.AutoModel.from_config(arch.config(layers=ctx.layers))
+    fm = FlopModel.of(model)
+    return fm.linear, fm.layers, fm.hidden
+
+
+def alignment(ctx: Context) -> list[Measurement]:
+    """(f) one alignment step (Lc, ``all_layers``) as ``alignment.train.train_alignment`` runs it, tokenisation included.
+
+    Batch 8 of the shipped English–Hindi parallel sample (``align_bert.py``'s
+    batch), mBERT-base (random weights) or the tiny BERT; the trainable encoder and
+    its frozen copy f0 each encode both sides: four forwards (two with gradient).
+    The trainer tokenises inside its step, so the step time includes it.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    from codeswitch.alignment.data import ParallelData, read_parallel
+    from codeswitch.alignment.train import Aligner, _batch_loss, encode_words
+    from codeswitch.alignment.data import words
+    from codeswitch.core.models import ASSETS
+
+    arch, batch = ctx.concse_arch, 8
+    pairs = read_parallel(ASSETS / "alignment" / "parallel" / "train.tsv")
+    data = ParallelData(tuple(pairs), None, "shipped", "train", "devanagari")
+    args = SimpleNamespace(objective="sentence", temperature=0.001, reg_weight=0.1, contrastive_variant="released", max_length=128)
+    folder = _save_backbone(arch, ctx)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        torch.manual_seed(ctx.seed)
+        encoder = AutoModel.from_pretrained(str(folder), attn_implementation="sdpa")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    aligner = Aligner(encoder, "all_layers").to(ctx.device)
+    aligner.freeze_reference()
+    aligner.train()
+    fm = FlopModel.of(encoder)
+    params = [p for p in aligner.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=5e-5, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.0, foreach=True)  # as train_alignment
+    rng = ctx.rng(9)
+    idxs = [rng.choice(len(data), size=batch, replace=False).tolist() for _ in range(ctx.n_batches())]
+    stats = []
+    for idx in idxs:
+        masks = [encode_words(tokenizer, [words(data.pairs[k][j]) for k in idx], args.max_length).attention_mask for j in (0, 1)]
+        ln = torch.cat([m.sum(1) for m in masks])
+        # two sides, each through f (train: 3 × forward) and f0 (forward only)
+        stats.append(Step(2 * batch, int(ln.sum()), sum(int(m.numel()) for m in masks), fm.train(ln) + fm.forward(ln)))
+
+    def step(i: int) -> Step:
+        with ctx.autocast():
+            loss = _batch_loss(aligner, data, idxs[i], tokenizer, args, ctx.device)["total"]
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        return stats[i]
+
+    row = Measurement("f", "(f) alignment step (Lc, all layers)", arch.describe(ctx.layers), f"{batch} English–Hindi pairs, ≤ 128 tokens",
+                      note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss with its tokenisation, f and frozen f0: 4 forwards, "
+                      "AdamW (foreach), as train_alignment")
+    return [ctx.time(step, row)]
+
+
+# --------------------------------------------------------------------------- (host): the host's own speed
+def host_speed(ctx: Context) -> list[Measurement]:
+    """(host) µs per ``torch.empty``, per 64³ matmul (on the device, launch-bound) and per Python call.
+
+    An eager step is thousands of these: a slow host (a shared or throttled CPU)
+    makes every row slower without any kernel changing, so the report names it.
+    The three numbers are in the batch column and in ``extra``; the timing columns
+    stay empty.
+    """
+    dev = ctx.device
+    a = torch.randn(64, 64, device=dev)
+    b = torch.randn(64, 64, device=dev)
+
+    def noop(x):
+        return x
+
+    def per_call_us(fn, n: int) -> float:
+        for _ in range(min(n, 100)):
+            fn()
+        synchronize_(dev)
+        best = float("inf")
+        for _ in range(5):  # the best of five: the host's speed, not its worst interruption
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            synchronize_(dev)
+            best = min(best, (time.perf_counter() - start) / n * 1e6)
+        return best
+
+    from .measure import synchronize as synchronize_
+
+    empty_us = per_call_us(lambda: torch.empty(64, 64, device=dev), 2000)
+    matmul_us = per_call_us(lambda: torch.mm(a, b), 2000)
+    call_us = per_call_us(lambda: noop(1), 20000)
+    row = Measurement("host", "(host) host speed: µs per torch.empty / 64³ matmul / Python call", device_name_(dev),
+                      f"{empty_us:.2f} / {matmul_us:.2f} / {call_us:.3f} µs", steps=5,
+                      note="best of 5 loops; the matmul on the row's device (launch-bound), synchronised at the end of each loop",
+                      extra={"empty_us": empty_us, "matmul64_us": matmul_us, "python_call_us": call_us})
+    return [row]
+
+
+def device_name_(device: torch.device) -> str:
+    from .measure import device_name
+
+    return device_name(device)
+
+
 # --------------------------------------------------------------------------- registry
 HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "a": ("ConCSE step (fast path) and the released-code reference", lambda ctx: concse(ctx)),
@@ -616,9 +920,14 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "b_rnd": ("Koglish-GLUE step with random batches", lambda ctx: glue(ctx, grouped=False)),
     "c": ("ContrastiveMix step, one forward per encoder (as train.retrieval)", lambda ctx: retrieval(ctx)),
     "c_sep": ("ContrastiveMix step, one forward per group", lambda ctx: retrieval(ctx, merged=False)),
+    "b_hf": ("Koglish-GLUE step inside the HF Trainer (glue.train.build_trainer)", lambda ctx: glue_trainer(ctx)),
+    "e": ("CalBERT fine-tuning step at batch 4 (HF Trainer)", lambda ctx: calbert_finetune(ctx)),
+    "f": ("alignment step (Lc, all layers, tokenisation inside)", lambda ctx: alignment(ctx)),
     "d": ("corpus encoding", lambda ctx: encoding(ctx)),
     "d_srt": ("corpus encoding, length-sorted windows", lambda ctx: encoding(ctx, sort_window=True)),
     "t_a": ("host: ConCSE collation, one DataLoader worker", lambda ctx: concse_collation(ctx)),
     "t_d": ("host: tokenising passages, one thread", lambda ctx: tokenisation(ctx)),
+    "host": ("host: µs per torch.empty, per 64³ matmul, per Python call", lambda ctx: host_speed(ctx)),
 }
-DEFAULT_PATHS = ("a", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d")
+DEFAULT_PATHS = ("host", "a", "b", "b_hf", "b_rnd", "c", "c_sep", "d", "d_srt", "e", "f", "t_a", "t_d")
+TRAINER_PATHS = ("b_hf", "e")  # the Trainer owns their loop: timed by its callbacks, not comparable step by step (ab)

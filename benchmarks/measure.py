@@ -211,12 +211,13 @@ def profile_steps(step: Callable[[int], Step], i: int, device: torch.device, fol
     wall = time.perf_counter() - start
     ka = prof.key_averages()
     dev_key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
-    busy_us = sum(getattr(e, dev_key, 0.0) for e in ka) if device.type == "cuda" else None
+    busy_us = device_time_us(ka) if device.type == "cuda" else None
     slug = "".join(ch if ch.isalnum() else "_" for ch in label).strip("_")[:60]
     folder.mkdir(parents=True, exist_ok=True)
     head = f"# {label}\n{steps} steps, wall {wall * 1e3:.1f} ms"
     if busy_us is not None:
-        head += f", device busy {busy_us / 1e3:.1f} ms ({busy_us / 1e6 / wall:.0%} of wall)"
+        head += (f", kernel time {busy_us / 1e3:.1f} ms ({busy_us / 1e6 / wall:.0%} of wall; the profiler's device total: "
+                 f"device events only, each counted once)")
     text = "\n\n".join([
         head,
         "## by device time\n" + ka.table(sort_by=dev_key, row_limit=30, max_name_column_width=70),
@@ -225,6 +226,21 @@ def profile_steps(step: Callable[[int], Step], i: int, device: torch.device, fol
     out = folder / f"{slug}.txt"
     out.write_text(text + "\n", encoding="utf-8")
     return out
+
+
+def device_time_us(events) -> float:
+    """The profiler's device total in µs (what its table prints as "Self CUDA time total"): the self time of the
+    *device* events (kernels, copies, sets) only.
+
+    Summing ``self_device_time_total`` over every row double-counts: an operator's
+    row (a host event) carries the time of the kernels it launched, and those
+    kernels have rows of their own.
+    """
+    from torch.autograd import DeviceType
+
+    device_types = {DeviceType.CUDA} | {getattr(DeviceType, n) for n in ("PrivateUse1", "MTIA", "XPU") if hasattr(DeviceType, n)}
+    return float(sum(e.self_device_time_total for e in events
+                     if e.device_type in device_types and not getattr(e, "is_user_annotation", False)))
 
 
 def count_host_syncs(step: Callable[[int], Step], i: int, device: torch.device) -> int | None:
@@ -247,6 +263,47 @@ def count_host_syncs(step: Callable[[int], Step], i: int, device: torch.device) 
             torch.cuda.set_sync_debug_mode("default")
     synchronize(device)
     return sum("synchroniz" in str(w.message) for w in caught)
+
+
+def interleave(step: Callable[[int], Step], settings: dict[str, Callable[[], Any]], *, device: torch.device, first: int,
+               steps: int, rounds: int = 5, warmup: int = 1) -> dict:
+    """Time ``step`` under each of two settings, interleaved A/B/A/B … ``rounds`` times in this one process.
+
+    ``settings`` maps a name to a function returning a context manager that puts
+    the setting in force.  Each round runs, under each setting in turn, ``warmup``
+    untimed steps then ``steps`` timed ones (``step(first)`` … ``step(first +
+    steps - 1)``, the same batches every time).  Interleaving puts the two settings
+    under the same drift of a shared host (its load, clocks, caches), which
+    separate processes started minutes apart do not: three starts of the same
+    step can differ by 1.7×.  Returns ms per step for each setting and round, the
+    per-round ratio B/A, its median, and whether every round agrees on the side
+    of 1 (the difference is more than the rounds' noise).
+    """
+    if len(settings) != 2:
+        raise ValueError(f"interleave compares two settings, got {list(settings)}")
+    (a, set_a), (b, set_b) = settings.items()
+    ms: dict[str, list[float]] = {a: [], b: []}
+    for _ in range(rounds):
+        for name, setting in ((a, set_a), (b, set_b)):
+            with setting():
+                for _ in range(warmup):
+                    step(first)
+                synchronize(device)
+                start = time.perf_counter()
+                for i in range(first, first + steps):
+                    step(i)
+                synchronize(device)
+                ms[name].append((time.perf_counter() - start) / steps * 1e3)
+    ratios = [mb / ma for ma, mb in zip(ms[a], ms[b])]
+    med = sorted(ratios)[len(ratios) // 2]
+    return {
+        "a": a, "b": b, "rounds": rounds, "steps_per_round": steps,
+        "ms": ms,
+        "median_ms": {k: sorted(v)[len(v) // 2] for k, v in ms.items()},
+        "ratio_b_over_a": ratios,
+        "median_ratio": med,
+        "consistent": all(r > 1 for r in ratios) or all(r < 1 for r in ratios),
+    }
 
 
 def release(device: torch.device) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU measurement of the performance issue, in one call, into one folder.
 #
-#   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost (default: all four)
+#   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost ab (default: all five)
 #
 # Output folder: $OUT if set (the device tool's output folder), else runs/bench.
 # Then, back on a checkout:  python -m benchmarks record --from <that folder>
@@ -21,7 +21,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 py="${PYTHON:-python3}"
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(env bench memory cost)
+[ ${#stages[@]} -eq 0 ] && stages=(env bench memory cost ab)
 
 export PYTHONPATH="$root/lib${PYTHONPATH:+:$PYTHONPATH}"
 export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
@@ -67,11 +67,19 @@ stage_cost() {  # GPU-hours per notebook from the measured rates
   "$py" -m benchmarks cost "$out/bench.json" "${rate[@]}" 2>&1 | tee "$out/cost.md"
 }
 
+stage_ab() {  # each comparison interleaved A/B/A/B (×5) in one process: NaN fill on/off, cuBLASLt/cuBLAS
+  local cmp
+  for cmp in ${AB_COMPARISONS:-fill cublaslt}; do
+    # shellcheck disable=SC2086
+    "$py" -m benchmarks ab --compare "$cmp" ${AB_ARGS:---full --paths a,b,c} --out "$out" 2>&1 | tee "$out/ab_$cmp.log"
+  done
+}
+
 failed=()
 for stage in "${stages[@]}"; do
   case "$stage" in
-    env|bench|memory|cost) ;;
-    *) echo "scripts/device_bench.sh: unknown stage '$stage' (env, bench, memory, cost)" >&2; exit 2 ;;
+    env|bench|memory|cost|ab) ;;
+    *) echo "scripts/device_bench.sh: unknown stage '$stage' (env, bench, memory, cost, ab)" >&2; exit 2 ;;
   esac
   say "$stage"
   started=$(date +%s)

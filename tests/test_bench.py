@@ -115,7 +115,12 @@ def ci_run(tmp_path_factory, backbones_dir):
 def test_ci_run_measures_every_hot_path(ci_run):
     rows, report, out = ci_run
     by = {r.key: r for r in rows}
-    assert list(by) == ["a", "a_ref", "b", "b_rnd", "c", "c_sep", "d", "d_srt", "t_a", "t_d"]
+    assert list(by) == ["host", "a", "a_ref", "b", "b_hf", "b_rnd", "c", "c_sep", "d", "d_srt", "e", "f", "t_a", "t_d"]
+    speed = by.pop("host")  # µs per torch.empty, 64³ matmul and Python call: numbers in extra, no step columns
+    assert speed.status == "ok" and speed.step_time_s is None
+    assert all(0 < speed.extra[k] < 1e4 for k in ("empty_us", "matmul64_us", "python_call_us"))
+    assert speed.extra["python_call_us"] < speed.extra["matmul64_us"]  # a call is cheaper than a matmul dispatch
+    rows = [r for r in rows if r.key != "host"]
     for r in rows:
         assert r.status == "ok", (r.key, r.status)
         host = r.key.startswith("t_")  # host-side rows: no model FLOPs
@@ -130,9 +135,84 @@ def test_ci_run_measures_every_hot_path(ci_run):
     assert ref.speedup == 1.0 and a.speedup == pytest.approx(ref.step_time_s / a.step_time_s)
     assert by["b"].padding < by["b_rnd"].padding  # length grouping (the trainer's batches) removes padding
     assert by["d_srt"].padding <= by["d"].padding
+    # the Trainer rows count what the Trainer fed its model: batches of 4 (e) and of the GLUE batch (b_hf)
+    assert by["e"].steps == 2 and by["e"].sequences_per_s * by["e"].step_time_s == pytest.approx(4)
+    assert by["b_hf"].sequences_per_s * by["b_hf"].step_time_s == pytest.approx(report["sizes"]["glue_batch"])
+    assert by["f"].sequences_per_s * by["f"].step_time_s == pytest.approx(16)  # 8 pairs, two sides
     saved = json.loads((out / "bench.json").read_text())
-    assert [m["key"] for m in saved["measurements"]] == list(by) and saved["environment"]["device_type"] == "cpu"
+    assert [m["key"] for m in saved["measurements"]] == ["host", *by] and saved["environment"]["device_type"] == "cpu"
     assert "| (a) ConCSE step |" in (out / "bench.md").read_text()
+
+
+def test_device_time_is_the_profilers_total_not_a_sum_over_rows():
+    """An operator's row carries its kernels' device time, and the kernels have rows of their own: only device events count."""
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    from benchmarks.measure import device_time_us
+
+    rows = [
+        SimpleNamespace(device_type=DeviceType.CPU, self_device_time_total=100.0, is_user_annotation=False),  # aten::mm
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=100.0, is_user_annotation=False),  # its kernel
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=30.0, is_user_annotation=False),  # a copy
+        SimpleNamespace(device_type=DeviceType.CUDA, self_device_time_total=130.0, is_user_annotation=True),  # a range
+    ]
+    assert device_time_us(rows) == 130.0
+
+
+def test_sorted_windows_are_timed_without_bias():
+    """(d_srt) times every position of a sorted window equally often, not the longest batches of the first window."""
+    from benchmarks.hotpaths import sorted_window_batches
+
+    dist = L.mrtydi("passages")
+    rng = np.random.default_rng(0)
+    window, batch = 8, 16
+    batches, positions = sorted_window_batches(dist, 4 * window, batch, window, 128, rng)
+    assert sorted(positions) == sorted(list(range(window)) * 4)  # each position 4 times in 32 batches
+    assert all(np.all(np.diff(b) <= 0) for b in batches)  # sorted within the window, longest first
+    # the mean length of the timed passages is the distribution's (the first batches of a window would be the longest)
+    assert np.mean(np.concatenate(batches)) == pytest.approx(dist.mean(128), rel=0.05)
+
+
+def test_interleave_alternates_the_settings_in_one_process():
+    from contextlib import contextmanager
+
+    from benchmarks.measure import Step, interleave
+
+    seen, state = [], {"on": None}
+
+    def setting(on):
+        @contextmanager
+        def cm():
+            state["on"] = on
+            yield
+            state["on"] = None
+        return cm
+
+    def step(i):
+        seen.append((state["on"], i))
+        return Step(1, 1, 1, 0.0)
+
+    res = interleave(step, {"A": setting("A"), "B": setting("B")}, device=torch.device("cpu"), first=3, steps=2, rounds=5)
+    # each round: one warm-up step then steps 3 and 4, A before B, five times
+    assert seen == [(x, i) for _ in range(5) for x in "AB" for i in (3, 3, 4)]
+    assert len(res["ms"]["A"]) == len(res["ms"]["B"]) == len(res["ratio_b_over_a"]) == 5
+    assert res["median_ratio"] == sorted(res["ratio_b_over_a"])[2]
+    with pytest.raises(ValueError, match="two settings"):
+        interleave(step, {"A": setting("A")}, device=torch.device("cpu"), first=0, steps=1)
+
+
+def test_ab_command_compares_fill_interleaved(backbones_dir, tmp_path):
+    from benchmarks.__main__ import ab
+
+    report = ab(["--compare", "fill", "--threads", "1", "--paths", "d", "--steps", "1", "--warmup", "1", "--rounds", "2",
+                 "--out", str(tmp_path)])
+    (res,) = report["results"]
+    assert res["key"] == "d" and (res["a"], res["b"]) == ("fill_on", "fill_off") and len(res["ms"]["fill_on"]) == 2
+    assert all(v > 0 for v in res["ms"]["fill_on"] + res["ms"]["fill_off"])
+    assert json.loads((tmp_path / "ab_fill.json").read_text())["comparison"] == "fill"
+    assert not torch.utils.deterministic.fill_uninitialized_memory  # the trainers' setting is back afterwards
 
 
 def test_missing_module_is_reported_unavailable(monkeypatch, backbones_dir):
@@ -164,13 +244,105 @@ def test_cost_estimate_follows_the_paper_grids():
     assert glue_hours(paper, rates)["runs"] == 6 * 4 * 5 * 2  # tasks × backbones × seeds × (English, code-switched) trainings
     cm = retrieval_hours(paper, rates)
     assert cm["runs"] == 5 * (1 + 2 * 13 + 4 * 6)  # per seed: mDPR, NaiveMix and ContrastiveMix per target language, 4 ablations × 6
-    assert cm["train_hours"] == pytest.approx(cm["runs"] * 40 * (58880 // 128) * 0.05 / 3600)
+    # groups per step (query, positive, negative + ContrastiveMix's code-mixed copies), per seed: mDPR, 13 NaiveMix and
+    # 12 NaiveMix ablations (3 groups), 13 query-side ContrastiveMix (4), 6 passage-side (5), 6 mixing both sides (6)
+    assert cm["groups"] == {3: 5 * 26, 4: 5 * 13, 5: 5 * 6, 6: 5 * 6}
+    # (c) encodes 4 groups; these rates count one token per query and per passage, so a step costs groups / 4 of (c)'s
+    step_s = 0.05 * (26 * 3 + 13 * 4 + 6 * 5 + 6 * 6) / 4
+    assert cm["train_hours"] == pytest.approx(5 * 40 * (58880 // 128) * step_s / 3600)
     table = cost_table({"environment": {"device": "x"}, "sizes": {"concse_batch": 128, "ir_batch": 128},
                         "models": {"concse": {"num_hidden_layers": 12, "hidden_size": 768, "intermediate_size": 3072},
                                    "glue": {"num_hidden_layers": 24, "hidden_size": 1024, "intermediate_size": 4096}, "layers_cap": None},
                         "measurements": [{"key": "a", "status": "ok", "step_time_s": 768 * r}, {"key": "b", "status": "ok", "tokens_per_s": 1e6},
                                          {"key": "c", "status": "ok", "step_time_s": 0.05}, {"key": "d", "status": "ok", "sequences_per_s": 2e4}]})
     assert "| 03 | ConCSE vs SimCSE (Table 3) | 30 |" in table and "**all**" in table
+    assert "fixed cost per step: not measured (no (e) row)" in table
+
+
+def test_contrastivemix_groups_per_method():
+    from types import SimpleNamespace as S
+
+    from benchmarks.cost import ir_groups
+
+    assert ir_groups(S(method="mdpr", mix_query=False, mix_passage=False, passage_align=None)) == (1, 2)
+    assert ir_groups(S(method="naivemix", mix_query=True, mix_passage=True, passage_align=None)) == (1, 2)  # mixes in place
+    assert ir_groups(S(method="contrastivemix", mix_query=True, mix_passage=False, passage_align=None)) == (2, 2)
+    assert ir_groups(S(method="contrastivemix", mix_query=False, mix_passage=True, passage_align="positives")) == (1, 3)
+    assert ir_groups(S(method="contrastivemix", mix_query=True, mix_passage=True, passage_align="all")) == (2, 4)  # six groups
+
+
+def test_fixed_cost_per_step_from_the_calbert_row():
+    """(e) gives the fixed cost of a step per layer; (b)'s per-token rate is net of it; small-batch runs pay it per step."""
+    from benchmarks.cost import Rates, assumed_report, calbert_hours, _calbert_profile
+
+    report = assumed_report(0.4, 989.0, 20000.0)
+    free = Rates.from_report(report)
+    assert free.floor_s_per_layer == 0.0
+    floored = Rates.from_report(assumed_report(0.4, 989.0, 20000.0, floor_s_per_step=0.012))
+    assert floored.floor_s_per_layer == pytest.approx(0.001)  # 12 ms over XLM-R base's 12 layers
+    # a report with (b)'s step: the per-token rate is what is left of the step after 24 layers' floor
+    b = {"key": "b", "status": "ok", "tokens_per_s": 1000.0, "step_time_s": 0.1}  # 100 tokens a step
+    e = {"key": "e", "status": "ok", "step_time_s": 0.012, "extra": {"layers": 12}}
+    rep = dict(report, measurements=[m for m in report["measurements"] if m["key"] not in "be"] + [b, e])
+    r = Rates.from_report(rep)
+    assert r.glue_s_per_token == pytest.approx((0.1 - 24 * 0.001) / 100)
+    profile = _calbert_profile("paper", None)
+    c0, c1 = calbert_hours(profile, free), calbert_hours(profile, floored)
+    assert c0["steps"] == c1["steps"] and c1["finetune_steps_batch4"] > 7_000_000  # CalBERT: ~7.8 M steps at batch 4
+    # every step pays at least its floor (12 ms for a 12-layer backbone; DistilBERT and the scratch models have fewer layers)
+    assert c1["hours"] - c0["hours"] > 0.5 * c1["steps"] * 0.012 / 3600
+
+
+def test_counted_steps_follow_each_notebooks_plan():
+    """The cost model's optimiser steps per notebook equal those of its plan's runs: epochs × batches of the training rows.
+
+    Counted here from the plans directly (each run's batch size and epochs, the papers' training rows), so a change of
+    a plan, a batch size or an epoch count that the cost model missed fails this test.
+    """
+    import math
+
+    from benchmarks.cost import RETRIEVAL_SIZES, SIZES_0607, _calbert_profile, _calbert_split_sizes, _table1, assumed_report, notebook_costs
+    from codeswitch import alignment as A
+    from codeswitch import calbert as C
+    from codeswitch import concse as CC
+    from codeswitch.contrastivemix import experiment as X
+    from codeswitch.contrastivemix.config import TrainRun, load as cm_load
+    from codeswitch.core.profiles import load_profile, seeds_for
+    from codeswitch.glue import config as GC
+    from codeswitch.glue.train import training_runs
+
+    paper = load_profile("paper")
+    _, rows = notebook_costs(assumed_report(0.4, 989.0, 20000.0))
+    steps = {r["notebook"]: r["steps"] for r in rows}
+
+    def per_epoch(rows_, batch):
+        return math.ceil(rows_ / batch)
+
+    nli = _table1("NLI/NLI", "Train")
+    t3 = {s.key_hash(): s for s in CC.plan(paper, ["table3"])}
+    abl = [s for h, s in {s.key_hash(): s for s in CC.plan(paper, CC.ABLATIONS)}.items() if h not in t3]
+    assert steps["03"] == sum(s.num_train_epochs * per_epoch(nli, s.batch_size) for s in t3.values())
+    assert steps["04"] == sum(s.num_train_epochs * per_epoch(nli, s.batch_size) for s in abl)
+
+    g = GC.load(paper)
+    assert steps["02"] == sum(g.num_train_epochs * per_epoch(_table1(f"GLUE/{G}", "Train"), bb.batch_size)
+                              for t, G in {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qnli": "QNLI",
+                                           "rte": "RTE"}.items() if t in g.tasks
+                              for bb in g.backbones for _ in seeds_for(paper, g.seeds) for _ in training_runs(g.scenarios))
+
+    c = cm_load(paper)
+    models = [s for s in X.plan(paper) if isinstance(s, TrainRun)]
+    assert steps["05"] == len(models) * c.num_train_epochs * ((c.train_max_queries or RETRIEVAL_SIZES["nq_train_queries"]) // c.batch_size)
+
+    aligns, fine, _ = (st.specs for st in A.stages(paper))
+    assert steps["06"] == (sum(a.num_train_epochs * per_epoch(a.train_size, a.batch_size) for a in aligns if a.data == "parallel")
+                           + sum(f.num_train_epochs * per_epoch(SIZES_0607["gluecos"][f.task][0], f.batch_size) for f in fine))
+
+    pre, cfine = (st.specs for st in C.stages(_calbert_profile("paper", None)))
+    want = sum(math.ceil(p.num_train_epochs * per_epoch(round(p.max_pairs * (p.sample_fraction or 1.0)), p.batch_size)) for p in pre)
+    want += sum(math.ceil(f.num_train_epochs * per_epoch(_calbert_split_sizes(f.task)[0], f.batch_size)) for f in cfine)
+    assert steps["07"] == want
+    assert steps["01"] == 0  # translation only: no training
 
 
 def test_cost_table_takes_profile_overrides():

@@ -45,10 +45,15 @@ def test_committed_tables_are_up_to_date(capsys):
 def test_cost_block_numbers_are_the_cost_model():
     m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=None, smoke=None)
     text = R.cost_block(m)
-    rows = notebook_costs(assumed_report(0.4, 989.0, 20_000.0))[1]
+    at_targets = assumed_report(0.4, 989.0, 20_000.0, floor_s_per_step=0.004)  # 40 % MFU, 20k passages/s, (e) in 4 ms
+    rows = notebook_costs(at_targets)[1]
     total = sum(r["hours"] for r in rows)
-    assert f"| **all** | {sum(r['runs'] for r in rows)} | **{total:.1f}** |" in text
-    reduced = notebook_costs(assumed_report(0.4, 989.0, 20_000.0), overrides=REDUCED)[1]
+    physical = notebook_costs(assumed_report(1.0, 989.0, None))[1]  # 100 % MFU, no fixed cost per step
+    phys = sum(r["hours"] for r in physical)
+    assert 25 < phys < 40 and phys < total  # the "about 31 GPU-hours" for the full grid's model FLOPs
+    assert (f"| **all** | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{phys:.1f}** | "
+            in text) and f"| **{total:.1f}** |" in text
+    reduced = notebook_costs(at_targets, overrides=REDUCED)[1]
     assert f"**{sum(r['hours'] for r in reduced):.1f}** ({sum(r['runs'] for r in reduced)} runs)" in text
     assert "| **–** | **–** |" in text and "not yet" in text  # nothing measured: said, not invented
 

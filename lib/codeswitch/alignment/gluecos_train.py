@@ -39,7 +39,7 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
-from ..core.utils import set_seed
+from ..core.utils import adamw_kind, set_seed
 
 __all__ = ["TaskModel", "finetune", "load_tokenizer"]
 
@@ -271,7 +271,7 @@ def finetune(
         {"params": [p for n, p in named if not any(nd in n for nd in no_decay)], "weight_decay": args.weight_decay},
         {"params": [p for n, p in named if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
     ]
-    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-8, foreach=True)
+    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-8, **adamw_kind(device))  # fused on CUDA, foreach on CPU
     steps_per_epoch = max(1, -(-len(train_feats) // args.batch_size))
     total = steps_per_epoch * args.num_train_epochs
     scheduler = get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)

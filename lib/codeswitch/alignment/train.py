@@ -44,6 +44,7 @@ from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
+from ..core.utils import adamw_kind
 
 __all__ = [
     "MODES",
@@ -231,7 +232,8 @@ def train_alignment(
     if aligner.frozen is not None:
         aligner.frozen.to(device)
     params = [p for p in aligner.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay, foreach=True)
+    optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay,
+                                  **adamw_kind(device))  # fused on CUDA, foreach on CPU
     generator = torch.Generator().manual_seed(args.seed)
     amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]  # the spec's resolved precision
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731

@@ -299,11 +299,13 @@ def finetune_classifier(
     device: str = "cpu",
     labels: Sequence[str] = LABELS,
     desc: str = "finetune",
+    callbacks: Sequence = (),
 ) -> dict:
     """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
-    ``validation`` and, when its labels are known, ``test``.
+    ``validation`` and, when its labels are known, ``test``.  ``callbacks``: more
+    ``TrainerCallback``s (the benchmark's step clock, row (e)).
     """
     from datasets import Dataset
     from transformers import (
@@ -351,7 +353,7 @@ def finetune_classifier(
                 train_dataset=encode(splits["train"]),
                 data_collator=DataCollatorWithPadding(tokenizer),
                 processing_class=tokenizer,
-                callbacks=[_epoch_printer(desc, spec.num_train_epochs)],
+                callbacks=[_epoch_printer(desc, spec.num_train_epochs), *callbacks],
             )
             trainer.train()
             results = {}

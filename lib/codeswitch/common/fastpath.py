@@ -2,6 +2,9 @@
 
 * :func:`length_buckets` / :func:`bucket_features` / :func:`embed_length_buckets`:
   one training step cut into length buckets where that saves padding (ConCSE).
+* :func:`token_budgets` / :func:`pack_features` / :func:`embed_packed`: one training
+  step packed without padding into ``R × width`` tokens, ``R`` from at most four
+  budgets, block-diagonal attention, per-sentence positions (issue 24).
 * :func:`uses_sdpa` / :func:`sdpa_ready`: padding masks decided on the host, so
   transformers never synchronises with the device to inspect them.
 * :func:`prefetched`: the next items computed in background threads.
@@ -28,6 +31,7 @@ from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
+    "PACK_WIDTH", "token_budgets", "first_fit", "pack_features", "embed_packed",
     "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
 ]
 
@@ -135,6 +139,135 @@ def embed_length_buckets(model: nn.Module, buckets: Sequence[dict[str, Any]], n_
     if ordered.shape[0] % n_columns:
         raise ValueError(f"embed_length_buckets: {ordered.shape[0]} rows do not split into {n_columns} columns")
     return list(ordered.view(n_columns, -1, ordered.shape[-1]).unbind(0))  # n_columns × (B, H)
+
+
+# --------------------------------------------------------------------------- packing: one fixed-shape forward per step
+PACK_WIDTH = 256  # tokens per packed row (≥ every sequence: ConCSE's max_length is 64)
+
+
+def token_budgets(tokens_per_step: Sequence[int] | np.ndarray, *, sentences: int, max_length: int, width: int = PACK_WIDTH,
+                  n: int = 4) -> tuple[int, ...]:
+    """At most ``n`` packed-row counts for a trainer whose steps hold ``sentences`` sentences of ≤ ``max_length``
+    tokens: each step is packed into rows of ``width`` tokens, its row count rounded up to the smallest budget.
+
+    The first ``n - 1`` budgets are quantiles (``k/n``) of the rows a sample of steps
+    needs (``ceil(tokens / width)`` plus one row of slack for what first-fit leaves
+    empty), so each covers a share of the steps; the last is the worst case,
+    ``ceil(sentences / (width // max_length))`` rows (every row holds at least
+    ``width // max_length`` sentences), so every step fits.  The trainer's input shapes
+    are then at most ``n`` per epoch, whatever the lengths: what a compiled step or
+    a CUDA graph needs (issue 24).
+    """
+    if width < max_length:
+        raise ValueError(f"token_budgets: rows of {width} tokens cannot hold sentences of {max_length}")
+    worst = -(-sentences // (width // max_length))
+    rows = np.ceil(np.asarray(tokens_per_step, dtype=np.float64) / width).astype(int) + 1
+    if rows.size == 0:
+        raise ValueError("token_budgets: no steps")
+    qs = [min(worst, int(np.ceil(np.quantile(rows, k / n)))) for k in range(1, n)]
+    return tuple(sorted(set(qs) | {worst}))
+
+
+def first_fit(lengths: Sequence[int], width: int) -> tuple[list[tuple[int, int]], int]:
+    """First-fit-decreasing of sentences of these ``lengths`` into rows of ``width`` tokens: each sentence's
+    ``(row, offset)`` and the number of rows used."""
+    free: list[int] = []  # tokens left per row
+    place = [(0, 0)] * len(lengths)
+    for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):  # longest first
+        n = lengths[i]
+        if n > width:
+            raise ValueError(f"first_fit: a sentence of {n} tokens does not fit a row of {width}")
+        row = next((r for r, f in enumerate(free) if f >= n), None)
+        if row is None:
+            free.append(width)
+            row = len(free) - 1
+        place[i] = (row, width - free[row])
+        free[row] -= n
+    return place, len(free)
+
+
+def pack_features(features_list: Sequence[dict[str, Any]], budgets: Sequence[int], width: int = PACK_WIDTH) -> dict[str, Any]:
+    """Pack a step's tokenised columns into one fixed-shape batch of ``R × width`` tokens, ``R`` from ``budgets``.
+
+    The ``N = k·B`` sentences (column-major, as :func:`bucket_features` orders them)
+    are placed by first-fit-decreasing into rows of ``width`` tokens, without their
+    padding; the row count is rounded up to the smallest budget that holds it (the
+    rest is padding, which attends only to itself).  Returns
+
+    * ``input_ids``, ``token_type_ids`` (if present): (R, width);
+    * ``position_ids``: (R, width), each sentence counting from 0, as if alone;
+    * ``attention_mask``: (R, 1, width, width) boolean, True where query and key
+      are in the same sentence — block-diagonal, so no sentence sees another (the
+      form SDPA reads; transformers passes a 4-D mask through as it is);
+    * ``starts``: (N,) flat index ``row · width + offset`` of each sentence's first
+      token, in the column-major order (its presence marks a packed batch).
+
+    The same sentences, the same attention per sentence: the embeddings equal the
+    padded forward's (up to float summation order), and which sentences meet in the
+    loss is unchanged.  Host work (the DataLoader workers), no device involved.
+    """
+    from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+
+    merged = merge_feature_batches(list(features_list)) if len(features_list) > 1 else dict(features_list[0])
+    if merged is None:
+        raise ValueError("pack_features: the columns cannot be merged (different tokenisers or feature sets)")
+    mask = merged["attention_mask"]  # (N, L), right-padded
+    N, L = mask.shape
+    lengths = mask.sum(dim=1).tolist()  # host tensors: no device involved
+    place, used = first_fit(lengths, width)  # (row, offset) per sentence
+    R = next((b for b in sorted(budgets) if b >= used), None)
+    if R is None:
+        raise ValueError(f"pack_features: the step needs {used} rows of {width} tokens, more than the largest budget "
+                         f"{max(budgets)}")
+    pad_id = 0
+    ids = torch.full((R, width), pad_id, dtype=merged["input_ids"].dtype)
+    types = torch.zeros((R, width), dtype=torch.long)
+    positions = torch.zeros((R, width), dtype=torch.long)
+    seq = torch.full((R, width), -1, dtype=torch.long)  # which sentence holds each slot (-1: padding)
+    starts = torch.empty(N, dtype=torch.long)
+    for i, ((row, off), n) in enumerate(zip(place, lengths)):
+        ids[row, off : off + n] = merged["input_ids"][i, :n]
+        if "token_type_ids" in merged:
+            types[row, off : off + n] = merged["token_type_ids"][i, :n]
+        positions[row, off : off + n] = torch.arange(n)
+        seq[row, off : off + n] = i
+        starts[i] = row * width + off
+    pad = seq < 0
+    seq[pad] = -2 - torch.arange(int(pad.sum()))  # each padding slot a sentence of its own: attends to itself only
+    out = {
+        "input_ids": ids,
+        "position_ids": positions,
+        "attention_mask": (seq[:, :, None] == seq[:, None, :])[:, None],  # (R, 1, width, width)
+        "starts": starts,
+    }
+    if "token_type_ids" in merged:
+        out["token_type_ids"] = types
+    return out
+
+
+def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) -> list[Tensor]:
+    """The column embeddings of a :func:`pack_features` batch: one forward of the backbone over all rows, the first
+    token of each sentence, then the encoder's modules after its pooling (ConCSE's dense + tanh).
+
+    ``model``: a sentence-transformers model ``Transformer → Pooling("cls") → …``
+    (:func:`codeswitch.concse.train.build_encoder`).  Returns ``n_columns`` × (B, H).
+    """
+    transformer, pooling, *rest = list(model)
+    if getattr(pooling, "pooling_mode", None) not in (None, "cls") and not getattr(pooling, "pooling_mode_cls_token", True):
+        raise ValueError("embed_packed: the encoder must pool the first token")
+    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
+    embeddings = transformer.auto_model.embeddings
+    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
+    hidden = transformer.auto_model(**inputs).last_hidden_state  # (R, W, H)
+    first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
+    features = {"sentence_embedding": first}
+    for module in rest:
+        features = module(features)
+    emb = features["sentence_embedding"]  # (N, H), column-major
+    if emb.shape[0] % n_columns:
+        raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
+    return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
 
 
 def uses_sdpa(model: nn.Module) -> bool:

@@ -69,7 +69,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..common.fastpath import embed_length_buckets
+from ..common.fastpath import embed_length_buckets, embed_packed
 
 __all__ = [
     "TERMS",
@@ -308,7 +308,9 @@ class ConCSELoss(nn.Module):
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
         features = list(sentence_features)
-        if features and "rows" in features[0]:  # length buckets from the trainer's collator
+        if features and "starts" in features[0]:  # one packed, fixed-shape forward (fastpath.pack_features)
+            embeddings = embed_packed(self.model, features[0], n_columns=len(CONCSE_COLUMNS))  # 6 × (B, H)
+        elif features and "rows" in features[0]:  # length buckets from the trainer's collator
             embeddings = embed_length_buckets(self.model, features, n_columns=len(CONCSE_COLUMNS))  # 6 × (B, H)
         else:
             from sentence_transformers.base.losses.merged_forward import embed_columns

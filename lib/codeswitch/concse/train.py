@@ -43,7 +43,7 @@ import torch
 from ..common.sts import spearman_x100, sts_evaluator
 from .config import ConCSERun
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
-from ..common.fastpath import DEFAULT_BUCKET_COST, bucket_features
+from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features
 from ..core.progress import progress
 from ..core.training import BestEpoch, quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers
@@ -125,18 +125,27 @@ class LengthBucketCollator(_collator_base()):
     The output holds ``bucket<k>_input_ids``, ``bucket<k>_attention_mask``, … and
     ``bucket<k>_rows`` (see :func:`~codeswitch.common.fastpath.bucket_features`), which
     the trainer hands to :class:`~codeswitch.concse.loss.ConCSELoss` as one feature
-    dict per bucket.
+    dict per bucket.  With ``budgets`` (row counts, :func:`~codeswitch.common.fastpath.token_budgets`)
+    the step is instead one packed, fixed-shape batch ``packed_*``
+    (:func:`~codeswitch.common.fastpath.pack_features`): one forward, at most
+    ``len(budgets)`` input shapes per epoch.  The trainer does not turn it on yet
+    (no profile setting; issue 24).
     """
 
-    def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, **kwargs):
+    def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, *, budgets: tuple[int, ...] | None = None,
+                 pack_width: int = PACK_WIDTH, **kwargs):
         super().__init__(preprocess_fn=preprocess_fn, **kwargs)
         self.bucket_cost = bucket_cost
+        self.budgets, self.pack_width = budgets, pack_width  # budgets: one packed forward instead of buckets (issue 24)
 
     def __call__(self, features: list[dict]) -> dict:
         batch = super().__call__(features)
         columns = [c for c in features[0] if f"{c}_input_ids" in batch]
         per_column = [{k[len(c) + 1 :]: v for k, v in batch.items() if k.startswith(f"{c}_")} for c in columns]
         out = {k: v for k, v in batch.items() if not any(k.startswith(f"{c}_") for c in columns)}  # labels, if any
+        if self.budgets:  # one fixed-shape forward: R × pack_width tokens, R from the budgets
+            out.update({f"packed_{k}": v for k, v in pack_features(per_column, self.budgets, self.pack_width).items()})
+            return out
         for i, bucket in enumerate(bucket_features(per_column, self.bucket_cost)):
             out.update({f"bucket{i}_{k}": v for k, v in bucket.items()})
         return out

@@ -84,7 +84,7 @@ from .loss import contrastivemix_loss, ir_loss
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
-from ..core.utils import loader_workers, quiet_transformers
+from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder, tokenize
 from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
 
@@ -240,7 +240,7 @@ def train_dual_encoder(
     cuda = accelerator.device.type == "cuda"
     # Fused AdamW on the GPU (one kernel for all parameters), the multi-tensor one elsewhere.
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
-                                  **({"fused": True} if cuda else {"foreach": True}))
+                                  **adamw_kind(accelerator.device))
     total = n_batches * spec.num_train_epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).

@@ -12,7 +12,8 @@ def set_seed(seed: int, *, deterministic: bool = True) -> None:
     """Seed Python, NumPy and torch (all devices) before a model is built.
 
     ``deterministic`` asks torch for deterministic kernels where they exist (with
-    ``warn_only`` so an op without one does not crash a GPU run).
+    ``warn_only`` so an op without one does not crash a GPU run), without the NaN
+    fill of new memory that mode adds (:func:`deterministic_mode`).
     """
     import numpy as np
     import torch
@@ -24,7 +25,40 @@ def set_seed(seed: int, *, deterministic: bool = True) -> None:
         torch.cuda.manual_seed_all(seed)
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        deterministic_mode(True)
+
+
+def deterministic_mode(on: bool, *, fill_uninitialized_memory: bool = False) -> None:
+    """torch's deterministic-algorithm mode (``warn_only``), without its NaN fill of new memory by default.
+
+    ``torch.use_deterministic_algorithms(True)`` also turns on
+    ``torch.utils.deterministic.fill_uninitialized_memory``: every ``torch.empty``
+    (and every output a kernel allocates) is first filled with NaN, so that a
+    kernel reading memory it never wrote shows up.  That is a debugging aid, not
+    part of determinism — no op the trainers run reads unwritten memory, so the
+    results are the same bit for bit (the smoke determinism test checks it) — and
+    it costs thousands of fill kernels per step (3,040 per ConCSE step on an H100,
+    ``docs/bench/gpu/profiles``).  ``tests/test_perf_guards.py`` checks that a
+    step runs no more ``aten::fill_`` than without the mode.
+    """
+    import torch
+
+    torch.use_deterministic_algorithms(on, warn_only=True)
+    if on:
+        torch.utils.deterministic.fill_uninitialized_memory = fill_uninitialized_memory
+
+
+def adamw_kind(device) -> dict:
+    """The keyword that picks torch AdamW's implementation for ``device``: fused on CUDA, multi-tensor elsewhere.
+
+    The fused kernel updates every parameter in a few launches (and takes fp16's
+    inf check on the device).  On CPU torch 2.13 has it too, but its rounding
+    differs from the multi-tensor update by an ulp, so CPU runs (smoke, CI) keep
+    ``foreach`` and their results.
+    """
+    import torch
+
+    return {"fused": True} if torch.device(device).type == "cuda" else {"foreach": True}
 
 
 @contextmanager
