@@ -20,7 +20,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)
     awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
-    exit 0 ;;
+    echo
+    source scripts/env.sh
+    exec python -m codeswitch.core.pipeline --help ;;  # every option, from the one parser
 esac
 source scripts/env.sh
 exec python -m codeswitch.core.pipeline "$@"
