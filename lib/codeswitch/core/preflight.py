@@ -327,5 +327,7 @@ def prepare(
     out = atomic_write_text(dest / "profile.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     for r in unresolved:
         log(f"prepare: not downloadable, fetch by hand: {r.setting} = {r.ref} ({r.note or 'a local folder'})")
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file() and not f.is_symlink())
+    log(f"prepare: {dest} holds {size / 1e9:,.2f} GB (the whole download)")
     log(f"prepare: wrote {out}; run ./reproduce.sh --profile {out} --check")
     return out
