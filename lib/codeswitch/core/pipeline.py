@@ -180,6 +180,7 @@ def run_notebook(
             progress_bar=False,
             request_save_on_cell_execute=True,
             extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" warning
+            kernel_manager_class=_kernel_manager_class(),  # no SIGINT at shutdown ("KeyboardInterrupt caught in kernel")
         )
     except PapermillExecutionError as exc:
         os.replace(running, final)
@@ -197,6 +198,24 @@ def run_notebook(
             progress_file.unlink(missing_ok=True)
     os.replace(running, final)
     return final
+
+
+def _kernel_manager_class():
+    """jupyter_client's kernel manager, except that shutting a kernel down sends no interrupt first.
+
+    ``shutdown_kernel`` sends SIGINT before its shutdown request; a kernel still finishing its last message (07, with
+    its many tables) logged ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel`` on the terminal of a clean run.
+    The shutdown request (then SIGTERM, SIGKILL after ``shutdown_wait_time``) ends the kernel as before.
+    """
+    from jupyter_client import AsyncKernelManager
+
+    class HeadlessKernelManager(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+    return HeadlessKernelManager
 
 
 def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None) -> Path:
