@@ -209,3 +209,28 @@ def test_every_command_is_covered():
                 or "scripts/device_bench.sh" in words:  # a GPU machine's measurement script
             continue
         pytest.fail(f"README/docs command not covered by this test: {line}")
+
+
+# --------------------------------------------------------------------------- the README for newcomers
+def test_readme_is_short_before_its_details_and_links_resolve():
+    """At most 150 lines before the first link into docs/ (the details), and every relative link of the README and
+    of docs/*.md points at a file that exists (and at a heading that exists, for #anchors)."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines, 1) if re.search(r"\]\(docs/", line))
+    assert first <= 150, f"the first details link is on line {first}"
+    assert "source scripts/env.sh" in "\n".join(lines[:first + 30])
+
+    def anchors(path):
+        heads = re.findall(r"^#+ (.*)$", path.read_text(encoding="utf-8"), re.M)
+        return {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in heads}
+
+    for md in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = re.sub(r"```.*?```", "", md.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (md.parent / file).resolve() if file else md
+            assert dest.exists(), f"{md.relative_to(REPO)}: link to {target} (no {dest})"
+            if anchor and dest.suffix == ".md":
+                assert anchor in anchors(dest), f"{md.relative_to(REPO)}: no heading #{anchor} in {dest.name}"
