@@ -276,7 +276,7 @@ def smoke_block(m: Measurements) -> str:
     return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} (creating `.venv/` included) and `./test.sh` "
             f"{_mmss(s['test_s'])} ({s['tests_passed']} passed, {s['tests_skipped']} skipped), in a fresh clone of "
             f"{s['commit'][:7]} on {s['machine']} (`docs/bench/smoke.json`, timed by `scripts/time_fresh_clone.sh`); "
-            "later runs reuse the run cache and take seconds per notebook.")
+            "later runs reuse the run cache (finished runs are not redone).")
 
 
 def _verdict(ok: bool | None) -> str:
