@@ -9,10 +9,12 @@
 #   ./reproduce.sh --executor local --workers 8          # runs in 8 worker processes (one GPU each), then the notebooks
 #   ./reproduce.sh --executor slurm --partition gpu      # runs as Slurm job arrays (submitit), then the notebooks
 #   ./reproduce.sh --profile paper --check         # what the profile needs, present or not (no network)
+#   ./reproduce.sh --profile paper --dry-run       # check profile, --set values and resources; run nothing (1: missing)
 #   ./reproduce.sh --profile paper --prepare DIR   # download it all into DIR; then --profile DIR/profile.yaml
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
-# figures/<profile>/ with INDEX.md (with --set: figures/<profile>+<hash of the overrides>/).
+# figures/<profile>/ with INDEX.md (with --set: figures/<profile>+<hash of the overrides>/, and the
+# executed notebooks beside them in runs/<profile>+<hash>/notebooks/).
 # Interrupt at any moment and run again: finished runs are cached under runs/<profile>/
 # and are not redone.
 set -euo pipefail
@@ -20,7 +22,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)
     awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
-    exit 0 ;;
+    echo
+    source scripts/env.sh
+    exec python -m codeswitch.core.pipeline --help ;;  # every option, from the one parser
 esac
 source scripts/env.sh
 exec python -m codeswitch.core.pipeline "$@"

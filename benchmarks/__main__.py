@@ -6,7 +6,7 @@ Sub-commands::
     python -m benchmarks lengths ...        regenerate the Koglish length histograms
     python -m benchmarks cost BENCH.json    estimated GPU-hours per notebook from measured rates
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
-    python -m benchmarks record [--from DIR]   write the recorded measurements into README.md and docs/performance.md
+    python -m benchmarks record [--from DIR]   write the recorded measurements into docs/cost.md, docs/performance.md, README.md
     python -m benchmarks ab --compare NAME ... two settings of each hot path interleaved A/B/A/B (×5) in one process
 """
 

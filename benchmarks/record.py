@@ -1,9 +1,10 @@
-"""Write the measured performance tables into the README and ``docs/performance.md``.
+"""Write the measured performance tables into ``docs/cost.md``, ``docs/performance.md`` and the README's summary.
 
 ``python -m benchmarks record [--from DIR] [--check]``
 
-The numbers of the README's cost and targets tables, and of the results section of
-``docs/performance.md``, are never typed by hand: they are generated from the
+The numbers of the cost, money and cluster tables (``docs/cost.md``), of the results and
+targets sections of ``docs/performance.md`` and of the README's one-paragraph summary are
+never typed by hand: they are generated from the
 measurement files kept under ``docs/bench/`` and from the cost model
 (:mod:`benchmarks.cost`) applied to the paper profile as it is now.
 
@@ -45,6 +46,9 @@ ROOT = project_root()
 DATA = ROOT / "docs" / "bench"
 README = ROOT / "README.md"
 DOCS = ROOT / "docs" / "performance.md"
+COST = ROOT / "docs" / "cost.md"
+#: which generated blocks each file holds
+BLOCKS = {README: ("smoke", "summary"), COST: ("cost", "money", "cluster"), DOCS: ("results", "cpu_memory", "targets")}
 
 # The issue's targets.
 TARGET_MFU = 0.40
@@ -57,6 +61,9 @@ TARGET_FLOOR_S = 0.004  # (e): a CalBERT step (XLM-R base) in ≤ 4 ms
 ASSUMED = {"mfu": TARGET_MFU, "peak_tflops": 989.0, "passages_per_s": TARGET_PASSAGES_PER_S, "floor_s_per_step": TARGET_FLOOR_S}
 # The physical limit: every model FLOP at the dense bf16 peak, no fixed cost per step, encoding at the same 100 %.
 PHYSICAL = {"mfu": 1.0, "peak_tflops": 989.0, "passages_per_s": None, "floor_s_per_step": 0.0}
+#: An assumption, not a quote: what one GPU-hour of an H100-class GPU is taken to cost (USD, on demand, cloud).
+#: Prices differ by provider, region and commitment; every money figure scales linearly with it.
+ASSUMED_USD_PER_GPU_HOUR = 3.00
 
 
 class RecordError(ValueError):
@@ -172,6 +179,13 @@ def _assumed(a: Mapping) -> dict:
     return assumed_report(a["mfu"], a["peak_tflops"], a["passages_per_s"], floor_s_per_step=a["floor_s_per_step"])
 
 
+def measured_command(m: Measurements, *extra: str) -> str:
+    """The ``python -m benchmarks cost`` command that gives the measured column, exactly (the end-to-end encoding
+    rate of ``docs/bench/gpu/memory.json`` written out as the float it is, so the command prints the same hours)."""
+    rate = f" --encode-rate {json.dumps(m.encode_rate)}" if m.encode_rate else ""
+    return " ".join(("python -m benchmarks cost docs/bench/gpu/bench.json" + rate, *extra))
+
+
 def _costs(m: Measurements) -> dict[str, list[dict] | None]:
     assumed, physical = _assumed(ASSUMED), _assumed(PHYSICAL)
     out: dict[str, list[dict] | None] = {
@@ -208,10 +222,7 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
         phys, phys_red = c["physical"][i]["hours"], c["physical_reduced"][i]["hours"]
         lines.append(f"| {names[row['notebook']]} | {row['runs']} | {row['steps']:,} | {_h(phys)} | {_h(phys_red)} "
                      f"| {_h(row['hours'])} | {_h(red['hours'])} ({red['runs']} runs) | {_h(meas)} | {_h(meas_red)} |")
-
-    def total(rows):
-        return None if rows is None else sum(r["hours"] for r in rows if not math.isnan(r["hours"]))
-
+    total = _total
     lines.append(f"| **all** | {sum(r['runs'] for r in c['targets'])} | {sum(r['steps'] for r in c['targets']):,} "
                  f"| **{_h(total(c['physical']))}** | **{_h(total(c['physical_reduced']))}** "
                  f"| **{_h(total(c['targets']))}** "
@@ -226,7 +237,7 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
         f"scaled per layer (`python -m benchmarks cost --assume-mfu {ASSUMED['mfu']} --floor-ms {ASSUMED['floor_s_per_step'] * 1e3:g}`). "
         + (f"*Measured*: the rates of `docs/bench/gpu/bench.json` ({m.gpu_name}, {m.gpu['environment'].get('date', '')})"
            + (", corpus encoding at the end-to-end rate of `docs/bench/gpu/memory.json`" if m.encode_rate else "")
-           + " (`python -m benchmarks cost docs/bench/gpu/bench.json`)."
+           + f" (`{measured_command(m)}`)."
            if measured else "*Measured*: not yet — no GPU run is recorded in `docs/bench/gpu/` (no GPU has been lent to this project so far).")
         + ("" if not measured or Rates.from_report(m.gpu).floor_s_per_layer is not None else
            " The recorded run has no (e) row: its measured column prices steps per token only, without their fixed cost"
@@ -236,6 +247,54 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
         " the fixed cost of each optimiser step."
     )
     return "\n".join(lines)
+
+
+def _total(rows: Sequence[dict] | None) -> float | None:
+    return None if rows is None else sum(r["hours"] for r in rows if not math.isnan(r["hours"]))
+
+
+def _usd(hours: float | None) -> str:
+    return "–" if hours is None else f"${hours * ASSUMED_USD_PER_GPU_HOUR:,.0f}"
+
+
+def money_block(m: Measurements, costs: Mapping | None = None) -> str:
+    """The GPU-hours of the cost table turned into money at the assumed price per GPU-hour (stated as an assumption)."""
+    c = costs or _costs(m)
+    measured = c["measured"] is not None
+    lines = [f"| grid | GPU-hours, at the targets | money, at the targets | GPU-hours, measured rates ({m.gpu_name if measured else 'GPU'}) "
+             "| money, measured rates |", "|---|---|---|---|---|"]
+    for name, t, meas in (("the paper profile", "targets", "measured"), (f"reduced grid, `{_reduced_flag()}`", "targets_reduced", "measured_reduced")):
+        lines.append(f"| {name} | {_h(_total(c[t]))} | {_usd(_total(c[t]))} | {_h(_total(c[meas]))} | {_usd(_total(c[meas]))} |")
+    lines += ["", f"*Assumed*: ${ASSUMED_USD_PER_GPU_HOUR:.2f} per GPU-hour (an assumption, not a quote: on-demand prices of an "
+              "H100-class cloud GPU differ by provider, region and commitment; every figure scales linearly with it; "
+              "`benchmarks.record.ASSUMED_USD_PER_GPU_HOUR`). GPU-hours only: storage, network and CPU time are not counted."]
+    return "\n".join(lines)
+
+
+def summary_block(m: Measurements, costs: Mapping | None = None) -> str:
+    """The README's few lines: what the paper profile costs in GPU-hours and money (details in docs/cost.md)."""
+    c = costs or _costs(m)
+    at, at_red = _total(c["targets"]), _total(c["targets_reduced"])
+    if c["measured"] is not None:
+        meas, meas_red = _total(c["measured"]), _total(c["measured_reduced"])
+        head = (f"**{meas:.1f} GPU-hours** from the rates measured on an {m.gpu_name} ({_usd(meas)} at an assumed "
+                f"${ASSUMED_USD_PER_GPU_HOUR:.2f} per GPU-hour), {meas_red:.1f} with the reduced grid ({_usd(meas_red)}); "
+                f"{at:.1f} at the performance targets. Estimated by `{measured_command(m)}`.")
+    else:
+        head = (f"**{at:.1f} GPU-hours** at the performance targets ({_usd(at)} at an assumed ${ASSUMED_USD_PER_GPU_HOUR:.2f} "
+                f"per GPU-hour), {at_red:.1f} with the reduced grid; no GPU run recorded yet.")
+    return "The paper profile, all seven notebooks: " + head
+
+
+def smoke_block(m: Measurements) -> str:
+    """How long the README's two commands took in a fresh clone (``docs/bench/smoke.json``)."""
+    s = m.smoke
+    if not s:
+        return "How long: not recorded yet (`scripts/time_fresh_clone.sh` times the two commands in a fresh clone)."
+    return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} (creating `.venv/` included) and `./test.sh` "
+            f"{_mmss(s['test_s'])} ({s['tests_passed']} passed, {s['tests_skipped']} skipped), in a fresh clone of "
+            f"{s['commit'][:7]} on {s['machine']} (`docs/bench/smoke.json`, timed by `scripts/time_fresh_clone.sh`); "
+            "later runs reuse the run cache (finished runs are not redone).")
 
 
 def _verdict(ok: bool | None) -> str:
@@ -377,7 +436,8 @@ def cluster_block(m: Measurements) -> str:
     notes = [f"{name}: {w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours, longest single run {w['longest'][1]:.2f} h "
              f"(`{w['longest'][0]}`), critical path {w['critical_path']:.2f} h" for name, w in cols]
     lines.append("; ".join(notes) + ". One run per GPU, list scheduling with the longest remaining path first "
-                 "(`python -m benchmarks cost --assume-mfu 0.4 --gpus 1,8,32`); 06 and 07 (alignment and pre-training before"
+                 "(`python -m benchmarks cost --assume-mfu 0.4 --gpus 1,8,32`"
+                 + (f"; measured: `{measured_command(m, '--gpus 1,8,32')}`" if m.gpu else "") + "); 06 and 07 (alignment and pre-training before"
                  " their fine-tunings) at (b)'s rate, upper bounds; 01's translation and 06's lexicon alignments left out"
                  + ("" if m.gpu else "; no measured column yet (no GPU run recorded)") + ".")
     return "\n".join(lines)
@@ -393,19 +453,16 @@ def replace_block(text: str, name: str, body: str, path: str) -> str:
 
 
 def render(m: Measurements, files: Mapping[Path, str] | None = None) -> dict[Path, str]:
-    """The new text of the README and docs/performance.md (``files``: their current text, read when not given)."""
-    files = dict(files or {p: p.read_text(encoding="utf-8") for p in (README, DOCS)})
+    """The new text of the files of :data:`BLOCKS` (``files``: their current text, read when not given)."""
+    files = dict(files or {p: p.read_text(encoding="utf-8") for p in BLOCKS})
     costs = _costs(m)
-    blocks = {
-        README: {"results": results_block(m), "cost": cost_block(m, costs), "targets": targets_block(m, costs),
-                 "cluster": cluster_block(m)},
-        DOCS: {"results": results_block(m), "cpu_memory": cpu_memory_block(m), "cost": cost_block(m, costs),
-               "targets": targets_block(m, costs)},
-    }
+    make = {"results": lambda: results_block(m), "cpu_memory": lambda: cpu_memory_block(m), "cost": lambda: cost_block(m, costs),
+            "targets": lambda: targets_block(m, costs), "cluster": lambda: cluster_block(m), "money": lambda: money_block(m, costs),
+            "summary": lambda: summary_block(m, costs), "smoke": lambda: smoke_block(m)}
     out = {}
     for path, text in files.items():
-        for name, body in blocks.get(path, {}).items():
-            text = replace_block(text, name, body, str(path))
+        for name in BLOCKS.get(path, ()):
+            text = replace_block(text, name, make[name](), str(path))
         out[path] = text
     return out
 

@@ -1,4 +1,4 @@
-"""Exit 0 when this Python has every pin of requirements.txt and imports codeswitch from this checkout.
+"""Exit 0 when this Python has every pin of requirements.txt (and requirements-nodeps.txt) and imports codeswitch from this checkout.
 
 Usage: python scripts/check_env.py [REPO_ROOT]   (prints what is missing or off)
 """
@@ -11,7 +11,7 @@ root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().paren
 problems = []
 if not ((3, 11) <= sys.version_info[:2] <= (3, 12)):
     problems.append(f"Python {sys.version.split()[0]} (need 3.11 or 3.12)")
-for line in (root / "requirements.txt").read_text().splitlines():
+for line in [l for f in ("requirements.txt", "requirements-nodeps.txt") for l in (root / f).read_text().splitlines()]:
     line = line.split("#")[0].strip()
     if not line or "==" not in line:
         continue

@@ -80,8 +80,10 @@ def strip(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    cmd, *args = sys.argv[1:]
-    if cmd == "build":
+    cmd, *args = sys.argv[1:] or [""]
+    if cmd in ("-h", "--help"):
+        print(__doc__)
+    elif cmd == "build":
         build(Path(args[0]), Path(args[1]))
     elif cmd == "dump":
         print(dump(Path(args[0])))

@@ -38,7 +38,7 @@ def blocks(text: str, name: str) -> str:
 
 
 def test_committed_tables_are_up_to_date(capsys):
-    """The README and docs/performance.md hold exactly what `record` makes of docs/bench/ and the paper profile."""
+    """The README, docs/cost.md and docs/performance.md hold exactly what `record` makes of docs/bench/ and the paper profile."""
     assert R.main(["--check"]) == 0, capsys.readouterr().out[-3000:]
 
 
@@ -107,20 +107,69 @@ def test_recorded_gpu_run_fills_the_tables(tmp_path):
     results = R.results_block(m)
     assert "NVIDIA H200" in results and "| (a) | fake |" in results and "| 1,000,000 | fake |" in results
 
-    # render() fills the blocks of both files and leaves the text around them alone
-    files = {R.README: "intro\n<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cost -->\nold\n<!-- /bench:cost -->\n"
-                       "middle\n<!-- bench:targets -->\n<!-- /bench:targets -->\n<!-- bench:cluster -->\n<!-- /bench:cluster -->\nend\n",
-             R.DOCS: "<!-- bench:results -->\n<!-- /bench:results -->\n<!-- bench:cpu_memory -->\n<!-- /bench:cpu_memory -->\n"
-                     "<!-- bench:cost -->\n<!-- /bench:cost -->\n"
-                     "<!-- bench:targets -->\n<!-- /bench:targets -->\n"}
+    # render() fills the blocks of every file and leaves the text around them alone
+    def skeleton(path, head="", tail=""):
+        return head + "".join(f"<!-- bench:{n} -->\n<!-- /bench:{n} -->\nmiddle\n" for n in R.BLOCKS[path]) + tail
+
+    files = {p: skeleton(p, "intro\n", "end\n") for p in R.BLOCKS}
     out = R.render(m, files)
-    assert out[R.README].startswith("intro\n") and "\nmiddle\n" in out[R.README] and out[R.README].endswith("end\n")
-    assert blocks(out[R.README], "cost").strip() == cost
-    assert blocks(out[R.README], "results").strip() == results  # the harness's table, with its GPU, in the README
-    assert blocks(out[R.DOCS], "results").strip() == results
+    for p in R.BLOCKS:
+        assert out[p].startswith("intro\n") and "\nmiddle\n" in out[p] and out[p].endswith("end\n")
+    assert blocks(out[R.COST], "cost").strip() == cost
+    assert blocks(out[R.DOCS], "results").strip() == results  # the harness's table, with its GPU
     assert R.render(m, out) == out  # idempotent
-    cluster = blocks(out[R.README], "cluster")
+    cluster = blocks(out[R.COST], "cluster")
     assert "wall-clock hours, measured rates (NVIDIA H200)" in cluster and "| 32 |" in cluster  # issue 16's N-GPU table
+    total = sum(r["hours"] for r in measured)
+    money = blocks(out[R.COST], "money")
+    assert f"| {total:.1f} | ${total * R.ASSUMED_USD_PER_GPU_HOUR:,.0f} |" in money and "an assumption" in money
+    summary = blocks(out[R.README], "summary")
+    assert f"**{total:.1f} GPU-hours**" in summary and "--encode-rate 18000.0" in summary
+
+
+def _all_hours(text: str) -> float:
+    """The **all** row's GPU-hours of what `python -m benchmarks cost` prints (after its runs and optimiser-steps columns)."""
+    import re
+
+    return float(re.search(r"^\| \*\*all\*\* \| \| \d+ \|(?: [\d,]+ \|)? \*\*([\d.]+)\*\*", text, re.M).group(1))
+
+
+def test_the_cost_commands_the_docs_print_give_the_totals_they_show(capsys):
+    """The README's and docs/cost.md's `python -m benchmarks cost …` commands, run as printed, print the totals the
+    generated tables show (they once showed 634.2 GPU-hours while the printed command gave 592.5)."""
+    import re
+    import shlex
+
+    from benchmarks import cost as C
+
+    readme = R.README.read_text(encoding="utf-8")
+    summary = blocks(readme, "summary")
+    cmd = re.search(r"`(python -m benchmarks cost [^`]*)`", summary).group(1)
+    shown = float(re.search(r"\*\*([\d.]+) GPU-hours\*\*", summary).group(1))
+    assert C.main(shlex.split(cmd)[4:]) in (0, None)
+    assert _all_hours(capsys.readouterr().out) == shown
+    cost = blocks(R.COST.read_text(encoding="utf-8"), "cost")
+    all_row = next(ln for ln in cost.splitlines() if ln.startswith("| **all** |"))
+    assert f"**{shown:.1f}**" in all_row  # the table in docs/cost.md: the same measured total
+    for cmd in set(re.findall(r"`(python -m benchmarks cost docs/bench/gpu/bench\.json[^`]*)`", cost)):
+        assert C.main(shlex.split(cmd)[4:]) in (0, None)
+        assert _all_hours(capsys.readouterr().out) == shown, cmd
+    # the bold totals of the **all** row: physical limit, its reduced grid, at the targets, its reduced grid, measured, ...
+    bold = [float(x) for x in re.findall(r"\*\*([\d.]+)\*\*", all_row)]
+    physical, at_targets = bold[0], bold[2]
+    for pattern, total in ((r"`(python -m benchmarks cost --assume-mfu 1 [^`]*)`", physical),
+                           (r"`(python -m benchmarks cost --assume-mfu 0[^`]*)`", at_targets)):
+        cmd = re.search(pattern, cost).group(1)
+        assert C.main(shlex.split(cmd)[4:]) in (0, None)
+        assert _all_hours(capsys.readouterr().out) == total, cmd
+
+
+def test_smoke_timing_in_the_readme():
+    m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=None,
+                       smoke={"commit": "abcdef0123", "machine": "2 CPU cores", "reproduce_s": 230, "test_s": 700,
+                              "tests_passed": 300, "tests_skipped": 13})
+    assert "`./reproduce.sh` took 3 min 50 s" in R.smoke_block(m) and "`./test.sh` 11 min 40 s" in R.smoke_block(m)
+    assert "not recorded" in R.smoke_block(R.Measurements(None, None, None, None))
 
 
 def test_a_new_run_without_memory_drops_the_old_memory_file(tmp_path):

@@ -25,7 +25,7 @@ RUNTIME = {
     "koreanize-matplotlib": "its font file, found with importlib.util.find_spec",
     "papermill": "reproduce.sh", "nbformat": "reproduce.sh", "nbclient": "reproduce.sh", "ipykernel": "the notebooks' kernel",
 }
-DEV_ONLY = {"pytest", "markdown-it-py", "jupyterlab", "ipywidgets", "benepar"}  # tests, ./lab.sh, an extra
+DEV_ONLY = {"pytest", "markdown-it-py", "jupyterlab", "ipywidgets", "nbstripout", "benepar", "torch-struct"}  # tests, ./lab.sh, an extra
 
 
 def norm(name: str) -> str:
@@ -80,8 +80,46 @@ def test_pyproject_declares_every_distribution_the_library_and_notebooks_import(
     assert not lacking, f"pyproject.toml lacks run-time dependencies: {lacking}"
 
 
+def _pins(name: str = "requirements.txt") -> list[str]:
+    return [norm(l.split("==")[0]) for l in (REPO / name).read_text().splitlines() if "==" in l.split("#")[0]]
+
+
+def test_installing_the_pins_asks_for_no_extra_that_does_not_exist():
+    """pip warned "transformers 5.23.0 does not provide the extra 'tokenizers'" on every first install: benepar asks for
+    it. Every distribution installed from requirements.txt (with --no-deps: requirements-nodeps.txt, not resolved)
+    asks only for extras its dependencies provide."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    resolved = set(_pins())
+    assert "benepar" not in resolved and "benepar" in _pins("requirements-nodeps.txt")
+    seen, todo, bad = set(), list(resolved), []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            try:
+                dep = metadata.distribution(req.name)
+            except metadata.PackageNotFoundError:
+                continue
+            provided = {norm(e) for e in dep.metadata.get_all("Provides-Extra") or []}
+            bad += [f"{name} asks for {req.name}[{e}]" for e in req.extras if norm(e) not in provided]
+            todo.append(norm(req.name))
+    assert not bad, bad
+
+
 def test_every_pin_is_declared_or_a_dev_tool():
     base, extras = declared()
-    pins = [norm(l.split("==")[0]) for l in (REPO / "requirements.txt").read_text().splitlines() if "==" in l.split("#")[0]]
+    pins = _pins() + _pins("requirements-nodeps.txt")
     stray = [p for p in pins if p not in base and p not in extras and p not in {norm(d) for d in DEV_ONLY}]
     assert not stray, f"pinned in requirements.txt but neither a dependency nor a dev tool in pyproject: {stray}"

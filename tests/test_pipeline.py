@@ -47,7 +47,9 @@ def test_run_notebook_writes_executed_copy_and_index(tmp_path):
     out = tmp_path / "out"
     spec = pipeline.NOTEBOOKS[0]
     executed = pipeline.run_notebook(spec, "smoke", output_root=out, root=root, overrides={"seeds": [7]}, log_output=False)
-    assert executed == out / "runs" / "smoke" / "notebooks" / spec.file
+    # the executed copy of a run with overrides lies beside its results, never over the profile's own copy
+    assert executed == out / "runs" / figures_folder("smoke", {"seeds": [7]}) / "notebooks" / spec.file
+    assert not (out / "runs" / "smoke" / "notebooks").exists()
     nb = nbformat.read(executed, as_version=4)
     assert "seeds (7,)" in "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     # a run with overrides writes into a folder of its own, never the profile's
@@ -58,7 +60,11 @@ def test_run_notebook_writes_executed_copy_and_index(tmp_path):
     assert index == folder / "INDEX.md"
     text = index.read_text()
     assert "`concse_table1`" in text and f"`{spec.stem}`" in text and "git commit" in text and r"seeds=\[7\]" in text
-    assert not list((out / "runs" / "smoke" / "notebooks").glob("*.running.ipynb"))
+    assert f"(../../runs/{folder.name}/notebooks/)" in text  # INDEX.md links the executed copies of this run
+    assert (index.parent / f"../../runs/{folder.name}/notebooks" / spec.file).resolve() == executed.resolve()
+    assert not list(executed.parent.glob("*.running.ipynb"))
+    # without overrides: runs/<profile>/notebooks/
+    assert pipeline.run_notebook(spec, "smoke", output_root=out, root=root, log_output=False) == out / "runs" / "smoke" / "notebooks" / spec.file
 
 
 def test_failing_notebook_names_the_cell_and_keeps_the_copy(tmp_path):
@@ -69,6 +75,17 @@ def test_failing_notebook_names_the_cell_and_keeps_the_copy(tmp_path):
     assert err.cell == 3 and "boom in the third cell" in str(err) and pipeline.NOTEBOOKS[0].file in str(err)
     nb = nbformat.read(err.executed, as_version=4)
     assert any(o.get("ename") == "ValueError" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_reproduce_help_lists_every_option():
+    r = subprocess.run(["./reproduce.sh", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    parser_opts = set()
+    for action in pipeline.parser()._actions:
+        parser_opts.update(o for o in action.option_strings if o.startswith("--"))
+    assert {"--dry-run", "--account", "--check", "--prepare", "--executor", "--workers", "--partition", "--set", "--only"} <= parser_opts
+    for opt in parser_opts:
+        assert opt in r.stdout, f"./reproduce.sh --help does not mention {opt}"
 
 
 def test_cli_list_and_unknown_notebook(capsys):

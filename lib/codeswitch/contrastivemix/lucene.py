@@ -78,6 +78,10 @@ def start_jvm(heap: str | None = None) -> None:
     # Anserini logs every index it opens at INFO; keep warnings and errors only.
     level = jnius.autoclass("org.apache.logging.log4j.Level")
     jnius.autoclass("org.apache.logging.log4j.core.config.Configurator").setRootLevel(level.WARN)
+    # ... and Lucene, through java.util.logging, says "INFO: Using MemorySegmentIndexInput with Java 21" on stderr when it
+    # first maps an index: the root logger (held by the LogManager, so the level sticks) at WARNING too.
+    jul = jnius.autoclass("java.util.logging.Logger").getLogger("")
+    jul.setLevel(jnius.autoclass("java.util.logging.Level").WARNING)
 
 
 def _check_analyzer(language: str, stemming: bool, stopwords: bool) -> None:

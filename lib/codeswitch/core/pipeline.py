@@ -3,7 +3,8 @@
 ``python -m codeswitch.core.pipeline --profile smoke [--only 01,03] [--list]``
 
 * Executed notebooks go to ``runs/<profile>/notebooks/<name>.ipynb`` (written as
-  ``<name>.running.ipynb`` while they run, renamed when they end).
+  ``<name>.running.ipynb`` while they run, renamed when they end); a run with overrides
+  keeps its own beside its tables, in ``runs/<profile>+<hash>/notebooks/`` (:func:`executed_dir`).
 * A failing notebook stops the pipeline with a non-zero exit, naming the notebook
   and the failing cell; the executed copy, traceback included, is kept.
 * Output: per notebook one start line, the library's progress as plain log lines
@@ -14,8 +15,9 @@
   from which notebook, with the provenance (profile, overrides, git commit, inputs).
   A run with overrides writes into ``figures/<profile>+<hash>/`` instead
   (:func:`codeswitch.core.profiles.figures_folder`), never over the profile's own tables.
-* The whole profile (every section, the overrides, the local paths the selected
-  notebooks read) is validated before the first notebook starts.
+* The whole profile (every section, the overrides, every resource the selected
+  notebooks read: local paths, and hub models and datasets when the hub cannot be
+  reached) is validated before the first notebook starts (:func:`missing_resources`).
 
 The same :func:`run_notebook` is what the test suite calls.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -119,6 +122,13 @@ def select(specs: Sequence[NotebookSpec], only: str | None) -> list[NotebookSpec
     return [s for s in specs if s.number in wanted]
 
 
+def executed_dir(prof) -> Path:
+    """Where a run's executed notebooks go: ``runs/<profile>/notebooks/``, or for a run with overrides
+    ``runs/<profile>+<hash>/notebooks/``, named as its tables' folder (``figures/<profile>+<hash>/``) and never
+    over the profile's own copies.  (The run cache stays ``runs/<profile>/``: runs are keyed by their spec.)"""
+    return prof.runs_dir.parent / prof.figures_dir.name / "notebooks"
+
+
 def run_notebook(
     spec: NotebookSpec,
     profile: str = "smoke",
@@ -136,7 +146,7 @@ def run_notebook(
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
     prepare_output(prof.runs_dir)  # a non-writable runs/ fails here, before any training; temps of killed runs go
-    out_dir = prof.runs_dir / "notebooks"
+    out_dir = executed_dir(prof)
     out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f"{spec.stem}.running.ipynb"
     final = out_dir / spec.file
@@ -175,7 +185,7 @@ def run_notebook(
             progress_bar=False,
             request_save_on_cell_execute=True,
             extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" warning
-            kernel_manager_class=_kernel_manager_class(connection),  # (a class: the client still owns, and stops, the kernel)
+            kernel_manager_class=_kernel_manager_class(connection),  # a class: the client still owns, and stops, the kernel
         )
     except PapermillExecutionError as exc:
         os.replace(running, final)
@@ -197,15 +207,28 @@ def run_notebook(
 
 
 def _kernel_manager_class(connection: Path) -> type:
-    """nbclient's kernel manager, writing the kernel's connection file to ``connection`` instead of ``/tmp/tmp*.json``."""
-    from jupyter_client.manager import AsyncKernelManager
+    """jupyter_client's kernel manager, with two changes for headless runs.
 
-    class RunKernelManager(AsyncKernelManager):
+    * The kernel's connection file goes to ``connection`` (below the run's folder) instead of
+      ``/tmp/tmp*.json``, so a killed kernel leaves nothing behind in /tmp.
+    * Shutting a kernel down sends no interrupt first: ``shutdown_kernel`` sends SIGINT before its
+      shutdown request, and a kernel still finishing its last message (07, with its many tables)
+      logged ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel`` on the terminal of a clean
+      run.  The shutdown request (then SIGTERM, SIGKILL after ``shutdown_wait_time``) ends it as before.
+    """
+    from jupyter_client import AsyncKernelManager
+
+    class HeadlessKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             kwargs.setdefault("connection_file", str(connection))
             super().__init__(**kwargs)
 
-    return RunKernelManager
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+    return HeadlessKernelManager
 
 
 def write_index(profile: str, *, output_root: Path | None = None, root: Path | None = None, overrides: Mapping | None = None,
@@ -233,7 +256,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         "",
         *(f"- {md_escape(line)}" for line in provenance_lines(prov) if not line.startswith("inputs:")),
         f"- written: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- executed notebooks: `{prof.runs_dir.relative_to(prof.output_root or root) / 'notebooks'}/`",
+        f"- executed notebooks: [`{executed_dir(prof).relative_to(prof.output_root or root)}/`]"
+        f"({Path(os.path.relpath(executed_dir(prof), prof.figures_dir)).as_posix()}/)",
         "",
         "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: supported by this run? |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -332,23 +356,29 @@ def validate_sections(prof) -> None:
             raise ConfigError(f"section '{section}': {exc}") from None
 
 
-def local_path_problems(prof, notebooks: Sequence[str] | None = None) -> list[str]:
-    """The settings of the selected notebooks that name a local file or folder that is not there (one line each).
+def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]:
+    """What the selected notebooks need and cannot get, one line each (the preflight, :mod:`codeswitch.core.preflight`).
 
-    Hub ids, URLs and what the project makes itself are left to the runs (and to ``--check``,
-    which lists everything); a missing local path would otherwise fail only when its notebook
-    reaches it, possibly hours in.  Each line names the setting and the ``--set`` that gave it.
+    A local file or folder that is not there, a package, a credential, and a hub model or dataset (or a URL)
+    that is not in the local cache while the hub cannot be reached (offline mode, or no connection): each would
+    otherwise fail only when its notebook reaches it, after a kernel started, possibly hours in.  A hub resource
+    missing from the cache while the hub is reachable is downloaded on first use and is not listed.  Each line
+    names the setting and where its value came from (the profile file, or the ``--set`` that gave it).
     """
     from . import preflight
+    from .hub import hub_reachable
 
     out = []
     for s in preflight.check(prof, notebooks=notebooks):
-        if s.source != "local" or s.present:
+        if s.present or (s.source in ("hub", "url") and hub_reachable()):
             continue
         setting = s.resource.setting
         origin = next((f"--set {k}" for k in prof.overrides if setting == k or setting.startswith(k + ".")), prof.source_file)
-        what = f"lacks {', '.join(s.missing_files)}" if s.missing_files and Path(s.where).exists() else "does not exist"
-        out.append(f"{setting} = {s.resource.ref!r} ({origin}): {s.where} {what}")
+        if s.source == "local":
+            what = f"lacks {', '.join(s.missing_files)}" if s.missing_files and Path(s.where).exists() else "does not exist"
+            out.append(f"{setting} = {s.resource.ref!r} ({origin}): {s.where} {what}")
+        else:
+            out.append(f"{s.resource.kind} {setting} = {s.resource.ref!r} ({origin}): {s.where}")
     return out
 
 
@@ -364,7 +394,8 @@ def _claim_cell(entry: Mapping) -> str:
     return f"{claim.mark} {claim.verdict}: {md_escape(claim.text)}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """``./reproduce.sh``'s options (``./reproduce.sh --help`` prints them all)."""
     parser = argparse.ArgumentParser(
         prog="reproduce.sh",
         description="Run the numbered notebooks headlessly and regenerate every table and figure into figures/<profile>/.",
@@ -375,7 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a profile value (JSON), e.g. --set seeds=[1] --set glue.num_train_epochs=1")
     parser.add_argument("--dry-run", action="store_true",
-                        help="check the profile and every --set value, print what would run, and exit without running")
+                        help="check the profile, every --set value and every resource the selected notebooks need, print what "
+                             "would run, and exit without running: 0 when all is there, 1 when something is missing")
     # ---- where runs are computed (issue 16): not result-changing, so never passed to the notebooks as overrides
     parser.add_argument("--executor", default=None, choices=("inline", "local", "slurm", "submitit-local"),
                         help="compute the runs inline (default), in local worker processes, or as Slurm jobs; "
@@ -387,7 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="re-hash every input and checkpoint, even those whose size and mtime are unchanged "
                              "(the profile's verify_hashes: always; the paper profiles do it by default)")
     _preflight_flags(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     root = project_root()
     if args.check or args.prepare:
         return _preflight(args, root)
@@ -410,21 +446,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
         validate_sections(prof)  # ... and on a bad value, before any notebook starts
-        missing_paths = local_path_problems(prof, [s.number for s in chosen])  # ... and on a local path that is not there
+        missing = missing_resources(prof, [s.number for s in chosen])  # ... and on anything they need that is not there
         executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
         prof.torch_device()  # ... and on a device this machine does not have (device: cuda, no GPU visible)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
-    if missing_paths and not args.dry_run:
-        print("reproduce.sh: local paths that are not there (fix them, or choose other notebooks with --only):\n  "
-              + "\n  ".join(missing_paths), file=sys.stderr)
+    check = shlex.join(["./reproduce.sh", *_command_args(args), "--check"])
+    if missing and not args.dry_run:
+        print(f"reproduce.sh: {len(missing)} resource(s) the selected notebooks need are not there; nothing was started "
+              f"(fix them, or choose other notebooks with --only; `{check}` prints how):\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
     if args.dry_run:
         print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; executor {executor.kind}; "
               f"would run {', '.join(s.number for s in chosen)}; tables and figures into {prof.figures_dir.name}/")
-        if missing_paths:
-            print("  a real run would stop here: local paths that are not there:\n    " + "\n    ".join(missing_paths))
+        if missing:
+            print(f"  a real run would stop here: {len(missing)} resource(s) not there (`{check}` prints how to get them):\n    "
+                  + "\n    ".join(missing))
+            return 1
         return 0
     try:
         prepare_output(prof.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
@@ -506,6 +545,16 @@ def _preflight_flags(parser: argparse.ArgumentParser) -> None:
                         "a profile pointing every reference at DIR")
 
 
+def _command_args(args) -> list[str]:
+    """The run's own ``--profile … [--only …] [--set …]``, for the commands its messages print (to paste as printed)."""
+    out = ["--profile", args.profile]
+    if args.only:
+        out += ["--only", args.only]
+    for s in args.overrides:
+        out += ["--set", s]
+    return out
+
+
 def _preflight(args, root: Path) -> int:
     from . import preflight
 
@@ -522,7 +571,7 @@ def _preflight(args, root: Path) -> int:
         print()
     statuses = preflight.check(prof, notebooks=numbers)
     print(f"preflight: profile {prof.name} ({prof.source_file})")
-    print(preflight.render(statuses))
+    print(preflight.render(statuses, shlex.join(["./reproduce.sh", *_command_args(args)])))
     return 0 if all(s.present for s in statuses) else 1
 
 

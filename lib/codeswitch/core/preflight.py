@@ -26,6 +26,7 @@ import fnmatch
 import importlib
 import importlib.util
 import os
+import shlex
 import shutil
 import urllib.request
 from dataclasses import dataclass, field, replace
@@ -70,6 +71,7 @@ class Resource:
     path_only: bool = False  # the setting is always a path (relative: from the project root), never a hub id
     probe: Callable[[], tuple[str, bool]] | None = field(default=None, compare=False)  # a custom presence check
     fetch: Callable[[Path], Path] | None = field(default=None, compare=False)  # --prepare for a probed resource: download under the folder, return the path to set
+    fix: str = ""  # for a probed resource: the shell command that gets it (what --check prints)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -186,49 +188,67 @@ def check(profile, notebooks: Iterable[str] | None = None) -> list[Status]:
     return [status(r, Path(profile.root)) for r in collect(profile, notebooks=notebooks)]
 
 
-def _fix(s: Status) -> str:
+def _fix(s: Status, command: str = "./reproduce.sh --profile smoke") -> list[str]:
+    """How to get a missing resource: shell commands to paste as printed (``command`` is the run's own
+    ``./reproduce.sh --profile … [--only …] [--set …]``, so the setting is added to it), else one line of advice."""
     r = s.resource
     if r.probe is not None:
-        return s.where
+        return [r.fix or s.where]
     if r.kind == "package":
-        return f"pip install {r.ref} -c constraints.txt (pinned in requirements.txt)"
+        return [f"pip install {r.ref} -c constraints.txt   # pinned in requirements.txt"]
     if r.kind == "credential":
-        return f"export {r.ref}=... in the shell that starts reproduce.sh" + (" (or `hf auth login`)" if r.ref == "HF_TOKEN" else "")
+        return [f"export {r.ref}=...   # in the shell that starts reproduce.sh" + (" (or: hf auth login)" if r.ref == "HF_TOKEN" else "")]
     if s.source == "hub":
         rt = " --repo-type dataset" if r.repo_type == "dataset" else ""
         inc = "".join(f" --include '{f.split('|')[0]}'" for f in r.files if r.repo_type == "dataset")
         local = r.local_name or r.ref.split("/")[-1]
         value = r.value if r.value is not None else local
-        return (f"hf download {r.ref}{rt}{inc} --local-dir /data/{local}; "
-                f"then ./reproduce.sh --set {r.setting}=/data/{value} (or --prepare DIR for everything)")
+        return [f"hf download {r.ref}{rt}{inc} --local-dir /data/{local}",
+                f"{command} --set {shlex.quote(f'{r.setting}=/data/{value}')}"]
     if s.source == "url":
-        return f"--prepare DIR downloads it; or download {r.ref} and set {r.setting} to the file/folder"
+        return [f"download {r.ref} and {command} --set {shlex.quote(f'{r.setting}=/path/to/it')} (or --prepare DIR, below)"]
     if s.missing_files and Path(s.where).exists():
-        return f"{s.where} lacks {', '.join(s.missing_files)}"
-    return f"./reproduce.sh --set {r.setting}=/path/to/copy (a local copy in the released layout)"
+        return [f"{s.where} lacks {', '.join(s.missing_files)}"]
+    return [f"{command} --set {shlex.quote(f'{r.setting}=/path/to/copy')}   # a local copy in the released layout"]
 
 
-def render(statuses: Sequence[Status]) -> str:
-    """The table ``--check`` prints: per notebook, one line per resource."""
+def render(statuses: Sequence[Status], command: str = "./reproduce.sh --profile smoke") -> str:
+    """The table ``--check`` prints: each resource once, under the notebooks that need it, with its fix when missing.
+
+    ``command`` is the ``./reproduce.sh --profile …`` the fixes extend (the profile, ``--only`` and ``--set``
+    of the run that was checked), so that every fix line runs as printed.
+    """
     lines = []
-    notebooks = sorted({n for s in statuses for n in s.resource.notebooks})
-    for nb in notebooks:
-        lines.append(f"notebook {nb}")
-        for s in statuses:
-            if nb not in s.resource.notebooks:
-                continue
+    groups: dict[tuple, list[Status]] = {}
+    for s in statuses:
+        groups.setdefault(tuple(sorted(s.resource.notebooks)), []).append(s)
+    for nbs in sorted(groups, key=lambda t: (t[0] if t else "", -len(t), t)):
+        lines.append(f"notebook{'s' if len(nbs) > 1 else ''} {', '.join(nbs)}")
+        for s in groups[nbs]:
             r = s.resource
             mark = "ok     " if s.present else "MISSING"
             lines.append(f"  {mark} {r.kind:<10} {r.setting:<44} {r.ref}")
-            lines.append(f"          -> {s.where}" + (f"  [needs {', '.join(s.missing_files)}]" if s.missing_files else ""))
+            if r.probe is None or s.present or not r.fix:
+                lines.append(f"          -> {s.where}" + (f"  [needs {', '.join(s.missing_files)}]" if s.missing_files else ""))
             if r.note:
                 lines.append(f"          note: {r.note}")
             if not s.present:
-                lines.append(f"          fix: {_fix(s)}")
+                lines.extend(f"          {'fix' if i == 0 else 'then'}: {f}" for i, f in enumerate(_fix(s, command)))
     missing = [s for s in statuses if not s.present]
     lines.append("")
     lines.append(f"{len(statuses)} resources, {len(statuses) - len(missing)} present, {len(missing)} missing")
+    if any(s.source in ("hub", "url") for s in missing):
+        lines.append(f"or fetch every hub and URL resource at once (network): {_without_only(command)} --prepare /data/codeswitch")
     return "\n".join(lines)
+
+
+def _without_only(command: str) -> str:
+    """``--prepare`` fetches the whole profile: the command without ``--only``."""
+    words = shlex.split(command)
+    if "--only" in words:
+        i = words.index("--only")
+        del words[i:i + 2]
+    return shlex.join(words)
 
 
 # --------------------------------------------------------------------------- preparing (network)
@@ -307,5 +327,7 @@ def prepare(
     out = atomic_write_text(dest / "profile.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     for r in unresolved:
         log(f"prepare: not downloadable, fetch by hand: {r.setting} = {r.ref} ({r.note or 'a local folder'})")
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file() and not f.is_symlink())
+    log(f"prepare: {dest} holds {size / 1e9:,.2f} GB (the whole download)")
     log(f"prepare: wrote {out}; run ./reproduce.sh --profile {out} --check")
     return out

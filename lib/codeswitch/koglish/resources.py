@@ -32,8 +32,7 @@ def _benepar_probe(name: str):
         try:
             return nltk.data.find(f"models/{name}"), True
         except LookupError:
-            return (f"nltk_data/models/{name} (run: python -c \"import benepar; benepar.download('{name}')\", "
-                    f"or --prepare DIR; then ./reproduce.sh --set koglish.benepar_model=DIR/nltk_data/models/{name})"), False
+            return f"nltk_data/models/{name} (not found by nltk.data.find)", False
 
     return probe
 
@@ -74,6 +73,8 @@ def resources(cfg: Profile) -> list[Resource]:
         out.append(Resource(("01",), "package", "koglish.parser", "benepar"))
         out.append(Resource(("01",), "file", "koglish.benepar_model", kc.benepar_model, key=("koglish", "benepar_model"),
                             probe=_benepar_probe(kc.benepar_model), fetch=_benepar_fetch(kc.benepar_model), local_name="nltk_data",
+                            fix="" if "/" in kc.benepar_model else
+                            f"python -c \"import benepar; benepar.download('{kc.benepar_model}')\"   # into ~/nltk_data, where nltk finds it",
                             note="benepar's parser: an NLTK data package (benepar.download) or a folder in its released format"))
     if kc.translator == "hf":
         out.append(model_resource(("01",), ("koglish", "hf_model"), kc.hf_model, files=(*MODEL_FILES, "tokenizer*|sentencepiece*")))
