@@ -620,7 +620,7 @@ def _claim(long: pd.DataFrame, table: AlignTable):
     return {TABLE3_1.name: table3_1_claim, TABLE3_2.name: table3_2_claim}[table.name](long)
 
 
-def _aligned(long: pd.DataFrame) -> list[str]:
+def _aligned_rows(long: pd.DataFrame) -> list[str]:
     return [r for r in dict.fromkeys(map(str, long["row"])) if r.startswith(("Lc", "Lm"))]
 
 
@@ -639,7 +639,7 @@ def table3_1_claim(long: pd.DataFrame, profile=None):
     best = "Lm (|| Devanagari)"
     text = f"every alignment scheme improves F1 over the Baseline, and {best} (multilingual alignment over IITB) is the best"
     columns = [c for c in ("dev", "test") if long.loc[long["column"] == c, "mean"].notna().any()]
-    pairs = [(r, "Baseline") for r in _aligned(long)]
+    pairs = [(r, "Baseline") for r in _aligned_rows(long)]
     skip, contradiction = claims.contradicted(PAPER, TABLE3_1.table, pairs, columns)
     beats = claims.greater(long, text, pairs=pairs, columns=columns, source=source, skip=skip)
     tops = [claims.best_is(long, text, expected=best, where=c, source=source) for c in columns]
@@ -665,7 +665,7 @@ def table3_2_claim(long: pd.DataFrame, profile=None):
     text = "clear improvements on both NER and QA: the paper's best alignment in each column beats Baseline and Baseline (rand)"
     pairs, picks = [], []
     for col in dict.fromkeys(map(str, long["column"])):
-        known = long[(long["column"] == col) & pd.notna(long["paper"]) & long["row"].isin(_aligned(long))]
+        known = long[(long["column"] == col) & pd.notna(long["paper"]) & long["row"].isin(_aligned_rows(long))]
         if known.empty:
             continue
         top = float(known["paper"].max())
