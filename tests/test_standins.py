@@ -11,11 +11,13 @@ EXPECTED = {  # stand-in -> (model class, tokenizer class) of the real hub model
     "mbert-cased": ("BertModel", "BertTokenizer"),
     "mbert-uncased": ("BertModel", "BertTokenizer"),
     "bert-uncased": ("BertModel", "BertTokenizer"),
+    "bert-cased": ("BertModel", "BertTokenizer"),
     "xlmr-base": ("XLMRobertaModel", "XLMRobertaTokenizer"),
     "xlmr-large": ("XLMRobertaModel", "XLMRobertaTokenizer"),
     "mbart50": ("MBartModel", "MBart50Tokenizer"),
     "roberta": ("RobertaModel", "RobertaTokenizer"),
     "distilbert-uncased": ("DistilBertModel", "DistilBertTokenizer"),
+    "distilbert-cased": ("DistilBertModel", "DistilBertTokenizer"),
     "indicbert": ("AlbertModel", "AlbertTokenizer"),
     "nllb": ("M2M100Model", "NllbTokenizer"),
 }

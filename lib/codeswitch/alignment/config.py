@@ -84,11 +84,15 @@ class Config:
     backbones: tuple[Backbone, ...] = (Backbone("mBERT", "bert-base-multilingual-cased"),)
     # Parallel text: "synthetic" (shipped smoke set), a local folder (<split>.tsv [+ <split>_alignments]), or a hub id.
     parallel_source: str = "cfilt/iitb-english-hindi"
-    parallel_train_size: int | None = 50000  # first N pairs of the train split (the authors' subset size is unpublished)
+    # first N pairs of the train split: the authors' released alignment files hold 62,977 training pairs
+    # (alignment/data/*/cfilt_en-hi_parallel/train_alignments, AlignmentForCS at b8a879f); the paper gives no size
+    parallel_train_size: int | None = 62977
     parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
     # Lexicon: "synthetic", a local MUSE file, or its URL (downloaded once into runs/).
     lexicon_source: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-hi.txt"
-    lexicon_valid_size: int = 1000  # entries held out (seeded permutation) for early stopping
+    # entries held out (seeded permutation) for early stopping: the size of the released MUSE validation file
+    # (alignment/data/*/muse_en-hi/valid.tsv: 3,822 of 30,577 / 3,822 / 3,822, AlignmentForCS at b8a879f)
+    lexicon_valid_size: int = 3822
     lexicon_train_size: int | None = None
     alignments: Literal["auto", "extract"] = "auto"  # auto: the alignment file where there is one, else extract
     align_layer: int = 8  # awesome-align's layer for mBERT

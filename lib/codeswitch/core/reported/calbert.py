@@ -5,9 +5,10 @@ Labels
 Rows: ``CalBERT-<Backbone>`` is the backbone after CalBERT's Siamese pre-training
 (cosine loss), ``<Backbone>`` the same backbone fine-tuned directly (Table 7's rows
 without the check mark); backbones are named ``BERT``, ``RoBERTa``,
-``DistilBERT``, ``XLM-RoBERTa``, ``IndicBERT`` (``bert-base-uncased``,
-``roberta-base``, ``distilbert-base-uncased``, ``xlm-roberta-base``,
-``ai4bharat/indic-bert``).  The benchmark rows (``SAIL-2017 Benchmark``,
+``DistilBERT``, ``XLM-RoBERTa``, ``IndicBERT`` (``bert-base-cased``,
+``roberta-base``, ``distilbert-base-cased``, ``xlm-roberta-base``,
+``ai4bharat/indic-bert``: the models of the authors' result files, which
+reproduce Tables 7, 8, 12 and 13).  The benchmark rows (``SAIL-2017 Benchmark``,
 ``IndicGLUE Benchmark``) are other systems' scores the paper quotes.
 
 Columns: the paper reports the **best of 10 runs on the validation split**
