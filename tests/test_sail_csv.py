@@ -50,3 +50,23 @@ def test_preflight_knows_the_csv_names():
     sail = next(r for r in resources(load_profile("paper")) if r.key == ("calbert", "sail", "source"))
     assert "train.csv" in sail.files[0] and "validation.csv" in sail.files[1] and "train.txt" in sail.files[0]
     assert FORMATS["sail"].files["train"][0] == "train.csv"
+
+
+@pytest.mark.parametrize("table,task", [("table4", "sail"), ("table10", "iitp")])
+def test_split_tables_are_artifacts_with_the_sizes_read(tmp_path, table, task):
+    """Tables 4 and 10 are written as files; their numbers are the sizes of the splits the fine-tuning reads."""
+    import pandas as pd
+
+    from codeswitch.calbert.experiment import SPLIT_ROWS, task_splits
+    from codeswitch.calbert.tables import split_table
+    from codeswitch.core import pipeline, reported
+    from codeswitch.core.profiles import load_profile
+
+    prof = load_profile("smoke", output_root=tmp_path)
+    paths = split_table(prof, table)
+    csv = pd.read_csv(paths["csv"])
+    seen = task_splits(prof, task)
+    assert dict(zip(csv["row"], csv["mean"])) == {SPLIT_ROWS[s]: len(v) for s, v in seen.items()}
+    assert {r: v for r, v in zip(csv["row"], csv["paper"])} == {
+        e.row: e.value for e in reported.table("calbert", table) if e.row in set(csv["row"])}
+    assert "Claim" in paths["md"].read_text() and f"calbert_{table}" in next(s for s in pipeline.NOTEBOOKS if s.number == "07").artifacts

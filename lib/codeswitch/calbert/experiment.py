@@ -331,9 +331,13 @@ def run(profile: Profile) -> Results:
 
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict:
-    """Write Tables 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines); return ``{name: paths}``."""
+    """Write Tables 4 and 10 (split sizes), 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines);
+    return ``{name: paths}``."""
+    from .tables import split_table
+
     df = frame(results)
-    out = {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
+    out = {"calbert_table4": split_table(profile, "table4"), "calbert_table10": split_table(profile, "table10")}
+    out |= {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
     if load(profile).scratch.architectures:
         out |= {"calbert_table8": table8(profile, df), "calbert_table13": table13(profile, df)}
     return out
