@@ -114,22 +114,26 @@ def read_text_label_tsv(path: str | Path, labels: Sequence[str] = LABELS) -> lis
     return _finish(rows, path, lines, labels)
 
 
-def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
-    """IndicGLUE IITP product reviews: CSV without header, ``label,text`` per row (``text`` alone if unlabelled)."""
-    path = Path(path)
-    rows, lines = [], []
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _csv_records(path: Path):
+    """``(line, fields)`` of each non-blank CSV record of ``path`` (the line it starts on); a bad record names the row."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
     while True:
         ln = reader.line_num + 1  # the line the next record starts on
         try:
             fields = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             raise SentimentFormatError(f"{path}, row {ln}: not valid CSV: {exc}") from None
-        if not fields or not any(f.strip() for f in fields):
-            continue
+        if fields and any(f.strip() for f in fields):
+            yield ln, fields
+
+
+def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
+    """IndicGLUE IITP product reviews: CSV without header, ``label,text`` per row (``text`` alone if unlabelled)."""
+    path = Path(path)
+    rows, lines = [], []
+    for ln, fields in _csv_records(path):
         where = f"{path}, row {ln}"
         if len(fields) == 1:
             rows.append((_check_text(fields[0], where), None))
@@ -147,28 +151,17 @@ def read_sentence_label_csv(path: str | Path, labels: Sequence[str] = LABELS) ->
     """SAIL 2017 as the CalBERT authors released it: CSV with a header naming ``sentence`` and ``label``; a label is an
     id (``0`` … ``len(labels) - 1``) or a label name."""
     path = Path(path)
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise SentimentFormatError(f"{path}: no rows") from None
-    except csv.Error as exc:
-        raise SentimentFormatError(f"{path}, row 1: not valid CSV: {exc}") from None
+    records = _csv_records(path)
+    first = next(records, None)
+    if first is None:
+        raise SentimentFormatError(f"{path}: no rows")
+    header = [h.strip().lower() for h in first[1]]
     missing = [k for k in ("sentence", "label") if k not in header]
     if missing:
-        raise SentimentFormatError(f"{path}, row 1 (header): no column {missing[0]!r} (found {header})")
+        raise SentimentFormatError(f"{path}, row {first[0]} (header): no column {missing[0]!r} (found {header})")
     i_text, i_label = header.index("sentence"), header.index("label")
     rows, lines = [], []
-    while True:
-        ln = reader.line_num + 1
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise SentimentFormatError(f"{path}, row {ln}: not valid CSV: {exc}") from None
-        if not fields or not any(f.strip() for f in fields):
-            continue
+    for ln, fields in records:
         where = f"{path}, row {ln}"
         if len(fields) != len(header):
             raise SentimentFormatError(f"{where}: expected {len(header)} fields ({','.join(header)}), found {len(fields)}")
