@@ -70,3 +70,29 @@ def test_split_tables_are_artifacts_with_the_sizes_read(tmp_path, table, task):
     assert {r: v for r, v in zip(csv["row"], csv["paper"])} == {
         e.row: e.value for e in reported.table("calbert", table) if e.row in set(csv["row"])}
     assert "Claim" in paths["md"].read_text() and f"calbert_{table}" in next(s for s in pipeline.NOTEBOOKS if s.number == "07").artifacts
+
+
+def test_examples_tables_show_the_best_runs_predictions(tmp_path):
+    """Tables 9 and 14: each CalBERT row's best run on validation, its recorded predictions on the paper's sentences."""
+    import pandas as pd
+
+    from codeswitch import calbert as C
+    from codeswitch.calbert.experiment import example_texts
+    from codeswitch.calbert.tables import examples_table
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.reported.calbert import EXAMPLES
+
+    prof = load_profile("smoke", output_root=tmp_path)
+    _, fine = C.stages(prof)
+    results = []
+    for i, spec in enumerate(s for s in fine if s.task == "sail"):
+        texts = example_texts("sail", spec.romanise, True)
+        results.append((spec, {"validation": {"f1": 0.1 * i, "accuracy": 0.5, "precision": 0.5, "recall": 0.5, "n": 3},
+                               "examples": {"texts": texts, "predicted": [i % 3] * len(texts)}}))
+    best = max((r for r in results if r[0].variant == "cosine"), key=lambda r: r[1]["validation"]["f1"])
+    paths = examples_table(results, prof, "table9")
+    csv = pd.read_csv(paths["csv"])
+    assert sorted(csv["row"]) == sorted(s for s, _, _ in EXAMPLES["table9"])
+    assert set(csv["mean"]) == {float(best[1]["examples"]["predicted"][0])}
+    md = paths["md"].read_text()
+    assert "True Label (paper)" in md and "CalBERT-XLM-RoBERTa (paper)" in md and "qualitative" in md

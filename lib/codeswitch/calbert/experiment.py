@@ -295,7 +295,21 @@ def run_one(spec: PretrainRun | ScratchRun | FinetuneRun, profile: Profile) -> d
     splits = _task_splits(spec.task, str(_local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase))
     with profile.torch_threads():
         return finetune_classifier(spec, path, splits, device=profile.torch_device().type,
-                                   desc=f"{spec.task} {row_label(spec.backbone, spec.variant)} seed {spec.seed}")
+                                   desc=f"{spec.task} {row_label(spec.backbone, spec.variant)} seed {spec.seed}",
+                                   example_texts=example_texts(spec.task, spec.romanise, bool(spec.itrans_lowercase)))
+
+
+def example_texts(task: str, romanise: bool, lowercase: bool) -> list[str]:
+    """The paper's example sentences of ``task`` (Table 9: SAIL, Table 14: IITP), as the model reads its task's text.
+
+    The paper prints them romanised already, so they are fed as printed (a romanising task's ITRANS step would
+    leave Roman text unchanged)."""
+    from ..core.reported.calbert import EXAMPLES
+
+    return [sentence for sentence, _, _ in EXAMPLES[EXAMPLE_TABLE[task]]]
+
+
+EXAMPLE_TABLE = {"sail": "table9", "iitp": "table14"}
 
 
 def _cache(profile: Profile, stage: str):
@@ -331,12 +345,13 @@ def run(profile: Profile) -> Results:
 
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict:
-    """Write Tables 4 and 10 (split sizes), 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines);
+    """Write Tables 4 and 10 (split sizes), 9 and 14 (predictions on the paper's example sentences), 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines);
     return ``{name: paths}``."""
-    from .tables import split_table
+    from .tables import examples_table, split_table
 
     df = frame(results)
-    out = {"calbert_table4": split_table(profile, "table4"), "calbert_table10": split_table(profile, "table10")}
+    out = {"calbert_table4": split_table(profile, "table4"), "calbert_table10": split_table(profile, "table10"),
+           "calbert_table9": examples_table(results, profile, "table9"), "calbert_table14": examples_table(results, profile, "table14")}
     out |= {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
     if load(profile).scratch.architectures:
         out |= {"calbert_table8": table8(profile, df), "calbert_table13": table13(profile, df)}
@@ -409,6 +424,8 @@ def frame(results: Results) -> pd.DataFrame:
         if not isinstance(spec, FinetuneRun):
             continue
         for split, metrics in r.items():
+            if split == "examples":  # predictions on the paper's example sentences: Tables 9 and 14 (calbert.tables)
+                continue
             for metric, value in metrics.items():
                 if metric != "n":
                     rows.append({"task": spec.task, "backbone": spec.backbone, "variant": spec.variant,

@@ -299,11 +299,13 @@ def finetune_classifier(
     device: str = "cpu",
     labels: Sequence[str] = LABELS,
     desc: str = "finetune",
+    example_texts: Sequence[str] = (),
 ) -> dict:
     """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
-    ``validation`` and, when its labels are known, ``test``.
+    ``validation`` and, when its labels are known, ``test``; with ``example_texts`` (e.g. the paper's Tables 9
+    and 14), also ``"examples": {"texts": [...], "predicted": [label id, ...]}``, the fine-tuned model's predictions.
     """
     from datasets import Dataset
     from transformers import (
@@ -359,4 +361,8 @@ def finetune_classifier(
                 logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
                 y_pred = np.asarray(logits).argmax(axis=-1)
                 results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
+            if example_texts:  # the qualitative tables: predictions recorded with the run, the model is not kept
+                enc = tokenizer(list(example_texts), truncation=True, max_length=spec.max_seq_length)
+                logits = trainer.predict(Dataset.from_dict(dict(enc))).predictions  # (len(example_texts), num_labels)
+                results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
     return results

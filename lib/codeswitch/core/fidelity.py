@@ -98,6 +98,11 @@ LEDGER: tuple[Deviation, ...] = (
        "Google Translate", "not released (the datasets only)",
        "an open Hugging Face MT model (paper profile); a glossary in smoke", _O("koglish", "translator", "google"),
        ("concse_table1",), "named option"),
+    _D("koglish-table1-totals", "ConCSE", ("01",), "Table 1 totals",
+       "CoLA 6,759, STS12 4,286, STS14 3,112 in the Total column", "the released datasets' rows (no totals)",
+       "Total is the sum of the splits; the paper's totals that differ from the sums of its own splits (CoLA −27, STS12 "
+       "+2, STS14 −10) are a note under the table, computed from core.reported, and left out of its claim",
+       None, ("concse_table1",), "no option", "#26.1"),
     _D("koglish-annotation", "ConCSE", ("01",), "manual annotation (§3.2 step 3)",
        "annotators check and correct the switched sentences", "not released",
        "not attempted; the paper profile reads the released (annotated) datasets", None,
@@ -277,6 +282,11 @@ LEDGER: tuple[Deviation, ...] = (
        "CalBERT runs and every from-scratch model (one file does not parse): no single rule",
        "50 epochs, batch 16 for every backbone (Table 11; the released runs follow no one setting)", _O("calbert", "iitp.num_train_epochs", 30),
        ("calbert_table12", "calbert_table13"), "named option", "#26.2"),
+    _D("cb-qualitative", "CalBERT", ("07",), "Tables 9 and 14 (predictions on example sentences)",
+       "CalBERT-XLM-RoBERTa's predictions on four SAIL and five IITP sentences, beside their true labels", "—",
+       "every fine-tuning run records its predictions on the printed sentences (fed as printed; the model is not "
+       "kept); each CalBERT row's best run on validation is shown beside the paper's columns",
+       None, ("calbert_table9", "calbert_table14"), "both shown", "#26.5"),
     _D("cb-pretrain-corpus", "CalBERT", ("07",), "Siamese pre-training corpus",
        "147,731 scraped code-mixed (translation, transliteration) pairs (Table 1)",
        "data/dataset.csv is in the repository's history (e7fa99f … 18995aa) but not in the stored snapshot (its blob is "
