@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
+from ..core.profiles import check_fields, section_prepare
 
 SECTION = "alignment"
 MODES = ("all_layers", "linear_head")
@@ -153,13 +153,8 @@ RENAMED_TASK = {"epochs": "num_train_epochs", "lr": "learning_rate", "eval_batch
 RENAMED = {"all_layers": RENAMED_MODE, "linear_head": RENAMED_MODE, "sentiment": RENAMED_TASK, "ner": RENAMED_TASK, "qa": RENAMED_TASK}
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form."""
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
-    raw = older_backbone(raw, where=where, section=SECTION)
-    if raw.get("backbones") is not None:
-        raw["backbones"] = backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION)
-    return raw
+# Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form.
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, older=True)
 
 
 def load(profile) -> Config:

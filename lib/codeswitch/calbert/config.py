@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, check_fields, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -227,13 +227,8 @@ RENAMED_TASK = {"epochs": "num_train_epochs", "train_batch_size": "batch_size", 
 RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "iitp": RENAMED_TASK}
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys, naming the new one (``calbert.sail.epochs`` → ``num_train_epochs``, ``ref`` → ``model``)."""
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
-    if raw.get("backbones") is not None:
-        raw = dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
-                                                 renamed={"ref": "model"}))
-    return raw
+# Refuse the renamed keys, naming the new one (``calbert.sail.epochs`` → ``num_train_epochs``, ``ref`` → ``model``).
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, item_renamed={"ref": "model"})
 
 
 def load(profile) -> Config:

@@ -32,7 +32,7 @@ contradiction recorded), or "not checked" where the paper's numbers were lost.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
