@@ -344,21 +344,6 @@ def run(profile: Profile) -> Results:
 
 
 @records_inputs
-def tables(results: Results, profile: Profile) -> dict:
-    """Write Tables 4 and 10 (split sizes), 9 and 14 (predictions on the paper's example sentences), 6, 7, 8, 12 and 13 (8 and 13 when the profile runs from-scratch baselines);
-    return ``{name: paths}``."""
-    from .tables import examples_table, split_table
-
-    df = frame(results)
-    out = {"calbert_table4": split_table(profile, "table4"), "calbert_table10": split_table(profile, "table10"),
-           "calbert_table9": examples_table(results, profile, "table9"), "calbert_table14": examples_table(results, profile, "table14")}
-    out |= {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
-    if load(profile).scratch.architectures:
-        out |= {"calbert_table8": table8(profile, df), "calbert_table13": table13(profile, df)}
-    return out
-
-
-@records_inputs
 def figures(results: Results, profile: Profile) -> dict:
     """Write Table 7 as a figure; return ``{name: paths}``."""
     return {"calbert_table7_figure": table7_figure(profile, frame(results))}

@@ -15,7 +15,25 @@ from pathlib import Path
 import pandas as pd
 
 from ..core import claims
+from ..core.experiment import Results
 from ..core.profiles import Profile
+from ..core.provenance import records_inputs
+
+
+@records_inputs
+def tables(results: Results, profile: Profile) -> dict:
+    """Write Tables 4 and 10 (split sizes), 9 and 14 (predictions on the paper's example sentences), 6, 7, 8, 12
+    and 13 (8 and 13 when the profile runs from-scratch baselines); return ``{name: paths}``."""
+    from .experiment import frame, load, table6, table7, table8, table12, table13
+
+    df = frame(results)
+    out = {"calbert_table4": split_table(profile, "table4"), "calbert_table10": split_table(profile, "table10"),
+           "calbert_table9": examples_table(results, profile, "table9"), "calbert_table14": examples_table(results, profile, "table14")}
+    out |= {"calbert_table6": table6(profile, df), "calbert_table7": table7(profile, df), "calbert_table12": table12(profile, df)}
+    if load(profile).scratch.architectures:
+        out |= {"calbert_table8": table8(profile, df), "calbert_table13": table13(profile, df)}
+    return out
+
 
 COLUMN = "Number of examples"
 TASK_OF = {"table4": "sail", "table10": "iitp"}
