@@ -306,7 +306,7 @@ def totals_note() -> str:
     return "the paper's totals differ from the sum of its splits: " + "; ".join(out) if out else ""
 
 
-def _table1_claim(long: pd.DataFrame, profile=None):
+def table1_claim(long: pd.DataFrame, profile=None):
     """ConCSE §3 and Table 1 (concse.md): the Koglish datasets' sizes.  Checked on the splits (Train, Dev, Test);
     Total is this project's sum of the splits, so the paper's printed totals that are not their splits' sum are a note
     (:func:`totals_note`), not part of the check."""
@@ -318,7 +318,7 @@ def _table1_claim(long: pd.DataFrame, profile=None):
     return claims.Claim(c.text, c.holds, c.detail, c.source, totals_note())
 
 
-def _exclusions_claim(long: pd.DataFrame, profile=None):
+def exclusions_claim(long: pd.DataFrame, profile=None):
     """ConCSE §3.2 step 1 (concse.md): "GLUE's COLA task data excluded 29.1% of the entire data" (no usable noun
     phrase); within 5 points counts as reproduced."""
     from ..core import claims
@@ -330,12 +330,11 @@ def _exclusions_claim(long: pd.DataFrame, profile=None):
 def _register():
     from ..core import claims
 
-    claims.register("concse_table1", paper="concse", table="table1")(_table1_claim)
-    claims.register("concse_table1_exclusions", paper="concse", table="table1_exclusions")(_exclusions_claim)
+    claims.register("concse_table1", paper="concse", table="table1")(table1_claim)
+    claims.register("concse_table1_exclusions", paper="concse", table="table1_exclusions")(exclusions_claim)
 
 
 _register()
-table1_claim, exclusions_claim = _table1_claim, _exclusions_claim
 
 
 # --------------------------------------------------------------------------- exclusions
