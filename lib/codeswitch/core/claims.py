@@ -48,7 +48,7 @@ class Claim:
     holds: bool | None  # computed from the table's numbers; None = not checkable here
     detail: str = ""  # the numbers behind the verdict
     source: str = ""  # where the paper makes it (e.g. "ConCSE §5.2")
-    contradiction: str = ""  # where the paper's own numbers contradict its words (computed from core.reported)
+    contradiction: str = ""  # where the paper's own numbers contradict its words or each other (computed from core.reported)
 
     @property
     def verdict(self) -> str:
@@ -64,7 +64,7 @@ class Claim:
         verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
         line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
         if self.contradiction:
-            line += f" The paper's own numbers contradict its text: {self.contradiction}."
+            line += f" On the paper's own numbers: {self.contradiction}."
         return line
 
     def as_dict(self) -> dict:
