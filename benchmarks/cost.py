@@ -66,6 +66,7 @@ LINEAR_PARAMS: Mapping[str, int] = {
     "bert-base-uncased": _enc(12, 768, 3072),
     "roberta-base": _enc(12, 768, 3072),
     "distilbert-base-uncased": _enc(6, 768, 3072),
+    "distilbert-base-cased": _enc(6, 768, 3072),
     # ALBERT base: one layer's weights shared by 12 layers; compute counts every layer
     # (the 128-wide factorised embedding's projection is left out, as embeddings are)
     "ai4bharat/indic-bert": _enc(12, 768, 3072),

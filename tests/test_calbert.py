@@ -177,7 +177,7 @@ def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypat
     cfg = load_profile("paper", {"offline": True})
     assert CB.config.load(cfg) == CB.Config()
     try:
-        with pytest.raises(MissingResourceError, match="bert-base-uncased"):
+        with pytest.raises(MissingResourceError, match="bert-base-cased"):
             CB.run(cfg)
         with pytest.raises(MissingResourceError, match=r"calbert\.sail\.source: .*data/sail2017 is not a folder"):
             CB.plan(cfg)

@@ -60,7 +60,7 @@ def test_paper_check_lists_everything_missing_at_once(no_network, capsys):
     for needed in (
         "Jangyeong/Koglish_SICK", "facebook/nllb-200-distilled-600M", "xlm-roberta-large", "facebook/mbart-large-50",
         "bert-base-multilingual-uncased", "mrtydi-v1.1-english/dev.jsonl.gz", "miracl/miracl-corpus", "en-ko.txt",
-        "HF_TOKEN", "ai4bharat/indic-bert", "distilbert-base-uncased", "cfilt/iitb-english-hindi", "data/sail2017",
+        "HF_TOKEN", "ai4bharat/indic-bert", "distilbert-base-cased", "cfilt/iitb-english-hindi", "data/sail2017",
         "Data/Processed_Data", "koglish.benepar_model", "benepar.download('benepar_en3')", "glue.backbones.XLM-R-large.model", "concse.backbones.0.model", "calbert.backbones.4.model",
     ):
         assert needed in out, needed

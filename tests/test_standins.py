@@ -10,12 +10,12 @@ from codeswitch.core.standins import FOR_HUB_ID, STANDINS, build_standin
 EXPECTED = {  # stand-in -> (model class, tokenizer class) of the real hub model
     "mbert-cased": ("BertModel", "BertTokenizer"),
     "mbert-uncased": ("BertModel", "BertTokenizer"),
-    "bert-uncased": ("BertModel", "BertTokenizer"),
+    "bert-cased": ("BertModel", "BertTokenizer"),
     "xlmr-base": ("XLMRobertaModel", "XLMRobertaTokenizer"),
     "xlmr-large": ("XLMRobertaModel", "XLMRobertaTokenizer"),
     "mbart50": ("MBartModel", "MBart50Tokenizer"),
     "roberta": ("RobertaModel", "RobertaTokenizer"),
-    "distilbert-uncased": ("DistilBertModel", "DistilBertTokenizer"),
+    "distilbert-cased": ("DistilBertModel", "DistilBertTokenizer"),
     "indicbert": ("AlbertModel", "AlbertTokenizer"),
     "nllb": ("M2M100Model", "NllbTokenizer"),
 }

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
+from ..core.profiles import check_fields, section_prepare
 
 SECTION = "alignment"
 MODES = ("all_layers", "linear_head")
@@ -84,11 +84,15 @@ class Config:
     backbones: tuple[Backbone, ...] = (Backbone("mBERT", "bert-base-multilingual-cased"),)
     # Parallel text: "synthetic" (shipped smoke set), a local folder (<split>.tsv [+ <split>_alignments]), or a hub id.
     parallel_source: str = "cfilt/iitb-english-hindi"
-    parallel_train_size: int | None = 50000  # first N pairs of the train split (the authors' subset size is unpublished)
+    # first N pairs of the train split: the authors' released alignment files hold 62,977 training pairs
+    # (alignment/data/*/cfilt_en-hi_parallel/train_alignments, AlignmentForCS at b8a879f); the paper gives no size
+    parallel_train_size: int | None = 62977
     parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
     # Lexicon: "synthetic", a local MUSE file, or its URL (downloaded once into runs/).
     lexicon_source: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-hi.txt"
-    lexicon_valid_size: int = 1000  # entries held out (seeded permutation) for early stopping
+    # entries held out (seeded permutation) for early stopping: the size of the released MUSE validation file
+    # (alignment/data/*/muse_en-hi/valid.tsv: 3,822 of 30,577 / 3,822 / 3,822, AlignmentForCS at b8a879f)
+    lexicon_valid_size: int = 3822
     lexicon_train_size: int | None = None
     alignments: Literal["auto", "extract"] = "auto"  # auto: the alignment file where there is one, else extract
     align_layer: int = 8  # awesome-align's layer for mBERT
@@ -149,13 +153,8 @@ RENAMED_TASK = {"epochs": "num_train_epochs", "lr": "learning_rate", "eval_batch
 RENAMED = {"all_layers": RENAMED_MODE, "linear_head": RENAMED_MODE, "sentiment": RENAMED_TASK, "ner": RENAMED_TASK, "qa": RENAMED_TASK}
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form."""
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
-    raw = older_backbone(raw, where=where, section=SECTION)
-    if raw.get("backbones") is not None:
-        raw["backbones"] = backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION)
-    return raw
+# Refuse the renamed keys (naming the new one); convert the older ``backbone: <ref>`` to the list form.
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, older=True)
 
 
 def load(profile) -> Config:

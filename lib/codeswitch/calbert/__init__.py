@@ -1,6 +1,6 @@
 """CalBERT (notebook 07): ``config`` (the ``calbert`` section and the run specs of its two
 stages), ``data`` (the Siamese pre-training pairs), ``train`` (Siamese pre-training and
-classifier fine-tuning), ``experiment`` (plan, run, tables, figures).
+classifier fine-tuning), ``experiment`` (plan, run, figures, Tables 6–8, 12, 13), ``tables`` (the tables contract, Tables 4, 9, 10, 14).
 
 The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 
@@ -9,6 +9,7 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, FinetuneRun, PretrainRun, ScratchRun
-from .experiment import figures, plan, run, run_one, stages, tables
+from .experiment import figures, plan, run, run_one, stages
+from .tables import tables
 
 __all__ = ["Config", "PretrainRun", "ScratchRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures"]

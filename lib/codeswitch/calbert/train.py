@@ -300,12 +300,14 @@ def finetune_classifier(
     labels: Sequence[str] = LABELS,
     desc: str = "finetune",
     callbacks: Sequence = (),
+    example_texts: Sequence[str] = (),
 ) -> dict:
     """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
-    ``validation`` and, when its labels are known, ``test``.  ``callbacks``: more
-    ``TrainerCallback``s (the benchmark's step clock, row (e)).
+    ``validation`` and, when its labels are known, ``test``; with ``example_texts`` (e.g. the paper's Tables 9
+    and 14), also ``"examples": {"texts": [...], "predicted": [label id, ...]}``, the fine-tuned model's predictions.
+    ``callbacks``: more ``TrainerCallback``s (the benchmark's step clock, row (e)).
     """
     from datasets import Dataset
     from transformers import (
@@ -361,4 +363,8 @@ def finetune_classifier(
                 logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
                 y_pred = np.asarray(logits).argmax(axis=-1)
                 results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
+            if example_texts:  # the qualitative tables: predictions recorded with the run, the model is not kept
+                enc = tokenizer(list(example_texts), truncation=True, max_length=spec.max_seq_length)
+                logits = trainer.predict(Dataset.from_dict(dict(enc))).predictions  # (len(example_texts), num_labels)
+                results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
     return results

@@ -6,9 +6,16 @@ Both are 3-way sentiment tasks with the labels ``negative``, ``neutral``,
 ==========================  =================================================  ==========================
 dataset                     file layout                                        one line
 ==========================  =================================================  ==========================
+SAIL 2017 Hi–En (CalBERT)   ``train.csv``, ``validation.csv`` [, ``test.csv``]  ``sentence,label`` (CSV, header)
 SAIL 2017 Hi–En (GLUECoS)   ``train.txt``, ``validation.txt`` [, ``test.txt``]  ``text<TAB>label``
 IITP product reviews        ``hi-train.csv``, ``hi-valid.csv`` [, ``hi-test``]  ``label,text`` (CSV, no header)
 ==========================  =================================================  ==========================
+
+A SAIL folder may hold both layouts (the CalBERT authors' ``evaluation/sail2017/data/``
+does): the CSVs are read first.  They are the authors' splits, Table 4's sizes
+(9,944 / 1,240 / 1,238 rows; Table 4 prints 9,945 training rows), with the labels as
+ids 0, 1, 2 (negative, neutral, positive: the same order as :data:`LABELS`, checked
+against the ``.txt`` beside them).
 
 GLUECoS ships its test split without labels (one column): such a file is read
 with ``label=None`` on every row, and callers evaluate on it only when labels are
@@ -38,6 +45,7 @@ __all__ = [
     "SentimentFormatError",
     "read_text_label_tsv",
     "read_label_text_csv",
+    "read_sentence_label_csv",
     "load_sentiment_splits",
     "FORMATS",
 ]
@@ -106,22 +114,26 @@ def read_text_label_tsv(path: str | Path, labels: Sequence[str] = LABELS) -> lis
     return _finish(rows, path, lines, labels)
 
 
-def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
-    """IndicGLUE IITP product reviews: CSV without header, ``label,text`` per row (``text`` alone if unlabelled)."""
-    path = Path(path)
-    rows, lines = [], []
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _csv_records(path: Path):
+    """``(line, fields)`` of each non-blank CSV record of ``path`` (the line it starts on); a bad record names the row."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
     while True:
         ln = reader.line_num + 1  # the line the next record starts on
         try:
             fields = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
             raise SentimentFormatError(f"{path}, row {ln}: not valid CSV: {exc}") from None
-        if not fields or not any(f.strip() for f in fields):
-            continue
+        if fields and any(f.strip() for f in fields):
+            yield ln, fields
+
+
+def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
+    """IndicGLUE IITP product reviews: CSV without header, ``label,text`` per row (``text`` alone if unlabelled)."""
+    path = Path(path)
+    rows, lines = [], []
+    for ln, fields in _csv_records(path):
         where = f"{path}, row {ln}"
         if len(fields) == 1:
             rows.append((_check_text(fields[0], where), None))
@@ -135,6 +147,39 @@ def read_label_text_csv(path: str | Path, labels: Sequence[str] = LABELS) -> lis
     return _finish(rows, path, lines, labels)
 
 
+def read_sentence_label_csv(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
+    """SAIL 2017 as the CalBERT authors released it: CSV with a header naming ``sentence`` and ``label``; a label is an
+    id (``0`` … ``len(labels) - 1``) or a label name."""
+    path = Path(path)
+    records = _csv_records(path)
+    first = next(records, None)
+    if first is None:
+        raise SentimentFormatError(f"{path}: no rows")
+    header = [h.strip().lower() for h in first[1]]
+    missing = [k for k in ("sentence", "label") if k not in header]
+    if missing:
+        raise SentimentFormatError(f"{path}, row {first[0]} (header): no column {missing[0]!r} (found {header})")
+    i_text, i_label = header.index("sentence"), header.index("label")
+    rows, lines = [], []
+    for ln, fields in records:
+        where = f"{path}, row {ln}"
+        if len(fields) != len(header):
+            raise SentimentFormatError(f"{where}: expected {len(header)} fields ({','.join(header)}), found {len(fields)}")
+        raw = fields[i_label].strip()
+        if raw.isdigit():
+            if int(raw) >= len(labels):
+                raise SentimentFormatError(f"{where}, field 'label': id {raw} is not below {len(labels)} ({list(labels)})")
+            raw = labels[int(raw)]
+        rows.append((_check_text(fields[i_text], where), raw or None))
+        lines.append(ln)
+    return _finish(rows, path, lines, labels)
+
+
+def read_sail(path: str | Path, labels: Sequence[str] = LABELS) -> list[SentimentExample]:
+    """A SAIL 2017 file in either layout: the authors' ``.csv`` or GLUECoS's ``text<TAB>label``."""
+    return (read_sentence_label_csv if Path(path).suffix.lower() == ".csv" else read_text_label_tsv)(path, labels)
+
+
 @dataclass(frozen=True)
 class SentimentFormat:
     """Where a benchmark's splits live in its folder and how they are read."""
@@ -146,12 +191,12 @@ class SentimentFormat:
 
 FORMATS: dict[str, SentimentFormat] = {
     "sail": SentimentFormat(
-        files={
-            "train": ("train.txt", "train.tsv"),
-            "validation": ("validation.txt", "valid.txt", "dev.txt", "validation.tsv"),
-            "test": ("test.txt", "test.tsv"),
+        files={  # the authors' CSVs first (their splits: Table 4's sizes), then GLUECoS's processed files
+            "train": ("train.csv", "train.txt", "train.tsv"),
+            "validation": ("validation.csv", "validation.txt", "valid.txt", "dev.txt", "validation.tsv"),
+            "test": ("test.csv", "test.txt", "test.tsv"),
         },
-        reader=read_text_label_tsv,
+        reader=read_sail,
         script="roman",
     ),
     "iitp": SentimentFormat(

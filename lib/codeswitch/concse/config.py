@@ -24,7 +24,7 @@ from typing import Mapping, ClassVar
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, refuse_renamed
+from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
 
 SECTION = "concse"
@@ -111,19 +111,11 @@ class Config:
 RENAMED = HF_RENAMED
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones.NAME``).
-
-    A backbone is a mapping ``{name, model, simcse_batch_size, concse_batch_size,
-    learning_rate}``; one whose ``name`` is a paper label may leave out what Table 9
-    fills in, and a paper label alone (``"XLM-R-base"``) is that backbone.  The older
-    mapping form ``{name: {model, ...}}`` is converted.
-    """
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
-    if "backbones" not in raw:
-        return raw
-    return dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
-                                              paper=PAPER_BACKBONES, by_name=True))
+# Refuse the renamed keys; build the backbones here, so an error names the item (``backbones.NAME``).  A backbone is
+# a mapping ``{name, model, simcse_batch_size, concse_batch_size, learning_rate}``; one whose ``name`` is a paper label
+# may leave out what Table 9 fills in, and a paper label alone (``"XLM-R-base"``) is that backbone.  The older mapping
+# form ``{name: {model, ...}}`` is converted.
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, paper=PAPER_BACKBONES, by_name=True)
 
 
 def load(profile) -> Config:

@@ -488,10 +488,7 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
             p_df[col] = pd.array(p_df[col], dtype="Float64")
         long = pd.concat([long, p_df], ignore_index=True)
     n = int(df["seed"].nunique())
-    claim = claims.greater(
-        long, "ConCSE > SimCSE on every Koglish-STS set and on average, for every backbone",
-        pairs=[(f"{METHOD_LABELS['concse']}-{b}", f"{METHOD_LABELS['simcse']}-{b}") for b in backbones], columns=columns, source="ConCSE §5.2, Table 3",
-    )
+    claim = table3_claim(long, profile)
     return save_table(
         wide,
         "concse_table3",
@@ -508,6 +505,44 @@ def table3(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         ],
         claim=claim,
     )
+
+
+SIGNIFICANCE = 0.05  # the paper's p-values are read against this level
+
+
+@claims.register("concse_table3", paper="concse", table="table3", seeds=5)
+def table3_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """ConCSE §5.2 ("Results", papers/concse.md): "In the CS scenario, our proposed ConCSE significantly outperforms
+    SimCSE ... improving the average Spearman's correlation score from 72.59% to 74.36%"; "consistent performance
+    enhancements with ConCSE-XLM-R_base and ConCSE-XLM-R_large".
+
+    Checked per backbone: a higher average, and a significant gain (the table's p-value rows: Student's t-test over
+    the seeds, p < 0.05, ConCSE's mean the higher) on a majority of the seven sets.  The paper's own numbers have
+    ConCSE below SimCSE on three sets (its introduction's "consistent ... improvements ... across seven STS tasks"):
+    those are named as a contradiction, computed from core.reported."""
+    means = claims.means(long)
+    tasks = list(TASK_LABELS.values())
+    backbones = [r.split("-", 1)[1] for r in dict.fromkeys(map(str, long["row"])) if r.startswith(f"{METHOD_LABELS['concse']}-")]
+    pairs = [(f"{METHOD_LABELS['concse']}-{b}", f"{METHOD_LABELS['simcse']}-{b}") for b in backbones]
+    _, contradiction = claims.contradicted("concse", "table3", pairs, tasks)
+    text = ("ConCSE significantly outperforms SimCSE: for every backbone a higher average Spearman and a significant gain "
+            f"(Student's t-test over seeds, p < {SIGNIFICANCE:g}) on most of the seven Koglish-STS sets")
+    source = "ConCSE §5.2 Results, Table 3 (concse.md)"
+    if contradiction:
+        contradiction = "the introduction's 'consistent performance improvements ... across seven STS tasks' — " + contradiction
+    if not backbones:
+        return claims.Claim(text, None, "no ConCSE row run", source, contradiction)
+    parts, holds = [], True
+    for (con, sim), b in zip(pairs, backbones):
+        a, s0 = means.get((con, AVG)), means.get((sim, AVG))
+        if a is None or s0 is None:
+            return claims.Claim(text, None, f"{con if a is None else sim} / {AVG} not run", source, contradiction)
+        wins = [t for t in tasks if (p := means.get((f"p-value {b}", t))) is not None and p < SIGNIFICANCE
+                and means.get((con, t), float("-inf")) > means.get((sim, t), float("inf"))]
+        ok = a > s0 and len(wins) > len(tasks) / 2
+        holds = holds and ok
+        parts.append(f"{b}: Avg. {a:.2f} vs {s0:.2f}, significant gain on {len(wins)}/{len(tasks)}")
+    return claims.Claim(text, holds, "; ".join(parts), source, contradiction)
 
 
 def simcse_settings_note(c: Config) -> str:
@@ -579,26 +614,55 @@ def table4(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
         caption=f"Loss variants, {c.ablation_backbone} on Koglish-STS-B (Spearman × 100); {_ddof_note(c, n)}",
         long=long,
         notes=["The paper's check marks were lost in conversion; the variants follow §5.3's text (v6 = ConCSE)."],
-        claim=_best_claim(long, "row", "loss variant"),
+        claim=table4_claim(long, profile),
     )
 
 
-def _best_claim(long: pd.DataFrame, along: str, what: str) -> claims.Claim:
-    """Our best setting along ``along`` is the paper's best (the paper's argmax, read from its numbers)."""
-    expected = claims.paper_best(long, along)
-    if expected is None:
-        return claims.Claim(f"the paper's best {what} scores best", None, "the paper's values are unknown", "ConCSE §5.3")
-    return claims.best_is(long, f"the paper's best {what} ({expected}) scores best", expected=expected, along=along, source="ConCSE §5.3")
+@claims.register("concse_table4", paper="concse", table="table4")
+def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """ConCSE §5.3 "Ablation Studies of Loss Functions" (concse.md): "only L_CS^Con results in a significant performance
+    gain of 2.2% over the baseline SimCSE" and "the most effective sentence embeddings are produced by integrating all
+    three losses, as implemented in our ConCSE(v6), which outperforms the individual loss components".
+
+    Checked: v6 has the highest Spearman (ties: every tied variant counts as the best), and v1 > SimCSE, significantly
+    (Student's t-test over seeds, p < 0.05) where both ± are known (the paper prints none for Table 4)."""
+    source = "ConCSE §5.3 Ablation Studies of Loss Functions, Table 4 (concse.md)"
+    text = "ConCSE (v6, all three losses) scores best of the loss variants, and the cross contrastive loss alone (v1) beats SimCSE"
+    best = claims.best_is(long, text, expected="v6", along="row", where=STSB, source=source)
+    rows = {str(r): (float(m), float(sd), int(n)) for r, c, m, sd, n in zip(long["row"], long["column"], long["mean"], long["std"], long["n"])
+            if str(c) == STSB and pd.notna(m)}
+    if best.holds is None or "v1" not in rows or "SimCSE" not in rows:
+        return claims.Claim(text, None, best.detail if best.holds is None else "v1 or SimCSE not run", source)
+    (m1, s1, n1), (m0, s0, n0) = rows["v1"], rows["SimCSE"]
+    ddof = 0 if profile is None else load(profile).std_ddof
+    p = claims.ttest_from_stats(m1, s1, n1, m0, s0, n0, ddof=ddof)
+    gain = m1 > m0 and (p is None or p < SIGNIFICANCE)
+    test = "no ± on both sides: not tested" if p is None else f"t-test p = {p:.2g}"
+    return claims.Claim(text, bool(best.holds and gain), f"{best.detail}; v1 {m1:.2f} vs SimCSE {m0:.2f} ({test})", source)
 
 
-def _triplet_claim(long: pd.DataFrame) -> claims.Claim:
-    """Table 6: some triplet weight beats the run without the triplet term (λ = N/A)."""
-    means = {str(c): float(m) for c, m in zip(long["column"], long["mean"])}
-    text = "adding the triplet term (some λ) beats leaving it out (λ = N/A)"
-    if "N/A" not in means or len(means) < 2:
-        return claims.Claim(text, None, "λ = N/A or every λ > 0 not run", "ConCSE §5.3, Table 6")
-    best = max((k for k in means if k != "N/A"), key=means.get)
-    return claims.Claim(text, means[best] > means["N/A"], f"best λ = {best}: {means[best]:.2f} vs N/A {means['N/A']:.2f}", "ConCSE §5.3, Table 6")
+# ConCSE §5.3: the setting the paper names best for each sweep (bold in its Tables 5–7)
+PAPER_BEST = {
+    "table5": ("0.05", "Temperature Scaling: \"ConCSE exhibited optimal performance when the temperature τ = 0.05\""),
+    "table6": ("1.2", "Triplet Loss Scaling: \"we observed the best performance when using the weight factor of triplet loss λ = 1.2\""),
+    "table7": ("1", "Margin Scaling: \"The performance of ConCSE was optimal when using a margin of α = 1\""),
+}
+
+
+def sweep_claim(long: pd.DataFrame, table: str) -> claims.Claim:
+    """Tables 5–7: the setting the paper names best scores best (ties: every tied setting counts as the best)."""
+    expected, quote = PAPER_BEST[table]
+    what = _SWEEPS[table][0]
+    source = f"ConCSE §5.3 {quote.split(':')[0]}, Table {table[-1]} (concse.md)"
+    text = f"the best {what} is {expected}, as the paper names it ({quote.split(': ', 1)[1]})"
+    known = long[pd.notna(long["mean"])]
+    if known.empty:
+        return claims.Claim(text, None, "the paper's values are unknown (lost in conversion)", source)
+    return claims.best_is(known, text, expected=expected, along="column", source=source)
+
+
+for _t in PAPER_BEST:
+    claims.register(f"concse_{_t}", paper="concse", table=_t)(lambda long, profile=None, t=_t: sweep_claim(long, t))
 
 
 MIN_SPAN = 5.0  # sweep plots: the y axis spans at least this many Spearman points
@@ -624,7 +688,7 @@ def sweep_table(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str,
         notes.append(f"The paper prints six numbers ({printed}) under five headers; the mapping is unknown, so every paper cell reads '?'.")
         notes.append("λ = N/A is the run without the triplet term (= Table 4's v3).")
     n = int(scores.loc[scores["study"] == table, "seed"].nunique())
-    claim = _triplet_claim(long) if table == "table6" else _best_claim(long, "column", what)
+    claim = sweep_claim(long, table)
     return save_table(
         wide, f"concse_{table}", profile,
         caption=f"ConCSE-{c.ablation_backbone} on Koglish-STS-B vs the {what} (Spearman × 100); {_ddof_note(c, n)}",

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import backbones_from, check_fields, older_backbone, refuse_renamed
+from ..core.profiles import backbones_from, check_fields, section_prepare
 
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
@@ -172,13 +172,8 @@ REMOVED = {
 }
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse renamed and removed keys; turn the older ``backbone: <ref>`` into ``backbones: [{name, model}]``."""
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION, removed=REMOVED)
-    raw = older_backbone(raw, where=where, section=SECTION)
-    if "backbones" in raw:
-        raw["backbones"] = backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION, bare_refs=True)
-    return raw
+# Refuse renamed and removed keys; turn the older ``backbone: <ref>`` into ``backbones: [{name, model}]``.
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, removed=REMOVED, older=True, bare_refs=True)
 
 
 def load(profile) -> Config:

@@ -13,12 +13,26 @@ in the table's notes and records for ``INDEX.md``::
 ``holds`` is ``True`` (the numbers support the claim), ``False`` (they do not) or
 ``None`` (nothing to check: the table is not a claim of any paper, or a needed
 cell is missing); ``detail`` gives the numbers the verdict came from.
+
+Each claim is the paper's own, quoted or cited by file and section (``source``),
+and checked the paper's way: where the paper says "significant", with its test
+(Student's t-test over seeds for ConCSE, the paired t-test over queries for
+ContrastiveMix).  Where the paper's *own* printed numbers contradict its words
+(CalBERT's "all other architectures" beside CalBERT-IndicBERT's 0.530, say), the
+contradicted cells are left out of the check and named in ``contradiction``,
+computed from :mod:`codeswitch.core.reported`, never typed.
+
+:data:`REGISTRY` holds every table's claim function (registered with
+:func:`register` where the table is built); :func:`on_paper` feeds a table's
+reported values through it, which is how ``tests/test_claims_reported.py`` keeps
+the verdicts honest: on the papers' own numbers each says "supported" (with any
+contradiction recorded), or "not checked" where the paper's numbers were lost.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
@@ -34,6 +48,7 @@ class Claim:
     holds: bool | None  # computed from the table's numbers; None = not checkable here
     detail: str = ""  # the numbers behind the verdict
     source: str = ""  # where the paper makes it (e.g. "ConCSE §5.2")
+    contradiction: str = ""  # where the paper's own numbers contradict its words or each other (computed from core.reported)
 
     @property
     def verdict(self) -> str:
@@ -47,13 +62,20 @@ class Claim:
         """The note line of a table: ``Claim (source): text — supported by this run (detail).``"""
         src = f" ({self.source})" if self.source else ""
         verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
-        return f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
+        line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
+        if self.contradiction:
+            line += f" On the paper's own numbers: {self.contradiction}."
+        return line
 
     def as_dict(self) -> dict:
-        return {"text": self.text, "holds": self.holds, "detail": self.detail, "source": self.source}
+        out = {"text": self.text, "holds": self.holds, "detail": self.detail, "source": self.source}
+        if self.contradiction:
+            out["contradiction"] = self.contradiction
+        return out
 
 
-def _means(long: pd.DataFrame) -> dict[tuple[str, str], float]:
+def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """``{(row, column): mean}`` of a long frame (cells not run left out)."""
     return {(str(r), str(c)): float(m) for r, c, m in zip(long["row"], long["column"], long["mean"]) if pd.notna(m)}
 
 
@@ -68,18 +90,28 @@ def greater(
     pairs: Sequence[tuple[str, str]],
     columns: Iterable[str],
     source: str = "",
+    skip: Iterable[tuple[str, str, str]] = (),
+    contradiction: str = "",
+    min_share: float = 1.0,
 ) -> Claim:
     """``better > worse`` for every ``(better, worse)`` row pair in every column (means over seeds).
 
     ``None`` when a needed cell is missing; the detail counts the cells that hold
-    and names the first that does not.
+    and names the first that does not.  ``skip``: ``(better, worse, column)``
+    comparisons left out (those the paper's own numbers contradict, named in
+    ``contradiction``); ``min_share``: the share of comparisons that must hold
+    (1.0: all; the paper's "almost all" is a stated share below it).
     """
-    means = _means(long)
+    cells = means(long)
     columns = list(columns)
-    checked, failed, missing = 0, [], []
+    skip = set(skip)
+    checked, skipped, failed, missing = 0, 0, [], []
     for better, worse in pairs:
         for col in columns:
-            a, b = means.get((better, col)), means.get((worse, col))
+            if (better, worse, col) in skip:
+                skipped += 1
+                continue
+            a, b = cells.get((better, col)), cells.get((worse, col))
             if a is None or b is None:
                 missing.append(f"{better if a is None else worse} / {col}")
                 continue
@@ -87,25 +119,34 @@ def greater(
             if not a > b:
                 failed.append(f"{better} {_fmt(a)} vs {worse} {_fmt(b)} on {col}")
     if not checked:
-        return Claim(text, None, "no cell to compare" + (f": missing {missing[0]}" if missing else ""), source)
+        return Claim(text, None, "no cell to compare" + (f": missing {missing[0]}" if missing else ""), source, contradiction)
     detail = f"{checked - len(failed)}/{checked} comparisons hold"
+    if min_share < 1.0:
+        detail += f" (at least {min_share:.0%} needed)"
     if failed:
         detail += f"; e.g. {failed[0]}"
     if missing:
         detail += f"; {len(missing)} cell(s) not run"
-    return Claim(text, not failed, detail, source)
+    if skipped:
+        detail += f"; {skipped} comparison(s) left out (contradicted by the paper's own numbers)"
+    return Claim(text, (checked - len(failed)) >= min_share * checked - 1e-9, detail, source, contradiction)
 
 
 def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row", where: str | None = None, source: str = "") -> Claim:
-    """The highest mean along ``along`` ("row" or "column", restricted to ``where`` in the other axis) is ``expected``."""
+    """The highest mean along ``along`` ("row" or "column", restricted to ``where`` in the other axis) is ``expected``.
+
+    Ties are decided by a stated rule, never by row order: every entry tied for the highest mean counts as the best."""
     other = "column" if along == "row" else "row"
     df = long if where is None else long[long[other].astype(str) == where]
     df = df[pd.notna(df["mean"])]
     if df.empty or expected not in set(df[along].astype(str)):
         return Claim(text, None, f"'{expected}' was not run", source)
-    best = df.loc[df["mean"].astype(float).idxmax()]
-    ranking = ", ".join(f"{r} {_fmt(float(m))}" for r, m in sorted(zip(df[along].astype(str), df["mean"].astype(float)), key=lambda t: -t[1])[:3])
-    return Claim(text, str(best[along]) == expected, f"highest: {ranking}", source)
+    values = df["mean"].astype(float)
+    top = float(values.max())
+    tied = [str(r) for r, m in zip(df[along], values) if m == top]  # a tie: every tied entry counts as the best
+    ranking = ", ".join(f"{r} {_fmt(float(m))}" for r, m in sorted(zip(df[along].astype(str), values), key=lambda t: -t[1])[:3])
+    detail = f"highest: {ranking}" + (f"; tie for the highest between {', '.join(tied)}" if len(tied) > 1 else "")
+    return Claim(text, expected in tied, detail, source)
 
 
 def paper_best(long: pd.DataFrame, along: str = "column") -> str | None:
@@ -131,3 +172,90 @@ def within(long: pd.DataFrame, text: str, *, tolerance: float, source: str = "",
 def not_in_paper(text: str, detail: str = "") -> Claim:
     """A table that checks a released-code vs paper choice rather than a claim of the paper."""
     return Claim(text, None, detail or "no paper claim to check", "")
+
+
+# --------------------------------------------------------------------------- the paper's own numbers
+def paper_values(paper: str, table: str) -> dict[tuple[str, str], float]:
+    """``{(row, column): value}`` of a paper table as printed (cells lost in conversion left out)."""
+    from . import reported
+
+    return {(e.row, e.column): float(e.value) for e in reported.table(paper, table) if e.value is not None}
+
+
+def contradicted(paper: str, table: str, pairs: Sequence[tuple[str, str]], columns: Iterable[str]) -> tuple[set, str]:
+    """The ``(better, worse, column)`` comparisons of ``pairs`` that the paper's own printed numbers fail, and a
+    sentence naming them (empty when none): what a claim worded "every …" must leave out and say."""
+    values = paper_values(paper, table)
+    bad, words = set(), []
+    for better, worse in pairs:
+        for col in columns:
+            a, b = values.get((better, col)), values.get((worse, col))
+            if a is not None and b is not None and not a > b:
+                bad.add((better, worse, col))
+                words.append(f"{better} {a:g} ≤ {worse} {b:g} ({col})")
+    return bad, "; ".join(words)
+
+
+def ttest_from_stats(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float, n_b: int, *, ddof: int = 1) -> float | None:
+    """Two-sided Student's t-test (equal variances) from means, stds and seed counts; ``ddof``: the stds' (0 = population).
+
+    ``None`` when either side has fewer than two seeds or a std is unknown."""
+    import math
+
+    from scipy.stats import ttest_ind_from_stats
+
+    if n_a < 2 or n_b < 2 or any(x is None or (isinstance(x, float) and math.isnan(x)) for x in (std_a, std_b)):
+        return None
+    sa, sb = (s * math.sqrt((n - ddof) / (n - 1)) for s, n in ((std_a, n_a), (std_b, n_b)))  # to sample stds (ddof=1)
+    if sa == 0 and sb == 0:
+        return 1.0 if mean_a == mean_b else 0.0
+    return float(ttest_ind_from_stats(mean_a, sa, n_a, mean_b, sb, n_b, equal_var=True).pvalue)
+
+
+# --------------------------------------------------------------------------- the registry
+@dataclass(frozen=True)
+class TableClaim:
+    """How one table's claim is checked: ``check(long, profile)`` (``profile`` gives the section's settings: backbones,
+    the headline column …), and how its reported values are laid out for :func:`on_paper`."""
+
+    artifact: str  # the table's name, e.g. "concse_table3"
+    paper: str  # core.reported's paper key
+    table: str  # core.reported's table key
+    check: Callable[[pd.DataFrame, Any], Claim]
+    seeds: int | None = None  # the seed count behind the paper's ± (its t-tests need it); None: not stated
+    prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = None  # adds what the check reads besides the numbers
+
+
+REGISTRY: dict[str, TableClaim] = {}
+
+
+def register(artifact: str, *, paper: str, table: str, seeds: int | None = None,
+             prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = None):
+    """Decorator: ``fn(long, profile) -> Claim`` is the claim of ``artifact``, whose paper values are ``paper``/``table``."""
+
+    def deco(fn):
+        REGISTRY[artifact] = TableClaim(artifact, paper, table, fn, seeds, prepare)
+        return fn
+
+    return deco
+
+
+def reported_long(paper: str, table: str, *, seeds: int | None = None) -> pd.DataFrame:
+    """A table's printed values as the long frame a measured table has (``mean`` = ``paper`` = the printed value,
+    ``std`` its ±, ``n`` the paper's seed count); cells lost in conversion keep ``mean`` NaN."""
+    from . import reported
+
+    rows = [dict(row=e.row, column=e.column, mean=float("nan") if e.value is None else e.value,
+                 std=float("nan") if e.std is None else e.std, n=seeds or 1,
+                 paper=float("nan") if e.value is None else e.value, paper_note=e.note)
+            for e in reported.table(paper, table)]
+    return pd.DataFrame(rows, columns=["row", "column", "mean", "std", "n", "paper", "paper_note"])
+
+
+def on_paper(artifact: str, profile: Any) -> Claim:
+    """The claim of ``artifact`` checked on the paper's own printed numbers (``profile``: the paper profile)."""
+    entry = REGISTRY[artifact]
+    long = reported_long(entry.paper, entry.table, seeds=entry.seeds)
+    if entry.prepare is not None:
+        long = entry.prepare(long)
+    return entry.check(long, profile)

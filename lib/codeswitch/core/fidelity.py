@@ -98,6 +98,11 @@ LEDGER: tuple[Deviation, ...] = (
        "Google Translate", "not released (the datasets only)",
        "an open Hugging Face MT model (paper profile); a glossary in smoke", _O("koglish", "translator", "google"),
        ("concse_table1",), "named option"),
+    _D("koglish-table1-totals", "ConCSE", ("01",), "Table 1 totals",
+       "CoLA 6,759, STS12 4,286, STS14 3,112 in the Total column", "the released datasets' rows (no totals)",
+       "Total is the sum of the splits; the paper's totals that differ from the sums of its own splits (CoLA −27, STS12 "
+       "+2, STS14 −10) are a note under the table, computed from core.reported, and left out of its claim",
+       None, ("concse_table1",), "no option", "#26.1"),
     _D("koglish-annotation", "ConCSE", ("01",), "manual annotation (§3.2 step 3)",
        "annotators check and correct the switched sentences", "not released",
        "not attempted; the paper profile reads the released (annotated) datasets", None,
@@ -109,9 +114,13 @@ LEDGER: tuple[Deviation, ...] = (
        _O("glue", "backbones.mBERT-base.model", "bert-base-multilingual-uncased"),
        ("concse_table2", "concse_table2_gain"), "named option", "#18.5"),
     _D("glue-batch-total", "ConCSE", ("02",), "Table 8 batch size",
-       "batch sizes of Table 8, trained on two GPUs", "—",
-       "Table 8's batch size is the total batch over all devices", None,
-       ("concse_table2",), "no option"),
+       "batch sizes of Table 8 (128 for mBERT and XLM-R-base, 64 for the large models), trained on two GPUs",
+       "Koglish_test_Sect5.1/{single,pair}_sent_config.json: BATCH_SIZE 64 for every backbone; every run_*.sh sets "
+       "CUDA_VISIBLE_DEVICES=0 and main.py wraps no DataParallel: one GPU, 64 in total, not 64 × 2 "
+       "(jjy961228/ConCSE at 84a0191); no released result file reproduces Table 2",
+       "Table 8's batch size as the total batch over all devices (the paper's text: no released result reproduces the "
+       "printed table); the released 64 per backbone is the option", _O("glue", "backbones.mBERT-base.batch_size", 64),
+       ("concse_table2",), "named option", "#26.2"),
     _D("glue-mbart-head", "ConCSE", ("02",), "mBART classification head",
        "a head on [CLS]", "—",
        "Hugging Face's head: first token for BERT/XLM-R, the last `</s>` for mBART", None,
@@ -223,6 +232,19 @@ LEDGER: tuple[Deviation, ...] = (
        "test F1 reported", "—",
        "the test column appears only when a labelled test file is given", None,
        ("alignment_table3_1",), "no option", "#18.4"),
+    _D("al-parallel-size", "Alignment", ("06",), "parallel pairs for alignment",
+       "the IIT Bombay parallel corpus (no size given)",
+       "alignment/data/*/cfilt_en-hi_parallel/: 62,977 training pairs (train_alignments) and 850 validation pairs "
+       "(valid.tsv), AlignmentForCS at b8a879f (the train.tsv itself is absent from the stored snapshot)",
+       "the first 62,977 IITB training pairs (the released count, not the released selection); validation: the IITB dev "
+       "split (520 pairs), or the authors' 850 when parallel_source points at their folder",
+       _O("alignment", "parallel_train_size", 50000), ("alignment_table3_1", "alignment_table3_2"), "named option", "#26.2"),
+    _D("al-muse-split", "Alignment", ("06",), "MUSE lexicon split",
+       "the MUSE en-hi bilingual lexicon", "alignment/data/*/muse_en-hi/{train,valid,test}.tsv: 30,577 / 3,822 / 3,822 (b8a879f)",
+       "3,822 entries held out for early stopping by a seeded permutation (the released size, not its membership); "
+       "from the full MUSE file the released test third is not held out (training sees 34,399 entries); from the "
+       "authors' folder their train + valid files (34,399) are re-split the same way (30,577 for training)",
+       _O("alignment", "lexicon_valid_size", 1000), ("alignment_table3_1", "alignment_table3_2"), "named option", "#26.2"),
     # ------------------------------------------------------------------ CalBERT (07)
     _D("cb-best-of", "CalBERT", ("07",), "reported run",
        "best of 10 runs on validation", "—",
@@ -231,9 +253,52 @@ LEDGER: tuple[Deviation, ...] = (
        ("calbert_table6", "calbert_table7", "calbert_table8", "calbert_table12", "calbert_table13"), "named option", "#18.3"),
     _D("cb-sail-splits", "CalBERT", ("07",), "SAIL 2017 splits",
        "9,945 / 1,240 / 1,238 (Table 4)",
-       "its validation file is GLUECoS's in the same order, 20 rows fewer (1,240), by no stated rule",
-       "the GLUECoS layout: 10,080 / 1,260 / 1,261 (Table 4's sizes cannot be derived from it); stated in the tables' notes",
-       None, ("calbert_table6", "calbert_table7", "calbert_table8"), "no option", "#18.3"),
+       "evaluation/sail2017/data/{train,validation,test}.csv (sentence,label) at 701612e of the calbert repository: "
+       "9,944 / 1,240 / 1,238 rows (the .txt beside them: GLUECoS's processed files)",
+       "the released CSVs where calbert.sail.source holds them (the loader reads both layouts, the CSVs first); the "
+       "tables' notes give the sizes read from the files; GLUECoS's .txt layout (10,080 / 1,260 / 1,261) otherwise",
+       None, ("calbert_table4", "calbert_table6", "calbert_table7", "calbert_table8"), "no option", "#26.3"),
+    _D("cb-finetune-protocol", "CalBERT", ("07",), "fine-tuning backbones (Tables 6–8, 12, 13)",
+       "BERT, DistilBERT (casing not stated)",
+       "the result files that reproduce Tables 7, 8, 12 and 13 to three decimals are bert-base-cased.json and "
+       "distilbert-base-cased.json (evaluation/{sail-2017,iitp-product-reviews}/results/ at d47d18c and e7f8402^)",
+       "bert-base-cased, distilbert-base-cased (the released runs')",
+       _O("calbert", "backbones.BERT.model", "bert-base-uncased"),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option", "#26.2"),
+    _D("cb-sail-epochs", "CalBERT", ("07",), "SAIL 2017 epochs",
+       "15 epochs (Table 5)",
+       "the SAIL result files (evaluation/sail-2017/results/*.json at d47d18c) record \"epoch\": 30.0",
+       "30 epochs (the released runs, which reproduce Tables 7 and 8)", _O("calbert", "sail.num_train_epochs", 15),
+       ("calbert_table6", "calbert_table7", "calbert_table8"), "named option", "#26.2"),
+    _D("cb-sail-batch", "CalBERT", ("07",), "SAIL 2017 batch",
+       "batch size 4 (Table 5)",
+       "the same result files: train_samples_per_second / train_steps_per_second = 8.0 samples per optimiser step",
+       "8 samples per optimiser step (calbert.sail.batch_size, the total batch)", _O("calbert", "sail.batch_size", 4),
+       ("calbert_table6", "calbert_table7", "calbert_table8"), "named option", "#26.2"),
+    _D("cb-iitp-protocol", "CalBERT", ("07",), "IITP epochs and batch",
+       "Table 11's settings (50 epochs, batch 16)",
+       "evaluation/iitp-product-reviews/results/*.json at d47d18c: 16 samples per step everywhere; \"epoch\" 50.0 for "
+       "BERT, DistilBERT and RoBERTa fine-tuned directly and for CalBERT-BERT, 30.0 for IndicBERT, XLM-R, the other "
+       "CalBERT runs and every from-scratch model (one file does not parse): no single rule",
+       "50 epochs, batch 16 for every backbone (Table 11; the released runs follow no one setting)", _O("calbert", "iitp.num_train_epochs", 30),
+       ("calbert_table12", "calbert_table13"), "named option", "#26.2"),
+    _D("cb-qualitative", "CalBERT", ("07",), "Tables 9 and 14 (predictions on example sentences)",
+       "CalBERT-XLM-RoBERTa's predictions on four SAIL and five IITP sentences, beside their true labels", "—",
+       "every fine-tuning run records its predictions on the printed sentences (fed as printed; the model is not "
+       "kept); each CalBERT row's best run on validation is shown beside the paper's columns",
+       None, ("calbert_table9", "calbert_table14"), "both shown", "#26.5"),
+    _D("cb-pretrain-corpus", "CalBERT", ("07",), "Siamese pre-training corpus",
+       "147,731 scraped code-mixed (translation, transliteration) pairs (Table 1)",
+       "data/dataset.csv is in the repository's history (e7fa99f … 18995aa) but not in the stored snapshot (its blob is "
+       "absent); data/sources/converted/*.json at 701612e hold only scraped fragments (about 9,000 readable records)",
+       "a seeded draw of 147,731 IIT Bombay pairs, Hindi romanised to ITRANS (not the paper's social-media text; "
+       "calbert.pretrain.pairs takes a folder of the released JSON layout); notebook 07's first cell says so",
+       None, ("calbert_table6", "calbert_table7", "calbert_table8", "calbert_table12", "calbert_table13"),
+       "not reproducible", "#26.4"),
+    _D("cb-pretrain-max-seq", "CalBERT", ("07",), "pre-training sequence length",
+       "—", "src/siamese_pretraining.py sets none: the model's maximum (512 for BERT)",
+       "128 tokens", _O("calbert", "pretrain.max_seq_length", 512),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option", "#26.2"),
     _D("cb-pretrain-sample", "CalBERT", ("07",), "pre-training corpus size",
        "a 15% sample of the pairs (§7.2)", "—",
        "a seeded 15% sample of the 147,731 pairs drawn (22,160)", _O("calbert", "pretrain.sample_fraction", None),
@@ -256,9 +321,19 @@ LEDGER: tuple[Deviation, ...] = (
        "lower-cased ITRANS", _O("calbert", "itrans_lowercase", False),
        ("calbert_table6", "calbert_table7", "calbert_table12"), "named option"),
     _D("cb-objective", "CalBERT", ("07",), "Siamese objective",
-       "Siamese pre-training on code-mixed pairs", "CosineSimilarityLoss with label 1 (a squared cosine distance), mean pooling, batch 16",
-       "the released code's; the in-batch-negatives objective as extra CalBERT-MNRL rows", None,
+       "Siamese pre-training on code-mixed pairs",
+       "CosineSimilarityLoss (a squared cosine distance to the label), mean pooling, batch 16; the label is 1 for every "
+       "pair only with sample_negative off, see cb-negatives",
+       "CosineSimilarityLoss with label 1 on every pair; the in-batch-negatives objective as extra CalBERT-MNRL rows", None,
        ("calbert_table6", "calbert_table7", "calbert_table12"), "both shown"),
+    _D("cb-negatives", "CalBERT", ("07",), "Siamese negatives and added tokens",
+       "—",
+       "src/siamese_pretraining.py defaults to sample_negative=True (701612e): a random half of the pairs kept as "
+       "label-1 positives, each with label-0 negatives (translation vs other transliterations, and other translations vs "
+       "a list of translations, of which the first is used: buggy English–English pairs); every lower-cased corpus word "
+       "added to the tokenizer (at a781856: words seen at least 5 times)",
+       "positives only, the backbone's own vocabulary", None,
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "not yet an option", "#26.2"),
 )
 
 

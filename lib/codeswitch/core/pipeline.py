@@ -86,7 +86,8 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     ),
     NotebookSpec(
         "07", "07_calbert.ipynb", "CalBERT: Siamese pre-training for code-mixed text",
-        ("calbert_table6", "calbert_table7", "calbert_table7_figure", "calbert_table8", "calbert_table12", "calbert_table13"),
+        ("calbert_table4", "calbert_table6", "calbert_table7", "calbert_table7_figure", "calbert_table8", "calbert_table9",
+         "calbert_table10", "calbert_table12", "calbert_table13", "calbert_table14"),
     ),
 )
 

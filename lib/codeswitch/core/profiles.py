@@ -581,6 +581,33 @@ def older_backbone(raw: Mapping[str, Any], *, where: str, section: str) -> dict:
     return dict(raw, backbones=[{"name": ref, "model": ref}])
 
 
+def section_prepare(section: str, backbone: type | None = None, *, renamed: Mapping[str, Any] | None = None,
+                    removed: Mapping[str, str] | None = None, older: bool = False,
+                    item_renamed: Mapping[str, str] | None = None, **backbones_kw) -> Callable[[dict, str], dict]:
+    """The ``prepare`` of a profile section (for :meth:`Profile.section`), the one for every section with backbones.
+
+    It refuses the ``renamed`` (and ``removed``) keys, naming the new one (:func:`refuse_renamed`); with ``older``,
+    turns the older ``backbone: <ref>`` into the list form (:func:`older_backbone`); and builds ``backbones`` as
+    ``backbone`` instances with :func:`backbones_from` (``backbones_kw``: its options, such as ``paper``,
+    ``hub_ids``, ``by_name``, ``bare_refs``; ``item_renamed``: a backbone's older field names), so that an error
+    names the file, the section and the item.  A section then keeps only its ``Backbone`` dataclass and its table of
+    paper defaults::
+
+        _prepare = section_prepare(SECTION, Backbone, renamed=HF_RENAMED, paper=PAPER_BACKBONES, hub_ids=True)
+    """
+
+    def prepare(raw: dict, where: str) -> dict:
+        refuse_renamed(raw, renamed or {}, where=where, section=section, removed=removed)
+        if older:
+            raw = older_backbone(raw, where=where, section=section)
+        if backbone is not None and raw.get("backbones") is not None:
+            raw = dict(raw, backbones=backbones_from(raw["backbones"], backbone, key=f"{where}: {section}.backbones",
+                                                     section=section, renamed=item_renamed, **backbones_kw))
+        return raw
+
+    return prepare
+
+
 def backbones_from(raw: Any, cls: type[T], *, key: str = "backbones", section: str = "", paper: Sequence[T] = (),
                    hub_ids: bool = False, bare_refs: bool = False, by_name: bool = False,
                    renamed: Mapping[str, str] | None = None) -> tuple[T, ...]:

@@ -12,12 +12,12 @@ stand-in                   stands in for                                model / 
 =========================  ===========================================  ===========================================
 ``mbert-cased``            bert-base-multilingual-cased                 ``BertModel`` / ``BertTokenizer`` (WordPiece, cased)
 ``mbert-uncased``          bert-base-multilingual-uncased               ``BertModel`` / ``BertTokenizer`` (lower-cased)
-``bert-uncased``           bert-base-uncased                            ``BertModel`` / ``BertTokenizer`` (lower-cased)
+``bert-cased``             bert-base-cased                              ``BertModel`` / ``BertTokenizer`` (cased)
 ``xlmr-base``              xlm-roberta-base                             ``XLMRobertaModel`` / ``XLMRobertaTokenizer`` (Unigram)
 ``xlmr-large``             xlm-roberta-large                            the same, another size
 ``mbart50``                facebook/mbart-large-50                      ``MBartModel`` / ``MBart50Tokenizer`` (Unigram + language codes)
 ``roberta``                roberta-base                                 ``RobertaModel`` / ``RobertaTokenizer`` (byte-level BPE)
-``distilbert-uncased``     distilbert-base-uncased                      ``DistilBertModel`` / ``DistilBertTokenizer``
+``distilbert-cased``       distilbert-base-cased                        ``DistilBertModel`` / ``DistilBertTokenizer`` (cased)
 ``indicbert``              ai4bharat/indic-bert                         ``AlbertModel`` / ``AlbertTokenizer`` (Unigram)
 ``nllb``                   facebook/nllb-200-distilled-600M             ``M2M100ForConditionalGeneration`` / ``NllbTokenizer``
 ``benepar``                benepar_en3 (an NLTK package, not a hub id)  benepar's ``ChartParser`` (released folder format) over a BERT encoder
@@ -172,10 +172,10 @@ def _roberta(dest: Path) -> None:
                                    bos_token_id=0, eos_token_id=2, **_SMALL))
 
 
-def _distilbert(dest: Path) -> None:
+def _distilbert(dest: Path, lower: bool = False) -> None:
     from transformers import DistilBertConfig, DistilBertTokenizer
 
-    tok = DistilBertTokenizer(vocab=_wordpiece(True), do_lower_case=True)
+    tok = DistilBertTokenizer(vocab=_wordpiece(lower), do_lower_case=lower)
     _save(dest, tok, DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64, pad_token_id=tok.pad_token_id))
 
 
@@ -235,12 +235,12 @@ def _benepar(dest: Path, *, d_model: int = 32, np_bias: float = 0.5, s_bias: flo
 STANDINS = {
     "mbert-cased": _bert(False),
     "mbert-uncased": _bert(True),
-    "bert-uncased": _bert(True),
+    "bert-cased": _bert(False),
     "xlmr-base": _xlmr(2),
     "xlmr-large": _xlmr(3),
     "mbart50": _mbart50,
     "roberta": _roberta,
-    "distilbert-uncased": _distilbert,
+    "distilbert-cased": _distilbert,
     "indicbert": _indicbert,
     "nllb": _nllb,
     "benepar": _benepar,
@@ -250,12 +250,12 @@ STANDINS = {
 FOR_HUB_ID = {
     "bert-base-multilingual-cased": "mbert-cased",
     "bert-base-multilingual-uncased": "mbert-uncased",
-    "bert-base-uncased": "bert-uncased",
+    "bert-base-cased": "bert-cased",
     "xlm-roberta-base": "xlmr-base",
     "xlm-roberta-large": "xlmr-large",
     "facebook/mbart-large-50": "mbart50",
     "roberta-base": "roberta",
-    "distilbert-base-uncased": "distilbert-uncased",
+    "distilbert-base-cased": "distilbert-cased",
     "ai4bharat/indic-bert": "indicbert",
     "facebook/nllb-200-distilled-600M": "nllb",
 }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
-from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, refuse_renamed
+from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .train import SCENARIOS, TASKS
 
 SECTION = "glue"
@@ -80,19 +80,11 @@ class Config:
 RENAMED = HF_RENAMED
 
 
-def _prepare(raw: dict, where: str) -> dict:
-    """Refuse the renamed keys; build the backbones here, so an error names the item (``backbones[1]`` or ``backbones.NAME``).
-
-    Besides the list of ``{name, model, batch_size, learning_rate}`` and the older mapping
-    ``{name: {model, ...}}``, a list item may be a paper label or its hub id alone
-    (``"XLM-R-base"``), and a mapping whose ``name`` is a paper label may leave out what
-    Table 8 fills in: ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
-    """
-    refuse_renamed(raw, RENAMED, where=where, section=SECTION)
-    if "backbones" not in raw:
-        return raw
-    return dict(raw, backbones=backbones_from(raw["backbones"], Backbone, key=f"{where}: {SECTION}.backbones", section=SECTION,
-                                              paper=PAPER_BACKBONES, hub_ids=True))
+# Refuse the renamed keys; build the backbones here, so an error names the item (``backbones[1]`` or ``backbones.NAME``).
+# Besides the list of ``{name, model, batch_size, learning_rate}`` and the older mapping ``{name: {model, ...}}``, a
+# list item may be a paper label or its hub id alone (``"XLM-R-base"``), and a mapping whose ``name`` is a paper label
+# may leave out what Table 8 fills in: ``--set 'glue.backbones=[{"name": "mBERT-base", "model": "/data/mbert"}]'``.
+_prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, paper=PAPER_BACKBONES, hub_ids=True)
 
 
 def load(profile) -> Config:

@@ -5,9 +5,10 @@ Labels
 Rows: ``CalBERT-<Backbone>`` is the backbone after CalBERT's Siamese pre-training
 (cosine loss), ``<Backbone>`` the same backbone fine-tuned directly (Table 7's rows
 without the check mark); backbones are named ``BERT``, ``RoBERTa``,
-``DistilBERT``, ``XLM-RoBERTa``, ``IndicBERT`` (``bert-base-uncased``,
-``roberta-base``, ``distilbert-base-uncased``, ``xlm-roberta-base``,
-``ai4bharat/indic-bert``).  The benchmark rows (``SAIL-2017 Benchmark``,
+``DistilBERT``, ``XLM-RoBERTa``, ``IndicBERT`` (``bert-base-cased``,
+``roberta-base``, ``distilbert-base-cased``, ``xlm-roberta-base``,
+``ai4bharat/indic-bert``: the models of the authors' result files, which
+reproduce Tables 7, 8, 12 and 13).  The benchmark rows (``SAIL-2017 Benchmark``,
 ``IndicGLUE Benchmark``) are other systems' scores the paper quotes.
 
 Columns: the paper reports the **best of 10 runs on the validation split**
@@ -26,6 +27,12 @@ quotes (§6.4: 71.32%), not a from-scratch model.
 
 Tables 4 and 10 (dataset sizes): rows ``Train set``, ``Validation set``,
 ``Test set``, column ``Number of examples``.
+
+Tables 9 and 14 (qualitative: predictions on example sentences): rows the sentences as
+printed (line breaks of the two-column layout joined, the hyphenation "se-ries",
+"bat-tery", "um-mid", "pic-ture" undone), columns ``True Label`` and
+``CalBERT-XLM-RoBERTa``, values label ids (0 negative, 1 neutral, 2 positive, the
+paper's own coding in §7.1).
 
 Quirks of the paper kept as printed: Table 7 gives CalBERT-RoBERTa 0.613 and
 CalBERT-DistilBERT 0.584 where Table 6 gives 0.612 and 0.586; Table 6's
@@ -131,6 +138,28 @@ for _row, _v in _TABLE13.items():
 for _table, _sizes in _SIZES.items():
     for _row, _v in _sizes.items():
         ENTRIES.append(Reported("calbert", _table, _row, "Number of examples", float(_v), note="dataset size"))
+
+# Tables 9 and 14: (sentence, true label, CalBERT-XLM-RoBERTa's prediction), label ids 0/1/2 = negative/neutral/positive.
+NEG, NEU, POS = 0, 1, 2
+EXAMPLES = {
+    "table9": (  # SAIL 2017
+        ("sab ka Bhai meri Jan Salman khan", POS, POS),
+        ("hahaha ! gazab imagination hai teri !", POS, POS),
+        ("lagta hai aaj bhi bating nahi milega #indvssa", NEG, NEG),
+        ("Or mastery kaisi chal ri hai apki", NEU, NEU),
+    ),
+    "table14": (  # IITP product reviews
+        ("agar 3G network chahiye to baahar se dongle lagane padegi", NEG, NEU),
+        ("ek haath se istemaal nahin kar sakte hain", NEG, POS),
+        ("micromax canvas series ke nae tablet me 3000 mah ki battery lagi hain , jo kaphi lambe samay tak chalti hain", POS, NEU),
+        ("is philm se vaha ummid dhul gai", NEG, NEU),
+        ("isme HDMI out put hai jisse aap store ki gai philmo aur picture ko apani tv par dekh sakte hain", NEU, NEU),
+    ),
+}
+for _table, _rows in EXAMPLES.items():
+    for _sentence, _true, _pred in _rows:
+        ENTRIES.append(Reported("calbert", _table, _sentence, "True Label", float(_true), note="label id (0 negative, 1 neutral, 2 positive)"))
+        ENTRIES.append(Reported("calbert", _table, _sentence, "CalBERT-XLM-RoBERTa", float(_pred), note="the paper's model's prediction"))
 
 # Benchmark rows are other systems: no run of this project stands beside them.
 BENCHMARK_ROWS = {"table6": "SAIL-2017 Benchmark", "table7": "SAIL-2017 Benchmark", "table8": "SAIL-2017 Benchmark",
