@@ -505,7 +505,7 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     fine_steps_all = [fine_steps(f) for f in fine]
     return {"runs": len(pre) + len(fine), "hours": pre_total + fine_total, "pretrain_hours": pre_total,
             "finetune_hours": fine_total, "steps": sum(pre_steps(s) for s in pre) + sum(fine_steps_all),
-            "finetune_steps_batch4": sum(n for n, f in zip(fine_steps_all, fine) if f.batch_size == 4)}
+            "finetune_steps_small_batch": sum(n for n, f in zip(fine_steps_all, fine) if f.batch_size <= 8)}
 
 
 def _calbert_profile(profile_name: str, overrides: Mapping | None):
@@ -597,7 +597,7 @@ def cost_table(
         extra += f"; {r['not_counted']} lexicon alignment(s) not counted: MUSE en-hi size unknown" if r.get("not_counted") else ""
         hours = "–" if math.isnan(r["hours"]) else f"{r['hours']:.1f}"
         extra += f"; models by groups per step {r['groups']}" if r.get("groups") else ""
-        extra += f"; {r['finetune_steps_batch4']:,} fine-tuning steps at batch 4" if r.get("finetune_steps_batch4") else ""
+        extra += f"; {r['finetune_steps_small_batch']:,} fine-tuning steps at batch ≤ 8" if r.get("finetune_steps_small_batch") else ""
         lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['steps']:,} | {hours}{extra} | {r['source']} |")
     lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | target ≤ 12 |")
     floor = ("not measured (no (e) row): steps priced per token only, an under-estimate for small batches"
