@@ -335,7 +335,7 @@ def _claim_cell(entry: Mapping) -> str:
     if not c:
         return "–" if entry.get("kind") == "table" else ""
     claim = Claim(**c)
-    return f"{claim.mark} {claim.verdict}: {md_escape(claim.text)}"
+    return f"{claim.index_cell(entry.get('profile'))}: {md_escape(claim.text)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
