@@ -357,11 +357,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
     parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
     parser.add_argument("--account", default=None, help="--executor slurm: the account")
+    parser.add_argument("--book", action="store_true",
+                        help="build the static website of the profile's executed notebooks, INDEX.md and figures into "
+                             "runs/<profile>/book/ (after a run; nothing is executed), then exit")
     _preflight_flags(parser)
     args = parser.parse_args(argv)
     root = project_root()
     if args.check or args.prepare:
         return _preflight(args, root)
+    if args.book:
+        from .book import BookError, build
+
+        try:
+            index = build(args.profile, overrides=parse_overrides(args.overrides), root=root)
+        except (BookError, ConfigError) as exc:
+            print(f"reproduce.sh --book: {exc}", file=sys.stderr)
+            return 2
+        print(f"book: {index.relative_to(root) if index.is_relative_to(root) else index} (open it in a browser, or publish {index.parent.name}/ as it is)")
+        return 0
     specs = available(root)
     if args.list:
         for s in NOTEBOOKS:
