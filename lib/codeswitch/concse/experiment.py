@@ -607,7 +607,7 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     ax.set_xticks(x, labels)
     ax.set_xlabel(what)
     ax.set_ylabel("Koglish-STS-B, Spearman × 100")
-    ax.set_title(f"ConCSE Table {table[5:]}: the {what}\n(ConCSE-{backbone_label(c.ablation_backbone, c.backbone(c.ablation_backbone).model)})", fontsize=10)
+    ax.set_title(f"ConCSE Table {table[5:]}: the {what}\nConCSE on {backbone_label(c.ablation_backbone, c.backbone(c.ablation_backbone).model)}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths = save_figure(fig, f"concse_{table}_plot", profile, caption=f"ConCSE on Koglish-STS-B vs the {what}: ours (mean ± std) and the paper's")

@@ -212,7 +212,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         f"- written: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- executed notebooks: `{prof.runs_dir.relative_to(prof.output_root or root) / 'notebooks'}/`",
         "",
-        "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: supported by this run? |",
+        "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: "
+        + ("its outcome on the smoke data (not a test of the paper) |" if prof.name == "smoke" else "supported by this run? |"),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     stale = []

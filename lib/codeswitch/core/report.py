@@ -425,8 +425,9 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
     text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
     check_fonts(fig, name)
     # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
-    fig.text(0.995, 0.003, f"profile: {prov['folder']}" + (" (smoke: tests the pipeline, not the paper)" if profile.name == "smoke" else ""),
-             ha="right", va="bottom", fontsize=6, color="0.45")
+    # (below the figure's edge, where savefig's tight bounding box makes room: it covers no legend or tick label)
+    fig.text(0.995, -0.005, f"profile: {prov['folder']}" + (" (smoke: tests the pipeline, not the paper)" if profile.name == "smoke" else ""),
+             ha="right", va="top", fontsize=6, color="0.45")
     for ext in ("png", "pdf"):
         buf = io.BytesIO()
         meta = ({"Software": None, "Provenance": text} if ext == "png"
