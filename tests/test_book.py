@@ -23,7 +23,7 @@ from codeswitch.core import pipeline
 from .conftest import REPO
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--virtual-time-budget=10000", "--dump-dom"]
+                  "--disable-component-update", "--disable-sync", "--virtual-time-budget=3000", "--dump-dom"]
 
 
 def chromium() -> str:

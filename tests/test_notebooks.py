@@ -96,3 +96,7 @@ def test_executed_notebook_displays_every_artifact_it_writes(spec, smoke_run):
         for n, total in re.findall(r"^\[[^\]\n]+\] (\d+)/(\d+) ", text, re.M):
             assert n == total, f"{spec.file}: a progress line stopped at {n}/{total}"
         assert not re.search(r"\b0%\|", text), f"{spec.file}: a progress bar saved at 0 %"
+    for cell in nbformat.read(executed, as_version=4).cells:  # no dataclass repr of a whole config section
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+            assert not re.search(r"\bConfig\(", text), f"{spec.file}: a Config(...) repr in the outputs: {text[:120]!r}"
