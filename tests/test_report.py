@@ -91,3 +91,19 @@ def test_figures_warn_naming_the_font_package_when_a_script_has_no_glyphs(monkey
     assert [w for w in caught if issubclass(w.category, report.FontWarning) and "fonts-noto-core" in str(w.message)
             and "demo_figure" in str(w.message)]
     plt.close(fig)
+
+
+def test_plan_table_shows_what_differs_between_runs_and_each_key():
+    """Issue 27: notebooks showed plans as every key field of every run ("8 rows × 23 columns")."""
+    from codeswitch import concse as C
+    from codeswitch.core.experiment import plan_table
+    from codeswitch.core.profiles import load_profile
+
+    from .conftest import REPO
+
+    specs = C.plan(load_profile("smoke", root=REPO), ["table3"])
+    t = plan_table(specs, show=("backbone", "method", "seed"))
+    assert list(t["key"]) == [s.key_hash() for s in specs]
+    assert list(t.columns[:3]) == ["backbone", "method", "seed"] and "experiment" not in t
+    constant = [k for k, v in specs[0].key().items() if all(s.key().get(k) == v for s in specs) and k not in ("backbone", "method", "seed")]
+    assert constant and not set(constant) & set(t.columns)

@@ -195,9 +195,9 @@ EXPERIMENTS: Mapping[str, tuple[str, ...]] = {
 
 
 def plan_table(specs: Sequence[RunSpec], *, show: Sequence[str] = ()) -> "pd.DataFrame":
-    """A plan as a reader needs it: one row per spec, the key fields that *differ* between the specs
-    (plus ``show``, fields shown even when constant, and the display fields listed there), and the
-    key hash the run cache files each under.
+    """A plan as a reader needs it: one row per spec, the fields of ``show`` (shown even when constant;
+    a display field that is not in the key may be named), the key fields that *differ* between the specs,
+    and the key hash the run cache files each run under.
 
     A spec's key has 20-odd fields, most of them the same for every run of a table;
     the settings they share are the section's config, shown once at the top of the notebook.
@@ -210,12 +210,11 @@ def plan_table(specs: Sequence[RunSpec], *, show: Sequence[str] = ()) -> "pd.Dat
             for key in keys]
     names = list(dict.fromkeys(k for row in flat for k in row))
     varying = [k for k in names if len({repr(row.get(k)) for row in flat}) > 1]
-    extra = [k for k in show if k not in varying]
     rows = []
-    for spec, row in zip(specs, flat):
-        out = {k: getattr(spec, k, row.get(k)) for k in extra}
-        out |= {k: row.get(k) for k in varying}
-        out["key"] = spec.key_hash()
+    for spec, key, row in zip(specs, keys, flat):
+        out = {k: getattr(spec, k, row.get(k)) for k in show}
+        out |= {k: row.get(k) for k in varying if k not in show}
+        out["key"] = config_hash(key)  # = spec.key_hash()
         rows.append(out)
     return pd.DataFrame(rows)
 
