@@ -53,3 +53,50 @@ def test_smoke_run_is_deterministic(smoke_run, tmp_path_factory):
     assert a and a == sorted(p.name for p in b_dir.glob("*.csv"))
     for name in a:
         assert (a_dir / name).read_text() == (b_dir / name).read_text(), f"{name} differs between two smoke runs"
+
+
+def _outputs(executed):
+    """(PNG images as base64 without line breaks, Markdown texts, stream texts) of an executed notebook's outputs."""
+    pngs, mds, streams = set(), [], []
+    for cell in nbformat.read(executed, as_version=4).cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                pngs.add(data["image/png"].replace("\n", ""))
+            if "text/markdown" in data:
+                mds.append(data["text/markdown"])
+            if out.get("output_type") == "stream":
+                streams.append(out.get("text", ""))
+    return pngs, mds, streams
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.stem)
+def test_executed_notebook_displays_every_artifact_it_writes(spec, smoke_run):
+    """Issue 27: a loop over report.show displayed nothing. Every table and figure a notebook writes is in its
+    executed copy's outputs (the figure's PNG, the table's Markdown), and its progress lines end at 100 %."""
+    import base64
+    import json
+    import re
+
+    executed = smoke_run.ensure(spec)
+    fig_dir = smoke_run.root / "figures" / "smoke"
+    pngs, mds, streams = _outputs(executed)
+    missing = []
+    for name in spec.artifacts:
+        kind = json.loads((fig_dir / ".index" / f"{name}.json").read_text())["kind"]
+        if kind == "figure":
+            shown = base64.b64encode((fig_dir / f"{name}.png").read_bytes()).decode() in pngs
+        else:
+            shown = (fig_dir / f"{name}.md").read_text(encoding="utf-8") in mds
+        if not shown:
+            missing.append(f"{name} ({kind})")
+    assert not missing, f"{spec.file}: the executed notebook does not display {', '.join(missing)}"
+    for text in streams:  # progress: one final line per loop, never a bar stuck below 100 %
+        for n, total in re.findall(r"^\[[^\]\n]+\] (\d+)/(\d+) ", text, re.M):
+            assert n == total, f"{spec.file}: a progress line stopped at {n}/{total}"
+        assert not re.search(r"\b0%\|", text), f"{spec.file}: a progress bar saved at 0 %"
+    for cell in nbformat.read(executed, as_version=4).cells:  # no dataclass repr of a whole config section
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+            assert not re.search(r"\bConfig\(", text), f"{spec.file}: a Config(...) repr in the outputs: {text[:120]!r}"

@@ -170,3 +170,11 @@ def test_reproduce_names_the_folder_and_stops_on_a_missing_local_path_before_any
     rc = pipeline.main(["--only", "01", "--set", "koglish.dictionary=/no/such/muse.txt"])
     err = capsys.readouterr().err
     assert rc == 2 and "koglish.dictionary = '/no/such/muse.txt' (--set koglish.dictionary)" in err and "does not exist" in err
+
+
+def test_input_paths_are_written_relative_to_the_repository(tmp_path):
+    """Issue 27: INDEX.md's inputs column repeated the absolute paths of the machine that ran it."""
+    cfg = load_profile("smoke", root=REPO, output_root=tmp_path)
+    asset = REPO / "lib" / "codeswitch" / "assets" / "retrieval" / "en-ar.txt"
+    prov = P.provenance(cfg, inputs={"muse": [f"{asset} @ sha256:0123"], "out": str(tmp_path / "runs" / "x"), "model": ["tiny-bert"]})
+    assert prov["inputs"] == {"muse": ["lib/codeswitch/assets/retrieval/en-ar.txt @ sha256:0123"], "out": "runs/x", "model": ["tiny-bert"]}

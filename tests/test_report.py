@@ -64,3 +64,46 @@ def test_reported_registry_is_unique_and_typed():
     for e in entries:
         assert e.paper in reported.PAPERS, e.source
         assert e.value is None or isinstance(e.value, float), e.source
+
+
+def test_figures_warn_naming_the_font_package_when_a_script_has_no_glyphs(monkeypatch, tmp_path):
+    """Issue 27: Devanagari showed as empty boxes without a word. A figure drawing a script no font covers warns,
+    naming the Debian package; Latin text never does."""
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from codeswitch.core import report
+
+    fig, ax = plt.subplots()
+    ax.set_title("plain Latin title")
+    assert report.missing_glyphs(fig) == {}
+    ax.set_xlabel("नमस्ते")
+    found = report.missing_glyphs(fig)
+    assert set(found) <= {"Devanagari"}  # empty where a Devanagari font is installed (.ci/run: fonts-lohit-deva)
+    monkeypatch.setattr(report, "missing_glyphs", lambda f: {"Devanagari": "नम"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report.check_fonts(fig, "demo_figure")
+    assert [w for w in caught if issubclass(w.category, report.FontWarning) and "fonts-noto-core" in str(w.message)
+            and "demo_figure" in str(w.message)]
+    plt.close(fig)
+
+
+def test_plan_table_shows_what_differs_between_runs_and_each_key():
+    """Issue 27: notebooks showed plans as every key field of every run ("8 rows × 23 columns")."""
+    from codeswitch import concse as C
+    from codeswitch.core.experiment import plan_table
+    from codeswitch.core.profiles import load_profile
+
+    from .conftest import REPO
+
+    specs = C.plan(load_profile("smoke", root=REPO), ["table3"])
+    t = plan_table(specs, show=("backbone", "method", "seed"))
+    assert list(t["key"]) == [s.key_hash() for s in specs]
+    assert list(t.columns[:3]) == ["backbone", "method", "seed"] and "experiment" not in t
+    constant = [k for k, v in specs[0].key().items() if all(s.key().get(k) == v for s in specs) and k not in ("backbone", "method", "seed")]
+    assert constant and not set(constant) & set(t.columns)

@@ -538,8 +538,6 @@ def _notes(cfg: Profile, table: str, task: str) -> list[str]:
         notes.append(f"Pre-training pairs: a {p.sample_fraction:.0%} sample (calbert.pretrain.sample_fraction) of "
                      f"{'every pair' if p.max_pairs is None else f'{p.max_pairs:,} pairs'} (the paper: a 15% sample).")
     notes.append(_split_note(cfg, task))
-    if cfg.name == "smoke":
-        notes.append("Smoke profile: a small shipped data set and a few steps; the numbers check the code path, not the paper.")
     return notes
 
 
@@ -681,6 +679,7 @@ def table7_figure(cfg: Profile, df: pd.DataFrame) -> dict:
     ax.set_xticks(x, rows, rotation=20, ha="right")
     ax.set_ylabel("weighted F1")
     ax.set_ylim(0, 1)
+    ax.set_title("CalBERT Table 7: does Siamese pre-training help? (SAIL 2017)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     paths = report.save_figure(

@@ -54,7 +54,7 @@ from ..core import reported as _reported
 from ..core import claims
 from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, Stage, run_specs
-from ..core.models import TINY_BACKBONES, backbone_id
+from ..core.models import TINY_BACKBONES, backbone_id, backbone_label
 from ..core.profiles import Profile, seeds_for
 from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.utils import frozen_gc
@@ -582,10 +582,11 @@ def table3_figure(scores: pd.DataFrame, profile: Profile) -> dict[str, Path]:
             if any(v is not None for v in paper):
                 ax.plot(x + off, [np.nan if v is None else v for v in paper], "o", mfc="none", color=colors[m], alpha=0.8, label=f"{METHOD_LABELS[m]} (paper)")
         ax.set_xticks(x, columns, rotation=45, ha="right")
-        ax.set_title(b)
+        ax.set_title(backbone_label(b, c.backbone(b).model))
         ax.set_ylabel("Spearman × 100")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels), frameon=False)  # below the panels: covers no data
+    fig.suptitle("ConCSE Table 3: SimCSE vs ConCSE on the Koglish-STS test sets")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     paths = save_figure(
         fig, "concse_table3_figure", profile,
@@ -714,7 +715,8 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
         ax.plot(x, [np.nan if v is None else v for v in paper], "s--", color="0.35", mfc="none", label="paper")
     if table == "table6":
         printed = " ".join(f"{e.value:g}" for e in _reported.table("concse", "table6_printed"))
-        ax.text(0.02, 0.02, f"paper row (6 numbers, 5 headers,\nmapping unknown): {printed}", transform=ax.transAxes, fontsize=7, va="bottom")
+        ax.text(0.02, 0.02, f"the paper's row as printed, 6 values for 5 settings\n(which belongs to which λ is unknown): {printed}",
+                transform=ax.transAxes, fontsize=7, va="bottom")
     lo, hi = np.nanmin(np.r_[s["mean"] - s["std"].fillna(0), [v for v in paper if v is not None]]), np.nanmax(np.r_[s["mean"] + s["std"].fillna(0), [v for v in paper if v is not None]])
     if hi - lo < MIN_SPAN:  # a spread of half a point must not fill the axis
         mid = (hi + lo) / 2
@@ -722,6 +724,7 @@ def sweep_plot(scores: pd.DataFrame, profile: Profile, table: str) -> dict[str, 
     ax.set_xticks(x, labels)
     ax.set_xlabel(what)
     ax.set_ylabel("Koglish-STS-B, Spearman × 100")
+    ax.set_title(f"ConCSE Table {table[5:]}: the {what}\nConCSE on {backbone_label(c.ablation_backbone, c.backbone(c.ablation_backbone).model)}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths = save_figure(fig, f"concse_{table}_plot", profile, caption=f"ConCSE on Koglish-STS-B vs the {what}: ours (mean ± std) and the paper's")

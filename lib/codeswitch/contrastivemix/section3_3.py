@@ -126,8 +126,6 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
         "(the paper does not name its target languages).",
         "The paper's SDs: 0.036 (queries), 0.257 (passages).",
     ]
-    if cfg.name == "smoke":
-        notes.append("smoke profile: a tiny random-init backbone on the synthetic training rows; the numbers test the pipeline, not the paper.")
     claim = section3_3_claim(long, cfg)
     c = load(cfg)
     return save_table(wide, "contrastivemix_section3_3", cfg, long=long, notes=notes, claim=claim,

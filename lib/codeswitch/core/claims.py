@@ -37,8 +37,8 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 SMOKE_NOTE = (
-    "Smoke profile: tiny random-initialised models on synthetic data need not reproduce the papers' claims; "
-    "the verdict above is computed the same way as in the paper profile, it does not test the papers."
+    "Smoke profile: small models, small (mostly synthetic) data and a few steps test the pipeline, not the papers; "
+    "a claim's verdict is computed as in the paper profile and says nothing about the paper."
 )
 
 
@@ -58,14 +58,30 @@ class Claim:
     def mark(self) -> str:
         return {True: "✓", False: "✗", None: "–"}[self.holds]
 
-    def line(self) -> str:
-        """The note line of a table: ``Claim (source): text — supported by this run (detail).``"""
+    def smoke_verdict(self) -> str:
+        """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper."""
+        return {True: "holds on the smoke data", False: "does not hold on the smoke data", None: "not checked"}[self.holds]
+
+    def line(self, profile: str | None = None) -> str:
+        """The note line of a table: ``Claim (source): text — supported by this run (detail).``
+
+        Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data"."""
         src = f" ({self.source})" if self.source else ""
-        verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
+        if profile == "smoke":
+            verdict = self.smoke_verdict()
+        else:
+            verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
         line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
         if self.contradiction:
             line += f" On the paper's own numbers: {self.contradiction}."
         return line
+
+    def index_cell(self, profile: str | None = None) -> str:
+        """The verdict in ``INDEX.md``'s claim column: ``✓ supported`` / ``✗ not supported``; under the smoke profile
+        the smoke verdict without a mark (a smoke outcome is no failure)."""
+        if profile == "smoke":
+            return f"smoke: {self.smoke_verdict()}"
+        return f"{self.mark} {self.verdict}"
 
     def as_dict(self) -> dict:
         out = {"text": self.text, "holds": self.holds, "detail": self.detail, "source": self.source}

@@ -46,7 +46,7 @@ from .identity import input_identity
 from .profiles import as_dict
 from .runs import RunCache, config_hash, run_grid
 
-__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "EXPERIMENTS", "package", "CONTRACT", "check"]
+__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "plan_table", "EXPERIMENTS", "package", "CONTRACT", "check"]
 
 _KEY = "key"
 
@@ -192,6 +192,31 @@ EXPERIMENTS: Mapping[str, tuple[str, ...]] = {
     "alignment": ("06",),
     "calbert": ("07",),
 }
+
+
+def plan_table(specs: Sequence[RunSpec], *, show: Sequence[str] = ()) -> "pd.DataFrame":
+    """A plan as a reader needs it: one row per spec, the fields of ``show`` (shown even when constant;
+    a display field that is not in the key may be named), the key fields that *differ* between the specs,
+    and the key hash the run cache files each run under.
+
+    A spec's key has 20-odd fields, most of them the same for every run of a table;
+    the settings they share are the section's config, shown once at the top of the notebook.
+    Nested values (a run a spec needs, the input identities) are left out: their hash is in ``key``.
+    """
+    import pandas as pd
+
+    keys = [s.key() for s in specs]
+    flat = [{k: v for k, v in key.items() if not isinstance(v, (dict, list)) and k not in ("experiment", "result_version")}
+            for key in keys]
+    names = list(dict.fromkeys(k for row in flat for k in row))
+    varying = [k for k in names if len({repr(row.get(k)) for row in flat}) > 1]
+    rows = []
+    for spec, key, row in zip(specs, keys, flat):
+        out = {k: getattr(spec, k, row.get(k)) for k in show}
+        out |= {k: row.get(k) for k in varying if k not in show}
+        out["key"] = config_hash(key)  # = spec.key_hash()
+        rows.append(out)
+    return pd.DataFrame(rows)
 
 
 def package(section: str):

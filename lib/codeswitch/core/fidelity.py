@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Option", "Deviation", "LEDGER", "STATUSES", "PAPERS", "NOTEBOOK_PAPERS", "entries", "table", "render", "main"]
+__all__ = ["Option", "Deviation", "LEDGER", "STATUSES", "PAPERS", "NOTEBOOK_PAPERS", "entries", "table", "show", "render", "main"]
 
 PAPERS = ("ConCSE", "ContrastiveMix", "Alignment", "CalBERT")
 NOTEBOOK_PAPERS = {"01": "ConCSE", "02": "ConCSE", "03": "ConCSE", "04": "ConCSE", "05": "ContrastiveMix", "06": "Alignment", "07": "CalBERT"}
@@ -366,6 +366,14 @@ def table(paper_or_notebook: str | None = None) -> pd.DataFrame:
         for d in entries(paper_or_notebook)
     ]
     return pd.DataFrame(rows, columns=["topic", "paper", "released code", "default here", "option", "status", "artifacts", "issue"])
+
+
+def show(paper_or_notebook: str | None = None) -> None:
+    """Display the ledger's rows in a notebook as a Markdown table: every cell whole, wrapped (a DataFrame's HTML
+    cuts long text at pandas' ``display.max_colwidth`` with "…")."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(_md(table(paper_or_notebook))))
 
 
 def _md(df: pd.DataFrame) -> str:

@@ -82,6 +82,12 @@ def corpus_fingerprint() -> str:
     return h.hexdigest()[:10]
 
 
+def backbone_label(name: str, model: str) -> str:
+    """A backbone as figures name it: the paper's name (``mBERT-base``), or, where a tiny stand-in runs in its
+    place (the smoke profile), the model that ran: ``tiny-bert (for mBERT-base)``."""
+    return f"{model} (for {name})" if model in TINY_BACKBONES and model != name else name
+
+
 def backbone_id(ref: str) -> str:
     """The backbone as a run-cache key.
 

@@ -260,7 +260,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         f"- executed notebooks: [`{executed_dir(prof).relative_to(prof.output_root or root)}/`]"
         f"({Path(os.path.relpath(executed_dir(prof), prof.figures_dir)).as_posix()}/)",
         "",
-        "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: supported by this run? |",
+        "| artifact | kind | files | notebook | profile | written | caption | inputs | the paper's claim: "
+        + ("its outcome on the smoke data (not a test of the paper) |" if prof.name == "smoke" else "supported by this run? |"),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     stale = []
@@ -392,7 +393,7 @@ def _claim_cell(entry: Mapping) -> str:
     if not c:
         return "–" if entry.get("kind") == "table" else ""
     claim = Claim(**c)
-    return f"{claim.mark} {claim.verdict}: {md_escape(claim.text)}"
+    return f"{claim.index_cell(entry.get('profile'))}: {md_escape(claim.text)}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -419,6 +420,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", action="store_true",
                         help="re-hash every input and checkpoint, even those whose size and mtime are unchanged "
                              "(the profile's verify_hashes: always; the paper profiles do it by default)")
+    parser.add_argument("--book", action="store_true",
+                        help="build the static website of the profile's executed notebooks, INDEX.md and figures into "
+                             "runs/<profile>/book/ (after a run; nothing is executed), then exit")
     _preflight_flags(parser)
     return parser
 
@@ -428,6 +432,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = project_root()
     if args.check or args.prepare:
         return _preflight(args, root)
+    if args.book:
+        from .book import BookError, build
+
+        try:
+            index = build(args.profile, overrides=parse_overrides(args.overrides), root=root)
+        except (BookError, ConfigError) as exc:
+            print(f"reproduce.sh --book: {exc}", file=sys.stderr)
+            return 2
+        print(f"book: {index.relative_to(root) if index.is_relative_to(root) else index} (open it in a browser, or publish {index.parent.name}/ as it is)")
+        return 0
     specs = available(root)
     if args.list:
         for s in NOTEBOOKS:

@@ -126,4 +126,7 @@ def progress(iterable: Iterable | None = None, *, total: int | None = None, desc
         return LogTqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)
     from tqdm.auto import tqdm
 
+    # in JupyterLab a bar inside another (epochs inside runs) disappears when done: the saved notebook keeps the
+    # outermost bar, at its end, not a stack of inner bars (some never started: "0%")
+    kwargs.setdefault("leave", not any(not b.disable for b in list(getattr(tqdm, "_instances", ()))))
     return tqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)

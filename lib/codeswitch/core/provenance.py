@@ -121,8 +121,21 @@ def provenance(profile: Profile, inputs: Mapping[str, Any] | None = None) -> dic
         "folder": figures_folder(profile.name, profile.overrides),
         "git_commit": commit,
         "git_dirty": dirty,
-        "inputs": None if inputs is None else {str(k): inputs[k] for k in sorted(inputs)},
+        "inputs": None if inputs is None else {str(k): _relative(inputs[k], profile) for k in sorted(inputs)},
     }
+
+
+def _relative(value: Any, profile: Profile) -> Any:
+    """An input reference with the paths of this machine made relative: a file under the repository (or under
+    the output root) as ``lib/codeswitch/assets/…``, so INDEX.md and the notes read the same on every machine."""
+    if isinstance(value, (list, tuple)):
+        return [_relative(v, profile) for v in value]
+    if not isinstance(value, str):
+        return value
+    for base in dict.fromkeys(b for b in (profile.output_root, profile.root) if b is not None):
+        prefix = str(Path(base).resolve()).rstrip("/") + "/"
+        value = value.replace(prefix, "")
+    return value
 
 
 def lines(prov: Mapping[str, Any]) -> list[str]:

@@ -348,9 +348,9 @@ def save_table(
     md = header + to_markdown(wide)
     lines = list(notes)
     if claim is not None:
-        lines.append(claim.line())
-        if profile.name == "smoke":
-            lines.append(SMOKE_NOTE)
+        lines.append(claim.line(profile.name))
+    if profile.name == "smoke":
+        lines.append(SMOKE_NOTE)  # once, on every smoke table; experiments add no note of their own saying so
     if lines:
         md += "\n" + "\n".join(f"- {n}" for n in lines) + "\n"
     md += "\nProvenance:\n\n" + "\n".join(f"- {md_escape(n)}" for n in provenance_lines(prov)) + "\n"
@@ -370,6 +370,51 @@ def save_table(
     return paths
 
 
+#: scripts a figure may draw, the Unicode ranges that hold them, and the Debian packages with fonts that cover them
+SCRIPTS = {
+    "Hangul": (((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF)),
+               "fonts-nanum (or the pinned koreanize-matplotlib wheel's NanumGothic)"),
+    "Devanagari": (((0x0900, 0x097F),), "fonts-noto-core (Noto Sans Devanagari) or fonts-lohit-deva"),
+}
+
+
+class FontWarning(UserWarning):
+    """A figure draws text in a script none of its fonts covers: it would show as empty boxes."""
+
+
+def missing_glyphs(fig) -> dict[str, str]:
+    """``{script: characters}`` of the figure's text that no font it asks for covers (:data:`SCRIPTS`)."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+    from matplotlib.text import Text
+
+    missing: dict[str, set[str]] = {}
+    charmaps: dict[str, set[int]] = {}
+    for t in fig.findobj(Text):
+        chars = {ch for ch in t.get_text() if any(a <= ord(ch) <= b for ranges, _ in SCRIPTS.values() for a, b in ranges)}
+        if not chars:
+            continue
+        fonts = font_manager.fontManager._find_fonts_by_props(t.get_fontproperties())  # the fallback list matplotlib renders with
+        for f in map(str, fonts):
+            if f not in charmaps:
+                charmaps[f] = set(FT2Font(f).get_charmap())
+        for ch in chars:
+            if not any(ord(ch) in charmaps[str(f)] for f in fonts):
+                script = next(k for k, (ranges, _) in SCRIPTS.items() if any(a <= ord(ch) <= b for a, b in ranges))
+                missing.setdefault(script, set()).add(ch)
+    return {k: "".join(sorted(v)) for k, v in missing.items()}
+
+
+def check_fonts(fig, name: str) -> None:
+    """Warn (:class:`FontWarning`), naming the Debian package to install, when the figure draws a script no font covers."""
+    import warnings
+
+    for script, chars in missing_glyphs(fig).items():
+        warnings.warn(f"{name}: no installed font has {script} glyphs ({chars[:12]}): they show as empty boxes; "
+                      f"install {SCRIPTS[script][1]} (Debian/Ubuntu: apt-get install {SCRIPTS[script][1].split()[0]})",
+                      FontWarning, stacklevel=3)
+
+
 def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 150, inputs: Mapping | None = None) -> dict[str, Path]:
     """Write a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
@@ -380,6 +425,11 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
     paths = {}
     prov = provenance(profile, inputs)
     text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
+    check_fonts(fig, name)
+    # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
+    # (below the figure's edge, where savefig's tight bounding box makes room: it covers no legend or tick label)
+    fig.text(0.995, -0.005, f"profile: {prov['folder']}" + (" (smoke: tests the pipeline, not the paper)" if profile.name == "smoke" else ""),
+             ha="right", va="top", fontsize=6, color="0.45")
     with atomic_files(out, name) as tmp:  # the files as one unit (see save_table)
         for ext in ("png", "pdf"):
             buf = io.BytesIO()
@@ -416,13 +466,18 @@ def read_index(figures_dir: Path) -> list[dict]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((figures_dir / ".index").glob("*.json"))]
 
 
-def show(paths: Mapping[str, Path]):
-    """Display a written artifact in a notebook (the Markdown table or the PNG)."""
-    from IPython.display import Image, Markdown
+def show(paths: Mapping[str, Path]) -> None:
+    """Display a written artifact in the notebook: the PNG of a figure, else the Markdown of a table.
+
+    It displays (IPython's ``display``) rather than returning an object, so a loop
+    (``for paths in X.tables(results, cfg).values(): show(paths)``) shows every artifact,
+    in JupyterLab and in the executed copies ``reproduce.sh`` saves."""
+    from IPython.display import Image, Markdown, display
 
     if "png" in paths:
-        return Image(filename=str(paths["png"]))
-    return Markdown(Path(paths["md"]).read_text(encoding="utf-8"))
+        display(Image(filename=str(paths["png"])))
+    else:
+        display(Markdown(Path(paths["md"]).read_text(encoding="utf-8")))
 
 
 def seaborn_style() -> None:
