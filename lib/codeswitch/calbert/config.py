@@ -234,7 +234,7 @@ def load(profile) -> Config:
 # --------------------------------------------------------------------------- the run specs
 # Bump when a change of this experiment's method code (data handling, training, evaluation)
 # changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: every run records its learning entry (codeswitch.core.learning)
 
 
 @dataclass(frozen=True)
@@ -283,6 +283,8 @@ class ScratchRun(RunSpec):
     :func:`codeswitch.calbert.train.mlm_from_scratch`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     architecture: str  # "BERT" | "DistilBERT" | "RoBERTa"
