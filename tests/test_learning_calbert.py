@@ -3,8 +3,13 @@
 Tiny runs with the smoke profile's settings (the real all-MiniLM-L6-v2, the shipped
 sets).  Broken on purpose, in the test only:
 
-* fine-tuning with **shuffled training labels**: validation F1 no longer beats the
-  majority class by the margin;
+* fine-tuning with **wrong training labels**, each shifted to the next class (an
+  off-by-one label mapping): validation F1 no longer beats the majority class by the
+  margin.  (A random shuffle is not used: on 18 validation sentences a classifier
+  trained on shuffled labels scores at chance, weighted F1 about 0.33 ± 0.1, which
+  clears the majority class's 0.17 + 0.15 about half the time — measured once at 0.44.
+  The majority-class margin catches a model that learned nothing or the wrong thing,
+  not a lucky guesser; ``tests/test_learning_alignment.py`` shuffles GLUECoS labels.)
 * Siamese pre-training on **shuffled pairs** (each English sentence beside another
   sentence's code-mixed version): the held-out gap cos(parallel) − cos(other) no
   longer widens over the untrained encoder's.
@@ -32,10 +37,8 @@ def smoke(tmp_path_factory):
     return cfg, pre.specs, fine.specs
 
 
-def _shuffled(examples, seed=0):
-    labels = [e.label for e in examples]
-    random.Random(seed).shuffle(labels)
-    return [SentimentExample(e.text, lab) for e, lab in zip(examples, labels)]
+def _off_by_one(examples, n_labels=3):
+    return [SentimentExample(e.text, (e.label + 1) % n_labels) for e in examples]
 
 
 def test_majority_f1_is_the_one_class_predictor():
@@ -45,16 +48,16 @@ def test_majority_f1_is_the_one_class_predictor():
     assert majority_f1(train, valid) == pytest.approx(0.5 / 3)
 
 
-def test_finetune_learns_and_shuffled_labels_do_not(smoke):
+def test_finetune_learns_and_wrong_labels_do_not(smoke):
     cfg, _, fine = smoke
     spec = next(s for s in fine if s.task == "sail" and s.variant == "none" and s.seed == fine[0].seed)
     splits = CB.task_splits(cfg, "sail")
     path = CB.resolve_backbone(spec.model, cfg)
     with cfg.torch_threads():
         good = finetune_classifier(spec, path, splits, desc="unbroken")["learning"]
-        broken = finetune_classifier(spec, path, {**splits, "train": _shuffled(splits["train"])}, desc="shuffled labels")["learning"]
+        broken = finetune_classifier(spec, path, {**splits, "train": _off_by_one(splits["train"])}, desc="labels off by one")["learning"]
     assert good["passed"], good
-    assert not broken["passed"], f"fine-tuning on shuffled labels still 'learned': {broken}"
+    assert not broken["passed"], f"fine-tuning on wrong labels still 'learned': {broken}"
     assert broken["baseline"] == good["baseline"]  # the same majority class (the label counts do not change)
 
 
