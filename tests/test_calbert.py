@@ -268,6 +268,11 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
             "calbert.iitp.max_seq_length": 16,
             "calbert.scratch.tokenizers": ["small"],  # one from-scratch model (RoBERTa-small)
             "calbert.scratch.max_seq_length": 16,
+            # one epoch each (the smoke profile trains longer, so that its runs learn): this test checks the plumbing
+            "calbert.pretrain.num_train_epochs": 1,
+            "calbert.sail.num_train_epochs": 1,
+            "calbert.iitp.num_train_epochs": 1,
+            "calbert.scratch.num_train_epochs": 1,
         },
         output_root=tmp_path,
     )

@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import MODES, OBJECTIVES, AlignRun
@@ -55,6 +57,7 @@ __all__ = [
     "train_alignment",
     "extract_alignments",
     "embed_words",
+    "heldout_retrieval",
     "save_aligner",
     "load_aligner",
 ]
@@ -371,6 +374,57 @@ def embed_words(
                 raise ValueError(f"word {t} of {sentences[start + i]!r} was truncated away (max_length {max_length})")
             rows.append(vecs[i, t])
     return torch.stack(rows).float().cpu()
+
+
+@torch.no_grad()
+def heldout_retrieval(aligner: Aligner, tokenizer, data: ParallelData, *, max_length: int, batch_size: int = 64,
+                      device: torch.device | str = "cpu") -> dict[str, float]:
+    """How well ``aligner`` aligns held-out parallel pairs: the alignment's own evaluation (higher is better).
+
+    * ``sentence_p1``: share of English sentences whose nearest Hindi sentence (cosine of
+      the sentence vectors, Lc's ``f(x)``) is their translation (a duplicate sentence counts
+      as its own translation);
+    * ``word_p1``: share of aligned word pairs ``(m, n)`` whose English word's nearest
+      Hindi word (cosine of the mean-pooled sub-word vectors, Lm's ``f(x)_m``), among every
+      aligned Hindi word of ``data``, is the same word type as ``n`` (needs alignments;
+      ``nan`` without them).
+    """
+    device = torch.device(device)
+    aligner.to(device).eval()
+    en_s, hi_s, en_w, hi_w, en_labels, hi_labels = [], [], [], [], [], []
+    for start in range(0, len(data), batch_size):
+        chunk = data.pairs[start : start + batch_size]
+        sides = []
+        for k in (0, 1):
+            sents = [words(p[k]) for p in chunk]
+            b = encode_words(tokenizer, sents, max_length).to(device)
+            tokens, sentence = aligner(b.input_ids, b.attention_mask)  # (B, T, H), (B, H)
+            vecs, present = pool_subwords(tokens, b.word_index, b.n_words)  # (B, W, H)
+            sides.append((sents, sentence, vecs, present))
+        (sx, ex, vx, px), (sy, ey, vy, py) = sides
+        en_s.append(ex.float().cpu())
+        hi_s.append(ey.float().cpu())
+        if data.alignments is not None:
+            al = data.alignments[start : start + batch_size]
+            xs, ys = gather_aligned_words(vx, px, vy, py, al)  # (P, H) each
+            en_w.append(xs.float().cpu())
+            hi_w.append(ys.float().cpu())
+            xp, yp = px.tolist(), py.tolist()
+            for i, links in enumerate(al):  # the same filter as gather_aligned_words, to label its rows
+                for m, n in links:
+                    if m < vx.shape[1] and n < vy.shape[1] and xp[i][m] and yp[i][n]:
+                        en_labels.append(sx[i][m])
+                        hi_labels.append(sy[i][n])
+
+    def p_at_1(a: Tensor, b: Tensor, gold: list[str], candidates: list[str]) -> float:
+        sim = F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T  # (N, M)
+        best = sim.argmax(dim=1).tolist()
+        return float(np.mean([candidates[j] == g for j, g in zip(best, gold)]))
+
+    hindi = [p[1] for p in data.pairs]
+    out = {"sentence_p1": p_at_1(torch.cat(en_s), torch.cat(hi_s), hindi, hindi)}
+    out["word_p1"] = p_at_1(torch.cat(en_w), torch.cat(hi_w), hi_labels, hi_labels) if en_labels else float("nan")
+    return out
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -239,10 +239,10 @@ def load(profile) -> Config:
 # --------------------------------------------------------------------------- the run specs
 # Bump when a change of this experiment's method code (data handling, training, evaluation)
 # changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 1
-# fine-tuning runs only (their records changed, not the pre-trainings'): 2 = predictions on the paper's example
-# sentences (Tables 9, 14) recorded with the run
-FINETUNE_RESULT_VERSION = 2
+RESULT_VERSION = 2  # 2: every run records its learning entry (codeswitch.core.learning)
+# fine-tuning runs: 3 = the learning entry (2) and the predictions on the paper's example sentences (Tables 9, 14)
+# recorded with the run
+FINETUNE_RESULT_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -291,6 +291,8 @@ class ScratchRun(RunSpec):
     :func:`codeswitch.calbert.train.mlm_from_scratch`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
+
+    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     architecture: str  # "BERT" | "DistilBERT" | "RoBERTa"

@@ -59,6 +59,7 @@ from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
 from ..core.checkpoints import checkpoint_directory
+from ..core.learning import learning
 from ..core.training import quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers, set_seed
 
@@ -70,6 +71,7 @@ __all__ = [
     "mlm_from_scratch",
     "finetune_classifier",
     "classification_metrics",
+    "majority_f1",
 ]
 
 
@@ -156,7 +158,24 @@ def siamese_pretrain(
     result = {"train_loss": float(out.training_loss), "steps": int(out.global_step), "pairs": len(pairs)}
     result.update({f"{k}_before": v for k, v in before.items()})
     result.update({f"{k}_after": v for k, v in after.items()})
+    if heldout:
+        result["learning"] = siamese_learning(before, after)
     return result
+
+
+#: how much the held-out alignment gap cos(parallel) − cos(other) must grow over the untrained encoder's
+SIAMESE_MARGIN = 0.05
+
+
+def siamese_learning(before: Mapping[str, float], after: Mapping[str, float]) -> dict:
+    """The learning entry of a Siamese pre-training: the held-out gap ``cos_parallel − cos_other`` after vs before.
+
+    The gap, not ``cos_parallel`` alone: a collapse of every sentence onto one vector
+    also drives ``cos_parallel`` to 1 (and ``cos_other`` with it), but not the gap.
+    """
+    gap = lambda d: d["cos_parallel"] - d["cos_other"]  # noqa: E731
+    return learning("cos(parallel) − cos(other), held-out pairs", gap(after), gap(before),
+                    baseline_name="untrained encoder", margin=SIAMESE_MARGIN)
 
 
 def siamese_objective(spec: PretrainRun, model, pairs: Sequence[Pair]):
@@ -279,7 +298,15 @@ def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str
         with checkpoint_directory(output_dir) as tmp, quiet_transformers():
             model.save_pretrained(tmp, safe_serialization=True)
             tokenizer.save_pretrained(tmp)
-    return {"train_loss": float(out.training_loss), "steps": int(out.global_step), "texts": len(texts), "vocab_size": len(tokenizer)}
+    loss = float(out.training_loss)
+    # chance: a model that predicts every masked token uniformly over the vocabulary has loss ln |V|
+    entry = learning("MLM loss (training, nats)", loss, math.log(len(tokenizer)), baseline_name="chance", margin=MLM_MARGIN,
+                     higher_is_better=False)
+    return {"train_loss": loss, "steps": int(out.global_step), "texts": len(texts), "vocab_size": len(tokenizer), "learning": entry}
+
+
+#: how far (nats) the mean MLM training loss must fall below ln |V|, the loss of uniform guessing
+MLM_MARGIN = 0.3
 
 
 # --------------------------------------------------------------------------- fine-tuning
@@ -367,4 +394,23 @@ def finetune_classifier(
                 enc = tokenizer(list(example_texts), truncation=True, max_length=spec.max_seq_length)
                 logits = trainer.predict(Dataset.from_dict(dict(enc))).predictions  # (len(example_texts), num_labels)
                 results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
+    if "validation" in results:
+        results["learning"] = finetune_learning(results["validation"]["f1"], splits["train"], splits["validation"])
     return results
+
+
+#: how much the validation weighted F1 must exceed the majority-class classifier's
+FINETUNE_MARGIN = 0.15
+
+
+def majority_f1(train: Sequence[SentimentExample], evaluated: Sequence[SentimentExample]) -> float:
+    """Weighted F1 on ``evaluated`` of the classifier that always predicts the most frequent training label."""
+    labels = [e.label for e in train]
+    majority = max(sorted(set(labels)), key=labels.count)  # ties: the smallest label id
+    return classification_metrics([e.label for e in evaluated], [majority] * len(evaluated))["f1"]
+
+
+def finetune_learning(f1: float, train: Sequence[SentimentExample], validation: Sequence[SentimentExample]) -> dict:
+    """The learning entry of a fine-tuning: validation weighted F1 against the majority class."""
+    return learning("weighted F1, validation", f1, majority_f1(train, validation), baseline_name="majority class",
+                    margin=FINETUNE_MARGIN)

@@ -1,0 +1,94 @@
+"""The alignment package's learning entries can fail: each trainer, broken on purpose, misses its baseline (issue 23).
+
+Tiny runs with the smoke profile's settings (tiny-bert, the shipped synthetic sets).
+Broken on purpose, in the test only:
+
+* alignment (Lm on parallel text, all layers) with an **alignment loss that never
+  reaches the encoder** (its word vectors detached; only the regulariser trains):
+  held-out word-translation P@1 no longer beats the untrained encoder's;
+* GLUECoS sentiment fine-tuning with **wrong training labels** (each shifted to the
+  next class: an off-by-one label mapping), and with a **frozen encoder** (only the
+  task head trains): validation F1 no longer beats the majority class.  (A random
+  shuffle is not used: a classifier trained on shuffled labels scores at chance,
+  weighted F1 about 33 on 24 three-class sentences, which clears the majority class's
+  13 + 10; measured once at 32.  The majority-class margin catches a model that learned
+  nothing or the wrong thing, not a lucky guesser.)
+
+The unbroken runs, on the same data and settings, pass.  ``tests/test_learning.py``
+reads the same entries from the smoke run caches.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, backbones_dir):
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    cfg = load_profile("smoke", output_root=tmp_path_factory.mktemp("alignment-learning"))
+    aligns, fine, _ = A.stages(cfg)
+    return cfg, aligns.specs, fine.specs
+
+
+def test_alignment_learns_and_a_detached_loss_does_not(smoke, monkeypatch):
+    from codeswitch.alignment import experiment as AE
+    from codeswitch.alignment import train as T
+
+    cfg, aligns, _ = smoke
+    spec = next(s for s in aligns if s.objective == "word" and s.data == "parallel" and s.mode == "all_layers")
+    good = AE.run_one(spec, cfg)["learning"]
+
+    real = T.word_alignment_loss
+
+    def detached(x_words, y_words, anchors, anchors_frozen, **kw):  # Lm's term no longer reaches the encoder
+        return real(x_words.detach(), y_words.detach(), anchors, anchors_frozen, **kw)
+
+    monkeypatch.setattr(T, "word_alignment_loss", detached)
+    broken = AE.run_one(spec, cfg)["learning"]
+    assert good["passed"], good
+    assert not broken["passed"], f"alignment with a detached loss still 'learned': {broken}"
+    assert broken["baseline"] == pytest.approx(good["baseline"])  # the same untrained encoder
+
+
+def test_smoke_records_learning_entries_where_it_can_learn(smoke):
+    """On the random tiny backbone, the lexicon runs and Lc through a linear head are the documented exceptions."""
+    from codeswitch.alignment.experiment import _held_to_baseline
+
+    _, aligns, _ = smoke
+    held = {(s.objective, s.data, s.mode) for s in aligns if _held_to_baseline(s)}
+    assert held == {("sentence", "parallel", "all_layers"), ("word", "parallel", "all_layers"), ("word", "parallel", "linear_head")}
+
+
+def _sentiment(cfg, fine):
+    from codeswitch.alignment import experiment as AE
+    from codeswitch.alignment.gluecos_data import load_task
+
+    spec = next(s for s in fine if s.task == "sentiment" and s.alignment is None)
+    path = AE._backbone(cfg, spec.model)
+    return spec, path, AE._tokenizer(path, spec.do_lower_case), load_task(AE._gluecos_dir(cfg, spec.gluecos_dir), spec.task, spec.subdir)
+
+
+def test_gluecos_learns_and_wrong_labels_or_a_frozen_encoder_do_not(smoke):
+    from transformers import AutoModel
+
+    from codeswitch.alignment.gluecos_train import finetune
+
+    cfg, _, fine = smoke
+    spec, path, tok, data = _sentiment(cfg, fine)
+    good = finetune(spec.task, data, AutoModel.from_pretrained(path), tok, spec)["learning"]
+
+    n_labels = len({lab for _, lab in data["train"]})
+    wrong = {**data, "train": [(text, (lab + 1) % n_labels) for text, lab in data["train"]]}
+    broken_labels = finetune(spec.task, wrong, AutoModel.from_pretrained(path), tok, spec)["learning"]
+
+    frozen = AutoModel.from_pretrained(path)
+    for p in frozen.parameters():
+        p.requires_grad_(False)  # only the task head trains
+    broken_frozen = finetune(spec.task, data, frozen, tok, spec)["learning"]
+
+    assert good["passed"], good
+    assert not broken_labels["passed"], f"fine-tuning on wrong labels still 'learned': {broken_labels}"
+    assert not broken_frozen["passed"], f"fine-tuning with a frozen encoder still 'learned': {broken_frozen}"
