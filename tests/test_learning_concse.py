@@ -4,8 +4,8 @@ Every ConCSE and SimCSE run stores its mean Koglish-STS Spearman beside the same
 before training (:func:`codeswitch.concse.experiment.learning_entry`, read by
 ``tests/test_learning.py``).  Here the trainer is broken on purpose, through a monkeypatch
 (no profile option): the loss is detached from the encoder, so every gradient is zero, the
-weights never move, and the entry must say the run did not learn.  The unbroken run, at
-settings long enough for a tiny random-initialised encoder to learn, must pass (slow).
+weights never move, and the entry must say the run did not learn.  The unbroken run, at the
+smoke profile's settings (its masked-LM pre-trained backbone ``tiny-bert-mlm``), must pass (slow).
 """
 
 from __future__ import annotations
@@ -68,9 +68,11 @@ def test_the_entry_compares_like_with_like():
 
 
 @pytest.mark.slow
-def test_an_unbroken_concse_run_learns(tmp_path, backbones_dir):
-    """Every Koglish-NLI row, 6 epochs (~180 steps): a tiny random-initialised encoder learns within that."""
-    cfg = _profile(tmp_path, **{"concse.num_train_epochs": 6, "concse.max_train_rows": None, "concse.max_eval_rows": None})
-    spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == "concse")
+@pytest.mark.parametrize("method", ["simcse", "concse"])
+def test_an_unbroken_run_learns(tmp_path, backbones_dir, method):
+    """The smoke profile's own mBERT-slot run (tiny-bert-mlm, 192 rows, 2 epochs: 6 SimCSE / 24 ConCSE steps) beats its untrained encoder."""
+    cfg = load_profile("smoke", {"seeds": [11111]}, output_root=tmp_path)
+    spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == method and s.backbone == "mBERT-base")
+    assert spec.model == "tiny-bert-mlm"
     entry = C.run_one(spec, cfg)["learning"]
     assert entry["passed"], entry

@@ -8,10 +8,12 @@ import pytest
 import torch
 
 from codeswitch.core.hub import MissingResourceError, resolve
-from codeswitch.core.models import TINY_BACKBONES, build_tiny_backbone, resolve_model
+from codeswitch.core import models as M
+from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_ok
+from codeswitch.core.models import TINY_BACKBONES, TINY_PRETRAINED, build_tiny_backbone, resolve_model
 
 
-@pytest.mark.parametrize("name", sorted(TINY_BACKBONES))
+@pytest.mark.parametrize("name", sorted(TINY_BACKBONES) + sorted(TINY_PRETRAINED))
 def test_tiny_backbone_loads_like_a_hub_model(name, backbones_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -34,6 +36,48 @@ def test_tiny_backbone_is_deterministic(tmp_path):
     ta = (build_tiny_backbone("tiny-bert", tmp_path / "a") / "tokenizer.json").read_text()
     tb = (build_tiny_backbone("tiny-bert", tmp_path / "b") / "tokenizer.json").read_text()
     assert ta == tb
+
+
+@pytest.fixture
+def short_mlm(monkeypatch):
+    """tiny-bert-mlm with 8 pre-training steps instead of its recipe's: the same code, fast."""
+    monkeypatch.setitem(TINY_PRETRAINED, "tiny-bert-mlm", TINY_PRETRAINED["tiny-bert-mlm"] | {"steps": 8, "warmup_steps": 2})
+    return "tiny-bert-mlm"
+
+
+def test_mlm_backbone_is_deterministic_cached_and_moved_from_its_base(tmp_path, short_mlm):
+    from safetensors.torch import load_file
+
+    a_dir, b_dir = build_tiny_backbone(short_mlm, tmp_path / "a"), build_tiny_backbone(short_mlm, tmp_path / "b")
+    a, b = load_file(a_dir / "model.safetensors"), load_file(b_dir / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)  # deterministic
+    assert (a_dir / "tokenizer.json").read_text() == (b_dir / "tokenizer.json").read_text()
+    assert checkpoint_ok(a_dir) and (tmp_path / "a" / M.backbone_id("tiny-bert")).is_dir()  # its base, built beside it
+    base = load_file(tmp_path / "a" / M.backbone_id("tiny-bert") / "model.safetensors")
+    key = "embeddings.word_embeddings.weight"
+    assert key in a and key in base and not torch.equal(a[key], base[key])  # the pre-training moved the weights
+    stamp = (a_dir / "model.safetensors").stat().st_mtime_ns
+    assert build_tiny_backbone(short_mlm, tmp_path / "a") == a_dir  # cached: not rebuilt
+    assert (a_dir / "model.safetensors").stat().st_mtime_ns == stamp
+
+
+def test_mlm_backbone_is_keyed_by_its_recipe_and_its_base(monkeypatch, short_mlm):
+    before = M.backbone_id(short_mlm)
+    assert before.startswith("tiny-bert-mlm-") and M.is_tiny(short_mlm) and not M.is_tiny("bert-base-multilingual-cased")
+    monkeypatch.setitem(TINY_PRETRAINED, short_mlm, TINY_PRETRAINED[short_mlm] | {"learning_rate": 1e-3})
+    changed_recipe = M.backbone_id(short_mlm)
+    monkeypatch.setattr(M, "BUILD_VERSION", M.BUILD_VERSION + 1)  # the base changes: so does the pre-trained one
+    changed_base = M.backbone_id(short_mlm)
+    monkeypatch.setattr(M, "MLM_BUILD_VERSION", M.MLM_BUILD_VERSION + 1)
+    assert len({before, changed_recipe, changed_base, M.backbone_id(short_mlm)}) == 4
+
+
+def test_damaged_mlm_backbone_is_rebuilt(tmp_path, short_mlm):
+    dest = build_tiny_backbone(short_mlm, tmp_path)
+    (dest / "model.safetensors").write_bytes(b"damaged")
+    with pytest.warns(CheckpointWarning, match="model.safetensors"):
+        assert build_tiny_backbone(short_mlm, tmp_path) == dest
+    assert checkpoint_ok(dest)
 
 
 def test_missing_hub_model_fails_fast_with_a_fix(monkeypatch):

@@ -56,7 +56,7 @@ import pandas as pd
 from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, Stage, run_specs
 from ..core.learning import KEY as LEARNING, learning
-from ..core.models import TINY_BACKBONES, backbone_id
+from ..core.models import backbone_id, is_tiny
 from ..core.profiles import Profile, seeds_for
 from ..core.report import comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache, config_hash
@@ -164,7 +164,7 @@ def _align_seed(cfg: Profile, ac: Config) -> int:
 
 
 def _tiny_id(model: str) -> str | None:
-    return backbone_id(model) if model in TINY_BACKBONES else None  # a tiny backbone changes with its recipe
+    return backbone_id(model) if is_tiny(model) else None  # a tiny backbone changes with its recipe
 
 
 def align_spec(cfg: Profile, ac: Config, system: System, mode: str) -> AlignRun | None:

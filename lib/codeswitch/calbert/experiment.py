@@ -59,7 +59,7 @@ from ..common.romanize import to_itrans
 from ..common.sentiment import SentimentExample, load_sentiment_splits
 from ..core.hub import MissingResourceError
 from ..core.learning import KEY as LEARNING
-from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
+from ..core.models import backbone_id, is_tiny, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
 from ..core.provenance import records_inputs
@@ -176,7 +176,7 @@ def preview(cfg: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
 
 # --------------------------------------------------------------------------- the contract
 def _tiny_id(model: str) -> str | None:
-    return backbone_id(model) if model in TINY_BACKBONES else None  # a tiny backbone changes with its recipe
+    return backbone_id(model) if is_tiny(model) else None  # a tiny backbone changes with its recipe
 
 
 def pretrain_spec(cfg: Profile, c: Config, backbone: Backbone, objective: str) -> PretrainRun:

@@ -54,7 +54,7 @@ from ..core import reported as _reported
 from ..core import claims
 from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, Stage, run_specs
-from ..core.models import TINY_BACKBONES, backbone_id, backbone_label
+from ..core.models import backbone_id, backbone_label, is_tiny
 from ..core.profiles import Profile, seeds_for
 from ..core.report import Cell as TableCell, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.utils import frozen_gc
@@ -148,7 +148,7 @@ def spec(
         study=study, label=label, max_train_rows=c.max_train_rows, max_eval_rows=c.max_eval_rows,
         koglish_invalid_rows=None if profile.koglish_invalid_rows == "error" else profile.koglish_invalid_rows,
         # a tiny backbone changes with its recipe (corpus, size, build version)
-        backbone_id=backbone_id(backbone.model) if backbone.model in TINY_BACKBONES else None,
+        backbone_id=backbone_id(backbone.model) if is_tiny(backbone.model) else None,
     )
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":

@@ -20,7 +20,14 @@ name                    family (stands in for)      size
 ``tiny-bert``           BERT (mBERT)                2 layers, hidden 64
 ``tiny-xlmr``           XLM-RoBERTa (XLM-R)         2 layers, hidden 64
 ``tiny-mbart``          mBART (mBART-50)            2+1 layers, d_model 64
+``tiny-bert-mlm``       a *pretrained* mBERT        ``tiny-bert``, masked-LM
+``tiny-xlmr-mlm``       a *pretrained* XLM-R        ``tiny-xlmr``, masked-LM
 ======================  ==========================  =========================
+
+The ``*-mlm`` backbones (:data:`TINY_PRETRAINED`) are a random ``tiny-*`` model given
+a short masked-LM pre-training on the same corpus its tokenizer is trained on: the
+smoke stand-in for a method that needs a *pretrained* encoder (ConCSE/SimCSE start
+from mBERT), built once, deterministically, and keyed by the base's recipe and its own.
 """
 
 from __future__ import annotations
@@ -70,6 +77,23 @@ TINY_BACKBONES: dict[str, dict] = {
 }
 
 
+#: tiny backbones pre-trained with masked-LM on the tokenizer's corpus (:func:`pretrain_tiny_mlm`):
+#: the base model, optimizer steps, rows per batch, AdamW learning rate (linear decay after a
+#: warm-up of ``warmup_steps``), masking rate (BERT's 80/10/10 replacement), token limit, seed
+TINY_PRETRAINED: dict[str, dict] = {
+    "tiny-bert-mlm": dict(base="tiny-bert", steps=150, batch_size=32, learning_rate=2.0e-3, warmup_steps=30,
+                          mlm_probability=0.15, max_length=32, seed=0),
+    "tiny-xlmr-mlm": dict(base="tiny-xlmr", steps=150, batch_size=32, learning_rate=2.0e-3, warmup_steps=30,
+                          mlm_probability=0.15, max_length=32, seed=0),
+}
+MLM_BUILD_VERSION = 1  # bump when the masked-LM pre-training (pretrain_tiny_mlm) changes
+
+
+def is_tiny(ref: str) -> bool:
+    """``ref`` names a backbone this module builds (``tiny-*``, random or masked-LM pre-trained)."""
+    return ref in TINY_BACKBONES or ref in TINY_PRETRAINED
+
+
 def corpus_files() -> list[Path]:
     return sorted(CORPUS_DIR.glob("*.txt"))
 
@@ -85,7 +109,7 @@ def corpus_fingerprint() -> str:
 def backbone_label(name: str, model: str) -> str:
     """A backbone as figures name it: the paper's name (``mBERT-base``), or, where a tiny stand-in runs in its
     place (the smoke profile), the model that ran: ``tiny-bert (for mBERT-base)``."""
-    return f"{model} (for {name})" if model in TINY_BACKBONES and model != name else name
+    return f"{model} (for {name})" if is_tiny(model) and model != name else name
 
 
 def backbone_id(ref: str) -> str:
@@ -97,6 +121,9 @@ def backbone_id(ref: str) -> str:
     the folder it is built into — so that editing the corpus invalidates cached runs
     instead of silently reusing results of an older tiny model.
     """
+    if ref in TINY_PRETRAINED:  # the base's recipe, then the pre-training's
+        recipe = f"{MLM_BUILD_VERSION}|{backbone_id(TINY_PRETRAINED[ref]['base'])}|{sorted(TINY_PRETRAINED[ref].items())}"
+        return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
     if ref not in TINY_BACKBONES:
         return ref
     recipe = f"{BUILD_VERSION}|{corpus_fingerprint()}|{sorted(TINY_BACKBONES[ref].items())}"
@@ -119,7 +146,7 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
     ``profile`` (a :class:`~codeswitch.core.profiles.Profile`) places tiny backbones
     under its output root; ``what`` names the profile setting for error messages.
     """
-    if ref in TINY_BACKBONES:
+    if is_tiny(ref):
         root = None if profile is None else (profile.output_root or profile.root)
         return str(build_tiny_backbone(ref, backbone_cache_dir(root)))
     path = resolve(ref, kind="model", what=what)
@@ -165,6 +192,14 @@ def safetensors_problem(path: str | Path) -> str | None:
 
 
 # --------------------------------------------------------------------------- tokenizer
+def corpus_lines() -> list[str]:
+    """The corpus's non-blank lines, stripped, file by file in name order (the tokenizer's and the masked-LM's text)."""
+    lines = []
+    for p in corpus_files():
+        lines.extend(line.strip() for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
+    return lines
+
+
 def train_tiny_tokenizer(vocab_size: int = TINY_VOCAB):
     """A byte-level BPE tokenizer trained on the project's own corpus, as a ``PreTrainedTokenizerFast``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -183,10 +218,7 @@ def train_tiny_tokenizer(vocab_size: int = TINY_VOCAB):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    lines = []
-    for p in files:
-        lines.extend(line.strip() for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
-    tok.train_from_iterator(lines, trainer=trainer)
+    tok.train_from_iterator(corpus_lines(), trainer=trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -235,6 +267,11 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
     dest = Path(cache_dir) / backbone_id(name)
     if checkpoint_ok(dest, what=f"tiny backbone {name}"):
         return dest
+    if name in TINY_PRETRAINED:
+        base = build_tiny_backbone(TINY_PRETRAINED[name]["base"], cache_dir)
+        with checkpoint_directory(dest, replace=dest.exists()) as tmp:
+            pretrain_tiny_mlm(base, tmp, **{k: v for k, v in TINY_PRETRAINED[name].items() if k != "base"})
+        return dest
     # another process may finish first: theirs is identical (a damaged folder is replaced)
     with checkpoint_directory(dest, replace=dest.exists()) as tmp:
         tokenizer = train_tiny_tokenizer()
@@ -247,6 +284,59 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
     return dest
+
+
+def pretrain_tiny_mlm(base: Path, out: Path, *, steps: int, batch_size: int, learning_rate: float, warmup_steps: int,
+                      mlm_probability: float, max_length: int, seed: int) -> None:
+    """Masked-LM pre-training of the tiny model in ``base`` on :func:`corpus_lines`; the encoder (no LM head) and tokenizer into ``out``.
+
+    Batches are drawn from the corpus lines shuffled with ``seed`` (epoch after epoch); masking is
+    BERT's (``mlm_probability`` of the tokens: 80 % ``[MASK]``, 10 % a random token, 10 % kept).
+    One torch thread and a forked random stream: the same weights on every machine, the caller's
+    random state left as it was.
+    """
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
+
+    from .utils import quiet_transformers
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    lines = corpus_lines()
+    encoded = tokenizer(lines, truncation=True, max_length=max_length)
+    rows_of = [{k: encoded[k][i] for k in encoded} for i in range(len(lines))]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            with quiet_transformers():  # the load report lists the new LM head as missing: it is, on purpose
+                model = AutoModelForMaskedLM.from_pretrained(base)  # the LM head is new (seeded above)
+            head = model.cls if hasattr(model, "cls") else model.lm_head  # BERT's / RoBERTa's LM head
+            collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=mlm_probability, return_tensors="pt")
+            optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.01)
+            schedule = torch.optim.lr_scheduler.LambdaLR(
+                optimizer, lambda s: min((s + 1) / max(warmup_steps, 1), max(steps - s, 0) / max(steps - warmup_steps, 1)))
+            generator = torch.Generator().manual_seed(seed)
+            order: list[int] = []
+            model.train()
+            for _ in range(steps):
+                if len(order) < batch_size:
+                    order += torch.randperm(len(lines), generator=generator).tolist()
+                rows, order = order[:batch_size], order[batch_size:]
+                batch = collator([rows_of[i] for i in rows])
+                labels = batch.pop("labels")
+                masked = labels != -100  # the vocabulary projection only where the loss is read
+                hidden = model.base_model(**batch).last_hidden_state[masked]
+                loss = torch.nn.functional.cross_entropy(head(hidden), labels[masked])
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                schedule.step()
+                optimizer.zero_grad(set_to_none=True)
+    finally:
+        torch.set_num_threads(threads)
+    model.base_model.save_pretrained(out, safe_serialization=True)  # the encoder a downstream AutoModel loads
+    tokenizer.save_pretrained(out)
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..common.glue_metrics import TASK_LABEL
 from ..core.experiment import Results, Stage
-from ..core.models import TINY_BACKBONES, backbone_id, resolve_model
+from ..core.models import backbone_id, is_tiny, resolve_model
 from ..core.profiles import Profile, result_overrides, seeds_for
 from ..core import claims
 from ..core.learning import KEY as LEARNING_KEY, learning
@@ -102,7 +102,7 @@ def specs(profile: Profile, c: Config, *, koglish_source: str, data_fingerprints
                         per_device_eval_batch_size=c.per_device_eval_batch_size, precision=precision,
                         group_by_length=c.group_by_length,  # another batch order: another run
                         # a tiny backbone changes with its recipe (corpus, size, build version)
-                        backbone_id=backbone_id(bb.model) if bb.model in TINY_BACKBONES else None,
+                        backbone_id=backbone_id(bb.model) if is_tiny(bb.model) else None,
                         max_train_samples=c.max_train_samples, max_eval_samples=c.max_eval_samples, log_epochs=c.log_epochs,
                     ))
     return out
