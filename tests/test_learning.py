@@ -17,6 +17,31 @@ from codeswitch.core.learning import BASELINES, Learning, failures, learning, le
 #: the run caches (below runs/<profile>/) whose training runs must each record a learning entry
 TRAINING_CACHES = ("glue", "concse", "contrastivemix", "alignment", "calbert")
 
+#: Smoke runs that are known not to beat their baseline: (cache, fields of the run's config, why).  Each is open
+#: work of issue 23, listed here so that CI still fails on any *other* run that stops learning; a listed run that
+#: does learn fails the test too (remove it from the list), so the list cannot go stale.
+KNOWN_NOT_LEARNING: tuple[tuple[str, dict, str], ...] = (
+    ("concse", {"method": "concse", "terms": ["triplet"], "seed": 11111, "backbone": "mBERT-base"},
+     "Table 4 v2 (the triplet term alone): +3.8 Spearman in 24 steps, under the 5-point margin; 4 epochs pass (+12.3), "
+     "over the CPU budget"),
+    ("concse", {"method": "concse", "terms": ["triplet", "align"], "seed": 11111, "backbone": "mBERT-base"},
+     "Table 4 v4 (no contrastive term): -1.9; without the contrastive term the encoder does not learn at this scale"),
+    ("concse", {"method": "concse", "temperature": 1.0, "seed": 11111, "backbone": "mBERT-base"},
+     "Table 5 tau = 1: +3.1, under the margin (a flat softmax learns slowly; lr 5e-3 passes, but breaks v2 and v4)"),
+)
+
+
+def _config(path: Path) -> dict:
+    return json.loads(Path(str(path).split("#")[0]).read_text(encoding="utf-8"))["config"]
+
+
+def _known(path: Path, cache: str) -> str | None:
+    config = _config(path)
+    for c, fields, why in KNOWN_NOT_LEARNING:
+        if c == cache and all(config.get(k) == v for k, v in fields.items()):
+            return why
+    return None
+
 
 def test_entry_passes_only_by_its_margin():
     assert learning("acc", 0.9, 0.5, baseline_name="chance", margin=0.2)["passed"] is True
@@ -53,11 +78,18 @@ def test_records_are_read_from_a_run_cache(tmp_path):
 
 @pytest.mark.slow
 def test_every_smoke_run_learns(smoke_run):
-    """Fails, naming the run, when any smoke training run does not beat its baseline by its margin."""
+    """Fails, naming the run, when any smoke training run does not beat its baseline by its margin
+    (except the runs listed, with their reason, in KNOWN_NOT_LEARNING; a listed run that learns fails too)."""
     root = smoke_run.ensure_all().root / "runs" / "smoke"
     entries = list(learning_records(root))
     print(summary(entries))
-    by_cache = {c: [e for p, e in entries if p.relative_to(root).parts[0] == c] for c in TRAINING_CACHES}
+    cache_of = {p: p.relative_to(root).parts[0] for p, _ in entries}
+    by_cache = {c: [e for p, e in entries if cache_of[p] == c] for c in TRAINING_CACHES}
     missing = [c for c, es in by_cache.items() if not es]
     assert not missing, f"no learning entry in the smoke run caches of {missing}: every training run must record one"
-    assert not failures(entries), "smoke runs that did not learn:\n" + "\n".join(failures(entries))
+    failed = [(p, e) for p, e in entries if not e.passed]
+    unexpected = [(p, e) for p, e in failed if _known(p, cache_of[p]) is None]
+    assert not unexpected, "smoke runs that did not learn:\n" + "\n".join(failures(unexpected))
+    known_hit = {why for p, e in failed for why in [_known(p, cache_of[p])]}
+    stale = [why for _, _, why in KNOWN_NOT_LEARNING if why not in known_hit]
+    assert not stale, "runs listed in KNOWN_NOT_LEARNING now learn (remove them from the list):\n" + "\n".join(stale)
