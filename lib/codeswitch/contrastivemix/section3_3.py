@@ -128,7 +128,8 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
         "The paper's SDs: 0.036 (queries), 0.257 (passages).",
     ]
     if cfg.name == "smoke":
-        notes.append("smoke profile: a tiny random-init backbone on the synthetic training rows; the numbers test the pipeline, not the paper.")
+        notes.append(f"smoke profile: the backbone {load(cfg).backbone.model} on the synthetic training rows (a few dozen short "
+                     "texts); the numbers test the pipeline, not the paper.")
     claim = claims.greater(long, "code-mixed passages stay less similar to their English originals than code-mixed queries "
                            "(mean cosine, all target languages pooled)",
                            pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3")
