@@ -596,25 +596,43 @@ def _in_language(text: str, language: str) -> str:
     return text if language == "en" else translate(text, _glossary(language))
 
 
-def _synthetic_train_rows(facts: Sequence[Fact] | None = None) -> list[dict]:
-    """The training rows of ``facts`` (default: the whole synthetic set)."""
+def _names(text: str) -> set[str]:
+    """The invented names in a synthetic text: its capitalised words (a possessive 's dropped)."""
+    return {w.removesuffix("'s") for w in text.split() if w[:1].isupper()}
+
+
+def _synthetic_train_rows(facts: Sequence[Fact] | None = None, *, lexical_negatives: bool = True) -> list[dict]:
+    """The training rows of ``facts`` (default: the whole synthetic set), two hard negatives each.
+
+    ``lexical_negatives``: as DPR's BM25 negatives, passages that share a name with the query (the same
+    entity in another fact, or its passage that answers nothing), padded with passages of the same kind of
+    fact about other entities; otherwise those only (the paper-ci stand-ins keep that older choice).
+    """
     facts = synthetic_facts() if facts is None else facts
     by_relation: dict[str, list[Fact]] = {}
     for f in facts:
         by_relation.setdefault(f.relation, []).append(f)
+    by_name: dict[str, list[tuple[str, str, str]]] = {}
+    if lexical_negatives:
+        docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in facts] + list(_distractors())
+        for doc in docs:
+            for name in _names(f"{doc[1]} {doc[2]}"):
+                by_name.setdefault(name, []).append(doc)
     rows = []
     for f in facts:
         if f.split != "train":
             continue
         same = by_relation[f.relation]
         j = same.index(f)
-        # Hard negatives: passages of the same kind of fact about other entities.
-        negs = [same[(j + k) % len(same)] for k in (1, 2)]
+        shared = sorted({d for name in _names(f.query) for d in by_name.get(name, ()) if d[0] != f"doc-{f.fact_id}"})
+        random.Random(f.fact_id).shuffle(shared)
+        # Hard negatives: passages about the query's entity, then passages of the same kind of fact about other entities.
+        negs = (shared + [(f"doc-{n.fact_id}", n.title, n.text) for n in (same[(j + k) % len(same)] for k in (1, 2))])[:2]
         rows.append({
             "query_id": f"q-{f.fact_id}",
             "query": f.query,
             "positive_passages": [{"docid": f"doc-{f.fact_id}", "title": f.title, "text": f.text}],
-            "negative_passages": [{"docid": f"doc-{n.fact_id}", "title": n.title, "text": n.text} for n in negs],
+            "negative_passages": [{"docid": d, "title": t, "text": x} for d, t, x in negs],
         })
     return rows
 

@@ -42,7 +42,7 @@ def build(root: Path) -> dict[str, Path]:
     facts = base_facts()  # the base world: the stand-ins prove the code path, their size is not the point
     docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in facts] + list(_distractors(base_only=True))
     nq = root / "wikipedia-nq"
-    rows = _synthetic_train_rows(facts)
+    rows = _synthetic_train_rows(facts, lexical_negatives=False)
     _jsonl_gz(nq / "nq-train.jsonl.gz", rows)
     _jsonl_gz(nq / NQ_DEV_FILE, rows[::4])  # the validation split §3.3's cosines read (section3_3)
     mrtydi, mrtydi_corpus, miracl, miracl_corpus, muse = (root / n for n in ("mr-tydi", "mr-tydi-corpus", "miracl", "miracl-corpus", "muse"))
