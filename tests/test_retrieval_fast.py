@@ -24,7 +24,7 @@ def tiny(backbones_dir):
 
 
 def _passages(n_repeat: int = 1) -> list[str]:
-    """The synthetic Korean collection's first 184 passages (its base world), plus longer ones made by joining neighbours."""
+    """The synthetic Korean collection's first 184 passages, plus longer ones made by joining neighbours."""
     from codeswitch.contrastivemix.data import load_collection
 
     coll = load_collection("mrtydi", "synthetic", "ko")
