@@ -6,15 +6,20 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr
 
-from codeswitch.contrastivemix.data import load_collection, load_queries
+from codeswitch.contrastivemix.data import base_facts, load_collection, load_queries
 from codeswitch.contrastivemix.lucene import lucene_analyze, lucene_rank
 from codeswitch.contrastivemix.evaluate import bm25_rank
 
 
 def _smoke(language: str):
+    """The synthetic set's base world: its 184 passages and its dev and test queries."""
     coll = load_collection("mrtydi", "synthetic", language)
-    queries = {s: load_queries("mrtydi", "synthetic", language, s).queries for s in ("dev", "test")}
-    return coll, queries
+    base = {f"q-{f.fact_id}" for f in base_facts()}
+    texts = coll.texts(0, len(coll))
+    passages = [t for t, d in zip(texts, coll.dataset["docid"]) if "-w" not in d]  # other worlds' docids hold "-w<N>-"
+    assert len(passages) == 184
+    queries = {s: {q: t for q, t in load_queries("mrtydi", "synthetic", language, s).queries.items() if q in base} for s in ("dev", "test")}
+    return passages, queries
 
 
 def _hits(ranking, row: int) -> dict[int, float]:
@@ -24,8 +29,8 @@ def _hits(ranking, row: int) -> dict[int, float]:
 def test_lucene_matches_bm25s_on_plain_english(tmp_path):
     """Same terms (English analyser without stemming or stop words), same BM25 (k1 0.9, b 0.4): same rankings."""
     coll, queries = _smoke("en")
-    ref = bm25_rank(coll.iter_texts(), queries, "en", depth=1000, k1=0.9, b=0.4)
-    out = lucene_rank(coll.iter_texts(), queries, "en", depth=1000, k1=0.9, b=0.4, stemming=False, stopwords=False, workdir=tmp_path)
+    ref = bm25_rank(coll, queries, "en", depth=1000, k1=0.9, b=0.4)
+    out = lucene_rank(coll, queries, "en", depth=1000, k1=0.9, b=0.4, stemming=False, stopwords=False, workdir=tmp_path)
     assert list(tmp_path.iterdir()) == []  # the temporary index is gone
     n, top10, rs = 0, [], []
     for split in queries:
@@ -63,8 +68,8 @@ def test_analysers_change_smoke_rankings(tmp_path):
     jaccard = {}
     for language in ("ar", "zh"):
         coll, queries = _smoke(language)
-        ref = bm25_rank(coll.iter_texts(), queries, language, depth=1000, k1=0.9, b=0.4)
-        out = lucene_rank(coll.iter_texts(), queries, language, depth=1000, k1=0.9, b=0.4, workdir=tmp_path)
+        ref = bm25_rank(coll, queries, language, depth=1000, k1=0.9, b=0.4)
+        out = lucene_rank(coll, queries, language, depth=1000, k1=0.9, b=0.4, workdir=tmp_path)
         js = []
         for split in queries:
             for row in range(len(ref[split].qids)):

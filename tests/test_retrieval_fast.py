@@ -24,11 +24,11 @@ def tiny(backbones_dir):
 
 
 def _passages(n_repeat: int = 1) -> list[str]:
-    """The synthetic Korean collection's passages (184), plus longer ones made by joining neighbours."""
+    """The synthetic Korean collection's first 184 passages, plus longer ones made by joining neighbours."""
     from codeswitch.contrastivemix.data import load_collection
 
     coll = load_collection("mrtydi", "synthetic", "ko")
-    texts = coll.texts(0, len(coll))
+    texts = coll.texts(0, 184)
     long = [" ".join(texts[i : i + 4]) for i in range(0, 60, 3)]  # > 32 tokens: truncated
     return (texts + long) * n_repeat
 

