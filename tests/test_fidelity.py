@@ -81,5 +81,5 @@ def test_each_notebook_opens_with_its_ledger_rows(spec):
     nb = nbformat.read(fidelity.default_path().parents[1] / "notebooks" / spec.file, as_version=4)
     first_code = next(c for c in nb.cells if c.cell_type == "code")
     assert nb.cells.index(first_code) == 1  # right under the title cell
-    assert f'fidelity.table("{spec.number}")' in first_code.source
+    assert f'fidelity.show("{spec.number}")' in first_code.source
     assert len(fidelity.table(spec.number)) > 0
