@@ -292,7 +292,8 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4 + 2 * 2 * 2 * 4
     assert df["value"].between(0, 1).all()
     paths = CB.tables(results, cfg)
-    assert set(paths) == {"calbert_table6", "calbert_table7", "calbert_table8", "calbert_table12", "calbert_table13"}
+    assert set(paths) == {"calbert_table4", "calbert_table6", "calbert_table7", "calbert_table8", "calbert_table9", "calbert_table10",
+                          "calbert_table12", "calbert_table13", "calbert_table14"}
     for p in paths.values():
         assert pd.read_csv(p["csv"])["mean"].notna().all()
     t7 = pd.read_csv(cfg.figures_dir / "calbert_table7.csv")
