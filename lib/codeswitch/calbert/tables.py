@@ -109,8 +109,6 @@ def examples_table(results, profile: Profile, table: str) -> dict[str, Path]:
              "(its line breaks joined), fed to the fine-tuned models as they are.",
              f"Ours: each CalBERT row's best run on validation ({select}), the paper's protocol; the models are not kept, "
              "each fine-tuning run records its predictions on these sentences."]
-    if profile.name == "smoke":
-        notes.append("Smoke profile: a few steps on a small shipped set; the predictions check the code path, not the paper.")
-    wide.index.name = "Sentence"
+    wide.index.name = "Sentence"  # (a smoke table carries report.SMOKE_NOTE once: no note of its own says so)
     return save_table(wide, f"calbert_{table}", profile, long=long, notes=notes, claim=claim,
                       caption=f"{TASKS[task]}: predictions on the paper's example sentences (CalBERT {table.replace('table', 'Table ')})")
