@@ -77,7 +77,9 @@ class Learning:
 
     @classmethod
     def from_record(cls, entry: Mapping) -> "Learning":
-        return cls(**{k: entry[k] for k in ("metric", "score", "baseline", "baseline_name", "margin", "higher_is_better")})
+        # a record stores a non-finite float as text ("nan": codeswitch.core.runs writes strict JSON); float() reads it back
+        fields = {k: entry[k] for k in ("metric", "score", "baseline", "baseline_name", "margin", "higher_is_better")}
+        return cls(**fields | {k: float(fields[k]) for k in ("score", "baseline", "margin")})
 
 
 def learning(metric: str, score: float, baseline: float, *, baseline_name: str, margin: float, higher_is_better: bool = True) -> dict:
