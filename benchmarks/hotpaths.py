@@ -673,8 +673,15 @@ class _TrainerClock:
 
                 model.register_forward_pre_hook(keep_mask, with_kwargs=True)
 
+            def on_step_begin(self, args, state, control, **kw):
+                if clock.warmup == 0 and state.global_step == 0:  # no warm-up: the clock starts with the first step
+                    from .measure import synchronize
+
+                    synchronize(clock.device)
+                    clock.t0 = time.perf_counter()
+
             def on_step_end(self, args, state, control, **kw):
-                if state.global_step in (clock.warmup, clock.warmup + clock.steps):
+                if state.global_step in (clock.warmup, clock.warmup + clock.steps) and state.global_step > 0:
                     from .measure import synchronize
 
                     synchronize(clock.device)
