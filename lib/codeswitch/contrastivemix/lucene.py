@@ -40,10 +40,19 @@ __all__ = ["IMPLEMENTATIONS", "pyserini_version", "start_jvm", "lucene_rank", "l
 IMPLEMENTATIONS = ("pyserini", "bm25s")  # contrastivemix.bm25_implementation
 
 
-def pyserini_version() -> str:
-    from importlib.metadata import version
+PYSERINI_PINNED = "1.6.0"  # requirements.txt's pin (tests/test_contrastivemix_bm25_key.py ties the two)
 
-    return version("pyserini")
+
+def pyserini_version() -> str:
+    """The Pyserini version a BM25 run's key records: the installed one, or the project's pin
+    where Pyserini is absent (a GPU machine without Java: its BM25 runs can only come from a run
+    cache made elsewhere, and only one made with the pinned version matches)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyserini")
+    except PackageNotFoundError:
+        return PYSERINI_PINNED
 
 
 def start_jvm(heap: str | None = None) -> None:

@@ -1,0 +1,36 @@
+"""A BM25 run's key names the Pyserini version: the installed one, or the project's pin where
+Pyserini is absent, so plans (the cost model, --dry-run) work on a machine without it and a
+cached run made with the pinned version is found there (the GPU machine of issue 25)."""
+import re
+from importlib.metadata import PackageNotFoundError
+from pathlib import Path
+
+from codeswitch.contrastivemix import lucene
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pin_matches_requirements():
+    pins = re.findall(r"^pyserini==([^\s#]+)", (ROOT / "requirements.txt").read_text(), flags=re.M)
+    assert pins == [lucene.PYSERINI_PINNED]
+
+
+def test_absent_pyserini_keys_on_the_pin(monkeypatch):
+    import importlib.metadata as md
+
+    real = md.version
+
+    def fake(name):
+        if name == "pyserini":
+            raise PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(md, "version", fake)
+    assert lucene.pyserini_version() == lucene.PYSERINI_PINNED
+
+
+def test_installed_pyserini_keys_on_its_version(monkeypatch):
+    import importlib.metadata as md
+
+    monkeypatch.setattr(md, "version", lambda name: "9.9.9" if name == "pyserini" else "0")
+    assert lucene.pyserini_version() == "9.9.9"
