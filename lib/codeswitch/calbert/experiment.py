@@ -187,6 +187,9 @@ def pretrain_spec(cfg: Profile, c: Config, backbone: Backbone, objective: str) -
         precision=cfg.precision_name(),
         mnrl_scale=p.mnrl_scale if objective == "mnrl" else None,  # unused by the cosine objective: changing it must not re-run it
         backbone_id=_tiny_id(backbone.model), backbone=backbone.name, sample_fraction=p.sample_fraction,
+        # the released negatives carry labels: the cosine objective's only (in-batch negatives need none)
+        negatives=p.negative_sample_size if p.sample_negative and objective == "cosine" else None,
+        added_tokens_min_count=p.added_tokens_min_count,
     )
 
 
