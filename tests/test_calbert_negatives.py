@@ -10,6 +10,7 @@ paper profile (the paper's reading) and leave the existing run keys alone.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -124,3 +125,16 @@ def test_added_tokens_resize_the_embeddings_and_reach_the_checkpoint(tmp_path, m
     assert len(tok) == before + len(new) and new[0] in tok.tokenize(f"x {new[0]} y")
     clf = AutoModelForSequenceClassification.from_pretrained(tmp_path / "ckpt", num_labels=3)
     assert clf.get_input_embeddings().weight.shape[0] == len(tok)
+
+
+def test_the_cost_model_counts_the_released_examples():
+    """The released negatives turn n pairs into int(n / 2) x (1 + 2k) examples: the cost model's steps follow."""
+    from benchmarks.cost import Rates, assumed_report, calbert_hours, _calbert_profile
+
+    rates = Rates.from_report(assumed_report(0.4, 989.0, 20000.0))
+    base = calbert_hours(_calbert_profile("paper", {"calbert.scratch.architectures": []}), rates)
+    neg = calbert_hours(_calbert_profile("paper", {"calbert.scratch.architectures": [], "calbert.pretrain.sample_negative": True}),
+                        rates)
+    # 147,731 x 15% = 22,160 pairs -> 11,080 x 5 = 55,400 examples; batch 16, 10 epochs; 5 backbones, cosine only
+    per_run = lambda n: math.ceil(n / 16) * 10  # noqa: E731
+    assert neg["steps"] - base["steps"] == 5 * (per_run(55_400) - per_run(22_160))
