@@ -147,6 +147,11 @@ class ScratchConfig:
     batch_size: int = 16
     learning_rate: float = 1e-4  # constant (the released loop has no schedule), no weight decay
     max_seq_length: int = 128
+    # The std of the random initial weights; None: transformers' default 0.02 (the released script sets none), whose
+    # gain per projection, sqrt(hidden_size) x 0.02, is 0.55 at hidden 768 but 0.11 at a smoke-size hidden 32: there
+    # attention adds about 1% to the first token's layer-normed vector, which the classifier reads, so every input
+    # looks alike.  A smaller model keeps the paper size's gain with 0.02 x sqrt(768 / hidden_size).
+    initializer_range: float | None = None
 
     def __post_init__(self):
         check_fields(self, "scratch.")  # epochs, sizes, rates in their domains (core.profiles.RANGES)
@@ -156,6 +161,8 @@ class ScratchConfig:
         bad = [t for t in self.tokenizers if t not in SCRATCH_TOKENIZERS]
         if bad or (self.architectures and not self.tokenizers):
             raise ValueError(f"scratch.tokenizers must be a non-empty subset of {list(SCRATCH_TOKENIZERS)}, got {list(self.tokenizers)}")
+        if self.initializer_range is not None and not self.initializer_range > 0:
+            raise ValueError(f"scratch.initializer_range must be > 0 or null, got {self.initializer_range}")
         if self.hidden_size % self.num_attention_heads or not 0 < self.mlm_probability < 1 or self.num_train_epochs <= 0:
             raise ValueError(f"bad from-scratch pre-training settings: {self}")
 
@@ -336,6 +343,7 @@ class ScratchRun(RunSpec):
     seed: int
     precision: str
     backbone: str = not_in_key("")  # the row label: "BERT-small"
+    initializer_range: float | None = None  # None: transformers' default (0.02), left out of the key
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs}

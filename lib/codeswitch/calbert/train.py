@@ -342,6 +342,8 @@ def _scratch_config(spec: ScratchRun, tokenizer):
     from transformers import BertConfig, DistilBertConfig, RobertaConfig
 
     size = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
+    if spec.initializer_range is not None:  # else the config class's default, 0.02 (the released script's)
+        size["initializer_range"] = spec.initializer_range
     if spec.architecture == "DistilBERT":
         return DistilBertConfig(dim=spec.hidden_size, n_layers=spec.num_hidden_layers, n_heads=spec.num_attention_heads,
                                 hidden_dim=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size)
