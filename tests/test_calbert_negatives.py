@@ -101,17 +101,21 @@ def test_the_cosine_loss_sees_the_negatives(tmp_path):
     assert got != pytest.approx(float(((1 - cos) ** 2).mean()), rel=1e-2)  # not the positives-only loss
     with pytest.raises(ValueError, match="objective 'cosine' only"):
         siamese_objective(dataclasses.replace(spec, objective="mnrl"), model, pairs[:8])
+    # notebook 07's one-batch look at both objectives still runs with the option on (it shows label 1 on every pair)
+    step = CB.first_batch_losses(spec, cfg, n=4)
+    assert step["cosine"] == pytest.approx(float(((1 - torch.diagonal(torch.as_tensor(step["cos"]))) ** 2).mean()), rel=1e-4)
 
 
-@pytest.mark.parametrize("min_count", [2])
-def test_added_tokens_resize_the_embeddings_and_reach_the_checkpoint(tmp_path, min_count):
+def test_added_tokens_resize_the_embeddings_and_reach_the_checkpoint(tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from codeswitch.calbert import experiment as CB
     from codeswitch.calbert.train import siamese_pretrain
 
+    min_count = 1
     cfg, spec = _spec(tmp_path, added_tokens_min_count=min_count, negatives=2, num_train_epochs=1)
     train, heldout = CB.pretraining_pairs(spec, cfg)
+    train = train[:8]  # 20 examples: 2 steps
     path = CB.resolve_backbone(spec.model, cfg)
     before = len(AutoTokenizer.from_pretrained(path))
     words = corpus_tokens(train, min_count)

@@ -376,7 +376,9 @@ def first_batch_losses(spec: PretrainRun, profile: Profile, n: int | None = None
         b = torch.nn.functional.normalize(model(codemixed)["sentence_embedding"], dim=-1)  # (B, d)
         out["cos"] = (b @ a.T).numpy()  # (B, B)
         for objective in OBJECTIVES:
-            s = dataclasses.replace(spec, objective=objective, mnrl_scale=spec.mnrl_scale or load(profile).pretrain.mnrl_scale)
+            # the formulas' reading, label 1 on every pair: the released negatives (an option) are shown on their own
+            s = dataclasses.replace(spec, objective=objective, mnrl_scale=spec.mnrl_scale or load(profile).pretrain.mnrl_scale,
+                                    negatives=None)
             _, loss = siamese_objective(s, model, batch)
             labels = torch.ones(len(batch)) if objective == "cosine" else None
             out[objective] = float(loss([english, codemixed], labels))
@@ -391,6 +393,9 @@ def pretraining_summary(results: Results) -> pd.DataFrame:
         if not isinstance(spec, PretrainRun):
             continue
         row = {"model": row_label(spec.backbone, spec.objective), "pairs": r["pairs"], "steps": r["steps"], "train loss": r["train_loss"]}
+        for key, label in (("examples", "examples (released negatives)"), ("vocab_size", "vocabulary (added tokens)")):
+            if key in r:  # the released script's reading, where its options are on
+                row[label] = r[key]
         for key, label in (("cos_parallel", "cos(parallel)"), ("cos_other", "cos(other)"), ("retrieval_at1", "retrieval@1")):
             if f"{key}_before" in r:
                 row[f"{label} before"] = r[f"{key}_before"]
