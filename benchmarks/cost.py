@@ -465,7 +465,10 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     split_sizes = {task: _calbert_split_sizes(task) for task in {f.task for f in fine}}
 
     def pairs_of(s) -> float:
-        return (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
+        n = (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
+        if getattr(s, "negatives", None) is not None and not math.isnan(n):  # the released negatives: half the pairs, 1 + 2k rows each
+            return int(0.5 * round(n)) * (1 + 2 * s.negatives)
+        return n
 
     def pre_steps(s) -> int:
         pairs = pairs_of(s)

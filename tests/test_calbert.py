@@ -282,7 +282,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
     (pre, scratch), _ = CB.stages(cfg)
     assert isinstance(scratch, CB.ScratchRun) and calbert.scratch_summary(results)["texts"].tolist() == [8]
-    assert AutoModel.from_pretrained(calbert.checkpoint_dir(cfg, scratch)).config.hidden_size == 32  # smoke's scratch size
+    assert AutoModel.from_pretrained(calbert.checkpoint_dir(cfg, scratch)).config.hidden_size == 128  # smoke's scratch size
     ckpt = calbert.checkpoint_dir(cfg, pre)
     assert (ckpt / "model.safetensors").is_file()
     assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder

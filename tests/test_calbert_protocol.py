@@ -177,3 +177,38 @@ def test_byte_level_scratch_tokenizer_is_deterministic(tmp_path):
     train, _ = pretraining_pairs(big, cfg)
     vocabs = [train_scratch_tokenizer(big, train).get_vocab() for _ in range(3)]
     assert vocabs[0] == vocabs[1] == vocabs[2] and len(vocabs[0]) > 300
+
+
+def test_scratch_initializer_range_keeps_the_first_token_input_dependent(tmp_path):
+    """Tables 8/13 at smoke size (issue 23): with transformers' default init (0.02) a small model's first-token vector,
+    which the classifier reads, hardly depends on its input; the smoke's gain-matched init (0.02 x sqrt(768 / hidden))
+    restores the paper size's spread.  The setting enters the key only when set."""
+    import dataclasses
+
+    import torch
+    from transformers import AutoModel
+
+    from codeswitch import calbert as CB
+    from codeswitch.calbert.experiment import pretraining_pairs, task_splits
+    from codeswitch.calbert.train import _scratch_config, train_scratch_tokenizer
+
+    cfg = load_profile("smoke", output_root=tmp_path)
+    small = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][0]
+    assert small.initializer_range == 0.05 and small.key()["initializer_range"] == 0.05
+    default = dataclasses.replace(small, initializer_range=None)
+    assert "initializer_range" not in default.key()  # the paper profile's keys: unchanged
+    assert CB.config.load(load_profile("paper", {"offline": True})).scratch.initializer_range is None  # the released 0.02
+    tok = train_scratch_tokenizer(small, pretraining_pairs(small, cfg)[0])
+    assert _scratch_config(default, tok).initializer_range == 0.02
+    enc = tok([e.text for e in task_splits(cfg, "sail")["train"]], padding=True, truncation=True, max_length=32,
+              return_tensors="pt")
+
+    def spread(spec) -> float:  # the first token's std across inputs, relative to its scale, untrained
+        torch.manual_seed(0)
+        with torch.no_grad():
+            x = AutoModel.from_config(_scratch_config(spec, tok)).eval()(**enc).last_hidden_state[:, 0]  # (N, hidden)
+        return float((x.std(0) / x.std(1).mean()).mean())
+
+    tiny_default = spread(dataclasses.replace(default, hidden_size=32, intermediate_size=64))
+    assert tiny_default < 0.01  # the old smoke model: under 1% (every fine-tune predicted one class)
+    assert spread(small) > 5 * tiny_default and spread(small) > 0.03

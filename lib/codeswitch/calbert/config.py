@@ -88,6 +88,17 @@ class PretrainConfig:
     # §7.2: "CalBERT was only Siamese pre-trained on a 15% sample of the entire available data":
     # a seeded random 15% of the training pairs (after max_pairs).  None: every pair.
     sample_fraction: float | None = 0.15
+    # The released src/siamese_pretraining.py (calbert repository, 701612e .. a781856), not the paper (ledger
+    # rows cb-negatives, cb-added-tokens).  sample_negative: a random half of the pairs kept as label-1 positives, each
+    # with negative_sample_size label-0 (translation, other transliteration) pairs and as many English-English pairs
+    # built as the released code builds them (the cosine objective only: in-batch negatives need no labels); the
+    # released default is on, the paper's text describes positives only.
+    sample_negative: bool = False
+    negative_sample_size: int = 2  # the released --sample_size
+    # Every lower-cased corpus word (both sides) seen at least this many times added to the tokenizer, the embedding
+    # matrix resized (the released --min_count: 5 at a781856; 701612e added every word, i.e. 1).  None: the
+    # backbone's own vocabulary (the paper says nothing of new tokens).
+    added_tokens_min_count: int | None = None
 
     def __post_init__(self):
         check_fields(self, "pretrain.")  # epochs, batch size, rates ... in their domains (core.profiles.RANGES)
@@ -97,6 +108,10 @@ class PretrainConfig:
             raise ValueError(f"pretrain.sample_fraction must be in (0, 1] or null, got {self.sample_fraction}")
         if self.pair_field not in PAIR_FIELDS:
             raise ValueError(f"pretrain.pair_field must be one of {PAIR_FIELDS}, got {self.pair_field!r}")
+        if self.negative_sample_size < 1:
+            raise ValueError(f"pretrain.negative_sample_size must be >= 1, got {self.negative_sample_size}")
+        if self.added_tokens_min_count is not None and self.added_tokens_min_count < 1:
+            raise ValueError(f"pretrain.added_tokens_min_count must be >= 1 or null, got {self.added_tokens_min_count}")
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,11 @@ class ScratchConfig:
     batch_size: int = 16
     learning_rate: float = 1e-4  # constant (the released loop has no schedule), no weight decay
     max_seq_length: int = 128
+    # The std of the random initial weights; None: transformers' default 0.02 (the released script sets none), whose
+    # gain per projection, sqrt(hidden_size) x 0.02, is 0.55 at hidden 768 but 0.11 at a smoke-size hidden 32: there
+    # attention adds about 1% to the first token's layer-normed vector, which the classifier reads, so every input
+    # looks alike.  A smaller model keeps the paper size's gain with 0.02 x sqrt(768 / hidden_size).
+    initializer_range: float | None = None
 
     def __post_init__(self):
         check_fields(self, "scratch.")  # epochs, sizes, rates in their domains (core.profiles.RANGES)
@@ -141,6 +161,8 @@ class ScratchConfig:
         bad = [t for t in self.tokenizers if t not in SCRATCH_TOKENIZERS]
         if bad or (self.architectures and not self.tokenizers):
             raise ValueError(f"scratch.tokenizers must be a non-empty subset of {list(SCRATCH_TOKENIZERS)}, got {list(self.tokenizers)}")
+        if self.initializer_range is not None and not self.initializer_range > 0:
+            raise ValueError(f"scratch.initializer_range must be > 0 or null, got {self.initializer_range}")
         if self.hidden_size % self.num_attention_heads or not 0 < self.mlm_probability < 1 or self.num_train_epochs <= 0:
             raise ValueError(f"bad from-scratch pre-training settings: {self}")
 
@@ -278,6 +300,9 @@ class PretrainRun(RunSpec):
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     backbone: str = not_in_key("")  # the row label (display)
     sample_fraction: float | None = None  # None (every pair) leaves it out of the key
+    # the released negative sampling (cosine only): label-0 pairs per kept positive and side; None: positives only
+    negatives: int | None = None
+    added_tokens_min_count: int | None = None  # corpus words added to the tokenizer; None: its own vocabulary
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs, "model": self.model}
@@ -318,6 +343,7 @@ class ScratchRun(RunSpec):
     seed: int
     precision: str
     backbone: str = not_in_key("")  # the row label: "BERT-small"
+    initializer_range: float | None = None  # None: transformers' default (0.02), left out of the key
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs}

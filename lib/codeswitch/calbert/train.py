@@ -17,7 +17,21 @@ L_cos = 0; the in-batch-negatives objective, not in the paper, rules that out::
     L_mnrl = mean_i −log softmax_j( s · cos(u_a_i, u_b_j) )_i      (s = 20 = 1/temperature)
 
 (``MultipleNegativesRankingLoss``: each English sentence must pick its own
-code-mixed sentence among the batch's).  Table 3's settings: 10 epochs, 100
+code-mixed sentence among the batch's).
+
+The released script's reading (``src/siamese_pretraining.py``, calbert repository,
+701612e .. a781856), an option (``calbert.pretrain.sample_negative``,
+``added_tokens_min_count``): its default ``sample_negative=True`` keeps a random half of
+the pairs as label-1 positives and gives each ``k`` (``--sample_size`` 2) label-0 pairs
+(the translation against other transliterations) and ``k`` more built from ``k`` other
+translations ``t_1 … t_k`` as ``(t_j, t_1)`` (the released code pairs each with the
+*list* of sampled translations, of which the first is read: English–English pairs, the
+first of them a sentence against itself), so the same loss becomes
+
+    L_cos = mean_i ( y_i − cos(u_a_i, u_b_i) )²,   y_i ∈ {1, 0}
+
+and it adds every lower-cased corpus word seen at least ``--min_count`` (5) times to the
+tokenizer (as special tokens, the released call), the embedding matrix resized.  Table 3's settings: 10 epochs, 100
 warm-up steps, learning rate 2.5e-5, weight decay 0.01, AdamW, max grad norm 1.0;
 batch size 16 as in the released code.  AdamW is torch's fused implementation
 (the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
@@ -49,6 +63,7 @@ does not say it selects an epoch).  Metrics: weighted F1, precision and recall
 from __future__ import annotations
 
 import math
+import random
 import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -65,6 +80,8 @@ from ..core.utils import quiet_transformers, set_seed
 
 __all__ = [
     "build_siamese_model",
+    "corpus_tokens",
+    "released_negatives",
     "siamese_pretrain",
     "alignment_diagnostics",
     "train_scratch_tokenizer",
@@ -89,15 +106,80 @@ def _epoch_printer(desc: str, epochs: float):
 
 
 # --------------------------------------------------------------------------- Siamese pre-training
-def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "cpu"):
-    """The Siamese network: one shared ``Transformer`` module + mean ``Pooling`` (Figure 1)."""
+def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "cpu", added_tokens: Sequence[str] = ()):
+    """The Siamese network: one shared ``Transformer`` module + mean ``Pooling`` (Figure 1).
+
+    ``added_tokens`` (the released script's corpus words, :func:`corpus_tokens`) are added to the tokenizer as the
+    released code adds them (``add_tokens(..., special_tokens=True)``, 1,000 at a time) and the embedding matrix is
+    resized to the new vocabulary; the new rows are initialised as the model initialises its weights
+    (``mean_resizing=False``: the transformers of the released era had no mean resizing).  The random rows draw from
+    torch's generator: seed before the call.
+    """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer import modules
 
     with quiet_transformers():
         encoder = modules.Transformer(model_path, max_seq_length=max_seq_length)
+        if added_tokens:
+            tokens = list(added_tokens)
+            for start in range(0, len(tokens), 1000):
+                encoder.tokenizer.add_tokens(tokens[start:start + 1000], special_tokens=True)
+            encoder.auto_model.resize_token_embeddings(len(encoder.tokenizer), mean_resizing=False)
         pooling = modules.Pooling(encoder.get_embedding_dimension(), pooling_mode="mean")
         return SentenceTransformer(modules=[encoder, pooling], device=device)
+
+
+def corpus_tokens(pairs: Sequence[Pair], min_count: int) -> list[str]:
+    """The released script's new tokens: lower-cased words of both sides seen at least ``min_count`` times, in order of
+    first appearance.
+
+    Words are NLTK's ``word_tokenize`` on each lower-cased sentence, as released, but with ``preserve_line=True``: the
+    released call first splits sentences with the Punkt model, a download this project does not make, so a full stop
+    inside a text (not at its end) stays attached to its word here.
+    """
+    from collections import Counter
+
+    from nltk.tokenize import word_tokenize
+
+    if min_count < 1:
+        raise ValueError(f"min_count must be >= 1, got {min_count}")
+    counts = Counter()
+    for text in [p.english for p in pairs] + [p.codemixed for p in pairs]:  # translations, then transliterations
+        counts.update(word_tokenize(text.lower(), preserve_line=True))
+    return [word for word, n in counts.items() if n >= min_count]  # Counter keeps first-appearance order
+
+
+def released_negatives(pairs: Sequence[Pair], k: int, *, seed: int) -> tuple[list[str], list[str], list[float]]:
+    """``(first texts, second texts, labels)`` of the released script's ``sample_negative=True`` (``--sample_size`` ``k``).
+
+    A seeded random half (``int(0.5 n)``) of the pairs is kept; each kept pair ``(t, c)`` gives, in this order:
+    ``(t, c, 1)``; ``k`` pairs ``(t, c_j, 0)`` of other transliterations (redrawn until ``c`` is not among them); and
+    ``k`` pairs ``(t_j, t_1, 0)`` of other translations ``t_1 … t_k`` (redrawn until ``t`` is not among them) — the
+    released code pairs each ``t_j`` with the list ``[t_1 … t_k]`` and reads its first element, so these are
+    English–English pairs and the first is a sentence against itself with label 0.  ``2.5 n`` examples at ``k`` = 2.
+    """
+    if k < 1:
+        raise ValueError(f"negative sample size must be >= 1, got {k}")
+    translation = [p.english for p in pairs]
+    transliteration = [p.codemixed for p in pairs]
+    rng = random.Random(seed)
+
+    def draw(pool: list[str], avoid: str, side: str) -> list[str]:
+        if sum(x != avoid for x in pool) < k:
+            raise ValueError(f"cannot draw {k} negative {side}(s) other than {avoid!r} from {len(pool)} pairs")
+        while True:  # the released rejection loop: redraw the whole sample while it holds the pair's own text
+            sample = rng.sample(pool, k)
+            if avoid not in sample:
+                return sample
+
+    rows = []  # (first text, second text, label)
+    for t, c in rng.sample(list(zip(translation, transliteration)), int(0.5 * len(pairs))):
+        rows.append((t, c, 1.0))
+        rows += [(t, other, 0.0) for other in draw(transliteration, c, "transliteration")]
+        others = draw(translation, t, "translation")
+        rows += [(other, others[0], 0.0) for other in others]  # the released (s, [t_1 … t_k]), read as t_1
+    first, second, labels = zip(*rows)
+    return list(first), list(second), list(labels)
 
 
 def siamese_pretrain(
@@ -123,8 +205,9 @@ def siamese_pretrain(
 
     if len(pairs) < 2:
         raise ValueError(f"Siamese pre-training needs at least 2 pairs, got {len(pairs)}")
-    set_seed(spec.seed)  # before the model is built: nothing random in it today, but cheap insurance
-    model = build_siamese_model(model_path, max_seq_length=spec.max_seq_length, device=device)
+    set_seed(spec.seed)  # before the model is built: the embedding rows of added tokens are random
+    added = corpus_tokens(pairs, spec.added_tokens_min_count) if spec.added_tokens_min_count is not None else []
+    model = build_siamese_model(model_path, max_seq_length=spec.max_seq_length, device=device, added_tokens=added)
     before = alignment_diagnostics(model, heldout) if heldout else {}
     train, loss = siamese_objective(spec, model, pairs)
 
@@ -156,6 +239,11 @@ def siamese_pretrain(
             model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
     after = alignment_diagnostics(model, heldout) if heldout else {}
     result = {"train_loss": float(out.training_loss), "steps": int(out.global_step), "pairs": len(pairs)}
+    if spec.negatives is not None:
+        result["examples"] = len(train)  # positives and released negatives
+    if spec.added_tokens_min_count is not None:
+        result["vocab_size"] = len(model[0].tokenizer)  # after the corpus words were added
+        result["added_tokens"] = len(added)  # candidates; those already in the vocabulary add no row
     result.update({f"{k}_before": v for k, v in before.items()})
     result.update({f"{k}_after": v for k, v in after.items()})
     if heldout:
@@ -179,14 +267,23 @@ def siamese_learning(before: Mapping[str, float], after: Mapping[str, float]) ->
 
 
 def siamese_objective(spec: PretrainRun, model, pairs: Sequence[Pair]):
-    """``(dataset, loss)`` of ``spec.objective`` on ``pairs``: label 1 with ``CosineSimilarityLoss``, or in-batch negatives."""
+    """``(dataset, loss)`` of ``spec.objective`` on ``pairs``: ``CosineSimilarityLoss`` with label 1 on every pair (or,
+    with ``spec.negatives``, the released script's positives and label-0 negatives, :func:`released_negatives`), or
+    in-batch negatives."""
     from datasets import Dataset
     from sentence_transformers.sentence_transformer import losses
 
     if spec.objective not in OBJECTIVES:
         raise ValueError(f"unknown Siamese objective {spec.objective!r}; known: {OBJECTIVES}")
+    if spec.negatives is not None and spec.objective != "cosine":
+        raise ValueError(f"the released negatives carry labels: objective 'cosine' only, got {spec.objective!r}")
     columns = {"english": [p.english for p in pairs], "codemixed": [p.codemixed for p in pairs]}
-    if spec.objective == "cosine":
+    if spec.negatives is not None:
+        # columns keep their names; the English-English negatives hold English in both
+        first, second, labels = released_negatives(pairs, spec.negatives, seed=spec.seed)
+        columns = {"english": first, "codemixed": second, "label": labels}
+        loss = losses.CosineSimilarityLoss(model)
+    elif spec.objective == "cosine":
         columns["label"] = [1.0] * len(pairs)  # every pair is a translation: maximal similarity
         loss = losses.CosineSimilarityLoss(model)
     else:
@@ -245,6 +342,8 @@ def _scratch_config(spec: ScratchRun, tokenizer):
     from transformers import BertConfig, DistilBertConfig, RobertaConfig
 
     size = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
+    if spec.initializer_range is not None:  # else the config class's default, 0.02 (the released script's)
+        size["initializer_range"] = spec.initializer_range
     if spec.architecture == "DistilBERT":
         return DistilBertConfig(dim=spec.hidden_size, n_layers=spec.num_hidden_layers, n_heads=spec.num_attention_heads,
                                 hidden_dim=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size)

@@ -323,17 +323,25 @@ LEDGER: tuple[Deviation, ...] = (
     _D("cb-objective", "CalBERT", ("07",), "Siamese objective",
        "Siamese pre-training on code-mixed pairs",
        "CosineSimilarityLoss (a squared cosine distance to the label), mean pooling, batch 16; the label is 1 for every "
-       "pair only with sample_negative off, see cb-negatives",
+       "pair only with sample_negative off, see cb-negatives (pretrain.sample_negative)",
        "CosineSimilarityLoss with label 1 on every pair; the in-batch-negatives objective as extra CalBERT-MNRL rows", None,
        ("calbert_table6", "calbert_table7", "calbert_table12"), "both shown"),
-    _D("cb-negatives", "CalBERT", ("07",), "Siamese negatives and added tokens",
+    _D("cb-negatives", "CalBERT", ("07",), "Siamese negatives",
        "—",
-       "src/siamese_pretraining.py defaults to sample_negative=True (701612e): a random half of the pairs kept as "
-       "label-1 positives, each with label-0 negatives (translation vs other transliterations, and other translations vs "
-       "a list of translations, of which the first is used: buggy English–English pairs); every lower-cased corpus word "
-       "added to the tokenizer (at a781856: words seen at least 5 times)",
-       "positives only, the backbone's own vocabulary", None,
-       ("calbert_table6", "calbert_table7", "calbert_table12"), "not yet an option", "#26.2"),
+       "src/siamese_pretraining.py defaults to sample_negative=True with --sample_size 2 (701612e .. a781856; the README's "
+       "example passes --loss cosine --sample_negative True --sample_size 2): a random half of the pairs kept as label-1 "
+       "positives, each with label-0 negatives (translation vs 2 other transliterations, and 2 other translations each "
+       "against the list of them, of which the first is read: English-English pairs, the first a sentence against itself)",
+       "positives only (label 1 on every pair)", _O("calbert", "pretrain.sample_negative", True),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option", "#26.2"),
+    _D("cb-added-tokens", "CalBERT", ("07",), "Siamese pre-training vocabulary",
+       "—",
+       "src/siamese_pretraining.py adds every lower-cased corpus word (NLTK word_tokenize, both sides) seen at least "
+       "--min_count 5 times (a781856; every word at 701612e) to the tokenizer with add_tokens(special_tokens=True), then "
+       "resizes the embedding matrix; such tokens match inside words too",
+       "the backbone's own vocabulary; the option tokenizes without Punkt's sentence split (no download)",
+       _O("calbert", "pretrain.added_tokens_min_count", 5),
+       ("calbert_table6", "calbert_table7", "calbert_table12"), "named option", "#26.2"),
 )
 
 
