@@ -550,17 +550,12 @@ def alignment_runs_table(results: Results) -> pd.DataFrame:
         for table, row in rows_of.get((spec.objective, spec.data, spec.script, spec.mode), []):
             rows.append({
                 "table": table, "row": row, "mode": spec.mode, "pairs (train)": r["train_pairs"],
-                "aligned word pairs": r["aligned_word_pairs"], "valid loss before": _rounded(r["initial_valid_loss"], 4),
-                "best valid loss": _rounded(r["best_valid_loss"], 4), "best epoch": r["best_epoch"], "epochs run": r["epochs_run"],
-                **{f"held-out {label} P@1 {when}": _rounded(r[f"{key}_{when}"], 3) for key, label in (("sentence_p1", "sentence"), ("word_p1", "word"))
+                "aligned word pairs": r["aligned_word_pairs"], "valid loss before": round(r["initial_valid_loss"], 4),
+                "best valid loss": round(r["best_valid_loss"], 4), "best epoch": r["best_epoch"], "epochs run": r["epochs_run"],
+                **{f"held-out {label} P@1 {when}": round(r[f"{key}_{when}"], 3) for key, label in (("sentence_p1", "sentence"), ("word_p1", "word"))
                    for when in ("before", "after") if f"{key}_{when}" in r},
             })
     return pd.DataFrame(rows)
-
-
-def _rounded(value, digits: int):
-    """A number rounded for display; anything else (a value a run stored as text, e.g. "nan") as it is."""
-    return round(value, digits) if isinstance(value, (int, float)) else value
 
 
 def data_preview(cfg: Profile, n: int = 3) -> pd.DataFrame:
