@@ -68,6 +68,30 @@ class SmokeRun:
 def smoke_run(tmp_path_factory, backbones_dir) -> SmokeRun:
     return SmokeRun(tmp_path_factory.mktemp("smoke_run_a"))
 
+#: xdist groups that start first (the longest chains: the smoke run's notebooks and the tests that read them; paper-ci)
+FIRST_GROUPS = ("smoke_run", "tests.test_paper_ci")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``./test.sh -n 2 --dist loadgroup --no-loadscope-reorder``, as ``.ci/run`` runs it): every
+    test that uses the smoke run is in one group, so one worker executes its notebooks once, and the tests of any other
+    module are in one group (its module-scoped fixtures, e.g. paper-ci's stand-ins and runs, are set up once).  The
+    longest groups are collected first, so they start first, one per worker, and the other groups fill in beside them."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    def group(item) -> str:
+        if "smoke_run" in getattr(item, "fixturenames", ()):
+            return "smoke_run"
+        return getattr(getattr(item, "module", None), "__name__", None) or item.nodeid.split("::")[0]
+
+    groups = {item.nodeid: group(item) for item in items}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    rank = {g: i for i, g in enumerate(FIRST_GROUPS)}
+    items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))  # stable: the collection order within a rank
+
+
 def pytest_configure(config):
     # Tiny models on a small CPU: one torch thread avoids contention between threads.
     import torch

@@ -41,17 +41,29 @@ def test_notebook_writes_its_artifacts(spec, smoke_run):
     check_artifacts(fig_dir, spec)
 
 
+#: notebooks the determinism test does not run a second time, and where their determinism is checked instead.  05 is
+#: the smoke run's costliest notebook (about 4 of the suite's 15 minutes); one of its trainings is run twice from scratch
+#: by tests/test_learning_contrastivemix.py::test_training_is_deterministic.
+NOT_RERUN = {"05": "tests/test_learning_contrastivemix.py::test_training_is_deterministic"}
+
+
 @pytest.mark.slow
 def test_smoke_run_is_deterministic(smoke_run, tmp_path_factory):
-    """A second smoke run of every notebook, from an empty cache, gives byte-identical result CSVs."""
-    if not SPECS:
+    """A second smoke run of every notebook but those in NOT_RERUN, from an empty cache, gives byte-identical result CSVs
+    (each notebook's tables: its own artifacts)."""
+    rerun = [s for s in SPECS if s.number not in NOT_RERUN]
+    if not rerun:
         pytest.skip("no notebooks yet")
-    first = smoke_run.ensure_all()
-    second = SmokeRun(tmp_path_factory.mktemp("smoke_run_b")).ensure_all()
-    a_dir, b_dir = first.root / "figures" / "smoke", second.root / "figures" / "smoke"
-    a = sorted(p.name for p in a_dir.glob("*.csv"))
-    assert a and a == sorted(p.name for p in b_dir.glob("*.csv"))
-    for name in a:
+    for spec in SPECS:
+        smoke_run.ensure(spec)
+    second = SmokeRun(tmp_path_factory.mktemp("smoke_run_b"))
+    for spec in rerun:
+        second.ensure(spec)
+    a_dir, b_dir = smoke_run.root / "figures" / "smoke", second.root / "figures" / "smoke"
+    tables = {f"{art}.csv" for s in rerun for art in s.artifacts if (a_dir / f"{art}.csv").is_file()}
+    names = sorted(p.name for p in b_dir.glob("*.csv"))
+    assert tables and tables <= set(names), f"the second run did not write {sorted(tables - set(names))}"
+    for name in names:
         assert (a_dir / name).read_text() == (b_dir / name).read_text(), f"{name} differs between two smoke runs"
 
 
