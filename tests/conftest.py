@@ -69,7 +69,7 @@ def smoke_run(tmp_path_factory, backbones_dir) -> SmokeRun:
     return SmokeRun(tmp_path_factory.mktemp("smoke_run_a"))
 
 #: xdist groups that start first (the longest chains: the smoke run's notebooks and the tests that read them; paper-ci)
-FIRST_GROUPS = ("smoke_run", "tests.test_paper_ci")
+FIRST_GROUPS = ("smoke_run", "second_smoke_run", "tests.test_paper_ci")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
@@ -77,12 +77,17 @@ def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``./test.sh -n 2 --dist loadgroup --no-loadscope-reorder``, as ``.ci/run`` runs it): every
     test that uses the smoke run is in one group, so one worker executes its notebooks once, and the tests of any other
     module are in one group (its module-scoped fixtures, e.g. paper-ci's stand-ins and runs, are set up once).  The
-    longest groups are collected first, so they start first, one per worker, and the other groups fill in beside them."""
-    if not config.pluginmanager.hasplugin("xdist"):
+    determinism test's second smoke run has a group of its own.  The longest groups are collected first, so they start
+    first, one per worker (the smoke run on one, its second run then paper-ci on the other), and the rest fill in."""
+    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers under --dist loadgroup
         return
+
     def group(item) -> str:
-        if "smoke_run" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "smoke_run" in fixtures:
             return "smoke_run"
+        if "second_smoke_run" in fixtures:  # the determinism test's second run, beside the first (tests/test_notebooks.py)
+            return "second_smoke_run"
         return getattr(getattr(item, "module", None), "__name__", None) or item.nodeid.split("::")[0]
 
     groups = {item.nodeid: group(item) for item in items}
