@@ -13,6 +13,10 @@ if [ -n "${CI:-}" ]; then
   workers="${workers:-2}"
   set -- --durations=25 "$@"
 fi
+if [ -n "$workers" ] && [ "$workers" != 0 ] && ! python -c "import xdist" 2>/dev/null; then
+  echo "[test.sh] pytest-xdist is not installed (requirements.txt pins it): one process" >&2
+  workers=0
+fi
 if [ -n "$workers" ] && [ "$workers" != 0 ]; then
   set -- -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"
 fi
