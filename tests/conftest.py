@@ -72,7 +72,6 @@ def smoke_run(tmp_path_factory, backbones_dir) -> SmokeRun:
 FIRST_GROUPS = ("smoke_run", "second_smoke_run", "tests.test_paper_ci")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``./test.sh -n 2 --dist loadgroup --no-loadscope-reorder``, as ``.ci/run`` runs it): every
     test that uses the smoke run is in one group, so one worker executes its notebooks once, and the tests of any other
@@ -90,11 +89,23 @@ def pytest_collection_modifyitems(config, items):
             return "second_smoke_run"
         return getattr(getattr(item, "module", None), "__name__", None) or item.nodeid.split("::")[0]
 
-    groups = {item.nodeid: group(item) for item in items}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    groups = {id(item): group(item) for item in items}
     rank = {g: i for i, g in enumerate(FIRST_GROUPS)}
-    items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))  # stable: the collection order within a rank
+    items.sort(key=lambda item: rank.get(groups[id(item)], len(rank)))  # stable: the collection order within a rank
+    for item in items:
+        # What xdist does for an ``xdist_group`` mark: its scheduler groups by the text after "@" in the test's id.
+        # xdist 3.8 sets ``item._nodeid``, which pytest 9 no longer reads (its id is ``item._id``), so its marks group
+        # nothing (measured: a group's tests went to both workers); the id is set here, in the form xdist reads.
+        _set_nodeid(item, f"{item.nodeid}@{groups[id(item)]}")
+
+
+def _set_nodeid(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):  # pytest >= 9
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
 
 
 def pytest_configure(config):
