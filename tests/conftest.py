@@ -68,6 +68,46 @@ class SmokeRun:
 def smoke_run(tmp_path_factory, backbones_dir) -> SmokeRun:
     return SmokeRun(tmp_path_factory.mktemp("smoke_run_a"))
 
+#: xdist groups that start first (the longest chains: the smoke run's notebooks and the tests that read them; paper-ci)
+FIRST_GROUPS = ("smoke_run", "second_smoke_run", "tests.test_paper_ci")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``./test.sh -n 2 --dist loadgroup --no-loadscope-reorder``, as ``.ci/run`` runs it): every
+    test that uses the smoke run is in one group, so one worker executes its notebooks once, and the tests of any other
+    module are in one group (its module-scoped fixtures, e.g. paper-ci's stand-ins and runs, are set up once).  The
+    determinism test's second smoke run has a group of its own.  The longest groups are collected first, so they start
+    first, one per worker (the smoke run on one, its second run then paper-ci on the other), and the rest fill in."""
+    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers under --dist loadgroup
+        return
+
+    def group(item) -> str:
+        fixtures = getattr(item, "fixturenames", ())
+        if "smoke_run" in fixtures:
+            return "smoke_run"
+        if "second_smoke_run" in fixtures:  # the determinism test's second run, beside the first (tests/test_notebooks.py)
+            return "second_smoke_run"
+        return getattr(getattr(item, "module", None), "__name__", None) or item.nodeid.split("::")[0]
+
+    groups = {id(item): group(item) for item in items}
+    rank = {g: i for i, g in enumerate(FIRST_GROUPS)}
+    items.sort(key=lambda item: rank.get(groups[id(item)], len(rank)))  # stable: the collection order within a rank
+    for item in items:
+        # What xdist does for an ``xdist_group`` mark: its scheduler groups by the text after "@" in the test's id.
+        # xdist 3.8 sets ``item._nodeid``, which pytest 9 no longer reads (its id is ``item._id``), so its marks group
+        # nothing (measured: a group's tests went to both workers); the id is set here, in the form xdist reads.
+        _set_nodeid(item, f"{item.nodeid}@{groups[id(item)]}")
+
+
+def _set_nodeid(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):  # pytest >= 9
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
 def pytest_configure(config):
     # Tiny models on a small CPU: one torch thread avoids contention between threads.
     import torch

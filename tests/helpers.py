@@ -36,6 +36,58 @@ def glue_spec(**fields):
     return GlueRun(**(base | fields))
 
 
+def token_columns(lengths_per_column, rng, vocab: int) -> list[dict]:
+    """Right-padded token columns as the sentence-transformers collator makes them (``input_ids``, ``attention_mask``,
+    ``token_type_ids``), one per entry of ``lengths_per_column`` (the sentences' lengths), ids drawn from ``rng`` in
+    ``[5, vocab)``.  ``lengths_per_column`` is read one column at a time: a generator drawing the lengths from the same
+    ``rng`` interleaves its draws with the ids'."""
+    cols = []
+    for lengths in lengths_per_column:
+        ids = torch.zeros(len(lengths), int(max(lengths)), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, n in enumerate(lengths):
+            ids[r, :n] = torch.from_numpy(rng.integers(5, vocab, size=n))
+            mask[r, :n] = 1
+        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    return cols
+
+
+#: a toy sentiment task (tests of the GLUE trainer): the label lives in the adjective of the noun phrase that is switched
+#: to Korean, as in the mini Koglish
+TOY_ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
+TOY_NOUN = {"movie": "영화", "book": "책", "song": "노래"}
+
+
+def toy_sentiment(n: int, seed: int) -> pd.DataFrame:
+    """``n`` rows of the toy sentiment task (``sentence``, its code-switched ``cross``, ``label``), drawn with ``seed``."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        adj, noun = rng.choice(sorted(TOY_ADJ)), rng.choice(sorted(TOY_NOUN))
+        en, ko = f"the {adj} {noun}", f"{TOY_ADJ[adj][0]} {TOY_NOUN[noun]}"
+        s = f"{en} {rng.choice(['came out', 'was shown', 'sold well'])} ."
+        rows.append({"sentence": s, "cross": s.replace(en, ko, 1), "label": TOY_ADJ[adj][1]})
+    return pd.DataFrame(rows)
+
+
+def tiny_concse_profile(output_root, *, seed: int = 11111, batch_sizes: tuple[int, int] = (16, 16), learning_rate: float = 2e-3,
+                        epochs: int = 1, train_rows: int = 32, eval_rows: int = 32):
+    """The smoke profile with ConCSE's one backbone tiny-bert (as "mBERT-base"), one seed, a few rows and epochs, writing
+    below ``output_root`` (``batch_sizes``: SimCSE's, ConCSE's)."""
+    from codeswitch.core.profiles import load_profile
+
+    return load_profile("smoke", {
+        "seeds": [seed],
+        "concse.backbones": [dict(name="mBERT-base", model="tiny-bert", simcse_batch_size=batch_sizes[0],
+                                  concse_batch_size=batch_sizes[1], learning_rate=learning_rate)],
+        "concse.num_train_epochs": epochs,
+        "concse.max_train_rows": train_rows,
+        "concse.max_eval_rows": eval_rows,
+    }, output_root=output_root)
+
+
 def check_artifacts(fig_dir: Path, spec) -> None:
     """Every artifact a notebook registers exists in ``fig_dir``: tables non-empty with finite numbers, figures drawn."""
     index = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (fig_dir / ".index").glob("*.json")}

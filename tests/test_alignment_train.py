@@ -120,6 +120,24 @@ def test_word_objective_needs_alignments(tiny, specs):
         train_alignment(aligner, tok, data, data, align_spec(specs, objective="word", num_train_epochs=1, seed=0))
 
 
+def test_heldout_word_p1_is_undefined_without_aligned_word_pairs_and_says_so(tiny):
+    """Paper-ci's 06: no held-out link survived extraction, so word P@1 is nan, and the count beside it says why."""
+    from transformers import AutoModel
+
+    from codeswitch.alignment.train import heldout_retrieval
+
+    path, tok = tiny
+    pairs = (("a good movie", "x y z"), ("the cat", "u v"))
+    aligner = Aligner(AutoModel.from_pretrained(path), "all_layers")
+    none = heldout_retrieval(aligner, tok, ParallelData(pairs, None, "test", "valid", "devanagari"), max_length=16)
+    empty = heldout_retrieval(aligner, tok, ParallelData(pairs, ([], []), "test", "valid", "devanagari"), max_length=16)
+    linked = heldout_retrieval(aligner, tok, ParallelData(pairs, ([(0, 0), (2, 2)], [(1, 1)]), "test", "valid", "devanagari"),
+                               max_length=16)
+    for out in (none, empty):
+        assert out["word_pairs"] == 0 and math.isnan(out["word_p1"]) and 0 <= out["sentence_p1"] <= 1
+    assert linked["word_pairs"] == 3 and 0 <= linked["word_p1"] <= 1
+
+
 @pytest.mark.parametrize("task", ["sentiment", "ner", "qa"])
 def test_finetune_each_task_kind(tiny, specs, task):
     import dataclasses

@@ -16,6 +16,8 @@ from codeswitch.core.hub import MissingResourceError
 from codeswitch.core.profiles import load_profile
 from codeswitch.core.runs import config_hash
 
+from .helpers import tiny_concse_profile
+
 TASKS = ("STS-B", "STS12", "STS13", "STS14", "STS15", "STS16", "SICK")
 
 
@@ -238,14 +240,7 @@ def test_encoder_is_first_token_dense_tanh(backbones_dir):
 
 
 def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
-    overrides = {
-        "seeds": [1],
-        "concse.backbones": [dict(name="mBERT-base", model="tiny-bert", simcse_batch_size=16, concse_batch_size=8, learning_rate=1e-3)],
-        "concse.num_train_epochs": 2,
-        "concse.max_train_rows": 16,
-        "concse.max_eval_rows": 24,
-    }
-    cfg = load_profile("smoke", overrides, output_root=tmp_path)
+    cfg = tiny_concse_profile(tmp_path, seed=1, batch_sizes=(16, 8), learning_rate=1e-3, epochs=2, train_rows=16, eval_rows=24)
     import codeswitch.concse.train as T
 
     threads, train_encoder = [], T.train_encoder

@@ -12,7 +12,7 @@ import torch
 from codeswitch.concse.loss import ConCSELoss, concse_loss
 from codeswitch.common.fastpath import bucket_features, embed_length_buckets, length_buckets
 
-from .helpers import BagEncoder
+from .helpers import BagEncoder, token_columns
 
 
 # --------------------------------------------------------------------------- the bucket plan
@@ -53,16 +53,7 @@ def test_length_buckets_is_optimal(seed):
 
 def _columns(rng, B=6, vocab=50, max_len=12):
     """Six right-padded token columns of random lengths, as the sentence-transformers collator makes them."""
-    cols = []
-    for _ in range(6):
-        lengths = rng.integers(2, max_len + 1, size=B)
-        ids = torch.zeros(B, int(lengths.max()), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, n in enumerate(lengths):
-            ids[i, :n] = torch.from_numpy(rng.integers(5, vocab, size=n))
-            mask[i, :n] = 1
-        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
-    return cols
+    return token_columns((rng.integers(2, max_len + 1, size=B) for _ in range(6)), rng, vocab)
 
 
 def test_bucket_features_cover_every_sentence_once():

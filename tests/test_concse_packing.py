@@ -14,18 +14,11 @@ import torch
 
 from codeswitch.common.fastpath import first_fit, pack_features, token_budgets
 
+from .helpers import token_columns
+
 
 def _cols(lengths_per_column, vocab=400, seed=0):
-    rng = np.random.default_rng(seed)
-    cols = []
-    for lengths in lengths_per_column:
-        ids = torch.zeros(len(lengths), max(lengths), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, n in enumerate(lengths):
-            ids[r, :n] = torch.from_numpy(rng.integers(5, vocab, size=n))
-            mask[r, :n] = 1
-        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
-    return cols
+    return token_columns(lengths_per_column, np.random.default_rng(seed), vocab)
 
 
 def test_pack_layout_by_hand():

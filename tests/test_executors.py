@@ -90,13 +90,19 @@ def _slurm_up() -> str | None:
     return None
 
 
-def test_slurm_executor_matches_inline(glue_slice, monkeypatch):
+def use_local_slurm(monkeypatch) -> None:
+    """Point Slurm's commands at the local cluster (scripts/slurm/start_local_cluster.sh); skip when it is not up, or
+    fail when CODESWITCH_REQUIRE_SLURM=1 (.ci/run started it)."""
     why = _slurm_up()
     if why and os.environ.get("CODESWITCH_REQUIRE_SLURM") == "1":
         pytest.fail(f"CODESWITCH_REQUIRE_SLURM=1 but {why}")
     if why:
         pytest.skip(why)
     monkeypatch.setenv("SLURM_CONF", str(SLURM_STATE / "slurm.conf"))
+
+
+def test_slurm_executor_matches_inline(glue_slice, monkeypatch):
+    use_local_slurm(monkeypatch)
     raw = {"kind": "slurm", "resources": {"default": {"gpus": 0, "cpus": 1, "mem_gb": 2, "time_min": 10}}}
     prof = load_profile("smoke", overrides={"executor": raw}, output_root=glue_slice[0].output_root)
     jobs = _run_with(glue_slice, "slurm", prof=prof, partition="local")

@@ -251,12 +251,6 @@ def test_a_cancelled_slurm_job_is_reported_not_waited_on_forever(tmp_path, monke
         executor_config(load_profile("smoke", {"executor": {"slurm": {"vanished_s": 0}}}, output_root=tmp_path))
 
 
-def _slurm_up() -> str | None:
-    from tests.test_executors import _slurm_up as up
-
-    return up()
-
-
 def _long(spec, out):
     Path(out).touch()
     time.sleep(600)
@@ -268,14 +262,9 @@ def test_scancel_on_a_real_slurm_without_accounting_is_reported(tmp_path, monkey
     cancelled with scancel is reported failed within slurm.vanished_s (here 3 s), not waited on forever."""
     import threading
 
-    from tests.test_executors import SLURM_STATE
+    from tests.test_executors import use_local_slurm
 
-    why = _slurm_up()
-    if why and os.environ.get("CODESWITCH_REQUIRE_SLURM") == "1":
-        pytest.fail(f"CODESWITCH_REQUIRE_SLURM=1 but {why}")
-    if why:
-        pytest.skip(why)
-    monkeypatch.setenv("SLURM_CONF", str(SLURM_STATE / "slurm.conf"))
+    use_local_slurm(monkeypatch)
     raw = {"kind": "slurm", "slurm": {"partition": "local", "vanished_s": 3},
            "resources": {"default": {"gpus": 0, "cpus": 1, "mem_gb": 1, "time_min": 10}}}
     prof = load_profile("smoke", overrides={"executor": raw}, output_root=tmp_path)

@@ -21,7 +21,7 @@ from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.glue import train as tg
 
 from .conftest import REPO
-from .helpers import glue_spec
+from .helpers import TOY_ADJ, glue_spec, toy_sentiment
 
 TASKS = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
 
@@ -362,22 +362,6 @@ def test_reported_table2_keeps_only_the_surviving_row():
 
 
 # --------------------------------------------------------------------------- the real Trainer on a toy task
-_ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
-_NOUN = {"movie": "영화", "book": "책", "song": "노래"}
-
-
-def _sentiment(n: int, seed: int) -> pd.DataFrame:
-    """The label lives in the adjective of the switched noun phrase (as in the mini Koglish)."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        adj, noun = rng.choice(sorted(_ADJ)), rng.choice(sorted(_NOUN))
-        en, ko = f"the {adj} {noun}", f"{_ADJ[adj][0]} {_NOUN[noun]}"
-        s = f"{en} {rng.choice(['came out', 'was shown', 'sold well'])} ."
-        rows.append({"sentence": s, "cross": s.replace(en, ko, 1), "label": _ADJ[adj][1]})
-    return pd.DataFrame(rows)
-
-
 @pytest.mark.slow
 def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbones_dir, tmp_path, monkeypatch):
     from codeswitch.core.models import resolve_model
@@ -385,7 +369,7 @@ def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbone
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a private temp dir: other processes' trainers cannot race this check
 
     path = resolve_model("tiny-bert")
-    train, valid, test = _sentiment(96, 0), _sentiment(32, 1), _sentiment(48, 2)
+    train, valid, test = toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(48, 2)
     s = glue_spec(num_train_epochs=4, seed=11111)
     en = tg.fine_tune(s, path, train, valid, {"en": test, "cs": test}, cpu_threads=1)
     cs = tg.fine_tune(dataclasses.replace(s, train="cs", select="cs"), path, train, valid, {"cs": test}, cpu_threads=1)
@@ -405,8 +389,8 @@ def test_fine_tune_tiny_mbart_regression_head(backbones_dir):
     path = resolve_model("tiny-mbart")
     rng = random.Random(3)
     df = pd.DataFrame(
-        [{"sentence1": f"the {a} movie", "cross1": f"{_ADJ[a][0]} 영화", "sentence2": f"the {b} book", "cross2": f"{_ADJ[b][0]} 책", "label": 5.0 * (_ADJ[a][1] == _ADJ[b][1])}
-         for a, b in ((rng.choice(sorted(_ADJ)), rng.choice(sorted(_ADJ))) for _ in range(48))]
+        [{"sentence1": f"the {a} movie", "cross1": f"{TOY_ADJ[a][0]} 영화", "sentence2": f"the {b} book", "cross2": f"{TOY_ADJ[b][0]} 책", "label": 5.0 * (TOY_ADJ[a][1] == TOY_ADJ[b][1])}
+         for a, b in ((rng.choice(sorted(TOY_ADJ)), rng.choice(sorted(TOY_ADJ))) for _ in range(48))]
     )
     s = glue_spec(task="stsb", train="cs", select="cs", test=("cs",), batch_size=16, learning_rate=6e-3, seed=1, max_length=230)
     r = tg.fine_tune(s, path, df, df.head(16), {"cs": df.head(16)}, cpu_threads=1)

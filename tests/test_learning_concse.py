@@ -17,6 +17,8 @@ from codeswitch.concse import experiment as C
 from codeswitch.concse import train as T
 from codeswitch.core.profiles import load_profile
 
+from .helpers import tiny_concse_profile
+
 
 class _Detached(torch.nn.Module):
     """The loss as computed, detached from the encoder: it still has a graph (zero gradients), not a path to the weights."""
@@ -33,20 +35,9 @@ class _Detached(torch.nn.Module):
         return out.detach() + zero
 
 
-def _profile(tmp_path, **overrides):
-    base = {
-        "seeds": [11111],
-        "concse.backbones": [dict(name="mBERT-base", model="tiny-bert", simcse_batch_size=16, concse_batch_size=16, learning_rate=2e-3)],
-        "concse.num_train_epochs": 1,
-        "concse.max_train_rows": 32,
-        "concse.max_eval_rows": 32,
-    }
-    return load_profile("smoke", base | overrides, output_root=tmp_path)
-
-
 @pytest.mark.parametrize("method", ["simcse", "concse"])
 def test_a_detached_loss_fails_the_check(tmp_path, backbones_dir, monkeypatch, method):
-    cfg = _profile(tmp_path)
+    cfg = tiny_concse_profile(tmp_path)
     spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == method)
     concse_loss, simcse_loss = T.ConCSELoss, T.simcse_loss
     monkeypatch.setattr(T, "ConCSELoss", lambda model, **kw: _Detached(concse_loss(model, **kw), model))

@@ -7,7 +7,6 @@ language beside a predictor that always says the majority class (STS-B: a consta
 
 from __future__ import annotations
 
-import random
 
 import pandas as pd
 import pytest
@@ -15,23 +14,7 @@ import pytest
 from codeswitch.glue import experiment as eg
 from codeswitch.glue import train as tg
 
-from .helpers import glue_spec
-
-# the label lives in the adjective of the (switched) noun phrase, as in the mini Koglish
-_ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
-_NOUN = {"movie": "영화", "book": "책", "song": "노래"}
-
-
-def _sentiment(n: int, seed: int) -> pd.DataFrame:
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        adj, noun = rng.choice(sorted(_ADJ)), rng.choice(sorted(_NOUN))
-        en, ko = f"the {adj} {noun}", f"{_ADJ[adj][0]} {_NOUN[noun]}"
-        s = f"{en} {rng.choice(['came out', 'was shown', 'sold well'])} ."
-        rows.append({"sentence": s, "cross": s.replace(en, ko, 1), "label": _ADJ[adj][1]})
-    return pd.DataFrame(rows)
-
+from .helpers import glue_spec, toy_sentiment
 
 def _run(train: pd.DataFrame, valid: pd.DataFrame, test: pd.DataFrame) -> dict:
     from codeswitch.core.models import resolve_model
@@ -43,7 +26,7 @@ def _run(train: pd.DataFrame, valid: pd.DataFrame, test: pd.DataFrame) -> dict:
 
 @pytest.fixture(scope="module")
 def data():
-    return _sentiment(96, 0), _sentiment(32, 1), _sentiment(64, 2)
+    return toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(64, 2)
 
 
 def test_a_trained_classifier_beats_the_majority_class(backbones_dir, data):

@@ -25,7 +25,7 @@ RUNTIME = {
     "koreanize-matplotlib": "its font file, found with importlib.util.find_spec",
     "papermill": "reproduce.sh", "nbformat": "reproduce.sh", "nbclient": "reproduce.sh", "ipykernel": "the notebooks' kernel",
 }
-DEV_ONLY = {"pytest", "markdown-it-py", "jupyterlab", "ipywidgets", "nbstripout", "benepar", "torch-struct"}  # tests, ./lab.sh, an extra
+DEV_ONLY = {"pytest", "pytest-xdist", "execnet", "markdown-it-py", "jupyterlab", "ipywidgets", "nbstripout", "benepar", "torch-struct"}  # tests, ./lab.sh, an extra
 
 
 def norm(name: str) -> str:

@@ -11,28 +11,32 @@ import numpy as np
 import pytest
 import torch
 
+from .helpers import token_columns
+
 
 # --------------------------------------------------------------------------- one ConCSE step of the real encoder
+def _encoder():
+    """The real ConCSE encoder (``build_encoder``) of tiny-bert."""
+    from codeswitch.concse.train import build_encoder
+    from codeswitch.core.models import resolve_model
+
+    return build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0)
+
+
+def _columns(rng, *, rows: int, shortest: int, longest: int) -> list[dict]:
+    """ConCSE's six token columns of ``rows`` sentences each, of lengths in ``[shortest, longest)``, ids below 400."""
+    return token_columns((rng.integers(shortest, longest, size=rows) for _ in range(6)), rng, 400)
+
+
 def _concse_step(backbones_dir, *, fused: bool = False):
     """One ConCSE training step (the real ``build_encoder``, length buckets, ``ConCSELoss``, clipping, AdamW) as a
     function of no arguments, and its warm state (the first step allocates the optimiser's moments).  ``fused``: the
     fused AdamW the GPU runs (``core.utils.adamw_kind``); else the multi-tensor one of CPU runs."""
     from codeswitch.common.fastpath import bucket_features
     from codeswitch.concse.loss import ConCSELoss
-    from codeswitch.concse.train import build_encoder
-    from codeswitch.core.models import resolve_model
 
-    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).train()
-    rng = np.random.default_rng(0)
-    cols = []
-    for _ in range(6):
-        lengths = rng.integers(3, 16, size=6)
-        ids = torch.zeros(6, int(lengths.max()), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, n in enumerate(lengths):
-            ids[r, :n] = torch.from_numpy(rng.integers(5, 400, size=n))
-            mask[r, :n] = 1
-        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    model = _encoder().train()
+    cols = _columns(np.random.default_rng(0), rows=6, shortest=3, longest=16)
     buckets = bucket_features(cols, cost=8)
     loss_fn = ConCSELoss(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if fused else {"foreach": True}))
@@ -148,21 +152,10 @@ def test_packed_concse_step_is_one_forward(backbones_dir):
     the length buckets run one forward per bucket."""
     from codeswitch.common.fastpath import bucket_features, pack_features
     from codeswitch.concse.loss import ConCSELoss
-    from codeswitch.concse.train import build_encoder
-    from codeswitch.core.models import resolve_model
 
-    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).eval()
+    model = _encoder().eval()
     linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())  # the matmuls of one forward
-    rng = np.random.default_rng(3)
-    cols = []
-    for _ in range(6):
-        lengths = rng.integers(2, 30, size=8)
-        ids = torch.zeros(8, int(lengths.max()), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, n in enumerate(lengths):
-            ids[r, :n] = torch.from_numpy(rng.integers(5, 400, size=n))
-            mask[r, :n] = 1
-        cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+    cols = _columns(np.random.default_rng(3), rows=8, shortest=2, longest=30)
     loss = ConCSELoss(model)
 
     def forward_of(features):
@@ -185,16 +178,8 @@ def _packed_steps(n: int, seed: int = 5, budgets=(8, 16), width: int = 64):
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
-        cols = []
         longest = int(rng.choice([12, 31]))  # short and long steps: both budgets occur
-        for _ in range(6):
-            lengths = rng.integers(2, longest, size=8)
-            ids = torch.zeros(8, int(lengths.max()), dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            for r, k in enumerate(lengths):
-                ids[r, :k] = torch.from_numpy(rng.integers(5, 400, size=k))
-                mask[r, :k] = 1
-            cols.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)})
+        cols = _columns(rng, rows=8, shortest=2, longest=longest)
         out.append(pack_features(cols, budgets=budgets, width=width))
     return out
 
@@ -207,10 +192,8 @@ def test_packed_step_compiles_whole_and_recompiles_per_budget_at_most(backbones_
 
     from codeswitch.common.fastpath import embed_packed
     from codeswitch.concse.loss import concse_loss
-    from codeswitch.concse.train import build_encoder
-    from codeswitch.core.models import resolve_model
 
-    model = build_encoder(resolve_model("tiny-bert"), max_length=32, seed=0).train()
+    model = _encoder().train()
 
     def step_loss(packed):
         return concse_loss(*embed_packed(model, packed, 6))["total"]

@@ -99,3 +99,24 @@ def test_cli_list_and_unknown_notebook(capsys):
 def test_reproduce_help_needs_no_environment():
     res = subprocess.run([str(REPO / "reproduce.sh"), "--help"], capture_output=True, text=True, timeout=20)
     assert res.returncode == 0 and "--profile paper" in res.stdout and "--only" in res.stdout
+
+
+def test_the_warnings_folder_keeps_only_the_current_runs_file(tmp_path):
+    """runs/<profile>/.warnings/ held one file per run, forever: a new run removes those of runs that ended."""
+    import os
+    import subprocess as sp
+
+    from codeswitch.core.runs import _HOST
+
+    folder = tmp_path / ".warnings"
+    folder.mkdir()
+    dead = sp.Popen(["true"])
+    dead.wait()
+    ended = [folder / f"20260101-000000-{dead.pid}.jsonl", folder / f"20260101-000001-{_HOST}-{dead.pid}.jsonl"]
+    running = folder / f"20260101-000002-{_HOST}-{os.getppid()}.jsonl"  # a run still going on beside this one
+    elsewhere = folder / "20260101-000003-otherhost-1.jsonl"  # another machine's, written just now
+    for p in [*ended, running, elsewhere]:
+        p.write_text('{"kind": "X", "message": "m"}\n')
+    current = pipeline.fresh_warnings_file(tmp_path)
+    assert current.parent == folder and current.read_text() == "" and str(os.getpid()) in current.name
+    assert sorted(folder.iterdir()) == sorted([current, running, elsewhere])

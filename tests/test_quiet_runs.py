@@ -38,7 +38,10 @@ def test_list_has_no_legend_for_entries_that_do_not_exist(capsys):
     assert ("registered but not in notebooks/" in out) == (len(pipeline.available(REPO)) < len(pipeline.NOTEBOOKS))
 
 
-def test_missing_resource_message_gives_commands_that_exist():
+def test_missing_resource_message_gives_commands_that_exist(monkeypatch):
+    from codeswitch.core.profiles import PROFILE_ARG_VAR
+
+    monkeypatch.delenv(PROFILE_ARG_VAR, raising=False)  # no profile loaded: the placeholder
     msg = hub.missing_message("bert-base-multilingual-cased", kind="model", reason="offline", what="glue.backbones.mBERT-base.model")
     assert "hf download bert-base-multilingual-cased --local-dir /some/folder/bert-base-multilingual-cased" in msg
     assert "./reproduce.sh --profile <profile> --set 'glue.backbones.mBERT-base.model=/some/folder/bert-base-multilingual-cased'" in msg
@@ -47,6 +50,20 @@ def test_missing_resource_message_gives_commands_that_exist():
                               local_dir="/some/folder/Koglish/Koglish_NLI", set_to="/some/folder/Koglish")
     assert "hf download --repo-type dataset Jangyeong/Koglish_NLI --local-dir /some/folder/Koglish/Koglish_NLI" in kog
     assert "--set 'koglish_source=/some/folder/Koglish'" in kog  # the loaders want the parent folder
+
+
+def test_missing_resource_message_names_the_loaded_profile(monkeypatch, tmp_path):
+    from codeswitch.core.profiles import PROFILE_ARG_VAR, load_profile
+
+    monkeypatch.delenv(PROFILE_ARG_VAR, raising=False)
+    load_profile("paper-ci")
+    msg = hub.missing_message("bert-base-multilingual-cased", kind="model", reason="offline", what="glue.backbones.mBERT-base.model")
+    assert "./reproduce.sh --profile paper-ci --set 'glue" in msg and "--profile paper-ci --check" in msg and "<profile>" not in msg
+    custom = tmp_path / "my profile.yaml"
+    custom.write_text((REPO / "configs" / "smoke.yaml").read_text())
+    load_profile(str(custom))
+    assert f"--profile '{custom}' --check" in hub.missing_message("x/y", kind="model", reason="offline")
+    assert "--profile smoke --check" in hub.missing_message("x/y", kind="model", reason="offline", profile="smoke")
 
 
 # --------------------------------------------------------------------------- issue 27: noise outside the notebooks

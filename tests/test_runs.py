@@ -89,3 +89,30 @@ def test_atomic_directory_is_all_or_nothing(tmp_path):
     with atomic_directory(dest, replace=False) as tmp:  # another process "finished first": theirs is kept
         (tmp / "c.txt").write_text("mine")
     assert sorted(p.name for p in dest.iterdir()) == ["b.txt"] and [p.name for p in tmp_path.iterdir()] == ["model"]
+
+
+def test_a_non_finite_result_reads_back_as_a_float_from_every_reader(tmp_path):
+    """A NaN score is stored as JSON's NaN (schema 3) and read back as a float by the cache, its records and
+    core.learning; a schema-2 record, which stored it as the text "nan", reads back as the same floats."""
+    import math
+
+    from codeswitch.core import learning, runs
+
+    cache = RunCache(tmp_path / "exp")
+    result = {"p1": float("nan"), "loss": [float("inf"), 1.0], "name": "nan-free", "learning": learning.learning(
+        "P@1", float("nan"), 0.5, baseline_name="untrained encoder", margin=0.1)}
+    first = cache.run({"seed": 1}, lambda: result)
+    text = cache.path({"seed": 1}).read_text()
+    assert '"p1": NaN' in text and '"schema": 3' in text and '"nan"' not in text
+    for got in (first, cache.get({"seed": 1}), cache.records()[0]["result"], runs.read_record(cache.path({"seed": 1}))["result"]):
+        assert math.isnan(got["p1"]) and got["loss"][0] == math.inf and got["name"] == "nan-free"
+    [(_, entry)] = list(learning.learning_records(tmp_path))
+    assert math.isnan(entry.score) and not entry.passed
+
+    legacy = json.loads(text.replace("NaN", '"nan"').replace("Infinity", '"inf"').replace('"schema": 3', '"schema": 2'))
+    assert legacy["checksum"] == runs.result_checksum(legacy["result"])  # the checksum is the same in both schemas
+    atomic_write_text(cache.path({"seed": 1}), json.dumps(legacy))
+    got = cache.get({"seed": 1})
+    assert math.isnan(got["p1"]) and got["loss"][0] == math.inf and math.isnan(got["learning"]["score"])
+    assert math.isnan(next(learning.learning_records(tmp_path))[1].score)
+    assert runs.decode_record({"schema": 3, "result": {"s": "nan"}})["result"]["s"] == "nan"  # text stays text in schema 3

@@ -376,7 +376,10 @@ def _align(spec: AlignRun, cfg: Profile) -> dict:
     out = {**history, "checkpoint": spec.key_hash(), "train_pairs": len(train), "valid_pairs": len(valid),
            "aligned_word_pairs": n_pairs, "alignments_from": source,
            **{f"{k}_before": v for k, v in before.items()}, **{f"{k}_after": v for k, v in after.items()}}
-    if _held_to_baseline(spec):
+    if spec.objective == "word" and not after["word_pairs"]:  # word P@1 is undefined (nan): nothing to learn against
+        out["no_learning_entry"] = (f"none of the {len(valid)} held-out pairs has an aligned word pair (alignments "
+                                    f"{source}), so held-out word P@1 is undefined (nan)")
+    elif _held_to_baseline(spec):
         metric = "sentence_p1" if spec.objective == "sentence" else "word_p1"
         what = "sentence retrieval P@1" if spec.objective == "sentence" else "word translation P@1"
         out[LEARNING] = learning(f"{what}, held-out {spec.data} pairs", after[metric], before[metric],
@@ -550,17 +553,13 @@ def alignment_runs_table(results: Results) -> pd.DataFrame:
         for table, row in rows_of.get((spec.objective, spec.data, spec.script, spec.mode), []):
             rows.append({
                 "table": table, "row": row, "mode": spec.mode, "pairs (train)": r["train_pairs"],
-                "aligned word pairs": r["aligned_word_pairs"], "valid loss before": _rounded(r["initial_valid_loss"], 4),
-                "best valid loss": _rounded(r["best_valid_loss"], 4), "best epoch": r["best_epoch"], "epochs run": r["epochs_run"],
-                **{f"held-out {label} P@1 {when}": _rounded(r[f"{key}_{when}"], 3) for key, label in (("sentence_p1", "sentence"), ("word_p1", "word"))
+                "aligned word pairs": r["aligned_word_pairs"], "valid loss before": round(r["initial_valid_loss"], 4),
+                "best valid loss": round(r["best_valid_loss"], 4), "best epoch": r["best_epoch"], "epochs run": r["epochs_run"],
+                "held-out aligned word pairs": r.get("word_pairs_after"),  # 0: held-out word P@1 is undefined (nan)
+                **{f"held-out {label} P@1 {when}": round(r[f"{key}_{when}"], 3) for key, label in (("sentence_p1", "sentence"), ("word_p1", "word"))
                    for when in ("before", "after") if f"{key}_{when}" in r},
             })
     return pd.DataFrame(rows)
-
-
-def _rounded(value, digits: int):
-    """A number rounded for display; anything else (a value a run stored as text, e.g. "nan") as it is."""
-    return round(value, digits) if isinstance(value, (int, float)) else value
 
 
 def data_preview(cfg: Profile, n: int = 3) -> pd.DataFrame:

@@ -378,7 +378,7 @@ def embed_words(
 
 @torch.no_grad()
 def heldout_retrieval(aligner: Aligner, tokenizer, data: ParallelData, *, max_length: int, batch_size: int = 64,
-                      device: torch.device | str = "cpu") -> dict[str, float]:
+                      device: torch.device | str = "cpu") -> dict[str, float | int]:
     """How well ``aligner`` aligns held-out parallel pairs: the alignment's own evaluation (higher is better).
 
     * ``sentence_p1``: share of English sentences whose nearest Hindi sentence (cosine of
@@ -387,7 +387,10 @@ def heldout_retrieval(aligner: Aligner, tokenizer, data: ParallelData, *, max_le
     * ``word_p1``: share of aligned word pairs ``(m, n)`` whose English word's nearest
       Hindi word (cosine of the mean-pooled sub-word vectors, Lm's ``f(x)_m``), among every
       aligned Hindi word of ``data``, is the same word type as ``n`` (needs alignments;
-      ``nan`` without them).
+      ``nan`` without them);
+    * ``word_pairs``: how many aligned word pairs ``word_p1`` scored.  ``0`` makes ``word_p1`` undefined (``nan``): the
+      data has no alignments, or none of its links survived (paper-ci: 8 held-out pairs whose links, extracted from a
+      random stand-in encoder, all fall below the paper's 0.9 probability threshold).
     """
     device = torch.device(device)
     aligner.to(device).eval()
@@ -424,6 +427,7 @@ def heldout_retrieval(aligner: Aligner, tokenizer, data: ParallelData, *, max_le
     hindi = [p[1] for p in data.pairs]
     out = {"sentence_p1": p_at_1(torch.cat(en_s), torch.cat(hi_s), hindi, hindi)}
     out["word_p1"] = p_at_1(torch.cat(en_w), torch.cat(hi_w), hi_labels, hi_labels) if en_labels else float("nan")
+    out["word_pairs"] = len(en_labels)
     return out
 
 

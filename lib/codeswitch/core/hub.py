@@ -11,6 +11,7 @@ bare traceback from deep inside ``from_pretrained``.
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 from functools import lru_cache
 from pathlib import Path
@@ -78,8 +79,16 @@ def resolve(ref: str, *, kind: str = "model", what: str = "", local_dir: str | N
     raise MissingResourceError(missing_message(ref, kind=kind, reason=reason, what=what, local_dir=local_dir, set_to=set_to))
 
 
-def missing_message(ref: str, *, kind: str, reason: str, what: str = "", local_dir: str | None = None, set_to: str | None = None) -> str:
-    """How to fetch ``ref`` elsewhere (the ``hf`` CLI of the pinned huggingface_hub) and point ``what`` at the copy."""
+def missing_message(ref: str, *, kind: str, reason: str, what: str = "", local_dir: str | None = None, set_to: str | None = None,
+                    profile: str | None = None) -> str:
+    """How to fetch ``ref`` elsewhere (the ``hf`` CLI of the pinned huggingface_hub) and point ``what`` at the copy.
+
+    ``profile``: the profile the commands name (default: the profile this process loaded last; ``<profile>`` only when
+    none was loaded)."""
+    from .profiles import PROFILE_ARG_VAR
+
+    profile = profile or os.environ.get(PROFILE_ARG_VAR)
+    profile = shlex.quote(profile) if profile else "<profile>"
     local_dir = local_dir or f"/some/folder/{ref.split('/')[-1]}"
     set_to = set_to or local_dir
     key = what or "<section.key>"
@@ -89,9 +98,9 @@ def missing_message(ref: str, *, kind: str, reason: str, what: str = "", local_d
         f"  Fix: on a machine with network, run\n"
         f"      hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{ref} --local-dir {local_dir}\n"
         f"  and copy that folder here.{setting} (a local path is accepted anywhere a hub id is), e.g.\n"
-        f"      ./reproduce.sh --profile <profile> --set '{key}={set_to}'\n"
+        f"      ./reproduce.sh --profile {profile} --set '{key}={set_to}'\n"
         f"  or, in a notebook's parameters cell: overrides = {{\"{key}\": \"{set_to}\"}}\n"
-        f"  (./reproduce.sh --profile <profile> --check lists every missing resource at once; --prepare DIR fetches them all)."
+        f"  (./reproduce.sh --profile {profile} --check lists every missing resource at once; --prepare DIR fetches them all)."
     )
 
 

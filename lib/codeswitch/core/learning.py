@@ -28,11 +28,12 @@ the run, when any smoke run misses its margin.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
+
+from .runs import read_record
 
 __all__ = ["KEY", "BASELINES", "Learning", "learning", "learning_records", "failures", "summary"]
 
@@ -77,9 +78,7 @@ class Learning:
 
     @classmethod
     def from_record(cls, entry: Mapping) -> "Learning":
-        # a record stores a non-finite float as text ("nan": codeswitch.core.runs writes strict JSON); float() reads it back
-        fields = {k: entry[k] for k in ("metric", "score", "baseline", "baseline_name", "margin", "higher_is_better")}
-        return cls(**fields | {k: float(fields[k]) for k in ("score", "baseline", "margin")})
+        return cls(**{k: entry[k] for k in ("metric", "score", "baseline", "baseline_name", "margin", "higher_is_better")})
 
 
 def learning(metric: str, score: float, baseline: float, *, baseline_name: str, margin: float, higher_is_better: bool = True) -> dict:
@@ -98,7 +97,7 @@ def learning_records(root: str | Path) -> Iterator[tuple[Path, Learning]]:
     """
     for p in sorted(Path(root).rglob("*.json")):
         try:
-            record = json.loads(p.read_text(encoding="utf-8"))
+            record = read_record(p)  # a non-finite score reads back as a float, in every record schema
         except (OSError, UnicodeDecodeError, ValueError):
             continue
         result = record.get("result") if isinstance(record, dict) else None

@@ -414,7 +414,8 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--executor", default=None, choices=("inline", "local", "slurm", "submitit-local"),
                         help="compute the runs inline (default), in local worker processes, or as Slurm jobs; "
                              "with a non-inline executor every pending run is submitted first, then the notebooks build")
-    parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1)")
+    parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1); --executor submitit-local: "
+                        "at most this many jobs at once (default: one per core)")
     parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
     parser.add_argument("--account", default=None, help="--executor slurm: the account")
     parser.add_argument("--verify", action="store_true",
@@ -490,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.verify:
         os.environ[VERIFY_VAR] = "always"  # this process, its kernels and its workers
-    warnings_file = prof.runs_dir / ".warnings" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+    warnings_file = fresh_warnings_file(prof.runs_dir)
     os.environ[WARNINGS_FILE_VAR] = str(warnings_file)
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
@@ -532,6 +533,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0
+
+
+def fresh_warnings_file(runs_dir: Path) -> Path:
+    """This run's (empty) warnings file, ``<runs_dir>/.warnings/<time>-<host>-<pid>.jsonl``; the files of earlier runs are
+    removed once it exists, so the folder holds the current run's alone (and that of a run still going on beside it: a
+    live process of this machine, or another machine's file younger than a day)."""
+    import re
+
+    from .runs import _HOST, _STALE_OTHER_HOST_S, _pid_alive
+
+    folder = Path(runs_dir) / ".warnings"
+    current = atomic_write_text(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{_HOST}-{os.getpid()}.jsonl", "")
+    pattern = re.compile(r"^\d{8}-\d{6}-(?:([A-Za-z0-9]+)-)?(\d+)\.jsonl$")  # (without a host: written before hosts were named)
+    for p in folder.iterdir():
+        m = pattern.match(p.name)
+        if p == current or not m:
+            continue
+        try:
+            live = _pid_alive(int(m.group(2))) if m.group(1) in (None, _HOST) else time.time() - p.stat().st_mtime < _STALE_OTHER_HOST_S
+            if not live:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass  # a file another run removed first
+    return current
 
 
 def _print_warnings(path: Path, shown: int = 0, *, live: bool = False) -> int:

@@ -296,6 +296,7 @@ def seeds_for(profile: Profile, section_seeds: Sequence[int] | None = None, coun
 
 VERIFY_VAR = "CODESWITCH_VERIFY_HASHES"  # always | <seconds> | never: over the profile's verify_hashes (reproduce.sh --verify)
 PROFILE_VERIFY_VAR = "CODESWITCH_PROFILE_VERIFY_HASHES"  # the last loaded profile's verify_hashes (apply_process_settings)
+PROFILE_ARG_VAR = "CODESWITCH_PROFILE_ARG"  # the last loaded profile as reproduce.sh's --profile takes it (messages name it)
 
 
 def verify_age(value: Any = None) -> float | None:
@@ -404,6 +405,8 @@ def apply_process_settings(prof: Profile) -> None:
 
         if prof.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
             torch.set_num_threads(prof.cpu_threads)
+    source = Path(prof.source_file)
+    os.environ[PROFILE_ARG_VAR] = prof.name if source.parent.name == "configs" and source.stem == prof.name else str(source)
     if prof.verify_hashes is None:
         os.environ.pop(PROFILE_VERIFY_VAR, None)
     else:

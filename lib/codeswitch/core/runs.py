@@ -8,6 +8,13 @@ the file and skips the work: this is what makes ``reproduce.sh`` resumable.
 
 Tables and figures are built from these records alone (see :mod:`codeswitch.core.report`).
 
+A record is JSON with one extension: a non-finite float of a result (a NaN score) is
+written as ``NaN`` / ``Infinity`` / ``-Infinity``, the tokens Python's :mod:`json` writes and
+reads back as floats, so every reader gets the float back (schema 3).  Records of schema 2 and
+earlier stored them as the text ``"nan"``, ``"inf"`` or ``"-inf"``; :func:`decode_record` reads
+those back as floats too, so old caches stay usable.  Config hashes and checksums are computed on
+strict JSON (a non-finite float hashed as that text), so they are the same in both schemas.
+
 Records are verified on read: each stores its key, its config and a checksum of its
 result; a record that is unreadable, truncated, of another config, or whose result
 does not match its checksum is moved aside to ``<name>.corrupt`` (with a warning
@@ -40,7 +47,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .profiles import as_dict
 from .progress import progress
 
-SCHEMA = 2  # 2: records carry a checksum of their result
+SCHEMA = 3  # 2: records carry a checksum of their result; 3: non-finite floats stored as NaN/Infinity, not as text
+#: how schemas <= 2 stored a non-finite float (``repr``); :func:`decode_record` reads them back as floats
+_LEGACY_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
@@ -263,19 +272,46 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
         raise
 
 
-def _jsonable(obj: Any) -> Any:
+def _jsonable(obj: Any, *, nonfinite_as_text: bool = True) -> Any:
+    """``obj`` as plain JSON values.  A non-finite float becomes the text ``"nan"``/``"inf"``/``"-inf"`` (strict JSON, for
+    hashes and files other programs read), or stays a float with ``nonfinite_as_text=False`` (run records, schema 3)."""
     obj = as_dict(obj)
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): _jsonable(v, nonfinite_as_text=nonfinite_as_text) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [_jsonable(v, nonfinite_as_text=nonfinite_as_text) for v in obj]
     if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 0) == 0:
         obj = obj.item()  # numpy / torch scalars
     if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
-        return obj.tolist()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return repr(obj)  # JSON has no NaN/inf; keep it visible rather than crash
+        return _jsonable(obj.tolist(), nonfinite_as_text=nonfinite_as_text)
+    if isinstance(obj, float) and not math.isfinite(obj) and nonfinite_as_text:
+        return repr(obj)  # strict JSON has no NaN/inf; keep it visible rather than crash
     return obj
+
+
+def _legacy_nonfinite(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _legacy_nonfinite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_legacy_nonfinite(v) for v in obj]
+    return _LEGACY_NONFINITE.get(obj, obj) if isinstance(obj, str) else obj
+
+
+def decode_record(record: dict) -> dict:
+    """A run record as read from its file, with every non-finite float of its result a float.
+
+    Schema 3 records already hold floats (``NaN`` in the file); a record of schema <= 2 held the text
+    ``"nan"``/``"inf"``/``"-inf"`` instead, turned back into floats here (the only place a reader needs to know).
+    Call it after verification: the checksum is computed on the stored form.
+    """
+    if isinstance(record, dict) and record.get("schema", 1) < 3 and "result" in record:
+        return record | {"result": _legacy_nonfinite(record["result"])}
+    return record
+
+
+def read_record(path: str | Path) -> dict:
+    """The run record in ``path`` (unverified; :class:`RunCache` verifies), decoded by :func:`decode_record`."""
+    return decode_record(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 # --------------------------------------------------------------------------- warnings the console must see
@@ -413,7 +449,7 @@ class RunCache:
         if problem:
             self._quarantine(p, problem)
             return None
-        return record
+        return decode_record(record)
 
     def get(self, config: Mapping[str, Any]) -> dict | None:
         """The cached result of ``config``, or ``None`` when it has not finished (or its record failed verification)."""
@@ -421,7 +457,7 @@ class RunCache:
         return None if record is None else record["result"]
 
     def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None) -> Path:
-        payload = _jsonable(result)
+        payload = _jsonable(result, nonfinite_as_text=False)
         record = {
             "schema": SCHEMA,
             "key": config_hash(config),
@@ -430,7 +466,8 @@ class RunCache:
             "checksum": result_checksum(payload),
             "seconds": None if seconds is None else round(seconds, 3),
         }
-        return atomic_write_json(self.path(config), record)
+        text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True)  # NaN/Infinity: see the module docstring
+        return atomic_write_text(self.path(config), text + "\n")
 
     def run(self, config: Mapping[str, Any], fn: Callable[[], Mapping[str, Any]]) -> dict:
         """Return the cached result of ``config``, computing and storing it with ``fn()`` if absent.
@@ -448,7 +485,7 @@ class RunCache:
             start = time.perf_counter()
             result = fn()
             self.put(config, result, seconds=time.perf_counter() - start)
-        return json.loads(self.path(config).read_text(encoding="utf-8"))["result"]
+        return read_record(self.path(config))["result"]
 
     def locked(self, config: Mapping[str, Any]) -> bool:
         """True while another process holds this run's lock (it is computing the run)."""
@@ -468,7 +505,7 @@ class RunCache:
             if problem or p.name != f"{config_hash(config)}.json":
                 warnings.warn(f"run record {p} is left out: {problem or 'its name is not its key'}", CorruptRecordWarning, stacklevel=2)
                 continue
-            out.append(record)
+            out.append(decode_record(record))
         return out
 
     def __contains__(self, config: Mapping[str, Any]) -> bool:
