@@ -43,7 +43,7 @@ import torch
 from ..common.sts import spearman_x100, sts_evaluator
 from .config import ConCSERun
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
-from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features
+from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features, sampled_budgets
 from ..core.progress import progress
 from ..core.training import BestEpoch, quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers
@@ -52,7 +52,9 @@ __all__ = [
     "KeepBestEpoch",
     "LengthBucketCollator",
     "build_encoder",
+    "compile_backbone",
     "nli_dataset",
+    "packing_collator",
     "train_encoder",
     "evaluate_encoder",
     "NLI_TO_COLUMNS",
@@ -128,8 +130,8 @@ class LengthBucketCollator(_collator_base()):
     dict per bucket.  With ``budgets`` (row counts, :func:`~codeswitch.common.fastpath.token_budgets`)
     the step is instead one packed, fixed-shape batch ``packed_*``
     (:func:`~codeswitch.common.fastpath.pack_features`): one forward, at most
-    ``len(budgets)`` input shapes per epoch.  The trainer does not turn it on yet
-    (no profile setting; issue 24).
+    ``len(budgets)`` input shapes per epoch: what the section's ``packing`` setting
+    turns on (:func:`packing_collator`).
     """
 
     def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, *, budgets: tuple[int, ...] | None = None,
@@ -149,6 +151,34 @@ class LengthBucketCollator(_collator_base()):
         for i, bucket in enumerate(bucket_features(per_column, self.bucket_cost)):
             out.update({f"bucket{i}_{k}": v for k, v in bucket.items()})
         return out
+
+
+def packing_collator(model, dataset, *, batch_size: int, max_length: int, seed: int) -> LengthBucketCollator:
+    """The collator of a packed run: every step one ``R × width`` forward, ``R`` from ≤ 4 budgets.
+
+    The budgets come from the dataset's token lengths (every column tokenised once,
+    truncated as the encoder truncates) and ``batch_size`` random rows a step
+    (:func:`~codeswitch.common.fastpath.sampled_budgets`, seeded with the run's seed);
+    ``width`` is :data:`~codeswitch.common.fastpath.PACK_WIDTH` or ``max_length`` if
+    longer.
+    """
+    import numpy as np
+
+    tok = model.tokenizer
+    lengths = np.stack([[len(ids) for ids in tok(list(dataset[c]), truncation=True, max_length=max_length)["input_ids"]]
+                        for c in dataset.column_names], axis=1)  # (rows, columns)
+    width = max(PACK_WIDTH, max_length)
+    budgets = sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed)
+    return LengthBucketCollator(model.preprocess, bucket_cost=None, budgets=budgets, pack_width=width)
+
+
+def compile_backbone(model) -> None:
+    """``torch.compile`` the encoder's backbone in place (its parameters and state-dict keys unchanged).
+
+    Shapes are left to dynamo (``dynamic=None``): a packed step has at most four, a
+    bucketed or evaluation step more.
+    """
+    model[0].auto_model.compile()
 
 
 class KeepBestEpoch(BestEpoch):
@@ -220,13 +250,21 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         )
         world = args.world_size
         collator = None
+        if spec.packing:
+            if args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+                raise ValueError(f"{desc}: packing needs one GPU per process (launch with `accelerate launch`), "
+                                 f"this process drives {args.n_gpu}")
+            collator = packing_collator(model, dataset, batch_size=args.per_device_train_batch_size,
+                                        max_length=spec.max_length, seed=spec.seed)
         if spec.method == "concse":
             # the settings a run does not use are None in its spec (and out of its key): the loss's defaults fill them, unread
             used = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
             loss = ConCSELoss(model, terms=spec.terms, gather_across_devices=world > 1, **used)
-            collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
+            collator = collator or LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
+        if spec.torch_compile:
+            compile_backbone(model)
         trainer = quiet_trainer(SentenceTransformerTrainer)(
             model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )
