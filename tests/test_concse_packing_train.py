@@ -123,6 +123,7 @@ def test_profiles_packing_setting():
     assert load(load_profile("paper-ci")).packing is True
 
 
+@pytest.mark.slow  # compiling takes 30-60 s on a free core (more on a loaded one)
 def test_compiled_training_gives_the_eager_loss(tmp_path, monkeypatch, backbones_dir):
     """torch.compile (inductor, CPU) of the packed step: the loss of the eager step for a few steps."""
     pytest.importorskip("torch._inductor")

@@ -172,13 +172,22 @@ def packing_collator(model, dataset, *, batch_size: int, max_length: int, seed: 
     return LengthBucketCollator(model.preprocess, bucket_cost=None, budgets=budgets, pack_width=width)
 
 
-def compile_backbone(model) -> None:
-    """``torch.compile`` the encoder's backbone in place (its parameters and state-dict keys unchanged).
+def compile_backbone(model, *, fixed_shapes: bool = False) -> None:
+    """``torch.compile`` the encoder's backbone for training steps, in place (parameters and state-dict keys unchanged).
 
-    Shapes are left to dynamo (``dynamic=None``): a packed step has at most four, a
-    bucketed or evaluation step more.
+    In training mode the backbone's forward runs compiled, in evaluation mode (the
+    dev/test scoring, with shapes of its own) eagerly, so scoring compiles nothing.
+    ``fixed_shapes`` (packing): one static graph per budget, at most four; else the
+    shapes are left to dynamo (a bucketed step's widths vary).
     """
-    model[0].auto_model.compile()
+    backbone = model[0].auto_model
+    eager = backbone.forward
+    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None)
+
+    def forward(*args, **kwargs):
+        return compiled(*args, **kwargs) if backbone.training else eager(*args, **kwargs)
+
+    backbone.forward = forward
 
 
 class KeepBestEpoch(BestEpoch):
@@ -264,7 +273,7 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
         if spec.torch_compile:
-            compile_backbone(model)
+            compile_backbone(model, fixed_shapes=bool(spec.packing))
         trainer = quiet_trainer(SentenceTransformerTrainer)(
             model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )
