@@ -164,9 +164,10 @@ def packing_collator(model, dataset, *, batch_size: int, max_length: int, seed: 
     """
     import numpy as np
 
-    tok = model.tokenizer
-    lengths = np.stack([[len(ids) for ids in tok(list(dataset[c]), truncation=True, max_length=max_length)["input_ids"]]
-                        for c in dataset.column_names], axis=1)  # (rows, columns)
+    from ..common.tokens import tokenised
+
+    lengths = np.stack([[len(ids) for ids in tokenised(model.tokenizer, [list(dataset[c])], max_length=max_length)["input_ids"]]
+                        for c in dataset.column_names], axis=1)  # (rows, columns), each column tokenised once (cached)
     width = max(PACK_WIDTH, max_length)
     budgets = sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed)
     return LengthBucketCollator(model.preprocess, bucket_cost=None, budgets=budgets, pack_width=width)

@@ -88,6 +88,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
+from ..common.tokens import tokenised
 from ..core.training import BestEpoch, quiet_trainer
 from ..core.training import training_arguments as core_training_arguments
 from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads
@@ -186,7 +187,7 @@ def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: i
     if missing:
         raise KeyError(f"{task.name} ({lang}): the split has no column(s) {missing}; it has {list(df.columns)}")
     texts = [df[c].astype(str).tolist() for c in cols]
-    enc = tokenizer(*texts, truncation=True, max_length=max_length)
+    enc = tokenised(tokenizer, texts, max_length=max_length)  # once per (tokenizer, max_length, texts), cached
     dtype = np.float32 if task.name in REGRESSION_TASKS else np.int64
     data = {k: list(v) for k, v in enc.items()}
     data["labels"] = df["label"].to_numpy().astype(dtype).tolist()
