@@ -25,6 +25,12 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
   padding plus ``bucket_cost`` per extra forward — the batch itself is drawn at random as in the released code
   (length-grouped *batches* would change which negatives meet; buckets inside a
   step do not change the loss);
+* with the section's ``packing`` setting (on in the paper profile): one packed,
+  fixed-shape forward a step instead (:func:`packing_collator`; ConCSE and SimCSE):
+  the step's sentences in rows of ``PACK_WIDTH`` tokens, block-diagonal attention,
+  per-sentence positions, at most four row counts (budgets) an epoch; the batch and
+  its negatives unchanged; ``torch_compile`` compiles the backbone's training forward
+  (:func:`compile_backbone`);
 * no host synchronisation in the step (no NaN filter on the logged loss, batches
   copied to the GPU from pinned memory without blocking, the next one prefetched);
 * fused AdamW on GPU;

@@ -48,6 +48,14 @@ The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performan
   into each update changes.  With grouping on, the Trainer also groups the
   evaluation batches (a fixed order seeded by ``data_seed``); the scores do not
   depend on the order, predictions and labels stay paired.
+* **packing** (``glue.packing``, on in the paper profile; issue 24): each training
+  batch (the sampler's rows, unchanged) becomes one packed, fixed-shape forward
+  (:class:`PackRows`, :func:`packed_forward`): no padding, per-sequence positions,
+  block-diagonal attention, at most four shapes an epoch; the head reads each
+  sequence's first token.  BERT and XLM-R; mBART (its head reads the decoder's last
+  ``</s>``) trains padded, and its result says ``packed: false``.  Evaluation
+  batches stay padded.  The splits are tokenised once per (tokenizer, limit, texts)
+  (:func:`codeswitch.common.tokens.tokenised`), not once per run.
 * **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
   (BERT, XLM-R and mBART all support it).
 * **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
