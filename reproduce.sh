@@ -7,6 +7,7 @@
 #   ./reproduce.sh --list                # what each notebook writes
 #   ./reproduce.sh --set seeds=[1]       # override a profile value (JSON)
 #   ./reproduce.sh --executor local --workers 8          # runs in 8 worker processes (one GPU each), then the notebooks
+#   ./reproduce.sh --only 07 --executor local --runs-per-gpu 8   # 8 small runs side by side on each GPU
 #   ./reproduce.sh --executor slurm --partition gpu      # runs as Slurm job arrays (submitit), then the notebooks
 #   ./reproduce.sh --profile paper --check         # what the profile needs, present or not (no network)
 #   ./reproduce.sh --profile paper --dry-run       # check profile, --set values and resources; run nothing (1: missing)

@@ -342,3 +342,53 @@ def test_local_workers_get_their_share_of_the_cores_and_leave_this_process_alone
     assert execute(tasks, ex, desc="threads", threads=3) == []
     assert [RunCache(tmp_path / "toy").get({"n": i}) for i in range(2)] == [{"omp": "3", "torch": 3}] * 2
     assert "OMP_NUM_THREADS" not in os.environ  # set for the workers' start only
+
+
+def _timed_devices(spec):
+    import time
+
+    start = time.time()
+    time.sleep(0.3)
+    return {"devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "start": start, "end": time.time()}
+
+
+@pytest.mark.parametrize("runs_per_gpu, share, slots", [(3, None, 3), (1, 0.25, 4)])
+def test_local_pool_puts_several_runs_on_one_gpu(tmp_path, monkeypatch, capsys, runs_per_gpu, share, slots):
+    """Fractional GPUs (issue 24, item 5), no GPU needed: with ``executor.local.runs_per_gpu`` (or a share ``gpus: 1/k``
+    in executor.resources) the pool starts that many workers per visible GPU, each told its GPU through
+    CUDA_VISIBLE_DEVICES, and at most that many runs are computed on a GPU at once."""
+    from codeswitch.core import executors
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    over = {"executor.resources": {"default": {"gpus": share}}} if share else {}
+    prof = load_profile("smoke", overrides=over, output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="local", runs_per_gpu=runs_per_gpu), poll_seconds=0.2)
+    assert ex.local.runs_per_gpu == runs_per_gpu
+    results = run_grid(RunCache(prof.runs_dir / "toy"), [{"n": i} for i in range(4 * slots)], _timed_devices, desc="share",
+                       executor=ex)
+    assert {r["devices"] for r in results} == {"0", "1"}
+    for gpu in ("0", "1"):  # never more than `slots` runs at once on one GPU
+        spans = [(r["start"], r["end"]) for r in results if r["devices"] == gpu]
+        assert max(sum(s <= t < e for s, e in spans) for t, _ in spans) <= slots
+    out = capsys.readouterr().out
+    assert f"on {2 * slots} local worker process(es), GPUs 0 | 1, up to {slots} run(s) at once on each" in out
+    assert executors.pool_size(16, ["0", "1"], n_cores=64, slots=slots)[0] == 2 * slots  # bounded by GPUs × slots
+    # the slots a run takes: a whole GPU of a 1/k pool takes all of it, a share 1/k one slot of k
+    tasks = [executors.Task(str(prof.runs_dir / "calbert"), {"n": 0}, _visible_devices),
+             executors.Task(str(prof.runs_dir / "glue"), {"n": 1}, _visible_devices)]
+    mixed = dataclasses.replace(ex, resources={"calbert": executors.Resources(gpus=0.125), "default": executors.Resources(gpus=1)},
+                                local=executors.LocalConfig(runs_per_gpu=1))
+    got_slots, need = executors.gpu_slots(tasks, mixed, prof.runs_dir / "jobs")
+    assert got_slots == 8 and sorted(need.values()) == [1, 8]
+
+
+def test_gpu_share_must_be_one_over_k():
+    from codeswitch.core.executors import LocalConfig, Resources
+
+    assert Resources(gpus=0.125).runs_per_gpu() == 8 and Resources(gpus=1).runs_per_gpu() == 1
+    with pytest.raises(ValueError, match="1/k"):
+        Resources(gpus=0.3)
+    with pytest.raises(ValueError, match="whole number"):
+        Resources(gpus=1.5)
+    with pytest.raises(ValueError, match="runs_per_gpu"):
+        LocalConfig(runs_per_gpu=0)

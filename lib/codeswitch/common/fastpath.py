@@ -31,7 +31,7 @@ from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
-    "PACK_WIDTH", "token_budgets", "first_fit", "pack_features", "embed_packed",
+    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
     "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
 ]
 
@@ -166,6 +166,25 @@ def token_budgets(tokens_per_step: Sequence[int] | np.ndarray, *, sentences: int
         raise ValueError("token_budgets: no steps")
     qs = [min(worst, int(np.ceil(np.quantile(rows, k / n)))) for k in range(1, n)]
     return tuple(sorted(set(qs) | {worst}))
+
+
+def sampled_budgets(lengths: np.ndarray, batch_size: int, *, max_length: int, width: int = PACK_WIDTH, seed: int = 0,
+                    steps: int = 256, n: int = 4) -> tuple[int, ...]:
+    """:func:`token_budgets` for a trainer whose steps draw ``batch_size`` random rows of a dataset.
+
+    ``lengths``: (rows, k) tokens of each row's ``k`` sentences (truncated to
+    ``max_length``).  ``steps`` random batches (a generator seeded with ``seed``, so
+    the budgets, and with them the run, are reproducible) give the token counts the
+    budgets are quantiles of; the largest budget holds any batch whatever its lengths.
+    """
+    lengths = np.minimum(np.asarray(lengths, dtype=np.int64).reshape(len(lengths), -1), max_length)  # (rows, k)
+    if len(lengths) == 0:
+        raise ValueError("sampled_budgets: no rows")
+    rng = np.random.default_rng(seed)
+    b = min(batch_size, len(lengths))
+    per_row = lengths.sum(axis=1)  # (rows,)
+    tokens = [int(per_row[rng.choice(len(per_row), size=b, replace=False)].sum()) for _ in range(steps)]
+    return token_budgets(tokens, sentences=batch_size * lengths.shape[1], max_length=max_length, width=width, n=n)
 
 
 def first_fit(lengths: Sequence[int], width: int) -> tuple[list[tuple[int, int]], int]:

@@ -91,6 +91,14 @@ class Config:
     # this per extra forward (None: one forward per step); see codeswitch.concse.train.
     # Speed only, but dropout masks fall differently, so it is part of a run's key.
     bucket_cost: int | None = DEFAULT_BUCKET_COST
+    # One packed, fixed-shape forward per step instead of buckets (issue 24; codeswitch.common.fastpath.pack_features):
+    # the step's sentences in rows of PACK_WIDTH tokens, block-diagonal attention, per-sentence positions, the row count
+    # from at most four budgets (≤ 4 input shapes an epoch).  The same batch and negatives; float sums and dropout
+    # masks fall differently, so it is part of a run's key.  ConCSE and SimCSE.
+    packing: bool = False
+    # The encoder's backbone under torch.compile (fixed shapes with packing: one graph per budget); part of the key
+    # (compiled kernels round differently).  CPU runs work either way.
+    torch_compile: bool = False
 
     def __post_init__(self):
         if self.simcse_settings not in SIMCSE_SETTINGS:
@@ -181,6 +189,8 @@ class ConCSERun(RunSpec):
     variant: str | None = None  # ConCSE: "official" | "paper" (None where no term depends on it)
     simcse_settings: str | None = None  # SimCSE: "matched" | "released_code"
     bucket_cost: int | None = None  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
+    packing: bool | None = None  # True: one packed, fixed-shape forward a step (None: off, out of the key)
+    torch_compile: bool | None = None  # True: the backbone under torch.compile (None: eager, out of the key)
     max_train_rows: int | None = None
     max_eval_rows: int | None = None
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity

@@ -149,6 +149,7 @@ def spec(
         koglish_invalid_rows=None if profile.koglish_invalid_rows == "error" else profile.koglish_invalid_rows,
         # a tiny backbone changes with its recipe (corpus, size, build version)
         backbone_id=backbone_id(backbone.model) if is_tiny(backbone.model) else None,
+        packing=True if c.packing else None, torch_compile=True if c.torch_compile else None,
     )
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":
@@ -170,7 +171,7 @@ def spec(
         margin=(c.margin if margin is None else margin) if uses_tri else None,
         triplet_weight=(c.triplet_weight if triplet_weight is None else triplet_weight) if uses_tri else None,
         variant=(variant or c.variant) if ("contrastive" in terms or uses_tri) else None,
-        batch_size=backbone.concse_batch_size, max_length=c.max_length, bucket_cost=c.bucket_cost,
+        batch_size=backbone.concse_batch_size, max_length=c.max_length, bucket_cost=None if c.packing else c.bucket_cost,
     )
 
 

@@ -369,6 +369,16 @@ def simcse_loss(model: nn.Module, *, temperature: float = TEMPERATURE, gather_ac
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.util import cos_sim
 
-    return MultipleNegativesRankingLoss(
+    class SimCSELoss(MultipleNegativesRankingLoss):
+        """MultipleNegativesRankingLoss that also reads a packed step (``fastpath.pack_features``: one forward)."""
+
+        def forward(self, sentence_features, labels=None):
+            features = list(sentence_features)
+            if features and "starts" in features[0]:
+                embeddings = embed_packed(self.model, features[0], n_columns=len(SIMCSE_COLUMNS))  # 3 × (B, H)
+                return self.compute_loss_from_embeddings(embeddings, labels)
+            return super().forward(features, labels)
+
+    return SimCSELoss(
         model, scale=1.0 / temperature, similarity_fct=cos_sim, gather_across_devices=gather_across_devices
     )

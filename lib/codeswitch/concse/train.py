@@ -25,6 +25,12 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
   padding plus ``bucket_cost`` per extra forward — the batch itself is drawn at random as in the released code
   (length-grouped *batches* would change which negatives meet; buckets inside a
   step do not change the loss);
+* with the section's ``packing`` setting (on in the paper profile): one packed,
+  fixed-shape forward a step instead (:func:`packing_collator`; ConCSE and SimCSE):
+  the step's sentences in rows of ``PACK_WIDTH`` tokens, block-diagonal attention,
+  per-sentence positions, at most four row counts (budgets) an epoch; the batch and
+  its negatives unchanged; ``torch_compile`` compiles the backbone's training forward
+  (:func:`compile_backbone`);
 * no host synchronisation in the step (no NaN filter on the logged loss, batches
   copied to the GPU from pinned memory without blocking, the next one prefetched);
 * fused AdamW on GPU;
@@ -43,7 +49,7 @@ import torch
 from ..common.sts import spearman_x100, sts_evaluator
 from .config import ConCSERun
 from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, simcse_loss
-from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features
+from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features, sampled_budgets
 from ..core.progress import progress
 from ..core.training import BestEpoch, quiet_trainer, training_arguments
 from ..core.utils import quiet_transformers
@@ -52,7 +58,9 @@ __all__ = [
     "KeepBestEpoch",
     "LengthBucketCollator",
     "build_encoder",
+    "compile_backbone",
     "nli_dataset",
+    "packing_collator",
     "train_encoder",
     "evaluate_encoder",
     "NLI_TO_COLUMNS",
@@ -128,8 +136,8 @@ class LengthBucketCollator(_collator_base()):
     dict per bucket.  With ``budgets`` (row counts, :func:`~codeswitch.common.fastpath.token_budgets`)
     the step is instead one packed, fixed-shape batch ``packed_*``
     (:func:`~codeswitch.common.fastpath.pack_features`): one forward, at most
-    ``len(budgets)`` input shapes per epoch.  The trainer does not turn it on yet
-    (no profile setting; issue 24).
+    ``len(budgets)`` input shapes per epoch: what the section's ``packing`` setting
+    turns on (:func:`packing_collator`).
     """
 
     def __init__(self, preprocess_fn, bucket_cost: int | None = DEFAULT_BUCKET_COST, *, budgets: tuple[int, ...] | None = None,
@@ -149,6 +157,44 @@ class LengthBucketCollator(_collator_base()):
         for i, bucket in enumerate(bucket_features(per_column, self.bucket_cost)):
             out.update({f"bucket{i}_{k}": v for k, v in bucket.items()})
         return out
+
+
+def packing_collator(model, dataset, *, batch_size: int, max_length: int, seed: int) -> LengthBucketCollator:
+    """The collator of a packed run: every step one ``R × width`` forward, ``R`` from ≤ 4 budgets.
+
+    The budgets come from the dataset's token lengths (every column tokenised once,
+    truncated as the encoder truncates) and ``batch_size`` random rows a step
+    (:func:`~codeswitch.common.fastpath.sampled_budgets`, seeded with the run's seed);
+    ``width`` is :data:`~codeswitch.common.fastpath.PACK_WIDTH` or ``max_length`` if
+    longer.
+    """
+    import numpy as np
+
+    from ..common.tokens import tokenised
+
+    lengths = np.stack([[len(ids) for ids in tokenised(model.tokenizer, [list(dataset[c])], max_length=max_length)["input_ids"]]
+                        for c in dataset.column_names], axis=1)  # (rows, columns), each column tokenised once (cached)
+    width = max(PACK_WIDTH, max_length)
+    budgets = sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed)
+    return LengthBucketCollator(model.preprocess, bucket_cost=None, budgets=budgets, pack_width=width)
+
+
+def compile_backbone(model, *, fixed_shapes: bool = False) -> None:
+    """``torch.compile`` the encoder's backbone for training steps, in place (parameters and state-dict keys unchanged).
+
+    In training mode the backbone's forward runs compiled, in evaluation mode (the
+    dev/test scoring, with shapes of its own) eagerly, so scoring compiles nothing.
+    ``fixed_shapes`` (packing): one static graph per budget, at most four; else the
+    shapes are left to dynamo (a bucketed step's widths vary).
+    """
+    backbone = model[0].auto_model
+    eager = backbone.forward
+    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None)
+
+    def forward(*args, **kwargs):
+        return compiled(*args, **kwargs) if backbone.training else eager(*args, **kwargs)
+
+    backbone.forward = forward
 
 
 class KeepBestEpoch(BestEpoch):
@@ -220,13 +266,21 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
         )
         world = args.world_size
         collator = None
+        if spec.packing:
+            if args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+                raise ValueError(f"{desc}: packing needs one GPU per process (launch with `accelerate launch`), "
+                                 f"this process drives {args.n_gpu}")
+            collator = packing_collator(model, dataset, batch_size=args.per_device_train_batch_size,
+                                        max_length=spec.max_length, seed=spec.seed)
         if spec.method == "concse":
             # the settings a run does not use are None in its spec (and out of its key): the loss's defaults fill them, unread
             used = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
             loss = ConCSELoss(model, terms=spec.terms, gather_across_devices=world > 1, **used)
-            collator = LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
+            collator = collator or LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
+        if spec.torch_compile:
+            compile_backbone(model, fixed_shapes=bool(spec.packing))
         trainer = quiet_trainer(SentenceTransformerTrainer)(
             model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import os
 import subprocess
 import sys
@@ -54,9 +55,13 @@ SECTION = "executor"
 # --------------------------------------------------------------------------- configuration
 @dataclass(frozen=True)
 class Resources:
-    """What one run of an experiment asks of the scheduler (Slurm; ``local`` uses ``gpus`` only)."""
+    """What one run of an experiment asks of the scheduler (Slurm; ``local`` uses ``gpus`` only).
 
-    gpus: int = 0  # GPUs per run; > 1 only for runs that use accelerate inside the job
+    ``gpus`` below 1 is a share of one GPU, ``1/k`` (``0.125``: eight runs on a GPU at once): the local pool
+    places that many runs of the experiment on one GPU (:class:`LocalConfig`); a Slurm job still gets a whole GPU.
+    """
+
+    gpus: float = 0  # GPUs per run; > 1 only for runs that use accelerate inside the job; 1/k: k runs share one
     cpus: int = 1  # CPU cores per run
     mem_gb: float = 8.0  # host memory per run
     time_min: int = 60  # wall-clock limit; a run that hits it is requeued
@@ -67,6 +72,28 @@ class Resources:
                 raise ValueError(f"{name} must be {'>= 0' if name == 'gpus' else '>= 1'}, got {getattr(self, name)}")
         if self.mem_gb <= 0:
             raise ValueError(f"mem_gb must be > 0, got {self.mem_gb}")
+        if self.gpus >= 1 and self.gpus != int(self.gpus):
+            raise ValueError(f"gpus must be a whole number of GPUs, or a share 1/k of one, got {self.gpus}")
+        if 0 < self.gpus < 1 and abs(1 / self.gpus - round(1 / self.gpus)) > 1e-6:
+            raise ValueError(f"gpus below 1 must be a share 1/k of one GPU (0.5, 0.25, 0.125, ...), got {self.gpus}")
+
+    def runs_per_gpu(self) -> int:
+        """How many runs that ask for this share one GPU (1 for a whole GPU or more)."""
+        return round(1 / self.gpus) if 0 < self.gpus < 1 else 1
+
+
+@dataclass(frozen=True)
+class LocalConfig:
+    """The ``local`` executor's own settings (``executor.local``)."""
+
+    # runs that ask for one GPU (or none, or do not say) computed side by side on each GPU: small runs (CalBERT at
+    # batch 4, alignment, GLUECoS) cannot fill an H100 alone.  A share in executor.resources (gpus: 0.125) is that
+    # experiment's own count.  Where runs are computed, never what: results are unchanged.
+    runs_per_gpu: int = 1
+
+    def __post_init__(self):
+        if self.runs_per_gpu < 1:
+            raise ValueError(f"runs_per_gpu must be >= 1, got {self.runs_per_gpu}")
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,7 @@ class ExecutorConfig:
     workers: int | None = None  # local: worker processes (None: one per visible GPU, else 1)
     poll_seconds: float = 5.0  # how often the queue's progress line is refreshed
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    local: LocalConfig = field(default_factory=LocalConfig)
     # per experiment (the folder under runs/<profile>/: glue, concse, alignment, calbert, contrastivemix);
     # "default" for the rest
     resources: Mapping[str, Resources] = field(default_factory=dict)
@@ -127,6 +155,8 @@ def executor_config(profile: Profile, **cli: Any) -> ExecutorConfig:
         raw["kind"] = cli["kind"]
     if cli.get("workers") is not None:
         raw["workers"] = cli["workers"]
+    if cli.get("runs_per_gpu") is not None:
+        raw["local"] = {**dict(raw.get("local") or {}), "runs_per_gpu": cli["runs_per_gpu"]}
     slurm = dict(raw.get("slurm") or {})
     for key in ("partition", "account"):
         if cli.get(key) is not None:
@@ -489,17 +519,38 @@ def visible_gpus() -> list[str]:
         return []
 
 
-def pool_size(requested: int | None, gpu_groups: Sequence[str], n_cores: int | None = None) -> tuple[int, str]:
-    """How many local workers to start, and why, bounded by what the machine has: one per GPU group when GPUs are
-    visible (never more workers than groups), else the ``requested`` count (default 1) but at most one per core."""
+def pool_size(requested: int | None, gpu_groups: Sequence[str], n_cores: int | None = None, *,
+              slots: int = 1) -> tuple[int, str]:
+    """How many local workers to start, and why, bounded by what the machine has: ``slots`` per GPU group when GPUs
+    are visible (never more workers than that), else the ``requested`` count (default 1) but at most one per core."""
     n_cores = n_cores or cores()
     if gpu_groups:
-        n = min(requested or len(gpu_groups), len(gpu_groups))
-        why = f" ({requested} asked for; bounded by the {len(gpu_groups)} GPU group(s))" if requested and requested > n else ""
+        most = len(gpu_groups) * slots
+        n = min(requested or most, most)
+        per = f" × {slots} run(s) each" if slots > 1 else ""
+        why = f" ({requested} asked for; bounded by the {len(gpu_groups)} GPU group(s){per})" if requested and requested > n else ""
         return n, why
     n = min(requested or 1, n_cores)
     why = f" ({requested} asked for; bounded by the {n_cores} core(s))" if requested and requested > n else ""
     return n, why
+
+
+def gpu_slots(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path, per_run: int = 1) -> tuple[int, dict[str, int]]:
+    """Fractional GPUs for the local pool: ``(slots per GPU group, {run's record: slots it takes})``.
+
+    A GPU group has ``S`` slots, the most runs that may share it: ``executor.local.runs_per_gpu`` (for runs asking
+    one GPU or not saying), or ``k`` for an experiment whose resources ask ``gpus: 1/k``.  Such a run takes
+    ``S / k`` slots (rounded up), one asking a whole group of several GPUs takes all ``S``.  With neither setting
+    ``S = 1``: one run per group, as before.
+    """
+    n = ex.local.runs_per_gpu
+    shares = {str(t.record): ex.resources_for(_experiment_of(t, jobs_dir)) for t in tasks}
+    slots = max([n] + [r.runs_per_gpu() for r in shares.values()])
+    need = {}
+    for record, r in shares.items():
+        k = r.runs_per_gpu() if 0 < r.gpus < 1 else (1 if r.gpus > 1 else n)
+        need[record] = -(-slots // k)
+    return slots, need
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -559,17 +610,19 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     gpus = visible_gpus()
     # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
     # worker with g GPUs: every worker gets the largest such group, so any run fits any worker
-    per_run = max([1] + [ex.resources_for(_experiment_of(t, jobs_dir)).gpus for t in tasks])
+    per_run = int(max([1] + [ex.resources_for(_experiment_of(t, jobs_dir)).gpus for t in tasks]))
     groups = [",".join(gpus[i:i + per_run]) for i in range(0, len(gpus) - per_run + 1, per_run)] if gpus else []
     if gpus and not groups:
         raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
-    workers, bounded = pool_size(ex.workers, groups)
+    slots, need = gpu_slots(tasks, ex, jobs_dir, per_run) if groups else (1, {})
+    workers, bounded = pool_size(ex.workers, groups, slots=slots)
     threads = threads or max(1, cores() // workers)
     ctx = mp.get_context("spawn")
     logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     print(
         f"[{desc}] {len(tasks)} run(s) on {workers} local worker process(es){bounded}"
         + (f", GPUs {' | '.join(groups)}" if groups else " (CPU)")
+        + (f", up to {slots} run(s) at once on each" if slots > 1 else "")
         + f", {threads} torch thread(s) each; logs: {logs}/",
         flush=True,
     )
@@ -596,9 +649,13 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
             for w in pool:
                 if not w.ready or w.task is not None:
                     continue
-                t = next((t for t in waiting if deps[str(t.record)] <= ended), None)
-                if t is None:
+                ready = [t for t in waiting if deps[str(t.record)] <= ended]
+                if not ready:
                     break
+                free = slots - sum(need.get(str(o.task[0].record), 1) for o in pool if o.task is not None and o.gpu == w.gpu)
+                t = next((t for t in ready if need.get(str(t.record), 1) <= free), None)  # what fits this worker's GPU now
+                if t is None:
+                    continue
                 waiting.remove(t)
                 log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
                 w.conn.send((cloudpickle.dumps(t), str(log)))
@@ -704,7 +761,7 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
         r = ex.resources_for(experiment)
         executor = submitit.AutoExecutor(folder=jobs_dir / experiment / "%j", cluster=cluster)
         params: dict[str, Any] = dict(
-            name=f"codeswitch-{experiment}", timeout_min=r.time_min, cpus_per_task=r.cpus, gpus_per_node=r.gpus,
+            name=f"codeswitch-{experiment}", timeout_min=r.time_min, cpus_per_task=r.cpus, gpus_per_node=math.ceil(r.gpus),  # a share of a GPU: a whole one here
             mem_gb=r.mem_gb, tasks_per_node=1, nodes=1,
         )
         if cluster == "slurm":
@@ -729,7 +786,7 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
         unsubmitted = [(e, t) for e, group in by_experiment.items() for t in group]
         r_max = max((ex.resources_for(e) for e in by_experiment), key=lambda r: (r.gpus, r.cpus))
         gpus = visible_gpus()
-        limit = max(1, min(ex.workers or cores(), cores() // r_max.cpus, len(gpus) // r_max.gpus if r_max.gpus and gpus else cores()))
+        limit = max(1, min(ex.workers or cores(), cores() // r_max.cpus, len(gpus) // math.ceil(r_max.gpus) if r_max.gpus and gpus else cores()))
         print(f"[{desc}] submitit-local: at most {limit} job(s) at once", flush=True)
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []

@@ -416,6 +416,8 @@ def parser() -> argparse.ArgumentParser:
                              "with a non-inline executor every pending run is submitted first, then the notebooks build")
     parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1); --executor submitit-local: "
                         "at most this many jobs at once (default: one per core)")
+    parser.add_argument("--runs-per-gpu", type=int, default=None,
+                        help="--executor local: runs computed side by side on each GPU (executor.local.runs_per_gpu; default 1)")
     parser.add_argument("--partition", default=None, help="--executor slurm: the partition")
     parser.add_argument("--account", default=None, help="--executor slurm: the account")
     parser.add_argument("--verify", action="store_true",
@@ -457,13 +459,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .executors import SECTION, Submission, executor_config
 
     if any(k == SECTION or k.startswith(SECTION + ".") for k in overrides):
-        raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--partition/--account "
+        raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--runs-per-gpu/--partition/--account "
                          f"or the profile's '{SECTION}:' section (it is not a result-changing override)")
     try:
         prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
         validate_sections(prof)  # ... and on a bad value, before any notebook starts
         missing = missing_resources(prof, [s.number for s in chosen])  # ... and on anything they need that is not there
-        executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account)
+        executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account,
+                                   runs_per_gpu=args.runs_per_gpu)
         prof.torch_device()  # ... and on a device this machine does not have (device: cuda, no GPU visible)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)

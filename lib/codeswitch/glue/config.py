@@ -60,6 +60,10 @@ class Config:
     max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
     max_eval_samples: int | None = None  # first N validation and test rows (None: all)
     group_by_length: bool = True  # length-grouped training batches (glue.train's fast path; changes the batch order)
+    # One packed, fixed-shape forward per training step (issue 24; glue.train.PackRows): the batch's rows without their
+    # padding in rows of PACK_WIDTH tokens, block-diagonal attention, per-sequence positions, ≤ 4 shapes an epoch.
+    # Encoder backbones (BERT, XLM-R); mBART, whose head reads the decoder, trains padded (its result says so).
+    packing: bool = False
     log_epochs: bool = True  # one line per epoch of every run
 
     def __post_init__(self):
@@ -129,6 +133,7 @@ class GlueRun(RunSpec):
     precision: str  # resolved: fp32 | bf16 | fp16
     group_by_length: bool
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    packing: bool | None = None  # True: packed training steps where the family allows (None: off, out of the key)
     max_train_samples: int | None = not_in_key(None)
     max_eval_samples: int | None = not_in_key(None)
     log_epochs: bool = not_in_key(True)

@@ -48,6 +48,14 @@ The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performan
   into each update changes.  With grouping on, the Trainer also groups the
   evaluation batches (a fixed order seeded by ``data_seed``); the scores do not
   depend on the order, predictions and labels stay paired.
+* **packing** (``glue.packing``, on in the paper profile; issue 24): each training
+  batch (the sampler's rows, unchanged) becomes one packed, fixed-shape forward
+  (:class:`PackRows`, :func:`packed_forward`): no padding, per-sequence positions,
+  block-diagonal attention, at most four shapes an epoch; the head reads each
+  sequence's first token.  BERT and XLM-R; mBART (its head reads the decoder's last
+  ``</s>``) trains padded, and its result says ``packed: false``.  Evaluation
+  batches stay padded.  The splits are tokenised once per (tokenizer, limit, texts)
+  (:func:`codeswitch.common.tokens.tokenised`), not once per run.
 * **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
   (BERT, XLM-R and mBART all support it).
 * **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
@@ -88,6 +96,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
+from ..common.tokens import tokenised
 from ..core.training import BestEpoch, quiet_trainer
 from ..core.training import training_arguments as core_training_arguments
 from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads
@@ -186,7 +195,7 @@ def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: i
     if missing:
         raise KeyError(f"{task.name} ({lang}): the split has no column(s) {missing}; it has {list(df.columns)}")
     texts = [df[c].astype(str).tolist() for c in cols]
-    enc = tokenizer(*texts, truncation=True, max_length=max_length)
+    enc = tokenised(tokenizer, texts, max_length=max_length)  # once per (tokenizer, max_length, texts), cached
     dtype = np.float32 if task.name in REGRESSION_TASKS else np.int64
     data = {k: list(v) for k, v in enc.items()}
     data["labels"] = df["label"].to_numpy().astype(dtype).tolist()
@@ -235,6 +244,8 @@ def fine_tune(
         "test_all": {lang: best[f"test_{lang}_all"] for lang in test_dfs},
         "epochs": [{k: v for k, v in r.items() if not k.endswith("_all")} for r in recorder.rows()],
     }
+    if getattr(spec, "packing", None):
+        result["packed"] = isinstance(trainer.data_collator, PackRows)  # False: a family that trains padded (mBART)
     if not np.isclose(result["valid"], trainer.state.best_metric):
         raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
     return result
@@ -288,6 +299,13 @@ def build_trainer(
             preprocess_logits_for_metrics=_logits_only,
             callbacks=list(callbacks),
         )
+    if getattr(spec, "packing", None) and model.config.model_type in PACKABLE:
+        if trainer.args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+            raise ValueError("glue packing needs one GPU per process (launch with `accelerate launch`), "
+                             f"this process drives {trainer.args.n_gpu}")
+        trainer.data_collator = PackRows.for_dataset(tokenizer, train_ds, batch_size=trainer.args.per_device_train_batch_size,
+                                                     max_length=spec.max_length, seed=spec.seed)
+        packed_forward(model)  # after the Trainer read the forward's signature
     return trainer
 
 
@@ -341,6 +359,89 @@ class PadWithoutLength:
         return self.pad([{k: v for k, v in f.items() if k != LENGTH} for f in features])
 
 
+# --------------------------------------------------------------------------- packing (issue 24)
+#: model types whose classification head reads the first token of an encoder (packable); mBART's reads the decoder
+PACKABLE = ("bert", "xlm-roberta", "roberta")
+
+
+class PackRows:
+    """A training batch as one packed, fixed-shape forward (:func:`~codeswitch.common.fastpath.pack_features`).
+
+    The batch (the sampler's rows, unchanged) is padded as :class:`PadWithoutLength`
+    pads it, then its sequences are laid without padding into ``R × width`` tokens,
+    ``R`` from at most four budgets, with per-sequence positions, a block-diagonal
+    attention mask and each sequence's first-token index (``starts``), plus the
+    ``labels``.  Evaluation batches are padded (``padded``): the Trainer's
+    evaluation loop takes them (``GlueTrainer._get_dataloader``).
+    """
+
+    def __init__(self, tokenizer, budgets: Sequence[int], width: int):
+        self.padded = PadWithoutLength(tokenizer)
+        self.budgets, self.width = tuple(budgets), width
+
+    @classmethod
+    def for_dataset(cls, tokenizer, dataset, *, batch_size: int, max_length: int, seed: int) -> "PackRows":
+        """Budgets from the encoded rows' lengths (the ``length`` column) and ``batch_size`` rows a step."""
+        from ..common.fastpath import PACK_WIDTH, sampled_budgets
+
+        width = max(PACK_WIDTH, max_length)
+        lengths = np.asarray(_int_list(dataset[LENGTH]))[:, None]  # (rows, 1)
+        return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width)
+
+    def __call__(self, features):
+        from ..common.fastpath import pack_features
+
+        batch = self.padded(features)
+        labels = batch.pop("labels")
+        return {**pack_features([dict(batch)], self.budgets, self.width), "labels": labels}
+
+
+def packed_forward(model) -> None:
+    """Let ``model`` (BERT/XLM-R ``…ForSequenceClassification``) take a :class:`PackRows` batch; padded ones as before.
+
+    A packed batch runs the encoder once over its rows; each sequence's first token
+    goes through the model's own head (BERT: pooler, dropout, classifier; XLM-R:
+    its classification head), and the loss is the model's (cross-entropy, or MSE
+    for one output).  Replaces ``model.forward`` on the instance, so DDP and the
+    Trainer call it as they call the model.
+    """
+    import torch
+    from transformers.modeling_outputs import SequenceClassifierOutput
+
+    kind = model.config.model_type
+    if kind not in PACKABLE:
+        raise ValueError(f"glue packing: model type {kind!r} cannot be packed (packable: {', '.join(PACKABLE)})")
+    eager = model.forward
+    base = getattr(model, model.base_model_prefix)
+    pad_idx = getattr(base.embeddings, "padding_idx", None)
+
+    def forward(input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None, labels=None, starts=None,
+                **kwargs):
+        if starts is None:
+            return eager(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                         position_ids=position_ids, labels=labels, **kwargs)
+        if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+            position_ids = position_ids + (pad_idx + 1)
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids}
+        if token_type_ids is not None:
+            inputs["token_type_ids"] = token_type_ids
+        hidden = base(**inputs).last_hidden_state  # (R, W, H)
+        first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, starts)[:, None, :]  # (N, 1, H)
+        if kind == "bert":
+            logits = model.classifier(model.dropout(base.pooler(first)))
+        else:  # the RoBERTa head reads features[:, 0]
+            logits = model.classifier(first)
+        loss = None
+        if labels is not None:
+            if model.num_labels == 1:
+                loss = torch.nn.functional.mse_loss(logits.squeeze(-1).float(), labels.float())
+            else:
+                loss = torch.nn.functional.cross_entropy(logits.view(-1, model.num_labels).float(), labels.view(-1))
+        return SequenceClassifierOutput(loss=loss, logits=logits)
+
+    model.forward = forward
+
+
 def _int_list(lengths) -> list[int]:
     """Lengths as a plain list: a ``datasets`` ``Column`` reads one row per index (~30 µs each)."""
     if isinstance(lengths, list):
@@ -373,6 +474,16 @@ def _glue_trainer_class():
                 seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
                 sampler.generator = torch.Generator().manual_seed(seed)
             return sampler
+
+        def _get_dataloader(self, dataset, description, batch_size, sampler_fn=None, is_training=False, dataloader_key=None):
+            collator = self.data_collator
+            if not is_training and isinstance(collator, PackRows):  # evaluation batches are padded
+                self.data_collator = collator.padded
+            try:
+                return super()._get_dataloader(dataset, description, batch_size, sampler_fn=sampler_fn, is_training=is_training,
+                                               dataloader_key=dataloader_key)
+            finally:
+                self.data_collator = collator
 
         def _get_eval_sampler(self, eval_dataset):
             sampler = super()._get_eval_sampler(eval_dataset)

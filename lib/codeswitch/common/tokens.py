@@ -1,0 +1,104 @@
+"""Tokenise once (issue 24, item 4): a dataset's texts tokenised once per (tokenizer, max_length), cached by content.
+
+:func:`tokenised` returns what ``tokenizer(texts[, pairs], truncation=True, max_length=…)`` returns (lists of token
+ids, no padding), read from ``<cache>/<hash>.npz`` when some run already tokenised the same texts with the same
+tokenizer and limit.  The hash covers the tokenizer's full definition (a fast tokenizer's serialised pipeline:
+vocabulary, normaliser, pre-tokeniser, post-processor; its special tokens and truncation side), ``max_length`` and every
+text, so an entry can never be stale: change any of them and it is another entry.  The five seeds × three scenarios of
+a GLUE task, or every backbone that shares a tokenizer, tokenise a split once.
+
+The cache folder is ``$CODESWITCH_TOKEN_CACHE``, else ``runs/.tokens`` under the project root; entries are written
+atomically (two workers writing one entry write the same bytes).  Ids are stored as int32 with row offsets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["tokenised", "tokenizer_identity", "token_cache_dir"]
+
+VERSION = 1  # bump when the stored layout changes
+
+
+def token_cache_dir() -> Path:
+    env = os.environ.get("CODESWITCH_TOKEN_CACHE")
+    if env:
+        return Path(env)
+    from ..core.profiles import project_root
+
+    return project_root() / "runs" / ".tokens"
+
+
+def tokenizer_identity(tokenizer) -> str:
+    """A hash of everything that decides ``tokenizer``'s output ids."""
+    h = hashlib.sha256(type(tokenizer).__name__.encode())
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        pipeline = json.loads(backend.to_str())  # the whole pipeline, vocabulary included ...
+        pipeline.pop("truncation", None)  # ... less the state the last call left (a call sets its own)
+        pipeline.pop("padding", None)
+        h.update(json.dumps(pipeline, sort_keys=True).encode())
+    else:
+        h.update(json.dumps(sorted(tokenizer.get_vocab().items())).encode())
+    extra = {"special": {k: str(v) for k, v in sorted(tokenizer.special_tokens_map.items())},
+             "truncation_side": getattr(tokenizer, "truncation_side", "right"),
+             "class": type(tokenizer).__module__}
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None) -> str:
+    h = hashlib.sha256(f"v{VERSION}|{tokenizer_identity(tokenizer)}|{max_length}|{len(columns)}".encode())
+    for col in columns:
+        h.update(f"|{len(col)}|".encode())
+        for t in col:
+            b = t.encode()
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+    return h.hexdigest()[:32]
+
+
+def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | None, cache_dir: str | Path | None = None
+              ) -> dict[str, list[list[int]]]:
+    """``tokenizer(*columns, truncation=True, max_length=max_length)`` as ``{name: [ids per row]}``, computed once.
+
+    ``columns``: one list of texts, or two (sentence pairs), row for row.
+    """
+    from ..core.runs import atomic_write_bytes
+
+    columns = [list(c) for c in columns]
+    if not 1 <= len(columns) <= 2 or len({len(c) for c in columns}) > 1:
+        raise ValueError(f"tokenised: one or two columns of equal length, got {[len(c) for c in columns]}")
+    for j, col in enumerate(columns):
+        for i, t in enumerate(col):
+            if not isinstance(t, str):
+                raise ValueError(f"tokenised: column {j}, row {i} is {type(t).__name__} {t!r:.60}, not text")
+    path = Path(cache_dir or token_cache_dir()) / f"{_key(tokenizer, columns, max_length)}.npz"
+    if path.is_file():
+        try:
+            with np.load(path) as z:
+                names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
+                out = {}
+                for n in names:
+                    ids, off = z[f"{n}_ids"], z[f"{n}_offsets"]
+                    out[n] = [ids[off[i] : off[i + 1]].tolist() for i in range(len(off) - 1)]
+                return out
+        except (OSError, ValueError, KeyError):  # a damaged entry: tokenise again and replace it
+            pass
+    enc = tokenizer(*columns, truncation=max_length is not None, max_length=max_length)
+    out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
+    arrays = {}
+    for name, rows in out.items():
+        arrays[f"{name}_ids"] = np.fromiter((x for r in rows for x in r), dtype=np.int32)
+        arrays[f"{name}_offsets"] = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+    return out
