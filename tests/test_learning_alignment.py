@@ -1,6 +1,6 @@
 """The alignment package's learning entries can fail: each trainer, broken on purpose, misses its baseline (issue 23).
 
-Tiny runs with the smoke profile's settings (tiny-bert, the shipped synthetic sets).
+Tiny runs with the smoke profile's settings (tiny-bert-mlm, the shipped synthetic sets).
 Broken on purpose, in the test only:
 
 * alignment (Lm on parallel text, all layers) with an **alignment loss that never
@@ -54,7 +54,7 @@ def test_alignment_learns_and_a_detached_loss_does_not(smoke, monkeypatch):
 
 
 def test_smoke_records_learning_entries_where_it_can_learn(smoke):
-    """On the random tiny backbone, the lexicon runs and Lc through a linear head are the documented exceptions."""
+    """On a tiny backbone, the lexicon runs and Lc through a linear head are the documented exceptions."""
     from codeswitch.alignment.experiment import _held_to_baseline
 
     _, aligns, _ = smoke
