@@ -396,7 +396,7 @@ def _held_to_baseline(spec: AlignRun) -> bool:
     held-out entry is a word never seen in training, and a tiny encoder has no cross-lingual word knowledge to
     carry over) and Lc through a linear head on the frozen encoder (a tiny encoder's [CLS] vectors lie close together,
     cosine 0.96-0.99 between sentences for tiny-bert-mlm, 1.000 for tiny-bert, and a linear map of them does not
-    bring translations together in 64 steps: the head falls to the loss of a constant output, ln B).  Their
+    bring translations together in 64 steps: the head falls to about the loss of a constant output, ln B).  Their
     before/after retrieval is still in the record.
     """
     if spec.backbone_id is None:
