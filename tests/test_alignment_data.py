@@ -200,7 +200,7 @@ def test_profiles_build_and_paper_restates_the_defaults():
     paper_cfg = load_profile("paper")
     paper = A.config.load(paper_cfg)
     assert paper == A.Config(task_subdirs=paper.task_subdirs)
-    assert A.config.load(smoke).backbone.model == "tiny-bert"
+    assert A.config.load(smoke).backbone.model == "tiny-bert-mlm"
     aligns, fine, figure = A.stages(smoke)
     assert len(aligns) == 10  # 4 all-layers + 6 linear-head runs
     assert len(A.stages(paper_cfg)[1]) == (5 + 6 + 8) * 5  # SA 5 rows, NER 6, QA 8; five seeds

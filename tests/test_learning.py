@@ -23,13 +23,6 @@ TRAINING_CACHES = ("glue", "concse", "contrastivemix", "alignment", "calbert")
 #: named entries ({"learning": {"name": {...}}}) is matched by the entry's own name, exactly, under the field "#"
 #: (without it, only a record's single unnamed entry matches).
 KNOWN_NOT_LEARNING: tuple[tuple[str, dict, str], ...] = (
-    ("concse", {"method": "concse", "terms": ["triplet"], "seed": 11111, "backbone": "mBERT-base"},
-     "Table 4 v2 (the triplet term alone): +3.8 Spearman in 24 steps, under the 5-point margin; 4 epochs pass (+12.3), "
-     "over the CPU budget"),
-    ("concse", {"method": "concse", "terms": ["triplet", "align"], "seed": 11111, "backbone": "mBERT-base"},
-     "Table 4 v4 (no contrastive term): -1.9; without the contrastive term the encoder does not learn at this scale"),
-    ("concse", {"method": "concse", "temperature": 1.0, "seed": 11111, "backbone": "mBERT-base"},
-     "Table 5 tau = 1: +3.1, under the margin (a flat softmax learns slowly; lr 5e-3 passes, but breaks v2 and v4)"),
     ("contrastivemix", {"#": "MRR vs untrained encoder", "model.method": "contrastivemix", "model.variant": "contrastivemix", "model.language": "ko",
                         "model.mix_query": True, "model.mix_passage": False, "bm25.report_split": "test"},
      "Korean ContrastiveMix (query mixing), dense MRR@100 vs the untrained encoder: +1.0, under the 3-point margin, in 16 "

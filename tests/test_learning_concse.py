@@ -61,7 +61,7 @@ def test_the_entry_compares_like_with_like():
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["simcse", "concse"])
 def test_an_unbroken_run_learns(tmp_path, backbones_dir, method):
-    """The smoke profile's own mBERT-slot run (tiny-bert-mlm, 192 rows, 2 epochs: 6 SimCSE / 24 ConCSE steps) beats its untrained encoder."""
+    """The smoke profile's own mBERT-slot run (tiny-bert-mlm, 384 rows, 2 epochs: 12 SimCSE / 48 ConCSE steps) beats its untrained encoder."""
     cfg = load_profile("smoke", {"seeds": [11111]}, output_root=tmp_path)
     spec = next(s for s in C.plan(cfg, ["table3"]) if s.method == method and s.backbone == "mBERT-base")
     assert spec.model == "tiny-bert-mlm"
