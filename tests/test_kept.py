@@ -152,3 +152,31 @@ def test_push_to_hub_uploads_each_export_and_needs_a_token(tmp_path, monkeypatch
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(PermissionError, match="HF_TOKEN"):
         kept.push_to_hub([folder], "my-org")
+
+
+def test_contrastivemix_pair_round_trips_and_old_key_is_refused(tmp_path, backbones_dir):
+    from sentence_transformers import SentenceTransformer
+
+    from codeswitch import contrastivemix as CM
+    from codeswitch.contrastivemix import experiment as CX
+    from codeswitch.contrastivemix.config import TrainRun
+    from codeswitch.core.encoders import load_dual_encoder
+    from codeswitch.core.profiles import ConfigError
+
+    with pytest.raises(ConfigError, match="keep_checkpoints.*keep_models"):
+        CM.load(load_profile("smoke", {"contrastivemix.keep_checkpoints": True}))
+    cfg = load_profile("smoke", {"contrastivemix.train_max_queries": 32}, output_root=tmp_path)
+    spec = next(s for s in CM.plan(cfg) if isinstance(s, TrainRun) and s.variant == "contrastivemix")
+    folder = CX.keep_model(spec, cfg)  # trains it (no checkpoint yet), keeps it from the checkpoint the evaluations read
+    meta = kept.read_meta(folder)
+    assert meta["format"] == "sentence-transformers-pair" and meta["row"]["column"] == "Ko" and meta["row"]["table"] == "table1"
+    model, tokenizer = load_dual_encoder(CX.checkpoint_dir(cfg, spec))  # what the run's evaluation encodes with
+    enc_q, enc_p = CX.encoders(model, tokenizer, cfg, query_max_length=spec.query_max_length,
+                               passage_max_length=spec.passage_max_length, batch_size=2, sort_window=0)
+    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["05"])
+    assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == ["contrastivemix/table1/ContrastiveMix-ours-Ko"]
+    for side, enc in (("query", enc_q), ("passage", enc_p)):
+        st = SentenceTransformer(str(written[0] / side))
+        np.testing.assert_allclose(st.encode(SENTENCES), enc(SENTENCES), atol=1e-6)
+    card = (written[0] / "README.md").read_text(encoding="utf-8")
+    assert "ContrastiveMix (ours) (Ko)" in card and "| Ko | — | 38.43 |" in card  # no evaluation cached yet; the paper's cell

@@ -117,7 +117,7 @@ class Row:
 def _slug(text: str) -> str:
     import re
 
-    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "row"
+    return re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._+-]+", "-", text)).strip("-") or "row"
 
 
 def check_setting(value: Any, *, where: str = "keep_models") -> str:
