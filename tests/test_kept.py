@@ -180,3 +180,41 @@ def test_contrastivemix_pair_round_trips_and_old_key_is_refused(tmp_path, backbo
         np.testing.assert_allclose(st.encode(SENTENCES), enc(SENTENCES), atol=1e-6)
     card = (written[0] / "README.md").read_text(encoding="utf-8")
     assert "ContrastiveMix (ours) (Ko)" in card and "| Ko | — | 38.43 |" in card  # no evaluation cached yet; the paper's cell
+
+
+def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_dir, monkeypatch):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from codeswitch import calbert as CB
+    from codeswitch.calbert import experiment as calbert
+    from codeswitch.common.sentiment import LABELS
+
+    cfg = load_profile("smoke", {"seeds": [1], "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}],
+                                 "calbert.sail.num_train_epochs": 1, "calbert.sail.max_seq_length": 16,
+                                 "calbert.scratch.architectures": []}, output_root=tmp_path)
+    spec = next(s for s in CB.plan(cfg) if isinstance(s, CB.FinetuneRun) and s.task == "sail" and s.variant == "none")
+    models, fine_tune = [], calbert.finetune_classifier
+
+    def recording(*a, keep=None, **k):
+        def keep_and_record(model, tokenizer, results):
+            models.append((model, tokenizer))
+            return keep(model, tokenizer, results)
+
+        return fine_tune(*a, keep=keep_and_record if keep else None, **k)
+
+    monkeypatch.setattr(calbert, "finetune_classifier", recording)
+    folder = calbert.kept_model(spec, cfg)  # keep_models: none (smoke), so the run is fine-tuned again here and kept
+    assert len(models) == 1
+    meta = kept.read_meta(folder)
+    assert meta["row"] == {"paper": "calbert", "table": "table7", "row": "tiny", "seed": 1, "rule": calbert.SELECTION_RULE,
+                           "column": None}
+    assert "f1 (validation)" in meta["scores"]
+    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
+    assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == ["calbert/table7/tiny"]
+    loaded = AutoModelForSequenceClassification.from_pretrained(written[0]).eval()
+    assert loaded.config.id2label == dict(enumerate(LABELS)) and loaded.config.label2id == {n: i for i, n in enumerate(LABELS)}
+    model, tokenizer = models[0]
+    enc = AutoTokenizer.from_pretrained(written[0])(SENTENCES, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(**enc).logits.numpy(), model.eval().cpu()(**enc).logits.numpy(), atol=1e-6)
+    assert calbert.kept_model(spec, cfg) == folder and len(models) == 1  # kept: not trained again
