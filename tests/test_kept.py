@@ -218,3 +218,17 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     with torch.no_grad():
         np.testing.assert_allclose(loaded(**enc).logits.numpy(), model.eval().cpu()(**enc).logits.numpy(), atol=1e-6)
     assert calbert.kept_model(spec, cfg) == folder and len(models) == 1  # kept: not trained again
+    # the command line: ./reproduce.sh export --profile smoke --only 07 DIR [--push-to-hub ORG], and --check's disk line
+    import huggingface_hub
+
+    from codeswitch.core import pipeline
+
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    hub = FakeHub(tmp_path / "hub")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda token=None: hub if token == "t0ken" else pytest.fail("token"))
+    monkeypatch.setenv("HF_TOKEN", "t0ken")
+    assert pipeline.main(["export", "--profile", "smoke", "--only", "07", str(tmp_path / "cli"), "--push-to-hub", "org"]) == 0
+    assert (tmp_path / "cli" / "calbert/table7/tiny/README.md").is_file()
+    assert (tmp_path / "hub" / "org/calbert-table7-tiny" / "config.json").is_file()
+    assert pipeline.main(["export", "--profile", "smoke", "--only", "03", str(tmp_path / "none")]) == 1  # nothing kept there
+    assert "calbert: keep_models none, 1 kept" in pipeline._kept_models_line(load_profile("smoke"))
