@@ -232,3 +232,32 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     assert (tmp_path / "hub" / "org/calbert-table7-tiny" / "config.json").is_file()
     assert pipeline.main(["export", "--profile", "smoke", "--only", "03", str(tmp_path / "none")]) == 1  # nothing kept there
     assert "calbert: keep_models none, 1 kept" in pipeline._kept_models_line(load_profile("smoke"))
+
+
+def test_glue_classifier_keeps_the_best_epoch_with_label_names(tmp_path, backbones_dir, monkeypatch):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from codeswitch.glue import experiment as G
+
+    cfg = load_profile("smoke", {"seeds": [1], "glue.tasks": ["sst2"], "glue.backbones": [
+        {"name": "tiny-bert", "model": "tiny-bert", "batch_size": 16, "learning_rate": 6.0e-3}], "glue.num_train_epochs": 2,
+        "glue.max_train_samples": 64, "glue.max_eval_samples": 32}, output_root=tmp_path)
+    spec = next(s for s in G.plan(cfg) if s.train == "en")
+    models, fine_tune = [], G.fine_tune
+
+    def recording(*a, keep=None, **k):
+        def keep_and_record(model, tokenizer, result):
+            models.append(model)
+            return keep(model, tokenizer, result)
+
+        return fine_tune(*a, keep=keep_and_record if keep else None, **k)
+
+    monkeypatch.setattr(G, "fine_tune", recording)
+    folder = G.kept_model(spec, cfg)
+    meta = kept.read_meta(folder)
+    assert meta["row"]["row"] == "EN2EN · tiny-bert" and meta["row"]["column"] == "SST-2" and meta["notebook"] == "02"
+    loaded = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    assert loaded.config.id2label == {0: "negative", 1: "positive"}
+    enc = AutoTokenizer.from_pretrained(folder)(SENTENCES, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(**enc).logits.numpy(), models[0].eval().cpu()(**enc).logits.numpy(), atol=1e-6)
