@@ -261,3 +261,25 @@ def test_glue_classifier_keeps_the_best_epoch_with_label_names(tmp_path, backbon
     enc = AutoTokenizer.from_pretrained(folder)(SENTENCES, padding=True, return_tensors="pt")
     with torch.no_grad():
         np.testing.assert_allclose(loaded(**enc).logits.numpy(), models[0].eval().cpu()(**enc).logits.numpy(), atol=1e-6)
+
+
+def test_alignment_backbone_round_trips_as_auto_model(tmp_path, backbones_dir):
+    from transformers import AutoModel, AutoTokenizer
+
+    from codeswitch import alignment as A
+    from codeswitch.alignment import experiment as AE
+    from codeswitch.alignment.train import load_aligner
+
+    cfg = load_profile("smoke", {"alignment.all_layers.num_train_epochs": 1}, output_root=tmp_path)
+    aligns, _, _ = A.stages(cfg)
+    spec = next(s for s in aligns if s.mode == "all_layers")
+    folder = AE.kept_model(spec, cfg)
+    meta = kept.read_meta(folder)
+    assert meta["format"] == "auto-model" and meta["row"]["table"] == "table3_1" and meta["notebook"] == "06"
+    encoder, head = load_aligner(AE.checkpoint_dir(cfg, spec), "unused")  # what fine-tuning starts from
+    assert head is None
+    loaded = AutoModel.from_pretrained(folder).eval()
+    enc = AutoTokenizer.from_pretrained(folder)(SENTENCES, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(**enc).last_hidden_state.numpy(), encoder.eval()(**enc).last_hidden_state.numpy(),
+                                   atol=1e-6)
