@@ -23,7 +23,8 @@ run's key, paper, table, row, scores, provenance).
 
 ``keep_models`` enters no run key (it changes what is saved, not what is computed) and no figures
 folder name.  A notebook's loading section needs one model even where ``keep_models: none``:
-``with keeping(spec): run(...)`` keeps the model of that run when it is trained (:func:`keeping`);
+``keep_also(spec)`` before the notebook's run keeps the model of that run when it is trained
+(:func:`keep_also`; :func:`keeping` for a block);
 :func:`kept_model` trains a run again (and rewrites its record, so record and model come from one
 training) only when its model is not there.
 
@@ -51,7 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from .checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
 from .runs import atomic_directory, atomic_write_json, atomic_write_text, report_warning
 
-__all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
+__all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keep_also", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
            "asked", "select_best", "prune_to_best", "kept_model", "kept_models", "export", "push_to_hub", "disk_use", "model_card", "META", "CARD"]
 
 KEEP_MODELS = ("none", "best", "all")
@@ -138,13 +139,21 @@ def asked(spec) -> bool:
     return spec.key_hash() in os.environ.get(ALSO_VAR, "").split(",")
 
 
+def keep_also(*specs) -> None:
+    """Keep the models of ``specs`` whenever they are trained in this process (and its workers) from now on, whatever
+    ``keep_models`` says: a notebook's loading section asks for the model of one run it trains anyway (no extra
+    training).  :func:`keeping` is the same for a block."""
+    os.environ[ALSO_VAR] = ",".join(dict.fromkeys(filter(None, [*os.environ.get(ALSO_VAR, "").split(","),
+                                                                 *(s.key_hash() for s in specs)])))
+
+
 @contextmanager
 def keeping(*specs) -> Iterator[None]:
     """Keep the models of ``specs`` when they are trained in the block, whatever ``keep_models`` says (a notebook's
     loading section: the model of one run the notebook trains anyway).  An environment variable, so the worker
     processes of an executor see it too."""
     old = os.environ.get(ALSO_VAR)
-    os.environ[ALSO_VAR] = ",".join(filter(None, [old or "", *(s.key_hash() for s in specs)]))
+    keep_also(*specs)
     try:
         yield
     finally:
