@@ -621,6 +621,7 @@ def export_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 03,05")
     p.add_argument("--push-to-hub", metavar="ORG", default=None,
                    help="upload each exported model as the repository ORG/<paper>-<table>-<row> (private; $HF_TOKEN)")
+    p.add_argument("--dry-run", action="store_true", help="list the kept models that would be exported; copy nothing")
     return p
 
 
@@ -636,6 +637,13 @@ def export_main(argv: Sequence[str]) -> int:
         print(f"reproduce.sh export: {exc}", file=sys.stderr)
         return 2
     numbers = None if not args.only else [s.number for s in select(NOTEBOOKS, args.only)]
+    if args.dry_run:
+        from .kept import Row, kept_models
+
+        found = kept_models(prof.runs_dir, numbers)
+        print(f"export (dry run): profile {prof.name}; {len(found)} kept model(s) under {prof.runs_dir} would be copied into "
+              f"{args.dir}/" + "".join(f"\n  {Row(**m['row']).folder()} (seed {m['row'].get('seed')})" for _, m in found))
+        return 0
     written = export(prof.runs_dir, args.dir, notebooks=numbers)
     for p in written:
         print(f"exported {p}")
