@@ -38,8 +38,11 @@ def test_select_best_per_row_ties_to_the_first():
     row = kept.Row("concse", "table3", "ConCSE-mBERT-base")
     other = kept.Row("concse", "table3", "SimCSE-mBERT-base")
     best = kept.select_best([(a, row, 70.0), (b, row, 71.0), (c, other, None)])
-    assert best[("concse", "table3", "ConCSE-mBERT-base")] is b and best[("concse", "table3", "SimCSE-mBERT-base")] is c
-    assert kept.select_best([(a, row, 70.0), (b, row, 70.0)])[("concse", "table3", "ConCSE-mBERT-base")] is a
+    assert best[("concse", "table3", "ConCSE-mBERT-base", None)] is b and best[("concse", "table3", "SimCSE-mBERT-base", None)] is c
+    assert kept.select_best([(a, row, 70.0), (b, row, 70.0)])[("concse", "table3", "ConCSE-mBERT-base", None)] is a
+    # a row with one model per column (a task, a language) keeps one per column
+    ko, ar = (kept.Row("contrastivemix", "table1", "NaiveMix", column=col) for col in ("Ko", "Ar"))
+    assert len(kept.select_best([(a, ko, 1.0), (b, ar, 0.5), (c, ko, 2.0)])) == 2
 
 
 def _capture(monkeypatch, module, name):

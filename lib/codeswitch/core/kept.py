@@ -242,11 +242,12 @@ def kept_model(spec, profile, *, folder: str | Path, run_one: Callable, cache_di
 
 # --------------------------------------------------------------------------- best per row
 def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tuple, Any]:
-    """``{(paper, table, row): spec}``: per row, the candidate with the highest score (``None`` scores never win;
-    ties go to the first, i.e. the earlier seed in plan order)."""
+    """``{(paper, table, row, column): spec}``: per row (and column, where a row has one model per column), the
+    candidate with the highest score (``None`` scores never win; ties go to the first, i.e. the earlier seed in plan
+    order)."""
     best: dict[tuple, tuple[Any, float]] = {}
     for spec, row, score in candidates:
-        k = (row.paper, row.table, row.row)
+        k = (row.paper, row.table, row.row, row.column)
         if score is None:
             best.setdefault(k, (spec, float("-inf")))
         elif k not in best or score > best[k][1]:
