@@ -297,7 +297,7 @@ def run_one(spec: ConCSERun, profile: Profile) -> dict:
     if kept.wanted(load(profile).keep_models, spec):  # the trained encoder, as a sentence-transformers model
         kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sentence-transformers", save=lambda d: model.save(str(d)),
                   profile=profile, notebook="03" if spec.study == "table3" else "04",
-                  scores={**_scores(info), "Koglish STS-B dev (best epoch)": info["dev"]})
+                  scores={**_scores(info), "Koglish STS-B dev Spearman (best epoch)": info["dev"]})
     return info
 
 

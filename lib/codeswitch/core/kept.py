@@ -296,7 +296,9 @@ def model_card(meta: Mapping[str, Any]) -> str:
         lines.append(f"  - `{k}`: `{v}`")
     if not inputs and not data_fields:
         lines.append("  - (none named)")
-    lines += ["", "## Scores", "", "Measured by this run, beside the paper's reported value (where the paper prints one).", "",
+    lines += ["", "## Scores", "", f"Measured by this run under profile `{meta['profile']}`, beside the paper's reported value "
+              "(where the paper prints one)" + (": the smoke profile's tiny models and synthetic data are not comparable with "
+                                                "the paper's" if meta["profile"] == "smoke" else "") + ".", "",
               "| column | measured | paper (reported) |", "|---|---|---|"]
     rep = {r.column: r for r in reported.table(paper, table) if r.row == row["row"] and (not row.get("column") or r.column == row[
         "column"] or row["column"] in r.column)} if paper in reported.PAPERS else {}
@@ -309,7 +311,7 @@ def model_card(meta: Mapping[str, Any]) -> str:
     backbone = str(meta.get("backbone"))
     lic = BACKBONE_LICENCES.get(backbone, PROJECT_LICENCE if backbone.startswith("tiny-") else
                                 f"unknown here: see the model card of `{backbone}`")
-    synthetic = any(str(v) in ("synthetic", "shipped") for v in data_fields.values())
+    synthetic = any(str(v).split("/")[0] in ("synthetic", "shipped") for v in data_fields.values())
     lines += ["", "## Licences", "", f"- backbone: {lic}",
               "- training data: " + (PROJECT_LICENCE if synthetic else "that of each dataset named above (see its own card); "
                                      "not restated here"),
