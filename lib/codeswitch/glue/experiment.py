@@ -137,7 +137,7 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
         device=profile.torch_device().type,
         cpu_threads=profile.cpu_threads,  # the profile's one thread setting (the trainer restores the count after)
         desc=f"{spec.task} {spec.backbone} seed {spec.seed} train={spec.train}",
-        keep=keep,
+        **({} if keep is None else {"keep": keep}),  # (a run that keeps nothing calls fine_tune as before)
     )
     result["scenarios"] = {scenario_of(spec.train, spec.select, lang): result["test"][lang] for lang in spec.test}
     result[LEARNING_KEY] = learning_entry(spec, splits["train"], splits["test"], result)
