@@ -612,11 +612,8 @@ def save_sentence_transformers_pair(model, tokenizer, folder: Path, *, query_max
         with tempfile.TemporaryDirectory(prefix=f"cm-{side}-", dir=folder) as hf:
             encoder.save_pretrained(hf, safe_serialization=True)
             tokenizer.save_pretrained(hf)
-            with quiet_transformers():
-                try:
-                    transformer = Transformer(hf, max_seq_length=length, model_kwargs={"add_pooling_layer": False})
-                except TypeError:  # a family without a pooler argument
-                    transformer = Transformer(hf, max_seq_length=length)
+            with quiet_transformers():  # the backbone's pooler (unused: DPR pools the first token) is saved as built, so
+                transformer = Transformer(hf, max_seq_length=length)  # that loading the pair reports no missing weights
             st = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")],
                                      device="cpu")
             st.save(str(folder / side))
