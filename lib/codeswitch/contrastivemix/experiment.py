@@ -603,6 +603,7 @@ def save_sentence_transformers_pair(model, tokenizer, folder: Path, *, query_max
     """``folder/query`` and ``folder/passage``: each encoder as a sentence-transformers model pooling the first token."""
     import tempfile
 
+    import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
@@ -612,8 +613,10 @@ def save_sentence_transformers_pair(model, tokenizer, folder: Path, *, query_max
         with tempfile.TemporaryDirectory(prefix=f"cm-{side}-", dir=folder) as hf:
             encoder.save_pretrained(hf, safe_serialization=True)
             tokenizer.save_pretrained(hf)
-            with quiet_transformers():  # the backbone's pooler (unused: DPR pools the first token) is saved as built, so
-                transformer = Transformer(hf, max_seq_length=length)  # that loading the pair reports no missing weights
+            # the backbone's pooler (unused: DPR pools the first token) is saved as built, so that loading the pair
+            # reports no missing weights; built under a forked RNG, so keeping a model never moves a later run's draws
+            with quiet_transformers(), torch.random.fork_rng(devices=[]):
+                transformer = Transformer(hf, max_seq_length=length)
             st = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")],
                                      device="cpu")
             st.save(str(folder / side))
