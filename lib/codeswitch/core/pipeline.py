@@ -589,8 +589,8 @@ def _preflight(args, root: Path) -> int:
         print()
     statuses = preflight.check(prof, notebooks=numbers)
     print(f"preflight: profile {prof.name} ({prof.source_file})")
-    print(preflight.render(statuses, shlex.join(["./reproduce.sh", *_command_args(args)])))
     print(_kept_models_line(prof))
+    print(preflight.render(statuses, shlex.join(["./reproduce.sh", *_command_args(args)])))
     return 0 if all(s.present for s in statuses) else 1
 
 
