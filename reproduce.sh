@@ -12,6 +12,7 @@
 #   ./reproduce.sh --profile paper --check         # what the profile needs, present or not (no network)
 #   ./reproduce.sh --profile paper --dry-run       # check profile, --set values and resources; run nothing (1: missing)
 #   ./reproduce.sh --profile paper --prepare DIR   # download it all into DIR; then --profile DIR/profile.yaml
+#   ./reproduce.sh export --profile paper --only 03 DIR   # copy the kept models (keep_models) into DIR/<paper>/<table>/<row>/; docs/models.md
 #
 # Executed notebooks: runs/<profile>/notebooks/.  Tables and figures:
 # figures/<profile>/ with INDEX.md (with --set: figures/<profile>+<hash of the overrides>/, and the

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
+from ..core.kept import check_setting
 from ..core.profiles import check_fields, section_prepare
 
 SECTION = "alignment"
@@ -123,10 +124,14 @@ class Config:
     qa: TaskConfig = TaskConfig(num_train_epochs=30, batch_size=4, learning_rate=1.5e-5, max_length=512, do_lower_case=False, warmup_ratio=0.0,
                                 doc_stride=128)
     seeds: tuple[int, ...] | None = None  # fine-tuning seeds; None: the profile's seeds
+    # which aligned backbones are kept, as plain AutoModels (codeswitch.core.kept): "none" | "best" | "all" (one alignment
+    # run per setting, so best = all); in no run key.  The GLUECoS task models are not kept (see docs/models.md)
+    keep_models: str = "none"
     figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
     tsne_perplexity: float = 30.0
 
     def __post_init__(self):
+        check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.profiles.RANGES)
         from .data import ROMANISATIONS
         from .loss import WORD_DISTANCES

@@ -53,6 +53,7 @@ from typing import Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from ..core import kept
 from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, Stage, run_specs
 from ..core.learning import KEY as LEARNING, learning
@@ -372,6 +373,9 @@ def _align(spec: AlignRun, cfg: Profile) -> dict:
     history = train_alignment(aligner, tokenizer, train, valid, spec, device=device, desc=f"align {spec.objective}/{spec.mode}")
     after = heldout_retrieval(aligner, tokenizer, valid, max_length=spec.max_length, device=device)
     save_aligner(aligner, tokenizer, checkpoint_dir(cfg, spec), meta={"key": spec.key_hash()})
+    if kept.wanted(load(cfg).keep_models, spec):  # the aligned backbone as a plain AutoModel (one run per setting: best = all)
+        keep_aligned(spec, cfg, aligner, tokenizer, scores={f"{k} (held-out, after)": v for k, v in after.items()}
+                     | {f"{k} (held-out, before)": v for k, v in before.items()})
     n_pairs = sum(len(a) for a in train.alignments) if train.alignments is not None else None
     out = {**history, "checkpoint": spec.key_hash(), "train_pairs": len(train), "valid_pairs": len(valid),
            "aligned_word_pairs": n_pairs, "alignments_from": source,
@@ -389,6 +393,46 @@ def _align(spec: AlignRun, cfg: Profile) -> dict:
 
 #: how much held-out retrieval P@1 (Lc: sentences, Lm: words) must rise over the untrained encoder's
 ALIGN_MARGIN = 0.05
+
+
+# --------------------------------------------------------------------------- kept models (issue 28)
+SELECTION_RULE = "the one alignment run of its setting (seed align_seed): the paper aligns once per row"
+
+
+def kept_row(spec: AlignRun) -> kept.Row:
+    """The first table row an alignment run stands for (Table 3.1: all layers; Table 3.2: a linear head)."""
+    for t in TABLES.values():
+        for s in t.rows:
+            if (t.mode, s.objective, s.data, s.script) == (spec.mode, spec.objective, spec.data, spec.script):
+                return kept.Row(EXPERIMENT, t.table, s.row, spec.seed, SELECTION_RULE)
+    return kept.Row(EXPERIMENT, "table3_1" if spec.mode == "all_layers" else "table3_2",
+                    f"{spec.objective} {spec.data} {spec.script}", spec.seed, SELECTION_RULE)
+
+
+def kept_dir(cfg: Profile, spec: AlignRun) -> Path:
+    """Where the aligned backbone of ``spec`` is kept: ``runs/<profile>/alignment/models/<key>/``."""
+    return kept.kept_dir(_cache_dir(cfg), spec)
+
+
+def keep_aligned(spec: AlignRun, cfg: Profile, aligner, tokenizer, *, scores: dict) -> Path:
+    """Keep an aligned backbone: ``AutoModel.from_pretrained(folder)`` gives the aligned encoder (``all_layers``); in
+    ``linear_head`` mode the encoder is the unchanged backbone and the trained head is ``linear_head.safetensors``
+    (``nn.Linear(H, H)`` on the sentence vector)."""
+    from safetensors.torch import save_file
+
+    def save(d: Path) -> None:
+        aligner.encoder.save_pretrained(d, safe_serialization=True)
+        tokenizer.save_pretrained(d)
+        if aligner.mode != "all_layers":
+            save_file({k: v.contiguous().cpu() for k, v in aligner.head.state_dict().items()}, str(d / "linear_head.safetensors"))
+
+    return kept.keep(kept_dir(cfg, spec), spec, kept_row(spec), fmt="auto-model", save=save, profile=cfg, notebook="06",
+                     scores=scores, extra={"mode": spec.mode, "sentence_vector": spec.sentence_vector})
+
+
+def kept_model(spec: AlignRun, profile: Profile) -> Path:
+    """The kept aligned backbone of ``spec``; aligned again (its record rewritten) where ``keep_models`` did not keep it."""
+    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=_cache_dir(profile))
 
 
 def _held_to_baseline(spec: AlignRun) -> bool:

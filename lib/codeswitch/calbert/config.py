@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
+from ..core.kept import check_setting
 from ..core.profiles import backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
@@ -233,8 +234,12 @@ class Config:
     selection: str = "best_of_validation"  # the headline: the paper's best run on validation, or "mean" (± std)
     pretrain_seed: int | None = None  # None: the first fine-tuning seed
     itrans_lowercase: bool = True  # CalBERT prints lower-cased ITRANS (Table 2: "shuruata", "rrina")
+    # which fine-tuned classifiers are kept, as AutoModelForSequenceClassification with their label maps
+    # (codeswitch.core.kept): "none" | "best" (per table row, the paper's best run on validation) | "all"; in no run key
+    keep_models: str = "none"
 
     def __post_init__(self):
+        check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
         check_fields(self)
         if self.selection not in SELECTIONS:

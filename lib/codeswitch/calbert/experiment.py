@@ -57,6 +57,7 @@ from ..common.romanize import to_itrans
 from ..common.sentiment import SentimentExample, load_sentiment_splits
 from ..core.hub import MissingResourceError
 from ..core.learning import KEY as LEARNING
+from ..core import kept
 from ..core.models import backbone_id, is_tiny, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
@@ -292,10 +293,21 @@ def run_one(spec: PretrainRun | ScratchRun | FinetuneRun, profile: Profile) -> d
         return _pretrain(spec, profile)
     path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile))
     splits = _task_splits(spec.task, str(_local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase))
+    keep = None
+    if kept.wanted(load(profile).keep_models, spec):  # the fine-tuned classifier, with its label maps
+
+        def keep(model, tokenizer, results):
+            scores = {f"{m} ({split})": v for split in ("validation", "test") for m, v in (results.get(split) or {}).items()
+                      if m != "n"}
+            kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sequence-classification", profile=profile,
+                      notebook="07", scores=scores,
+                      save=lambda d: (model.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))
+
     with profile.torch_threads():
         result = finetune_classifier(spec, path, splits, device=profile.torch_device().type,
                                      desc=f"{spec.task} {row_label(spec.backbone, spec.variant)} seed {spec.seed}",
-                                     example_texts=example_texts(spec.task, spec.romanise, bool(spec.itrans_lowercase)))
+                                     example_texts=example_texts(spec.task, spec.romanise, bool(spec.itrans_lowercase)),
+                                     keep=keep)
     if spec.variant == SCRATCH:
         # A transformer pre-trained from scratch (Tables 8, 13) is not held to the majority-class baseline: on the
         # smoke profile's 32 pairs it learns token statistics (its MLM run carries that learning entry), not
@@ -345,7 +357,44 @@ def run(profile: Profile) -> Results:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
             cache.path(spec.key()).unlink()
     first, second = pre.run(run_one, profile), fine.run(run_one, profile)
+    if c.keep_models == "best":  # every candidate was kept while fine-tuning: keep each row's selected run
+        kept.prune_to_best(profile.runs_dir / SECTION, [(s, kept_row(s), _selection_score(s, r)) for s, r in second])
     return Results(first.specs + second.specs, first.records + second.records)
+
+
+# --------------------------------------------------------------------------- kept models (issue 28)
+#: CalBERT's selection rule for keep_models: best — the paper's own protocol (§7.1, "best of 10 runs on validation"):
+#: per table row, the seed with the highest validation F1 (SAIL 2017) or accuracy (IITP); ties: the earlier seed.
+SELECTION_RULE = "the seed with the best validation F1 (SAIL 2017) / accuracy (IITP): the paper's best of 10 runs on validation"
+SELECT_BY = {"sail": "f1", "iitp": "accuracy"}
+
+
+def kept_table(spec: FinetuneRun) -> str:
+    """The table a fine-tuned run's row is printed in: 6 (Siamese, SAIL), 7 (SAIL baselines), 8/13 (from scratch), 12 (IITP)."""
+    if spec.variant == SCRATCH:
+        return "table8" if spec.task == "sail" else "table13"
+    if spec.task == "iitp":
+        return "table12"
+    return "table7" if spec.variant == "none" else "table6"
+
+
+def kept_row(spec: FinetuneRun) -> kept.Row:
+    return kept.Row(SECTION, kept_table(spec), row_label(spec.backbone, spec.variant), spec.seed, SELECTION_RULE)
+
+
+def _selection_score(spec: FinetuneRun, record: dict) -> float | None:
+    return (record.get("validation") or {}).get(SELECT_BY[spec.task])
+
+
+def kept_dir(profile: Profile, spec: FinetuneRun) -> Path:
+    """Where the classifier of ``spec`` is kept: ``runs/<profile>/calbert/models/<key>/``."""
+    return kept.kept_dir(profile.runs_dir / SECTION, spec)
+
+
+def kept_model(spec: FinetuneRun, profile: Profile) -> Path:
+    """The kept classifier of ``spec`` (``AutoModelForSequenceClassification.from_pretrained(path)``); fine-tuned again
+    (its record rewritten) where ``keep_models`` did not keep it."""
+    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=_cache_dir(profile, "finetune"))
 
 
 @records_inputs

@@ -66,7 +66,7 @@ import math
 import random
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -427,13 +427,15 @@ def finetune_classifier(
     desc: str = "finetune",
     callbacks: Sequence = (),
     example_texts: Sequence[str] = (),
+    keep: Callable[[Any, Any, dict], Any] | None = None,
 ) -> dict:
     """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
     ``validation`` and, when its labels are known, ``test``; with ``example_texts`` (e.g. the paper's Tables 9
     and 14), also ``"examples": {"texts": [...], "predicted": [label id, ...]}``, the fine-tuned model's predictions.
-    ``callbacks``: more ``TrainerCallback``s (the benchmark's step clock, row (e)).
+    ``callbacks``: more ``TrainerCallback``s (the benchmark's step clock, row (e)).  ``keep``: called as
+    ``keep(model, tokenizer, results)`` once training and evaluation are done (the kept model, issue 28).
     """
     from datasets import Dataset
     from transformers import (
@@ -495,6 +497,8 @@ def finetune_classifier(
                 results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
     if "validation" in results:
         results["learning"] = finetune_learning(results["validation"]["f1"], splits["train"], splits["validation"])
+    if keep is not None:
+        keep(model, tokenizer, results)
     return results
 
 

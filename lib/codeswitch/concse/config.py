@@ -24,6 +24,7 @@ from typing import Mapping, ClassVar
 
 from ..common.fastpath import DEFAULT_BUCKET_COST
 from ..core.experiment import RunSpec, not_in_key
+from ..core.kept import check_setting
 from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
 
@@ -99,8 +100,12 @@ class Config:
     # The encoder's backbone under torch.compile (fixed shapes with packing: one graph per budget); part of the key
     # (compiled kernels round differently).  CPU runs work either way.
     torch_compile: bool = False
+    # which runs keep their trained encoder, as a sentence-transformers model (codeswitch.core.kept):
+    # "none" | "best" (per table row, the seed best on Koglish STS-B dev) | "all"; enters no run key
+    keep_models: str = "none"
 
     def __post_init__(self):
+        check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         if self.simcse_settings not in SIMCSE_SETTINGS:
             raise ValueError(f"simcse_settings must be one of {list(SIMCSE_SETTINGS)}, got {self.simcse_settings!r}")
         if self.variant not in VARIANTS:

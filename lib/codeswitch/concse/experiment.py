@@ -52,6 +52,7 @@ import pandas as pd
 
 from ..core import reported as _reported
 from ..core import claims
+from ..core import kept
 from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, Stage, run_specs
 from ..core.models import backbone_id, backbone_label, is_tiny
@@ -74,6 +75,7 @@ __all__ = [
     "spec",
     "plan",
     "run_one",
+    "kept_model",
     "learning_entry",
     "untrained_scores",
     "one_step",
@@ -293,7 +295,37 @@ def run_one(spec: ConCSERun, profile: Profile) -> dict:
         info["test"] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
         info["untrained"] = untrained_scores(spec, path, tests)
     info[LEARNING_KEY] = learning_entry(info["test"], info["untrained"])
+    if kept.wanted(load(profile).keep_models, spec):  # the trained encoder, as a sentence-transformers model
+        kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sentence-transformers", save=lambda d: model.save(str(d)),
+                  profile=profile, notebook="03" if spec.study == "table3" else "04",
+                  scores={**_scores(info), "Koglish STS-B dev Spearman (best epoch)": info["dev"]})
     return info
+
+
+# --------------------------------------------------------------------------- kept models (issue 28)
+#: ConCSE's selection rule for keep_models: best.  The paper reports mean ± std over five seeds and selects
+#: only epochs (§A.2: the best epoch on STS-B dev); among a row's seeds this project keeps the one whose best
+#: epoch scores highest on the same Koglish STS-B dev (ties: the earlier seed), never a test score.
+SELECTION_RULE = "the seed whose best epoch scores highest on Koglish STS-B dev (Spearman; ties: the earlier seed)"
+
+
+def kept_row(spec: ConCSERun) -> kept.Row:
+    """The table row a run's kept model stands for: Table 3's ``<Method>-<backbone>``, or its ablation's setting."""
+    if spec.study == "table3":
+        return kept.Row(EXPERIMENT, "table3", f"{METHOD_LABELS[spec.method]}-{spec.backbone}", spec.seed, SELECTION_RULE)
+    return kept.Row(EXPERIMENT, spec.study, f"{METHOD_LABELS[spec.method]} {spec.label}", spec.seed, SELECTION_RULE)
+
+
+def kept_dir(profile: Profile, spec: ConCSERun) -> Path:
+    """Where the encoder of ``spec`` is kept: ``runs/<profile>/concse/models/<key>/`` (a sentence-transformers folder)."""
+    return kept.kept_dir(profile.runs_dir / EXPERIMENT, spec)
+
+
+def kept_model(spec: ConCSERun, profile: Profile) -> Path:
+    """The kept encoder of ``spec`` (a folder ``SentenceTransformer(path)`` loads).  Where it is not there (``keep_models:
+    none`` when the run was trained, or its manifest fails) the run is trained again, its model kept and its record
+    rewritten, so that record and model come from one training."""
+    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=profile.runs_dir / EXPERIMENT)
 
 
 #: how far a trained encoder's mean Spearman (× 100) over the seven Koglish-STS test sets must
@@ -386,6 +418,8 @@ def run(profile: Profile, studies: Sequence[str] = STUDIES) -> Results:
     desc = "ConCSE Table 3" if tuple(studies) == ("table3",) else "ConCSE ablations" if tuple(studies) == ABLATIONS else "ConCSE"
     with frozen_gc():
         done = run_specs(unique, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc=desc)
+    if load(profile).keep_models == "best":  # every candidate was kept while training: keep each row's selected run
+        kept.prune_to_best(profile.runs_dir / EXPERIMENT, [(s, kept_row(s), r["dev"]) for s, r in done])
     by_key = {s.key_hash(): record for s, record in done}
     return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
 

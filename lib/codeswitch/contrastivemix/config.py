@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
+from ..core.kept import check_setting
 from ..core.profiles import backbones_from, check_fields, section_prepare
 
 SECTION = "contrastivemix"
@@ -101,7 +102,10 @@ class Config:
     per_device_eval_batch_size: int = 256  # texts per encoding batch (queries and corpus)
     encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
     search_chunk_size: int = 131072
-    keep_checkpoints: bool = False  # keep trained encoders once all of the model's evaluations are cached (≈1.4 GB per mBERT model)
+    # which models are kept once evaluated, as a query/passage pair of sentence-transformers models (codeswitch.core.kept):
+    # "none" | "best" (per table row, the seed best on the tuning split) | "all"; ≈1.4 GB per mBERT model; enters no key.
+    # The training checkpoints themselves are deleted once all of a model's evaluations are cached.
+    keep_models: str = "none"
     keep_corpus_embeddings: bool = False  # keep each model's float16 corpus embeddings after its evaluation
     # --- figures
     figure_language: str = "ko"
@@ -110,6 +114,7 @@ class Config:
     umap_min_dist: float = 0.1
 
     def __post_init__(self):
+        check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone, bare_refs=True))
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
@@ -168,7 +173,8 @@ class Config:
 RENAMED = {"epochs": "num_train_epochs", "encode_batch_size": "per_device_eval_batch_size"}
 REMOVED = {
     "save_checkpoints": "trained encoders are always saved between the training grid and the evaluations that read them "
-                        "(deleted once evaluated unless keep_checkpoints)",
+                        "(deleted once evaluated; keep_models keeps them as sentence-transformers models)",
+    "keep_checkpoints": "replaced by keep_models: none | best | all (keep_checkpoints: true was all; see docs/models.md)",
 }
 
 

@@ -21,8 +21,8 @@ The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
    the order of their dependencies (training, BM25, evaluations, embeddings, UMAP), each
    cached under ``runs/<profile>/contrastivemix/<kind>/``.  A trained encoder is saved
    (safetensors) under ``checkpoints/<key>`` for the evaluations that read it, and
-   deleted once they are all cached unless ``keep_checkpoints``; an evaluation whose
-   checkpoint is gone retrains it.
+   deleted once they are all cached (the models ``keep_models`` asks for are kept first, as
+   sentence-transformers pairs: :func:`keep_models`); an evaluation whose checkpoint is gone retrains it.
 5. :func:`tables` (:mod:`.tables`) and :func:`figures` (:mod:`.figures`) read only the results.
 
 Conventions (the authors' released code unless said otherwise; the other reading
@@ -54,6 +54,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core import kept
 from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, RunSpec, Stage
 from ..core.profiles import Profile, seeds_for
@@ -61,7 +62,7 @@ from ..core.runs import RunCache
 from .config import (ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun,
                      load)
 
-__all__ = ["Config", "VARIANTS", "plan", "run_one", "run", "train_all", "examples", "Target"]
+__all__ = ["Config", "VARIANTS", "plan", "run_one", "run", "kept_model", "keep_models", "train_all", "examples", "Target"]
 
 EXPERIMENT = SECTION
 KINDS = {TrainRun: "train", Bm25Run: "bm25", EvalRun: "eval", EmbedRun: "embed", UmapRun: "umap"}  # in dependency order
@@ -492,8 +493,8 @@ def run(profile: Profile) -> Results:
     Each kind is one :func:`~codeswitch.core.experiment.run_specs` grid: the trainings
     first (each saves its encoder), then BM25, the evaluations and embeddings (which read
     the saved encoders), then the UMAP fits (which read the embeddings).  A checkpoint is
-    deleted once every evaluation and embedding of its model is cached, unless
-    ``keep_checkpoints``.
+    deleted once every evaluation and embedding of its model is cached, after the models
+    that ``keep_models`` asks for are kept (:func:`keep_models`).
     """
     c = load(profile)
     todo = {st.name: st for st in stages(profile)}
@@ -504,12 +505,129 @@ def run(profile: Profile) -> Results:
     by_key: dict[str, dict] = {}
     for cls, kind in KINDS.items():
         by_key |= {s.key_hash(): r for s, r in todo[kind].run(run_one, profile)}
-        if cls is EmbedRun and not c.keep_checkpoints:
+        if cls is EmbedRun:
+            keep_models(profile, todo["train"], todo["eval"], by_key)  # (keep_models: none keeps nothing)
             for m in todo["train"]:
                 ckpt = checkpoint_dir(profile, m)
                 if ckpt.exists():
-                    shutil.rmtree(ckpt)  # everything this model is needed for is cached
+                    shutil.rmtree(ckpt)  # everything this model is needed for is cached (and kept, where it is)
     return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
+
+
+# --------------------------------------------------------------------------- kept models (issue 28)
+#: ContrastiveMix's selection rule for keep_models: best.  The paper reports one number per cell and states no seed
+#: selection; this project keeps, per row and language, the seed whose hybrid scores best on the split the hybrid
+#: weight is tuned on (Mr.TyDi dev, MIRACL train), never the reported split.  mDPR (one model for every language):
+#: the mean of that score over its languages.
+SELECTION_RULE = ("the seed whose sparse-dense hybrid scores best (MRR@100) on the tuning split (Mr.TyDi dev, MIRACL train; "
+                  "mDPR: averaged over its languages; ties: the earlier seed)")
+
+
+def kept_row(spec: TrainRun) -> kept.Row:
+    """The table row (and language column) a trained model stands for: Tables 1/2's method rows, Table 3's ablations."""
+    v = VARIANTS[spec.variant]
+    if spec.language is None:
+        return kept.Row(EXPERIMENT, "table1", v.label, spec.seed, SELECTION_RULE)  # mDPR: every language's column
+    table = "table1" if spec.language in MRTYDI_LANGUAGE_COLUMNS else "table2"
+    column = MRTYDI_LANGUAGE_COLUMNS.get(spec.language, spec.language)
+    if v.label is None:
+        return kept.Row(EXPERIMENT, "table3", v.ablation_label, spec.seed, SELECTION_RULE, column=column)
+    return kept.Row(EXPERIMENT, table, v.label, spec.seed, SELECTION_RULE, column=column)
+
+
+#: Mr.TyDi's languages as Tables 1 and 4 name their columns
+MRTYDI_LANGUAGE_COLUMNS = {"ar": "Ar", "th": "Th", "ja": "Ja", "ko": "Ko", "id": "Id", "fi": "Fi", "ru": "Ru", "bn": "Bn",
+                           "en": "En", "sw": "Sw", "te": "Te"}
+
+
+def kept_dir(profile: Profile, spec: TrainRun) -> Path:
+    """Where the model of ``spec`` is kept: ``runs/<profile>/contrastivemix/models/<key>/{query,passage}/``."""
+    return kept.kept_dir(_root(profile), spec)
+
+
+def _tune_score(record: dict) -> float | None:
+    h = record.get("hybrid") or {}
+    v = (h.get("curve") or {}).get(str(h.get("weight")))
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def _eval_scores(m: TrainRun, evals: Sequence[EvalRun], by_key: dict) -> tuple[dict, float | None]:
+    """The card's scores of model ``m`` (its evaluations' hybrid and dense scores, per target) and its selection score."""
+    scores, tune = {}, []
+    for e in evals:
+        r = by_key.get(e.key_hash())
+        if e.model.key_hash() != m.key_hash() or r is None:
+            continue
+        col = MRTYDI_LANGUAGE_COLUMNS.get(e.bm25.language, e.bm25.language) if e.bm25.benchmark == "mrtydi" else e.bm25.language
+        scores[col] = r["hybrid"]["mean"].get(f"mrr@{e.depth}")  # Tables 1/2's cell: the hybrid's MRR@100, beside the paper's
+        for name, value in r["hybrid"]["mean"].items():
+            scores[f"{col} hybrid {name} x100 ({e.bm25.benchmark} {e.bm25.report_split})"] = value
+        for name, value in r["dense"]["mean"].items():
+            scores[f"{col} dense {name} x100 ({e.bm25.benchmark} {e.bm25.report_split})"] = value
+        tune.append(_tune_score(r))
+    known = [t for t in tune if t is not None]
+    return scores, (float(np.mean(known)) if known else None)
+
+
+def keep_models(profile: Profile, trains: Sequence[TrainRun], evals: Sequence[EvalRun], by_key: dict) -> list[Path]:
+    """Keep the models ``keep_models`` asks for (``best``: per row, :data:`SELECTION_RULE`), each as a pair of
+    sentence-transformers models, once every evaluation is cached; returns the folders kept."""
+    setting = load(profile).keep_models
+    candidates = [(m, kept_row(m), _eval_scores(m, evals, by_key)) for m in trains if kept.wanted(setting, m)]
+    chosen = {s.key_hash() for s in kept.select_best((m, row, sc[1]) for m, row, sc in candidates).values()}
+    out = []
+    for m, row, (scores, _) in candidates:
+        if setting == "best" and m.key_hash() not in chosen and not kept.asked(m):
+            continue
+        out.append(keep_model(m, profile, row=row, scores=scores))
+    return out
+
+
+def keep_model(spec: TrainRun, profile: Profile, *, row: kept.Row | None = None, scores: dict | None = None) -> Path:
+    """Keep the trained model of ``spec`` (its checkpoint; trained again where it was deleted) as a query and a passage
+    sentence-transformers model (``Transformer → Pooling("cls")``: the first-token vector DPR scores with)."""
+    folder = kept_dir(profile, spec)
+    if kept.kept_ok(folder, spec):
+        return folder
+    model, tokenizer = trained_model(spec, profile)
+
+    def save(tmp: Path) -> None:
+        save_sentence_transformers_pair(model, tokenizer, tmp, query_max_length=spec.query_max_length,
+                                        passage_max_length=spec.passage_max_length)
+
+    return kept.keep(folder, spec, row or kept_row(spec), fmt="sentence-transformers-pair", save=save, profile=profile,
+                     notebook="05", scores=scores or {})
+
+
+def save_sentence_transformers_pair(model, tokenizer, folder: Path, *, query_max_length: int, passage_max_length: int) -> None:
+    """``folder/query`` and ``folder/passage``: each encoder as a sentence-transformers model pooling the first token."""
+    import tempfile
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    from ..core.utils import quiet_transformers
+
+    for side, encoder, length in (("query", model.query_model, query_max_length), ("passage", model.passage_model, passage_max_length)):
+        with tempfile.TemporaryDirectory(prefix=f"cm-{side}-", dir=folder) as hf:
+            encoder.save_pretrained(hf, safe_serialization=True)
+            tokenizer.save_pretrained(hf)
+            # the backbone's pooler (unused: DPR pools the first token) is saved as built, so that loading the pair
+            # reports no missing weights; built under a forked RNG, so keeping a model never moves a later run's draws
+            with quiet_transformers(), torch.random.fork_rng(devices=[]):
+                transformer = Transformer(hf, max_seq_length=length)
+            st = SentenceTransformer(modules=[transformer, Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")],
+                                     device="cpu")
+            st.save(str(folder / side))
+
+
+def kept_model(spec: TrainRun, profile: Profile) -> Path:
+    """The kept query/passage pair of ``spec`` (``SentenceTransformer(path / "query")``); kept now from its checkpoint, or
+    trained again where that was deleted, when ``keep_models`` did not keep it."""
+    evals = [s for s in plan(profile) if isinstance(s, EvalRun) and s.model.key_hash() == spec.key_hash()]
+    by_key = {e.key_hash(): RunCache(_root(profile) / KINDS[EvalRun]).get(e.key()) for e in evals}
+    return keep_model(spec, profile, scores=_eval_scores(spec, evals, by_key)[0])
 
 
 def train_all(profile: Profile) -> None:

@@ -431,6 +431,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:
+        return export_main(argv[1:])
     args = parser().parse_args(argv)
     root = project_root()
     if args.check or args.prepare:
@@ -614,8 +617,76 @@ def _preflight(args, root: Path) -> int:
         print()
     statuses = preflight.check(prof, notebooks=numbers)
     print(f"preflight: profile {prof.name} ({prof.source_file})")
+    print(_kept_models_line(prof))
     print(preflight.render(statuses, shlex.join(["./reproduce.sh", *_command_args(args)])))
     return 0 if all(s.present for s in statuses) else 1
+
+
+def _kept_models_line(prof) -> str:
+    """``--check``'s line on kept models (issue 28): each section's ``keep_models`` and the disk its kept models use now."""
+    from .experiment import EXPERIMENTS
+    from .kept import disk_use
+
+    use = disk_use(prof.runs_dir)
+    parts = []
+    for section in EXPERIMENTS:
+        setting = (prof.sections.get(section) or {}).get("keep_models", "none")
+        n, size = use.get(section, (0, 0))
+        if setting != "none" or n:
+            parts.append(f"{section}: keep_models {setting}, {n} kept ({size / 1e9:.2f} GB)")
+    total = sum(b for _, b in use.values())
+    return ("kept models (runs/" + prof.name + "/<section>/models/; each about its backbone's size): "
+            + ("; ".join(parts) if parts else "none kept, keep_models none everywhere") + f"; {total / 1e9:.2f} GB on disk")
+
+
+def export_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="reproduce.sh export",
+        description="Copy the kept models of a profile (keep_models: best | all) into DIR/<paper>/<table>/<row>/, each with "
+                    "its model card; optionally upload them to the Hugging Face hub (token: $HF_TOKEN only).")
+    p.add_argument("dir", help="where the models go")
+    p.add_argument("--profile", default="smoke", help="profile name or YAML path (default smoke)")
+    p.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 03,05")
+    p.add_argument("--push-to-hub", metavar="ORG", default=None,
+                   help="upload each exported model as the repository ORG/<paper>-<table>-<row> (private; $HF_TOKEN)")
+    p.add_argument("--dry-run", action="store_true", help="list the kept models that would be exported; copy nothing")
+    return p
+
+
+def export_main(argv: Sequence[str]) -> int:
+    """``./reproduce.sh export``: :func:`codeswitch.core.kept.export` (and :func:`~codeswitch.core.kept.push_to_hub`)."""
+    from .kept import export, push_to_hub
+
+    args = export_parser().parse_args(argv)
+    root = project_root()
+    try:
+        prof = load_profile(args.profile, root=root)
+    except ConfigError as exc:
+        print(f"reproduce.sh export: {exc}", file=sys.stderr)
+        return 2
+    numbers = None if not args.only else [s.number for s in select(NOTEBOOKS, args.only)]
+    if args.dry_run:
+        from .kept import Row, kept_models
+
+        found = kept_models(prof.runs_dir, numbers)
+        print(f"export (dry run): profile {prof.name}; {len(found)} kept model(s) under {prof.runs_dir} would be copied into "
+              f"{args.dir}/" + "".join(f"\n  {Row(**m['row']).folder()} (seed {m['row'].get('seed')})" for _, m in found))
+        return 0
+    written = export(prof.runs_dir, args.dir, notebooks=numbers)
+    for p in written:
+        print(f"exported {p}")
+    if not written:
+        print(f"reproduce.sh export: no kept model under {prof.runs_dir} (set <section>.keep_models: best or all in the "
+              "profile and run the notebooks)", file=sys.stderr)
+        return 1
+    if args.push_to_hub:
+        try:
+            for repo in push_to_hub(written, args.push_to_hub):
+                print(f"uploaded {repo}")
+        except PermissionError as exc:
+            print(f"reproduce.sh export: {exc}", file=sys.stderr)
+            return 2
+    return 0
 
 
 if __name__ == "__main__":

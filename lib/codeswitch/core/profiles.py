@@ -49,6 +49,8 @@ _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish
 SECTIONS = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert", "executor")
 #: sections that choose where runs are computed, not what they compute: overriding them keeps the figures folder
 NOT_RESULT_CHANGING = ("executor",)
+# keys of any section that change what is saved, never a result (codeswitch.core.kept): out of the figures folder's hash
+NOT_RESULT_CHANGING_KEYS = ("keep_models",)
 # Section keys that became top-level keys: (section, key) -> the top-level key.  An old
 # profile that still has one gets an error saying where the setting lives now.
 _MOVED_TO_TOP = {
@@ -221,8 +223,10 @@ class Profile:
 
 
 def result_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The overrides that can change a result, sorted by key: all but those of :data:`NOT_RESULT_CHANGING` sections."""
-    return {k: overrides[k] for k in sorted(overrides or {}) if k.split(".", 1)[0] not in NOT_RESULT_CHANGING}
+    """The overrides that can change a result, sorted by key: all but those of :data:`NOT_RESULT_CHANGING` sections
+    and :data:`NOT_RESULT_CHANGING_KEYS` keys."""
+    return {k: overrides[k] for k in sorted(overrides or {})
+            if k.split(".", 1)[0] not in NOT_RESULT_CHANGING and k.rsplit(".", 1)[-1] not in NOT_RESULT_CHANGING_KEYS}
 
 
 def overrides_hash(overrides: Mapping[str, Any] | None) -> str | None:

@@ -86,10 +86,12 @@ class BestEpoch(TrainerCallback):
     IGNORED = ("loss", "runtime", "samples_per_second", "steps_per_second")
 
     def __init__(self, metric: str, eval_names: Sequence[str], *, select: str = "valid", desc: str = "", verbose: bool = False,
-                 tag: str = "train"):
+                 tag: str = "train", keep_weights: bool = False):
         self.metric, self.eval_names, self.select = metric, list(eval_names), select
         self.desc, self.verbose, self.tag = desc, verbose, tag
         self.epochs: dict[int, dict] = {}
+        # keep_weights: a CPU copy of the best epoch's weights (``state``), for a run whose model is kept (issue 28)
+        self.keep_weights, self.state = keep_weights, None
 
     def _row(self, state) -> dict:
         epoch = int(round(state.epoch or 0))
@@ -107,6 +109,8 @@ class BestEpoch(TrainerCallback):
             if self.metric in found:
                 row[name] = found[self.metric]
                 row[f"{name}_all"] = {k: v for k, v in found.items() if k not in self.IGNORED}
+        if self.keep_weights and self.select in row and self.best() is row and kwargs.get("model") is not None:
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in kwargs["model"].state_dict().items()}
         if self.verbose and all(n in row for n in self.eval_names):
             scores = "  ".join(f"{n} {row[n]:.2f}" for n in self.eval_names)
             print(f"[{self.tag}] {self.desc} epoch {row['epoch']}/{int(args.num_train_epochs)}  "

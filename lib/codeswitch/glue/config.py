@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
 from ..core.experiment import RunSpec, not_in_key
+from ..core.kept import check_setting
 from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .train import SCENARIOS, TASKS
 
@@ -65,8 +66,12 @@ class Config:
     # Encoder backbones (BERT, XLM-R); mBART, whose head reads the decoder, trains padded (its result says so).
     packing: bool = False
     log_epochs: bool = True  # one line per epoch of every run
+    # which fine-tuned classifiers are kept (best epoch's weights), as AutoModelForSequenceClassification with their
+    # label maps (codeswitch.core.kept): "none" | "best" (per Table 2 cell, the seed best on validation) | "all"; in no key
+    keep_models: str = "none"
 
     def __post_init__(self):
+        check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         unknown = [t for t in self.tasks if t not in TASKS]
         if unknown:
             raise ValueError(f"tasks: unknown {unknown} (known: {', '.join(TASKS)})")

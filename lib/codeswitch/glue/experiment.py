@@ -20,6 +20,7 @@ The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ from ..core.experiment import Results, Stage
 from ..core.models import backbone_id, is_tiny, resolve_model
 from ..core.profiles import Profile, result_overrides, seeds_for
 from ..core import claims
+from ..core import kept
 from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.report import bold, comparison, save_figure, save_table, seaborn_style, summarise
 from ..core.runs import RunCache
@@ -118,11 +120,25 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
     if fingerprint(splits) != spec.data:
         raise RuntimeError(f"glue {spec.task}: the data changed since the plan was made (hash {fingerprint(splits)}, planned {spec.data}); plan again")
     path = resolve_model(spec.model, profile, what=f"glue.backbones.{spec.backbone}.model")
+    keep = None
+    if kept.wanted(load(profile).keep_models, spec):  # the best epoch's classifier, with its label names
+
+        def keep(model, tokenizer, result):
+            if spec.task in LABEL_NAMES:
+                model.config.id2label = dict(enumerate(LABEL_NAMES[spec.task]))
+                model.config.label2id = {name: i for i, name in enumerate(LABEL_NAMES[spec.task])}
+            scores = {f"{result['metric']} x100 (valid, {spec.select})": result["valid"],
+                      **{f"{result['metric']} x100 (test, {lang})": v for lang, v in result["test"].items()}}
+            kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sequence-classification", profile=profile,
+                      notebook="02", scores=scores,
+                      save=lambda d: (model.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))
+
     result = fine_tune(
         spec, path, splits["train"], splits["valid"], {lang: splits["test"] for lang in spec.test},
         device=profile.torch_device().type,
         cpu_threads=profile.cpu_threads,  # the profile's one thread setting (the trainer restores the count after)
         desc=f"{spec.task} {spec.backbone} seed {spec.seed} train={spec.train}",
+        **({} if keep is None else {"keep": keep}),  # (a run that keeps nothing calls fine_tune as before)
     )
     result["scenarios"] = {scenario_of(spec.train, spec.select, lang): result["test"][lang] for lang in spec.test}
     result[LEARNING_KEY] = learning_entry(spec, splits["train"], splits["test"], result)
@@ -174,7 +190,37 @@ def run(profile: Profile) -> Results:
     cache = RunCache(grid.cache_dir)
     for name, model in dict.fromkeys((s.backbone, s.model) for s in grid if s.key() not in cache):
         resolve_model(model, profile, what=f"glue.backbones.{name}.model")
-    return grid.run(run_one, profile)
+    results = grid.run(run_one, profile)
+    if load(profile).keep_models == "best":  # every candidate was kept while training: keep each cell's selected run
+        kept.prune_to_best(grid.cache_dir, [(s, kept_row(s), r["valid"]) for s, r in results])
+    return results
+
+
+# --------------------------------------------------------------------------- kept models (issue 28)
+#: Koglish-GLUE's selection rule for keep_models: best.  The paper reports mean ± std over five seeds (no seed is
+#: selected); this project keeps, per Table 2 cell (task, backbone, training language), the seed whose best epoch
+#: scores highest on the validation split that picked that epoch (ties: the earlier seed), never a test score.
+SELECTION_RULE = "the seed whose best epoch scores highest on validation (its training language; ties: the earlier seed)"
+#: GLUE's label names, in the order of the label ids (the Hugging Face ``glue`` dataset's); STS-B is a regression
+LABEL_NAMES = {"cola": ("unacceptable", "acceptable"), "sst2": ("negative", "positive"),
+               "mrpc": ("not_equivalent", "equivalent"), "qnli": ("entailment", "not_entailment"),
+               "rte": ("entailment", "not_entailment")}
+
+
+def kept_row(spec: GlueRun) -> kept.Row:
+    """Table 2's row of a run's own language (EN2EN or CS2CS; an English model is also EN2CS's), the task's column."""
+    return kept.Row(EXPERIMENT, "table2", f"{scenario_of(spec.train, spec.select, spec.select)} · {spec.backbone}", spec.seed,
+                    SELECTION_RULE, column=TASK_LABEL.get(spec.task, spec.task))
+
+
+def kept_dir(profile: Profile, spec: GlueRun) -> Path:
+    """Where the classifier of ``spec`` is kept: ``runs/<profile>/glue/models/<key>/``."""
+    return kept.kept_dir(profile.runs_dir / EXPERIMENT, spec)
+
+
+def kept_model(spec: GlueRun, profile: Profile) -> Path:
+    """The kept classifier of ``spec``; fine-tuned again (its record rewritten) where ``keep_models`` did not keep it."""
+    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=profile.runs_dir / EXPERIMENT)
 
 
 def frame(results: Results) -> pd.DataFrame:

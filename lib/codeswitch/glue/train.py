@@ -89,7 +89,7 @@ from __future__ import annotations
 import functools
 import tempfile
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -215,6 +215,7 @@ def fine_tune(
     device: str = "cpu",
     cpu_threads: int | None = None,
     desc: str = "",
+    keep: Callable[[Any, Any, dict], Any] | None = None,
 ) -> dict:
     """Fine-tune ``model_path`` as ``spec`` says (a :class:`codeswitch.glue.config.GlueRun`); score the best epoch.
 
@@ -230,7 +231,8 @@ def fine_tune(
          "epochs": [{"epoch": 1, "loss": .., "valid": .., "test_en": .., "test_cs": ..}, ...]}
     """
     metric = TASKS[spec.task].metric
-    recorder = BestEpoch(metric, ["valid", *(f"test_{lang}" for lang in test_dfs)], desc=desc, verbose=spec.log_epochs, tag="glue")
+    recorder = BestEpoch(metric, ["valid", *(f"test_{lang}" for lang in test_dfs)], desc=desc, verbose=spec.log_epochs, tag="glue",
+                         keep_weights=keep is not None)
     with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), \
             torch_threads(cpu_threads if device == "cpu" else None), frozen_gc():
         trainer = build_trainer(spec, model_path, train_df, valid_df, test_dfs, device=device, output_dir=tmp, callbacks=[recorder])
@@ -248,6 +250,9 @@ def fine_tune(
         result["packed"] = isinstance(trainer.data_collator, PackRows)  # False: a family that trains padded (mBART)
     if not np.isclose(result["valid"], trainer.state.best_metric):
         raise RuntimeError(f"{desc}: best validation {result['valid']} disagrees with the Trainer's {trainer.state.best_metric}")
+    if keep is not None:  # the kept model is the best epoch's, the one the scores are of (issue 28)
+        trainer.model.load_state_dict(recorder.state)
+        keep(trainer.model, trainer.processing_class, result)
     return result
 
 

@@ -1,0 +1,390 @@
+"""Kept models (issue 28): the trained model of a run is a result too, saved beside its record.
+
+A profile section's ``keep_models`` says which runs keep their model:
+
+=========  ==================================================================================
+``none``   nothing is kept (the smoke default: the scores are the result)
+``best``   for each table row, the run that the paper's selection rule picks (the paper
+           default); every candidate is kept while the grid runs, the others are removed
+           once it has finished (:func:`prune_to_best`).  The rule of each paper is
+           written where its package calls :func:`select_best`
+``all``    every run's model
+=========  ==================================================================================
+
+A kept model lives in the run cache beside the records, ``runs/<profile>/<section>/models/<key>/``,
+named by its run's key hash (:meth:`~codeswitch.core.experiment.RunSpec.key_hash`): a run whose
+spec, inputs or result version change has another key, so a kept model is never stale.  The
+folder is built by :func:`~codeswitch.core.checkpoints.checkpoint_directory` (a hidden temporary
+sibling, ``MANIFEST.sha256.json`` written last, then renamed): never half-written; a folder whose
+manifest fails is not used (:func:`kept_ok`) — it is rebuilt by training the run again, never
+exported.  It holds the model in the format its ecosystem loads (:data:`FORMATS`), its model card
+(``README.md``, :func:`model_card`) and ``codeswitch.json`` (what the card is written from: the
+run's key, paper, table, row, scores, provenance).
+
+``keep_models`` enters no run key (it changes what is saved, not what is computed) and no figures
+folder name.  A notebook's loading section needs one model even where ``keep_models: none``:
+``keep_also(spec)`` before the notebook's run keeps the model of that run when it is trained
+(:func:`keep_also`; :func:`keeping` for a block);
+:func:`kept_model` trains a run again (and rewrites its record, so record and model come from one
+training) only when its model is not there.
+
+``./reproduce.sh export --profile P [--only NN] DIR`` copies every kept model into
+``DIR/<paper>/<table>/<row>/`` (:func:`export`); ``--push-to-hub ORG`` uploads them with
+``huggingface_hub`` (:func:`push_to_hub`; the token from ``$HF_TOKEN`` only).
+
+Example::
+
+    if kept.wanted(c.keep_models, spec):
+        kept.keep(kept_dir(profile, SECTION, spec), spec, kept.Row("concse", "table3", "ConCSE-mBERT-base", seed=1),
+                  fmt="sentence-transformers", save=model.save_pretrained, profile=profile, notebook="03", scores=...)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from .checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
+from .runs import atomic_directory, atomic_write_json, atomic_write_text, report_warning
+
+__all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keep_also", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
+           "asked", "select_best", "prune_to_best", "kept_model", "kept_models", "export", "push_to_hub", "disk_use", "model_card", "META", "CARD"]
+
+KEEP_MODELS = ("none", "best", "all")
+#: the formats a kept model is saved in, and how each is loaded (what the card says)
+FORMATS = {
+    "sentence-transformers": "from sentence_transformers import SentenceTransformer\nmodel = SentenceTransformer(\"{path}\")",
+    "sentence-transformers-pair": ("from sentence_transformers import SentenceTransformer\n"
+                                   "query_encoder = SentenceTransformer(\"{path}/query\")\n"
+                                   "passage_encoder = SentenceTransformer(\"{path}/passage\")"),
+    "sequence-classification": ("from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
+                                "model = AutoModelForSequenceClassification.from_pretrained(\"{path}\")\n"
+                                "tokenizer = AutoTokenizer.from_pretrained(\"{path}\")"),
+    "token-classification": ("from transformers import AutoModelForTokenClassification, AutoTokenizer\n"
+                             "model = AutoModelForTokenClassification.from_pretrained(\"{path}\")\n"
+                             "tokenizer = AutoTokenizer.from_pretrained(\"{path}\")"),
+    "question-answering": ("from transformers import AutoModelForQuestionAnswering, AutoTokenizer\n"
+                           "model = AutoModelForQuestionAnswering.from_pretrained(\"{path}\")\n"
+                           "tokenizer = AutoTokenizer.from_pretrained(\"{path}\")"),
+    "auto-model": ("from transformers import AutoModel, AutoTokenizer\n"
+                   "model = AutoModel.from_pretrained(\"{path}\")\ntokenizer = AutoTokenizer.from_pretrained(\"{path}\")"),
+}
+META = "codeswitch.json"
+CARD = "README.md"
+MODELS = "models"  # the folder of kept models in a section's run cache
+ALSO_VAR = "CODESWITCH_KEEP_ALSO"  # key hashes kept whatever keep_models says (:func:`keeping`); read by worker processes too
+
+#: the papers, as the cards cite them
+PAPERS = {
+    "concse": "Jeon et al., ConCSE: Unified Contrastive Learning and Augmentation for Code-Switched Embeddings (ICPR 2024)",
+    "glue": "Jeon et al., ConCSE (ICPR 2024), §5.1: Koglish-GLUE",
+    "contrastivemix": ("Do, Lee & Hwang, ContrastiveMix: Overcoming Code-Mixing Dilemma in Cross-Lingual Transfer for "
+                       "Information Retrieval (NAACL 2024)"),
+    "alignment": "the alignment-objectives paper (notebook 06)",
+    "calbert": "CalBERT – Code-mixed Adaptive Language representations using BERT",
+}
+#: backbone licences this project knows (anything else: "see its model card", never guessed)
+BACKBONE_LICENCES = {
+    "bert-base-multilingual-uncased": "Apache-2.0", "bert-base-multilingual-cased": "Apache-2.0",
+    "xlm-roberta-base": "MIT", "xlm-roberta-large": "MIT", "FacebookAI/xlm-roberta-base": "MIT",
+    "FacebookAI/xlm-roberta-large": "MIT", "google-bert/bert-base-multilingual-cased": "Apache-2.0",
+    "google-bert/bert-base-multilingual-uncased": "Apache-2.0", "roberta-base": "MIT", "bert-base-uncased": "Apache-2.0",
+    "minilm-l1l6": "Apache-2.0 (cut from sentence-transformers/all-MiniLM-L6-v2)",
+}
+PROJECT_LICENCE = "MIT (built by this project)"
+
+
+@dataclass(frozen=True)
+class Row:
+    """Where a run's model belongs: the paper's table and row (the export folder, the card's title)."""
+
+    paper: str  # a section: "concse", "contrastivemix", "calbert", ...
+    table: str  # "table3"
+    row: str  # the row label as codeswitch.core.reported names it ("ConCSE-mBERT-base")
+    seed: int | None = None
+    rule: str = ""  # the paper's selection rule among the row's runs (what ``best`` keeps)
+    column: str | None = None  # the one column the model stands for (a language), where a row has one model per column
+
+    def folder(self) -> str:
+        """``<paper>/<table>/<row>[-<column>]`` with the row as a folder name."""
+        return f"{self.paper}/{self.table}/{_slug(self.row + ('' if self.column is None else f'-{self.column}'))}"
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._+-]+", "-", text)).strip("-") or "row"
+
+
+def check_setting(value: Any, *, where: str = "keep_models") -> str:
+    """``value`` if it is one of :data:`KEEP_MODELS`; a ``ValueError`` naming the key otherwise."""
+    if value not in KEEP_MODELS:
+        raise ValueError(f"{where} must be one of {list(KEEP_MODELS)}, got {value!r}")
+    return value
+
+
+def wanted(setting: str, spec) -> bool:
+    """Whether the run ``spec`` saves its model: ``keep_models`` is ``best`` or ``all`` (``best``: a candidate,
+    pruned later), or the run is asked for by :func:`keeping`."""
+    return check_setting(setting) != "none" or asked(spec)
+
+
+def asked(spec) -> bool:
+    """Whether :func:`keeping` asks for the model of ``spec`` (kept whatever ``keep_models`` says)."""
+    return spec.key_hash() in os.environ.get(ALSO_VAR, "").split(",")
+
+
+def keep_also(*specs) -> None:
+    """Keep the models of ``specs`` whenever they are trained in this process (and its workers) from now on, whatever
+    ``keep_models`` says: a notebook's loading section asks for the model of one run it trains anyway (no extra
+    training).  :func:`keeping` is the same for a block."""
+    os.environ[ALSO_VAR] = ",".join(dict.fromkeys(filter(None, [*os.environ.get(ALSO_VAR, "").split(","),
+                                                                 *(s.key_hash() for s in specs)])))
+
+
+@contextmanager
+def keeping(*specs) -> Iterator[None]:
+    """Keep the models of ``specs`` when they are trained in the block, whatever ``keep_models`` says (a notebook's
+    loading section: the model of one run the notebook trains anyway).  An environment variable, so the worker
+    processes of an executor see it too."""
+    old = os.environ.get(ALSO_VAR)
+    keep_also(*specs)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ALSO_VAR, None)
+        else:
+            os.environ[ALSO_VAR] = old
+
+
+def kept_dir(section_root: str | Path, spec) -> Path:
+    """``<section's run cache>/models/<key hash>``: where the model of ``spec`` is kept."""
+    return Path(section_root) / MODELS / spec.key_hash()
+
+
+def read_meta(folder: str | Path) -> dict | None:
+    try:
+        return json.loads((Path(folder) / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def kept_ok(folder: str | Path, spec=None) -> bool:
+    """``True`` when ``folder`` holds a complete kept model (its manifest verifies) of ``spec`` (its stored key is
+    ``spec``'s); ``False`` otherwise, with a warning when it exists but fails."""
+    if not checkpoint_ok(folder, what="kept model"):
+        return False
+    meta = read_meta(folder)
+    if meta is None or (spec is not None and meta.get("key_hash") != spec.key_hash()):
+        report_warning(f"kept model {folder} is not used and will be rebuilt: its {META} is unreadable or of another run",
+                       CheckpointWarning, stacklevel=2)
+        return False
+    return True
+
+
+def keep(folder: str | Path, spec, row: Row, *, fmt: str, save: Callable[[Path], Any], profile, notebook: str,
+         scores: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Path:
+    """Save a run's model into ``folder`` atomically: ``save(tmp)`` writes the model, then the metadata, the card and
+    the manifest (last); the folder appears complete or not at all.  Returns ``folder``."""
+    from .provenance import git_state
+
+    if fmt not in FORMATS:
+        raise ValueError(f"kept model format {fmt!r}: one of {list(FORMATS)}")
+    commit, dirty = git_state(Path(profile.root))
+    key = spec.key()
+    meta = {
+        "schema": 1,
+        "section": row.paper,
+        "notebook": notebook,
+        "row": asdict(row),
+        "format": fmt,
+        "key_hash": spec.key_hash(),
+        "key": json.loads(json.dumps(key, default=str)),
+        "inputs": key.get("inputs", {}),
+        "backbone": getattr(spec, "model", None),
+        "profile": profile.name,
+        "overrides": {k: profile.overrides[k] for k in sorted(profile.overrides)},
+        "git_commit": commit + ("-dirty" if dirty else ""),
+        "scores": dict(scores or {}),
+        **dict(extra or {}),
+    }
+    with checkpoint_directory(folder) as tmp:
+        save(tmp)
+        atomic_write_json(tmp / META, meta)
+        atomic_write_text(tmp / CARD, model_card(json.loads((tmp / META).read_text(encoding="utf-8"))))
+    return Path(folder)
+
+
+def kept_model(spec, profile, *, folder: str | Path, run_one: Callable, cache_dir: str | Path) -> Path:
+    """``folder`` when it holds the verified kept model of ``spec``; otherwise the run is computed again with its model
+    kept (:func:`keeping`) and its record rewritten (record and model from one training).  Returns ``folder``."""
+    from .runs import RunCache, run_lock
+
+    folder = Path(folder)
+    if kept_ok(folder, spec):
+        return folder
+    cache = RunCache(cache_dir)
+    with run_lock(cache.path(spec.key())):
+        if not kept_ok(folder, spec):
+            with keeping(spec):
+                result = run_one(spec, profile)
+            cache.put(spec.key(), result)
+    if not kept_ok(folder, spec):
+        raise RuntimeError(f"{spec.label()}: its run finished but kept no model in {folder}")
+    return folder
+
+
+# --------------------------------------------------------------------------- best per row
+def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tuple, Any]:
+    """``{(paper, table, row, column): spec}``: per row (and column, where a row has one model per column), the
+    candidate with the highest score (``None`` scores never win; ties go to the first, i.e. the earlier seed in plan
+    order)."""
+    best: dict[tuple, tuple[Any, float]] = {}
+    for spec, row, score in candidates:
+        k = (row.paper, row.table, row.row, row.column)
+        if score is None:
+            best.setdefault(k, (spec, float("-inf")))
+        elif k not in best or score > best[k][1]:
+            best[k] = (spec, score)
+    return {k: v[0] for k, v in best.items()}
+
+
+def prune_to_best(section_root: str | Path, candidates: Sequence[tuple[Any, Row, float | None]]) -> list[Path]:
+    """``keep_models: best`` after a grid: remove the kept models of ``candidates`` that :func:`select_best` does not
+    pick.  Only the candidates' own folders are touched (models of other plans in the same cache stay)."""
+    chosen = {s.key_hash() for s in select_best(candidates).values()}
+    removed = []
+    for spec, _, _ in candidates:
+        folder = kept_dir(section_root, spec)
+        if spec.key_hash() not in chosen and folder.exists():
+            shutil.rmtree(folder)
+            removed.append(folder)
+    return removed
+
+
+# --------------------------------------------------------------------------- the model card
+def model_card(meta: Mapping[str, Any]) -> str:
+    """The generated ``README.md`` of a kept model: paper, table and row; profile, overrides, commit; data identity;
+    measured scores beside the paper's (:mod:`codeswitch.core.reported`); licences; the fidelity ledger's rows."""
+    from . import fidelity, reported
+
+    row = meta["row"]
+    paper, table = row["paper"], row["table"]
+    title = f"{row['row']}" + (f" ({row['column']})" if row.get("column") else "") + f" — {paper} {table}" + (f", seed {row['seed']}" if row.get("seed") is not None else "")
+    lines = ["---", "library_name: " + ("sentence-transformers" if meta["format"].startswith("sentence") else "transformers"),
+             "tags: [codeswitch, code-switching]", "---", "", f"# {title}", "",
+             f"Trained by the `codeswitch` companion (notebook {meta['notebook']}): {PAPERS.get(paper, paper)}, "
+             f"{table}, row **{row['row']}**.", ""]
+    if row.get("rule"):
+        lines += [f"Which run of the row this is: {row['rule']}.", ""]
+    lines += ["## Loading", "", "```python", FORMATS[meta["format"]].format(path="PATH/TO/THIS/FOLDER"), "```", "",
+              "## Provenance", "",
+              f"- profile: `{meta['profile']}`; overrides: `{json.dumps(meta['overrides'], ensure_ascii=False)}`",
+              f"- git commit: `{meta['git_commit']}`",
+              f"- run key: `{meta['key_hash']}` (the run cache's record of the same key holds the scores below)",
+              f"- backbone: `{meta.get('backbone')}`", "- training data and model inputs (identity):"]
+    inputs = meta.get("inputs") or {}
+    data_fields = {k: v for k, v in (meta.get("key") or {}).items()
+                   if any(w in k for w in ("source", "data", "koglish", "task", "muse", "language", "pairs")) and not isinstance(v, dict)}
+    for k, v in sorted({**data_fields, **inputs}.items()):
+        lines.append(f"  - `{k}`: `{v}`")
+    if not inputs and not data_fields:
+        lines.append("  - (none named)")
+    lines += ["", "## Scores", "", f"Measured by this run under profile `{meta['profile']}`, beside the paper's reported value "
+              "(where the paper prints one)" + (": the smoke profile's tiny models and synthetic data are not comparable with "
+                                                "the paper's" if meta["profile"] == "smoke" else "") + ".", "",
+              "| column | measured | paper (reported) |", "|---|---|---|"]
+    rep = {r.column: r for r in reported.table(paper, table) if r.row == row["row"] and (not row.get("column") or r.column == row[
+        "column"] or row["column"] in r.column)} if paper in reported.PAPERS else {}
+    scores = meta.get("scores") or {}
+    for col in list(scores) + [c for c in rep if c not in scores]:
+        got = scores.get(col)
+        r = rep.get(col)
+        paper_value = "—" if r is None or r.value is None else (f"{r.value:g}" + (f" ± {r.std:g}" if r.std is not None else ""))
+        lines.append(f"| {col} | {'—' if got is None else (f'{got:.4g}' if isinstance(got, (int, float)) else got)} | {paper_value} |")
+    backbone = str(meta.get("backbone"))
+    lic = BACKBONE_LICENCES.get(backbone, PROJECT_LICENCE if backbone.startswith("tiny-") else
+                                f"unknown here: see the model card of `{backbone}`")
+    synthetic = any(str(v).split("/")[0] in ("synthetic", "shipped") for v in data_fields.values())
+    lines += ["", "## Licences", "", f"- backbone: {lic}",
+              "- training data: " + (PROJECT_LICENCE if synthetic else "that of each dataset named above (see its own card); "
+                                     "not restated here"),
+              "- this card and the code that trained the model: MIT (the codeswitch project)", ""]
+    rows = fidelity.entries(meta["notebook"]) if meta.get("notebook") else []
+    if rows:
+        lines += ["## Fidelity ledger rows that apply", "", "| id | topic | this project's default |", "|---|---|---|"]
+        lines += [f"| {d.id} | {d.topic} | {d.default} |" for d in rows]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- listing, export, hub
+def kept_models(runs_dir: str | Path, notebooks: Sequence[str] | None = None) -> list[tuple[Path, dict]]:
+    """``[(folder, meta)]`` of every kept model under ``runs/<profile>/`` (``notebooks``: only theirs), sorted."""
+    out = []
+    for meta_file in sorted(Path(runs_dir).glob(f"*/{MODELS}/*/{META}")) + sorted(Path(runs_dir).glob(f"*/*/{MODELS}/*/{META}")):
+        meta = read_meta(meta_file.parent)
+        if meta is not None and (notebooks is None or meta.get("notebook") in notebooks):
+            out.append((meta_file.parent, meta))
+    return out
+
+
+def export(runs_dir: str | Path, dest: str | Path, notebooks: Sequence[str] | None = None) -> list[Path]:
+    """Copy every kept model (of ``notebooks``) into ``dest/<paper>/<table>/<row>/`` (``.../seed-<seed>/`` where a
+    row keeps several runs: ``keep_models: all``); each copy built atomically.  A model whose manifest fails is
+    not exported (a warning names it: run its notebook again to rebuild it).  Returns the folders written."""
+    items = [(f, m) for f, m in kept_models(runs_dir, notebooks) if kept_ok(f)]
+    per_row: dict[str, int] = {}
+    for _, m in items:
+        per_row[Row(**m["row"]).folder()] = per_row.get(Row(**m["row"]).folder(), 0) + 1
+    written = []
+    for folder, meta in items:
+        row = Row(**meta["row"])
+        target = Path(dest) / row.folder()
+        if per_row[row.folder()] > 1:
+            target = target / f"seed-{row.seed}"
+        with atomic_directory(target) as tmp:
+            shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        written.append(target)
+    return written
+
+
+def push_to_hub(folders: Iterable[str | Path], org: str, *, api=None, private: bool = True) -> list[str]:
+    """Upload each exported folder as the model repository ``<org>/<paper>-<table>-<row>[-seed-N]``; the token is
+    read from the environment only (``$HF_TOKEN``; ``HfApi`` reads it).  ``api``: an ``HfApi`` (tests pass a fake
+    hub).  Returns the repository ids."""
+    if api is None:
+        from huggingface_hub import HfApi
+
+        if not os.environ.get("HF_TOKEN"):
+            raise PermissionError("--push-to-hub: set HF_TOKEN in the environment (a write token); it is read from nowhere else")
+        api = HfApi(token=os.environ["HF_TOKEN"])
+    repos = []
+    for folder in folders:
+        folder = Path(folder)
+        meta = read_meta(folder) or {}
+        row = Row(**meta["row"]) if "row" in meta else None
+        name = _slug(f"{row.paper}-{row.table}-{row.row}" + (f"-seed-{row.seed}" if folder.name.startswith("seed-") else "")
+                     if row else folder.name)
+        repo = f"{org}/{name}"
+        api.create_repo(repo, repo_type="model", private=private, exist_ok=True)
+        api.upload_folder(repo_id=repo, repo_type="model", folder_path=str(folder),
+                          commit_message=f"codeswitch: {name} (run {meta.get('key_hash')}, commit {meta.get('git_commit')})")
+        repos.append(repo)
+    return repos
+
+
+def disk_use(runs_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """``{section: (kept models, bytes)}`` under ``runs/<profile>/`` (what ``--check`` prints)."""
+    out: dict[str, tuple[int, int]] = {}
+    for folder, meta in kept_models(runs_dir):
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        n, b = out.get(meta["section"], (0, 0))
+        out[meta["section"]] = (n + 1, b + size)
+    return out
