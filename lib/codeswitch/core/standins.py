@@ -341,17 +341,98 @@ DATA_PACKAGES = ("koglish", "contrastivemix", "alignment", "calbert")
 VERSION = 2
 
 
-def build_data(root: str | Path) -> Path:
-    """Every stand-in dataset under ``root/data/`` in its released layout (built once, atomically)."""
+#: ``--sizes paper``/``vocab``: each training file of the stand-in datasets repeated so that a run trains on full
+#: batches at the paper's batch sizes (paper-gpu; the stand-ins hold a few dozen rows each): glob under data/ ->
+#: (format, copies).  The copies are the same rows (query ids and row indices renumbered where a loader keys on them);
+#: validation and test splits, corpora and dictionaries are left as built.  Targets: GLUE 512 rows (4 batches of 128),
+#: NLI 2,048 (4 SimCSE batches of 512), NQ 1,280 queries (10 batches of 128), IITB 2,400 pairs (alignment's and
+#: CalBERT's pre-training caps), SAIL 180 and IITP 330 rows (about 20 batches), GLUECoS about 20 batches of 16.
+TRAIN_COPIES: dict[str, tuple[str, int]] = {
+    "koglish/Koglish_GLUE/*/*_train.csv": ("csv-index", 3),
+    "koglish/Koglish_NLI/*_train.csv": ("csv-index", 5),
+    "wikipedia-nq/nq-train.jsonl.gz": ("jsonl-gz", 23),
+    "iitb-english-hindi/data/train-*.parquet": ("parquet", 20),
+    "sail2017/train.txt": ("lines", 6),
+    "iitp-product-reviews/hi-train.csv": ("lines", 11),
+    "GLUECoS/Data/Processed_Data/Sentiment_EN_HI/*/train.txt": ("lines", 6),
+    "GLUECoS/Data/Processed_Data/NER_EN_HI/*/train.txt": ("blocks", 10),
+    "GLUECoS/Data/Processed_Data/QA_EN_HI/train-v2.0.json": ("squad", 2),
+}
+
+
+def _repeat_file(path: Path, kind: str, copies: int) -> None:
+    """Rewrite ``path`` as ``copies`` copies of its rows, in its own format (see :data:`TRAIN_COPIES`)."""
+    import csv
+    import gzip
+    import io
+
+    if kind == "csv-index":  # header, then rows whose first column is a row index
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+        out = io.StringIO(newline="")
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(rows[0])
+        body = rows[1:]
+        for i in range(copies * len(body)):
+            w.writerow([str(i), *body[i % len(body)][1:]])
+        path.write_text(out.getvalue(), encoding="utf-8")
+    elif kind == "jsonl-gz":  # one record a line; query ids made unique per copy
+        lines = [ln for ln in gzip.decompress(path.read_bytes()).decode("utf-8").splitlines() if ln.strip()]
+        out = []
+        for k in range(copies):
+            for ln in lines:
+                rec = json.loads(ln)
+                if k and "query_id" in rec:
+                    rec["query_id"] = f"{rec['query_id']}-copy{k}"
+                out.append(json.dumps(rec, ensure_ascii=False))
+        path.write_bytes(gzip.compress(("\n".join(out) + "\n").encode("utf-8"), mtime=0))
+    elif kind == "parquet":
+        import pandas as pd
+
+        df = pd.read_parquet(path)
+        pd.concat([df] * copies, ignore_index=True).to_parquet(path, index=False)
+    elif kind in ("lines", "blocks"):  # text lines; blocks: sentences separated by a blank line (CoNLL)
+        text = path.read_text(encoding="utf-8")
+        text = text if text.endswith("\n") else text + "\n"
+        sep = "\n" if kind == "blocks" and not text.endswith("\n\n") else ""
+        path.write_text(sep.join([text] * copies), encoding="utf-8")
+    elif kind == "squad":  # SQuAD JSON: the articles repeated, question ids made unique per copy
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        articles = []
+        for k in range(copies):
+            for art in json.loads(json.dumps(doc["data"])):
+                for par in art.get("paragraphs", []):
+                    for qa in par.get("qas", []):
+                        if k and "id" in qa:
+                            qa["id"] = f"{qa['id']}-copy{k}"
+                articles.append(art)
+        path.write_text(json.dumps({**doc, "data": articles}, ensure_ascii=False), encoding="utf-8")
+    else:
+        raise ValueError(f"{path}: unknown stand-in file format {kind!r}")
+
+
+#: --sizes -> the data folder under the stand-ins root (paper sizes: the training files repeated, :data:`TRAIN_COPIES`)
+DATA_FOLDERS = {"ci": "data", "paper": "data-paper", "vocab": "data-paper"}
+
+
+def build_data(root: str | Path, sizes: str = "ci") -> Path:
+    """Every stand-in dataset under ``root/data/`` in its released layout (built once, atomically); at ``paper`` or
+    ``vocab`` sizes under ``root/data-paper/``, the training files repeated (:data:`TRAIN_COPIES`)."""
     import importlib
 
-    dest = Path(root) / "data"
+    dest = Path(root) / DATA_FOLDERS[sizes]
     if (dest / f".complete-v{VERSION}").is_file():
         return dest
     with atomic_directory(dest, replace=True) as tmp:
         for pkg in DATA_PACKAGES:
             importlib.import_module(f"codeswitch.{pkg}.standins").build(Path(tmp))
         shutil.rmtree(Path(tmp) / "_mini", ignore_errors=True)
+        if DATA_FOLDERS[sizes] != "data":
+            for pattern, (kind, copies) in TRAIN_COPIES.items():
+                found = sorted(Path(tmp).glob(pattern))
+                if not found:
+                    raise FileNotFoundError(f"stand-in data: no file matches {pattern} under {tmp}")
+                for path in found:
+                    _repeat_file(path, kind, copies)
         (Path(tmp) / f".complete-v{VERSION}").write_text("")
     return dest
 
@@ -371,7 +452,7 @@ def build_all(root: str | Path, sizes: str = "ci", only: Sequence[str] | None = 
     for name in names:
         at_size = sizes if name in sized or sizes == "ci" else "ci"
         out[name] = build_standin(name, Path(root) / SIZES[at_size][0], at_size)
-    out["data"] = build_data(root)
+    out["data"] = build_data(root, sizes)
     return out
 
 
