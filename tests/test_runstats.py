@@ -36,6 +36,7 @@ def test_counts_steps_sequences_and_non_padding_tokens(monkeypatch):
     assert (d["eval_forwards"], d["eval_sequences"], d["eval_tokens"]) == (1, 2, 8)
     embeddings = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Embedding))
     assert d["params"] == {"BertModel": sum(p.numel() for p in model.parameters()) - embeddings}
+    assert d["models"] == {"BertModel": {"params": d["params"]["BertModel"], "train_tokens": 18, "eval_tokens": 8}}
     assert d["train_span_s"] >= 0 and d["device"] == "cpu" and d["peak_memory_bytes"] is None
     with runstats.measure() as after:  # hooks are removed with the last measured run; a later run counts afresh
         model(input_ids=ids, attention_mask=mask)

@@ -44,8 +44,8 @@ class RunStats:
     eval_forwards: int = 0
     eval_sequences: int = 0
     params: dict = field(default_factory=dict)  # model class -> parameters outside embedding tables
-    _train_tokens: list = field(default_factory=list)  # device scalars (summed at the end: no host read per step)
-    _eval_tokens: list = field(default_factory=list)
+    _train_tokens: dict = field(default_factory=dict)  # model class -> device scalars (summed at the end: no host read per step)
+    _eval_tokens: dict = field(default_factory=dict)
     _first_train: float | None = None
     _last_train: float | None = None
 
@@ -54,8 +54,11 @@ class RunStats:
         if self.counting:
             out.update(
                 optimizer_steps=self.optimizer_steps, train_forwards=self.train_forwards, train_sequences=self.train_sequences,
-                train_tokens=_total(self._train_tokens), eval_forwards=self.eval_forwards, eval_sequences=self.eval_sequences,
-                eval_tokens=_total(self._eval_tokens), params=dict(self.params),
+                train_tokens=sum(_total(v) for v in self._train_tokens.values()), eval_forwards=self.eval_forwards,
+                eval_sequences=self.eval_sequences, eval_tokens=sum(_total(v) for v in self._eval_tokens.values()),
+                params=dict(self.params),
+                models={name: {"params": n, "train_tokens": _total(self._train_tokens.get(name, [])),
+                               "eval_tokens": _total(self._eval_tokens.get(name, []))} for name, n in self.params.items()},
                 train_span_s=None if self._first_train is None else round(self._last_train - self._first_train, 4),
             )
         return out
@@ -125,13 +128,13 @@ def _count(module, args, kwargs):
         if training:
             s.train_forwards += 1
             s.train_sequences += int(seqs)
-            s._train_tokens.append(tokens)
+            s._train_tokens.setdefault(name, []).append(tokens)
             s._first_train = now if s._first_train is None else s._first_train
             s._last_train = now
         else:
             s.eval_forwards += 1
             s.eval_sequences += int(seqs)
-            s._eval_tokens.append(tokens)
+            s._eval_tokens.setdefault(name, []).append(tokens)
 
 
 def _post_hook(module, args, output):
