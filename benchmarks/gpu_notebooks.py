@@ -103,7 +103,8 @@ def _records(runs: Path) -> Iterable[tuple[str, dict]]:
         except (ValueError, UnicodeDecodeError):
             continue
         if isinstance(rec, dict) and "result" in rec and "config" in rec:
-            yield str(p.parent.relative_to(runs)), rec
+            parts = p.parent.relative_to(runs).parts
+            yield "/".join(parts[1:] if parts and parts[0].startswith("paper-gpu") else parts), rec  # less the profile's folder
 
 
 def _notebook_of(kind: str, config: Mapping) -> str:
