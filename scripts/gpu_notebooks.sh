@@ -138,9 +138,8 @@ PY
 else
   say "no wheelhouse/ (scripts/make_wheelhouse.sh): using the packages there are"
 fi
-if [ -f "$bm25/PYSERINI_VERSION" ] && ! "$py" -c "import pyserini" 2> /dev/null; then
-  export CODESWITCH_PYSERINI_VERSION="$(cat "$bm25/PYSERINI_VERSION")"
-  say "BM25: Pyserini not here; the carried records of Pyserini $CODESWITCH_PYSERINI_VERSION ($(ls "$bm25"/*.json 2> /dev/null | wc -l) runs)"
+if [ -d "$bm25" ] && ! "$py" -c "import pyserini" 2> /dev/null; then  # its keys then name the pinned version (lucene.pyserini_version)
+  say "BM25: Pyserini not here; $(ls "$bm25"/*.json 2> /dev/null | wc -l) carried BM25 records (Pyserini $(cat "$bm25/PYSERINI_VERSION" 2> /dev/null))"
 fi
 
 "$py" - "$work/env/environment.json" <<'PY' || say "environment check FAILED (a package is missing: see above)"

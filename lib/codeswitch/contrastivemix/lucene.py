@@ -40,23 +40,10 @@ __all__ = ["IMPLEMENTATIONS", "pyserini_version", "start_jvm", "lucene_rank", "l
 IMPLEMENTATIONS = ("pyserini", "bm25s")  # contrastivemix.bm25_implementation
 
 
-#: on a machine without Pyserini (a GPU machine it cannot travel to: scripts/gpu_notebooks.sh), the version of
-#: Pyserini that computed the BM25 records carried there; every BM25 run must then be in the run cache
-PYSERINI_VERSION_VAR = "CODESWITCH_PYSERINI_VERSION"
-
-
 def pyserini_version() -> str:
-    """Pyserini's installed version (it enters the BM25 runs' keys); where it is not installed, the version named by
-    ``$CODESWITCH_PYSERINI_VERSION`` (the records were computed elsewhere, with that version)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import version
 
-    try:
-        return version("pyserini")
-    except PackageNotFoundError:
-        carried = os.environ.get(PYSERINI_VERSION_VAR)
-        if carried:
-            return carried
-        raise
+    return version("pyserini")
 
 
 def start_jvm(heap: str | None = None) -> None:
@@ -138,13 +125,12 @@ def lucene_rank(
     from .evaluate import Ranking, _short
 
     _check_analyzer(language, stemming, stopwords)
-    if os.environ.get(PYSERINI_VERSION_VAR):
-        from importlib.util import find_spec
+    from importlib.util import find_spec
 
-        if find_spec("pyserini") is None:
-            raise RuntimeError(f"BM25 ({language}): Pyserini is not installed here and ${PYSERINI_VERSION_VAR} says the BM25 "
-                               "records were computed elsewhere, but this one is not in the run cache (carry "
-                               "runs/<profile>/contrastivemix/bm25/ computed with the same data: scripts/gpu_notebooks.sh --bm25)")
+    if find_spec("pyserini") is None:  # a GPU machine it cannot travel to (scripts/gpu_notebooks.sh)
+        raise RuntimeError(f"BM25 ({language}): Pyserini is not installed here and this BM25 run is not in the run cache: "
+                           "compute it where Pyserini runs (scripts/gpu_notebooks.sh --bm25) and carry "
+                           "runs/<profile>/contrastivemix/bm25/ with the same stand-in data")
     start_jvm()
     from pyserini.analysis import get_lucene_analyzer
     from pyserini.index.lucene import LuceneIndexer
