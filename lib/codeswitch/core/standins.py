@@ -32,8 +32,9 @@ widths, heads, vocabulary and position sizes; what the ``paper-gpu`` profile rea
 ``DIR/models-paper/``: random weights, nothing downloaded, GBs on disk (built where they run);
 ``vocab`` builds the small models with the real vocabulary sizes into ``DIR/models-paper/`` too
 (a CPU rehearsal of ``paper-gpu``: every embedding table and id range as at paper size).  The
-tokenizers are always the small stand-ins' (their ids all fit the real vocabularies), and the
-benepar stand-in keeps its small size under every choice (benepar_en3 is not a hub model).
+tokenizers are always the small stand-ins' (their ids all fit the real vocabularies; NLLB, a
+generator, keeps its tokenizer's vocabulary, as it must emit ids that decode), and the benepar
+stand-in keeps its small size under every choice (benepar_en3 is not a hub model).
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ _SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, interm
 
 
 #: the real models' configurations (their hub config.json): stand-in -> config keys that replace the small ones.
-#: Vocabulary and position sizes are the real ones; the tokenizer stays the small stand-in's (its ids fit).
+#: Vocabulary and position sizes are the real ones (but NLLB's, a generator: see there); the tokenizer stays the small
+#: stand-in's (its ids fit).
 _BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
 _LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 _BART_LARGE = dict(d_model=1024, encoder_layers=12, decoder_layers=12, encoder_attention_heads=16, decoder_attention_heads=16,
@@ -148,10 +150,13 @@ PAPER_SIZES: dict[str, dict] = {
     "roberta": {**_BASE, "vocab_size": 50265},                        # roberta-base
     "distilbert-cased": dict(dim=768, n_layers=6, n_heads=12, hidden_dim=3072, vocab_size=28996),  # distilbert-base-cased
     "indicbert": {**_BASE, "embedding_size": 128, "vocab_size": 200000},  # ai4bharat/indic-bert (ALBERT base)
-    "nllb": {**_BART_LARGE, "vocab_size": 256206},                    # facebook/nllb-200-distilled-600M
+    # facebook/nllb-200-distilled-600M, but its vocabulary (256,206): a generator must only emit ids its tokenizer
+    # can decode, and the stand-in's tokenizer has about 1,200 (with 256,206 every translation decoded to nothing and
+    # notebook 01 had no switched sentence); the output layer is thus 1,200 wide, not 256,206 (01 is not a measured path)
+    "nllb": dict(_BART_LARGE),
 }
 #: the real vocabulary sizes alone (``--sizes vocab``)
-VOCAB_SIZES: dict[str, dict] = {name: {"vocab_size": cfg["vocab_size"]} for name, cfg in PAPER_SIZES.items()}
+VOCAB_SIZES: dict[str, dict] = {name: {"vocab_size": cfg["vocab_size"]} for name, cfg in PAPER_SIZES.items() if "vocab_size" in cfg}
 #: --sizes -> (the folder under the stand-ins root, config keys per stand-in)
 SIZES: dict[str, tuple[str, dict[str, dict]]] = {"ci": ("models", {}), "paper": ("models-paper", PAPER_SIZES),
                                                  "vocab": ("models-paper", VOCAB_SIZES)}
