@@ -104,19 +104,18 @@ def _records(runs: Path) -> Iterable[tuple[str, dict]]:
             continue
         if isinstance(rec, dict) and "result" in rec and "config" in rec:
             parts = p.parent.relative_to(runs).parts
+            rec["_mtime"] = p.stat().st_mtime  # when it was written (the archive keeps it): which notebook computed it
             yield "/".join(parts[1:] if parts and parts[0].startswith("paper-gpu") else parts), rec  # less the profile's folder
 
 
-def _notebook_of(kind: str, config: Mapping) -> str:
-    top = kind.split("/")[0]
-    nb = FOLDER_NOTEBOOK.get(top, "?")
-    if nb == "03" and _is_ablation(config):
-        nb = "03/04"  # ConCSE's runs serve both notebooks (04 reuses 03's); its ablations are 04's
-    return nb
-
-
-def _is_ablation(config: Mapping) -> bool:
-    return "ablation" in json.dumps(config.get("experiment", ""))
+def _notebook_of(kind: str, mtime: float | None, windows: Sequence[tuple[str, float, float]]) -> str:
+    """The notebook that computed a record: the one running when it was written (scripts/gpu_notebooks.sh runs them
+    one after another and records each one's start), else the one its run cache folder serves (a carried record;
+    ConCSE's folder serves 03 and 04)."""
+    for nb, start, end in windows:
+        if mtime is not None and start - 1 <= mtime <= end + 1:
+            return nb
+    return FOLDER_NOTEBOOK.get(kind.split("/")[0], "?")
 
 
 def _batch_sizes(config: Mapping, prefix: str = "") -> dict[str, object]:
@@ -150,7 +149,9 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
         for line in tsv.read_text(encoding="utf-8").splitlines():
             parts = line.split("\t")
             if len(parts) >= 4 and parts[0] != "notebook":
-                timings[parts[0]] = {"rc": int(parts[1]), "seconds": float(parts[2]), "status": parts[3]}
+                timings[parts[0]] = {"rc": int(parts[1]), "seconds": float(parts[2]), "status": parts[3],
+                                     "start": float(parts[4]) if len(parts) > 4 and parts[4] else None}
+    windows = [(nb, t["start"], t["start"] + t["seconds"]) for nb, t in timings.items() if t.get("start") and nb.isdigit()]
     env = {}
     if (folder / "env" / "environment.json").is_file():
         env = json.loads((folder / "env" / "environment.json").read_text(encoding="utf-8"))
@@ -160,7 +161,7 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
     for kind, rec in _records(folder / "runs"):
         stats = rec.get("stats") or {}
         cfg = rec.get("config") or {}
-        nb = _notebook_of(kind, cfg)
+        nb = _notebook_of(kind, rec.get("_mtime"), windows)
         for n in nb.split("/"):
             d = per_nb.setdefault(n, {"runs": 0, "measured_runs": 0, "devices": set(), "precisions": set(), "batch_sizes": set(),
                                       "peak_memory_bytes": 0, "peak_run": None})
@@ -293,25 +294,32 @@ def _unpack(sources: Sequence[Path], into: Path) -> list[Path]:
 
 
 def extrapolate(rep: Mapping, costs: Sequence[Mapping]) -> list[dict]:
-    """Per notebook: measured seconds per optimiser step (its runs' whole time / their steps) x the paper profile's
-    optimiser steps (the cost model's count) -> GPU-hours, beside the cost model's GPU-hours."""
+    """Per notebook, the paper profile's GPU-hours from the measured runs, beside the cost model's: the paper's optimiser
+    steps (the cost model's count) x the measured seconds per step, (i) of the training span alone (first to last
+    training forward: the steps, and the evaluations between epochs; a lower bound, no loading or final evaluation),
+    and (ii) of the whole runs (loading, evaluation, saving included: paper-gpu's runs are short, so their fixed
+    costs weigh more than at paper size: an upper bound).  ``differs_over_30pct`` compares (i) with the cost model."""
     measured: dict[str, list[float]] = {}
     for k in rep["kinds"]:
         for nb in k["notebook"].split("/"):
-            m = measured.setdefault(nb, [0.0, 0])
-            m[0] += k["seconds"]
-            m[1] += k["steps"]
+            m = measured.setdefault(nb, [0.0, 0.0, 0])
+            m[0] += k["train_span_s"]
+            m[1] += k["seconds"]
+            m[2] += k["steps"]
     rows = []
     for c in costs:
         nb = c["notebook"]
-        secs, steps = measured.get(nb, [0.0, 0])
+        span, secs, steps = measured.get(nb, [0.0, 0.0, 0])
         paper_steps = c.get("steps")
-        s_per_step = secs / steps if steps else None
-        hours = s_per_step * paper_steps / 3600 if s_per_step and paper_steps else None
+        step_s = span / steps if steps and span else None
+        run_s = secs / steps if steps else None
+        low = step_s * paper_steps / 3600 if step_s and paper_steps else None
+        high = run_s * paper_steps / 3600 if run_s and paper_steps else None
         model = c.get("hours")
-        ratio = hours / model if hours and model else None
-        rows.append({"notebook": nb, "measured_s_per_step": s_per_step, "paper_optimiser_steps": paper_steps,
-                     "extrapolated_gpu_hours": hours, "cost_model_gpu_hours": model, "ratio": ratio,
+        ratio = low / model if low and model else None
+        rows.append({"notebook": nb, "measured_steps": steps, "step_s": step_s, "whole_run_s_per_step": run_s,
+                     "paper_optimiser_steps": paper_steps, "gpu_hours_from_steps": low, "gpu_hours_from_whole_runs": high,
+                     "cost_model_gpu_hours": model, "ratio_steps_to_model": ratio,
                      "differs_over_30pct": ratio is not None and abs(ratio - 1) > 0.3})
     return rows
 
@@ -348,16 +356,19 @@ def record(sources: Sequence[Path], dest: Path = DEST, bench: Path = BENCH) -> P
         (dest / "report.json").write_text(json.dumps(rep, indent=1, default=sorted), encoding="utf-8")
         md = report_markdown(rep)
         if rows:
-            md += ("\nGPU-hours of the full paper profile: measured seconds per optimiser step (the notebook's runs' whole "
-                   "time, loading and evaluation included, over their steps) x the paper profile's optimiser steps (the cost "
-                   "model's count), beside the cost model's estimate (`python -m benchmarks cost docs/bench/gpu/bench.json`). "
-                   "paper-gpu's runs are short, so their fixed costs weigh more than at paper size: an upper bound.\n\n"
-                   "| notebook | measured s/step | paper optimiser steps | extrapolated GPU-hours | cost model GPU-hours | ratio |\n"
-                   "|---|---|---|---|---|---|\n")
+            md += ("\nGPU-hours of the full paper profile: the paper's optimiser steps (the cost model's count) x the measured "
+                   "seconds per step, (i) of the training spans (steps and the evaluations between epochs: a lower bound) and "
+                   "(ii) of the whole runs (loading, evaluation and saving included; paper-gpu's runs are short, so these fixed "
+                   "costs weigh more than at paper size: an upper bound), beside the cost model's estimate "
+                   "(`python -m benchmarks cost docs/bench/gpu/bench.json`); ratio = (i) / cost model.\n\n"
+                   "| notebook | measured steps | s/step (i) | s/step (ii) | paper optimiser steps | GPU-hours (i) | GPU-hours (ii) "
+                   "| cost model GPU-hours | ratio |\n|---|---|---|---|---|---|---|---|---|\n")
             for r in rows:
                 flag = " (>30 %)" if r["differs_over_30pct"] else ""
-                md += (f"| {r['notebook']} | {_fmt(r['measured_s_per_step'], 3)} | {_fmt(r['paper_optimiser_steps'])} | "
-                       f"{_fmt(r['extrapolated_gpu_hours'], 1)} | {_fmt(r['cost_model_gpu_hours'], 1)} | {_fmt(r['ratio'])}{flag} |\n")
+                md += (f"| {r['notebook']} | {r['measured_steps']} | {_fmt(r['step_s'], 3)} | {_fmt(r['whole_run_s_per_step'], 3)} | "
+                       f"{_fmt(r['paper_optimiser_steps'])} | {_fmt(r['gpu_hours_from_steps'], 1)} | "
+                       f"{_fmt(r['gpu_hours_from_whole_runs'], 1)} | {_fmt(r['cost_model_gpu_hours'], 1)} | "
+                       f"{_fmt(r['ratio_steps_to_model'])}{flag} |\n")
         (dest / "README.md").write_text(md, encoding="utf-8")
     return dest / "README.md"
 

@@ -31,6 +31,16 @@ def test_a_vocab_size_standin_has_the_real_vocabulary_and_loads(tmp_path):
         build_standin("bert-cased", tmp_path / "x", "huge")
 
 
+def test_every_model_of_paper_gpu_goes_to_models_paper_and_benepar_stays_ci(tmp_path, monkeypatch):
+    from codeswitch.core import standins
+
+    built = []
+    monkeypatch.setattr(standins, "build_standin", lambda name, root, sizes: built.append((name, root.name, sizes)))
+    monkeypatch.setattr(standins, "build_data", lambda root, sizes: None)
+    standins.build_all(tmp_path, "vocab", ["nllb", "xlmr-large", "benepar"])
+    assert built == [("nllb", "models-paper", "vocab"), ("xlmr-large", "models-paper", "vocab"), ("benepar", "models", "ci")]
+
+
 def test_training_files_are_repeated_in_their_formats(tmp_path):
     from codeswitch.core.standins import _repeat_file
 
@@ -70,7 +80,7 @@ def _fake_run(folder, *, nan=False):
     (folder / "figures").mkdir()
     (folder / "logs").mkdir()
     (folder / "logs" / "02.log").write_text("done\n")
-    (folder / "timings.tsv").write_text("notebook\trc\tseconds\tstatus\n02\t0\t40\tok\n")
+    (folder / "timings.tsv").write_text("notebook\trc\tseconds\tstatus\tstart\n02\t0\t40\tok\t\n")
     (folder / "env" / "environment.json").write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "peak_bf16_tflops": 989.0}))
     stats = {"device": "NVIDIA H100 80GB HBM3", "peak_memory_bytes": 3 * 2**30, "optimizer_steps": 10, "train_span_s": 2.0,
              "train_sequences": 1280, "train_tokens": 100_000, "eval_tokens": 50_000,
@@ -99,6 +109,20 @@ def test_report_reads_the_runs_stats_and_checks_the_tables(tmp_path):
     assert not bad["ok"] and bad["nonfinite"] == {"concse_table2": ["mean[0]"]}
 
 
+def test_a_record_belongs_to_the_notebook_running_when_it_was_written(tmp_path):
+    import os
+
+    from benchmarks.gpu_notebooks import summarize
+
+    _fake_run(tmp_path)
+    rec = tmp_path / "runs" / "paper-gpu" / "glue" / "k.json"
+    os.utime(rec, (1000.0, 1000.0))
+    (tmp_path / "timings.tsv").write_text("notebook\trc\tseconds\tstatus\tstart\n04\t0\t40\tok\t990\n")
+    assert [k["notebook"] for k in summarize(tmp_path)["kinds"]] == ["04"]  # by time, not by its folder (glue: 02)
+    os.utime(rec, (2000.0, 2000.0))
+    assert [k["notebook"] for k in summarize(tmp_path)["kinds"]] == ["02"]  # written before (carried): by its folder
+
+
 def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_model(tmp_path):
     from benchmarks.gpu_notebooks import BENCH, record
 
@@ -109,8 +133,10 @@ def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_
             tar.add(p, arcname=p.name)
     readme = record([archive], tmp_path / "dest", BENCH)
     text = readme.read_text()
-    assert "extrapolated GPU-hours" in text and (tmp_path / "dest" / "logs" / "02.log").is_file()
+    assert "cost model GPU-hours" in text and (tmp_path / "dest" / "logs" / "02.log").is_file()
     rows = {r["notebook"]: r for r in json.loads((tmp_path / "dest" / "report.json").read_text())["extrapolation"]}
-    assert rows["02"]["measured_s_per_step"] == pytest.approx(0.4)  # 4 s over 10 steps
-    assert rows["02"]["extrapolated_gpu_hours"] == pytest.approx(0.4 * rows["02"]["paper_optimiser_steps"] / 3600)
-    assert rows["03"]["extrapolated_gpu_hours"] is None  # not run
+    r = rows["02"]
+    assert (r["step_s"], r["whole_run_s_per_step"]) == (pytest.approx(0.2), pytest.approx(0.4))  # 2 s span, 4 s run, 10 steps
+    assert r["gpu_hours_from_steps"] == pytest.approx(0.2 * r["paper_optimiser_steps"] / 3600)
+    assert r["ratio_steps_to_model"] == pytest.approx(r["gpu_hours_from_steps"] / r["cost_model_gpu_hours"])
+    assert rows["03"]["gpu_hours_from_steps"] is None  # not run

@@ -452,10 +452,9 @@ def build_all(root: str | Path, sizes: str = "ci", only: Sequence[str] | None = 
     unknown = [n for n in names if n not in STANDINS]
     if unknown:
         raise KeyError(f"no stand-in {', '.join(map(repr, unknown))}; known: {', '.join(sorted(STANDINS))}")
-    folder, sized = SIZES[sizes]
     out = {}
-    for name in names:
-        at_size = sizes if name in sized or sizes == "ci" else "ci"
+    for name in names:  # every model the paper profile names at the chosen size (its folder); benepar at ci size
+        at_size = sizes if name in PAPER_SIZES or sizes == "ci" else "ci"
         out[name] = build_standin(name, Path(root) / SIZES[at_size][0], at_size)
     out["data"] = build_data(root, sizes)
     return out
