@@ -164,7 +164,11 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
         nb = _notebook_of(kind, rec.get("_mtime"), windows)
         for n in nb.split("/"):
             d = per_nb.setdefault(n, {"runs": 0, "measured_runs": 0, "devices": set(), "precisions": set(), "batch_sizes": set(),
-                                      "peak_memory_bytes": 0, "peak_run": None})
+                                      "peak_memory_bytes": 0, "peak_run": None, "input_devices": set(), "autocast": set(),
+                                      "max_train_batch": 0})
+            d["input_devices"].update(stats.get("input_devices") or ())
+            d["autocast"].update(stats.get("autocast") or ())
+            d["max_train_batch"] = max(d["max_train_batch"], stats.get("max_train_batch") or 0)
             d["runs"] += 1
             if "optimizer_steps" in stats or stats.get("device"):
                 d["measured_runs"] += 1
@@ -222,7 +226,8 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
             "rc": (t or {}).get("rc"), "seconds": (t or {}).get("seconds"),
             "runs": d.get("runs", 0), "measured_runs": d.get("measured_runs", 0),
             "devices": sorted(d.get("devices", ())), "precisions": sorted(d.get("precisions", ())),
-            "batch_sizes": sorted(d.get("batch_sizes", ())),
+            "batch_sizes": sorted(d.get("batch_sizes", ())), "input_devices": sorted(d.get("input_devices", ())),
+            "autocast": sorted(d.get("autocast", ())), "max_train_batch": d.get("max_train_batch") or None,
             "peak_memory_gib": round(d["peak_memory_bytes"] / 2**30, 2) if d.get("peak_memory_bytes") else None,
             "peak_run": d.get("peak_run"),
             "artifacts_written": written, "artifacts_missing": missing, "nonfinite": nonfinite,
@@ -246,11 +251,13 @@ def report_markdown(rep: Mapping) -> str:
              f"python {env.get('python', '?')} | peak bf16 {rep.get('peak_bf16_tflops') or '?'} TFLOP/s", ""]
     if env.get("command"):
         lines += [f"command: `{env['command']}`", ""]
-    lines += ["| notebook | status | wall s | runs (measured) | peak GPU memory GiB | device | precision | finite | artifacts missing |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| notebook | status | wall s | runs (measured) | peak GPU memory GiB | device | inputs on | precision (key) | "
+              "autocast (training) | largest training batch | finite | artifacts missing |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n in rep["notebooks"]:
         lines.append(f"| {n['notebook']} | {n['status']} | {_fmt(n['seconds'], 0)} | {n['runs']} ({n['measured_runs']}) | "
-                     f"{_fmt(n['peak_memory_gib'])} | {', '.join(n['devices']) or '–'} | {', '.join(n['precisions']) or '–'} | "
+                     f"{_fmt(n['peak_memory_gib'])} | {', '.join(n['devices']) or '–'} | {', '.join(n.get('input_devices', ())) or '–'} | "
+                     f"{', '.join(n['precisions']) or '–'} | {', '.join(n.get('autocast', ())) or '–'} | {_fmt(n.get('max_train_batch'))} | "
                      f"{'yes' if not n['nonfinite'] else 'NO: ' + '; '.join(n['nonfinite'])} | {', '.join(n['artifacts_missing']) or '–'} |")
     lines += ["", "Batch sizes the runs recorded (their keys):", ""]
     for n in rep["notebooks"]:

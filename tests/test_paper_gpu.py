@@ -84,6 +84,7 @@ def _fake_run(folder, *, nan=False):
     (folder / "env" / "environment.json").write_text(json.dumps({"gpu": "NVIDIA H100 80GB HBM3", "peak_bf16_tflops": 989.0}))
     stats = {"device": "NVIDIA H100 80GB HBM3", "peak_memory_bytes": 3 * 2**30, "optimizer_steps": 10, "train_span_s": 2.0,
              "train_sequences": 1280, "train_tokens": 100_000, "eval_tokens": 50_000,
+             "input_devices": ["cuda:0"], "autocast": ["bfloat16"], "max_train_batch": 128,
              "models": {"BertModel": {"params": 85_000_000, "train_tokens": 100_000, "eval_tokens": 50_000}}}
     record = {"schema": 2, "key": "k", "checksum": "c", "seconds": 4.0, "result": {"valid": 1.0},
               "config": {"experiment": "glue", "precision": "bf16", "batch_size": 128, "per_device_eval_batch_size": 256}, "stats": stats}
@@ -100,10 +101,11 @@ def test_report_reads_the_runs_stats_and_checks_the_tables(tmp_path):
     nb = {n["notebook"]: n for n in rep["notebooks"]}["02"]
     assert nb["ok"] and nb["peak_memory_gib"] == 3.0 and nb["precisions"] == ["bf16"] and nb["devices"] == ["NVIDIA H100 80GB HBM3"]
     assert "batch_size=128" in nb["batch_sizes"] and "per_device_eval_batch_size=256" in nb["batch_sizes"]
+    assert (nb["input_devices"], nb["autocast"], nb["max_train_batch"]) == (["cuda:0"], ["bfloat16"], 128)
     kind = rep["kinds"][0]
     assert (kind["notebook"], kind["kind"], kind["steps_per_s"], kind["sequences_per_s"]) == ("02", "glue", 5.0, 640.0)
     assert kind["train_mfu"] == pytest.approx(6 * 85e6 * 1e5 / (2.0 * 989e12))
-    assert "| 02 | ok | 40 |" in (tmp_path / "a" / "report.md").read_text()
+    assert "| 02 | ok | 40 | 1 (1) | 3.00 | NVIDIA H100 80GB HBM3 | cuda:0 | bf16 | bfloat16 | 128 | yes |" in (tmp_path / "a" / "report.md").read_text()
     _fake_run(tmp_path / "b", nan=True)
     bad = {n["notebook"]: n for n in write_report(tmp_path / "b")["notebooks"]}["02"]
     assert not bad["ok"] and bad["nonfinite"] == {"concse_table2": ["mean[0]"]}

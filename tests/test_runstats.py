@@ -38,6 +38,7 @@ def test_counts_steps_sequences_and_non_padding_tokens(monkeypatch):
     assert d["params"] == {"BertModel": sum(p.numel() for p in model.parameters()) - embeddings}
     assert d["models"] == {"BertModel": {"params": d["params"]["BertModel"], "train_tokens": 18, "eval_tokens": 8}}
     assert d["train_span_s"] >= 0 and d["device"] == "cpu" and d["peak_memory_bytes"] is None
+    assert (d["input_devices"], d["autocast"], d["max_train_batch"], d["max_eval_batch"]) == (["cpu"], ["off"], 3, 2)
     with runstats.measure() as after:  # hooks are removed with the last measured run; a later run counts afresh
         model(input_ids=ids, attention_mask=mask)
     assert after.as_dict()["train_forwards"] == 1 and after.as_dict()["optimizer_steps"] == 0

@@ -10,7 +10,8 @@ so it enters neither the checksum nor any key, and a cached record stays valid w
 * With ``CODESWITCH_RUN_STATS=1`` (``scripts/gpu_notebooks.sh`` sets it), the work: optimiser steps (a global
   optimiser step hook), and for every outermost ``transformers`` model forward the sequences and the
   non-padding tokens (the 2-D ``attention_mask``'s sum, kept on the device: no host read per step), split into
-  forwards with gradients (training) and without (evaluation, encoding), the parameters of that model
+  forwards with gradients (training) and without (evaluation, encoding), where the inputs were (device placement),
+  the autocast dtype of the training forwards and the largest batch of each, the parameters of that model
   (those of its embedding tables apart: they cost no matrix products) and the time between the first and the
   last training forward.  From them ``benchmarks.gpu_notebooks`` derives steps/s, sequences/s and MFU on
   non-padding tokens (6·N per training token, 2·N per inference token).  The hooks cost one Python call per
@@ -44,6 +45,10 @@ class RunStats:
     eval_forwards: int = 0
     eval_sequences: int = 0
     params: dict = field(default_factory=dict)  # model class -> parameters outside embedding tables
+    input_devices: set = field(default_factory=set)  # where the models' inputs were (device placement, as run)
+    autocast: set = field(default_factory=set)  # the autocast dtype of the training forwards ("off": none), as run
+    max_train_batch: int = 0  # the most sequences in one training forward (the batch as run)
+    max_eval_batch: int = 0
     _train_tokens: dict = field(default_factory=dict)  # model class -> device scalars (summed at the end: no host read per step)
     _eval_tokens: dict = field(default_factory=dict)
     _first_train: float | None = None
@@ -56,7 +61,8 @@ class RunStats:
                 optimizer_steps=self.optimizer_steps, train_forwards=self.train_forwards, train_sequences=self.train_sequences,
                 train_tokens=sum(_total(v) for v in self._train_tokens.values()), eval_forwards=self.eval_forwards,
                 eval_sequences=self.eval_sequences, eval_tokens=sum(_total(v) for v in self._eval_tokens.values()),
-                params=dict(self.params),
+                params=dict(self.params), input_devices=sorted(self.input_devices), autocast=sorted(self.autocast),
+                max_train_batch=self.max_train_batch, max_eval_batch=self.max_eval_batch,
                 models={name: {"params": n, "train_tokens": _total(self._train_tokens.get(name, [])),
                                "eval_tokens": _total(self._eval_tokens.get(name, []))} for name, n in self.params.items()},
                 train_span_s=None if self._first_train is None else round(self._last_train - self._first_train, 4),
@@ -122,9 +128,17 @@ def _count(module, args, kwargs):
     training = torch.is_grad_enabled()
     name = type(module).__name__
     now = time.perf_counter()
+    where = (mask if isinstance(mask, torch.Tensor) else ids).device
+    amp = str(torch.get_autocast_dtype(where.type)).replace("torch.", "") if torch.is_autocast_enabled(where.type) else "off"
     for s in _ACTIVE:
         if name not in s.params:
             s.params[name] = _params(module)
+        s.input_devices.add(str(where))
+        if training:
+            s.autocast.add(amp)
+            s.max_train_batch = max(s.max_train_batch, int(seqs))
+        else:
+            s.max_eval_batch = max(s.max_eval_batch, int(seqs))
         if training:
             s.train_forwards += 1
             s.train_sequences += int(seqs)
