@@ -420,7 +420,8 @@ class RunCache:
         record = self.record(config)
         return None if record is None else record["result"]
 
-    def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None) -> Path:
+    def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None,
+            stats: Mapping[str, Any] | None = None) -> Path:
         payload = _jsonable(result)
         record = {
             "schema": SCHEMA,
@@ -430,6 +431,8 @@ class RunCache:
             "checksum": result_checksum(payload),
             "seconds": None if seconds is None else round(seconds, 3),
         }
+        if stats:  # what the run used (codeswitch.core.runstats): outside the result and its checksum
+            record["stats"] = _jsonable(stats)
         return atomic_write_json(self.path(config), record)
 
     def run(self, config: Mapping[str, Any], fn: Callable[[], Mapping[str, Any]]) -> dict:
@@ -445,9 +448,12 @@ class RunCache:
             cached = self.get(config)  # computed by another process while we waited
             if cached is not None:
                 return cached
+            from .runstats import measure
+
             start = time.perf_counter()
-            result = fn()
-            self.put(config, result, seconds=time.perf_counter() - start)
+            with measure() as stats:
+                result = fn()
+            self.put(config, result, seconds=time.perf_counter() - start, stats=stats.as_dict())
         return json.loads(self.path(config).read_text(encoding="utf-8"))["result"]
 
     def locked(self, config: Mapping[str, Any]) -> bool:
