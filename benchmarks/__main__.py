@@ -8,6 +8,7 @@ Sub-commands::
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
     python -m benchmarks record [--from DIR]   write the recorded measurements into docs/cost.md, docs/performance.md, README.md
     python -m benchmarks ab --compare NAME ... two settings of each hot path interleaved A/B/A/B (×5) in one process
+    python -m benchmarks gpu-notebooks ...     the notebooks at paper size on a GPU: wheels, report, record (scripts/gpu_notebooks.sh)
 """
 
 from __future__ import annotations
@@ -326,6 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .cost import main as cost_main
 
         return cost_main(argv[1:])
+    if argv and argv[0] == "gpu-notebooks":
+        from .gpu_notebooks import main as gpu_notebooks_main
+
+        return gpu_notebooks_main(argv[1:])
     rows, report = run(argv)
     # a full-size run is for the record: a hot path that could not run (a missing package) fails it too
     full = report["sizes"]["concse_batch"] >= 128 and "--full" in argv

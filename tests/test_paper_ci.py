@@ -91,6 +91,70 @@ def test_the_drift_check_can_fail():
     assert diffs == {"concse.temperature", "glue.backbones.0.model"}
 
 
+#: paper-gpu (configs/paper-gpu.yaml: the paper's sizes on one GPU, bounded in steps) may differ from paper only in caps
+#: on steps and rows -- never a batch size, a length, a learning rate or a model dimension --, in paper-ci's grid subsets,
+#: and in references to the paper-size stand-ins (python -m codeswitch.core.standins --sizes paper)
+CAP_KEYS = {
+    "seeds", "ablation_seeds", "num_train_epochs", "max_epochs", "patience", "max_train_samples", "max_eval_samples",
+    "max_train_rows", "max_eval_rows", "construct_n", "train_max_queries", "tune_max_queries", "umap_points",
+    "parallel_train_size", "parallel_valid_size", "lexicon_valid_size", "max_pairs", "heldout_pairs", "tsne_perplexity",
+}
+PAPER_GPU_REFERENCES = (STANDINS_VAR + "/models-paper/", STANDINS_VAR + "/data-paper/", STANDINS_VAR + "/models/benepar")
+
+
+def _at(node, path):
+    for k in path:
+        if isinstance(node, dict):
+            node = node.get(k)
+        elif isinstance(node, list) and isinstance(k, int) and k < len(node):
+            node = node[k]
+        else:
+            return None
+    return node
+
+
+def paper_gpu_drift(paper: dict, gpu: dict, ci: dict) -> list:
+    """The differences of ``gpu`` from ``paper`` that paper-gpu may not have (see :data:`CAP_KEYS`)."""
+    bad = []
+    for path, p, g in _differences(paper, gpu):
+        key = path[-1]
+        if key in METADATA_KEYS or key in CAP_KEYS:
+            continue
+        if key in GRID_KEYS and _is_subset(g, p) and g == _at(ci, path):
+            continue
+        if key in REFERENCE_KEYS and isinstance(g, str) and g.startswith(PAPER_GPU_REFERENCES):
+            continue
+        bad.append((".".join(map(str, path)), p, g))
+    return bad
+
+
+def test_paper_gpu_differs_from_paper_only_in_caps_grid_subsets_and_paper_size_standins():
+    assert paper_gpu_drift(_raw("paper"), _raw("paper-gpu"), _raw("paper-ci")) == []
+
+
+def test_the_paper_gpu_drift_check_can_fail():
+    paper, ci = _raw("paper"), _raw("paper-ci")
+    gpu = yaml.safe_load(yaml.safe_dump(_raw("paper-gpu")))
+    gpu["glue"]["backbones"][2]["batch_size"] = 8  # a batch size: paper-ci may, paper-gpu may not
+    gpu["concse"]["max_length"] = 32  # a length
+    gpu["glue"]["backbones"][0]["model"] = STANDINS_VAR + "/models/mbert-cased"  # a CI-size stand-in
+    gpu["contrastivemix"]["low_similarity"] = ["ar"]  # a grid subset other than paper-ci's
+    gpu["precision"] = "fp32"
+    bad = {p for p, _, _ in paper_gpu_drift(paper, gpu, ci)}
+    assert bad == {"glue.backbones.2.batch_size", "concse.max_length", "glue.backbones.0.model", "contrastivemix.low_similarity",
+                   "precision"}
+
+
+def test_every_paper_size_standin_is_used_by_paper_gpu_and_the_profile_validates():
+    from codeswitch.core import pipeline
+    from codeswitch.core.standins import PAPER_SIZES
+
+    refs = [str(v) for p, v in _leaves(_raw("paper-gpu")) if p[-1] in REFERENCE_KEYS]
+    assert len(refs) >= 25 and all(r.startswith(PAPER_GPU_REFERENCES) for r in refs)
+    assert {r.split("/models-paper/")[1] for r in refs if "/models-paper/" in r} == set(PAPER_SIZES)
+    pipeline.validate_sections(load_profile("paper-gpu", root=ROOT))
+
+
 def _leaves(node, path=()):
     if isinstance(node, dict):
         for k, v in node.items():

@@ -134,6 +134,12 @@ def lucene_rank(
     from .evaluate import Ranking, _short
 
     _check_analyzer(language, stemming, stopwords)
+    from importlib.util import find_spec
+
+    if find_spec("pyserini") is None:  # a GPU machine it cannot travel to (scripts/gpu_notebooks.sh)
+        raise RuntimeError(f"BM25 ({language}): Pyserini is not installed here and this BM25 run is not in the run cache: "
+                           "compute it where Pyserini runs (scripts/gpu_notebooks.sh --bm25) and carry "
+                           "runs/<profile>/contrastivemix/bm25/ with the same stand-in data")
     start_jvm()
     from pyserini.analysis import get_lucene_analyzer
     from pyserini.index.lucene import LuceneIndexer

@@ -41,7 +41,7 @@ import yaml
 
 T = TypeVar("T")
 
-PROFILES = ("smoke", "paper", "paper-ci")
+PROFILES = ("smoke", "paper", "paper-ci", "paper-gpu")
 _LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads",
               "verify_hashes")

@@ -456,7 +456,8 @@ class RunCache:
         record = self.record(config)
         return None if record is None else record["result"]
 
-    def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None) -> Path:
+    def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None,
+            stats: Mapping[str, Any] | None = None) -> Path:
         payload = _jsonable(result, nonfinite_as_text=False)
         record = {
             "schema": SCHEMA,
@@ -466,6 +467,8 @@ class RunCache:
             "checksum": result_checksum(payload),
             "seconds": None if seconds is None else round(seconds, 3),
         }
+        if stats:  # what the run used (codeswitch.core.runstats): outside the result and its checksum
+            record["stats"] = _jsonable(stats, nonfinite_as_text=False)
         text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True)  # NaN/Infinity: see the module docstring
         return atomic_write_text(self.path(config), text + "\n")
 
@@ -482,9 +485,12 @@ class RunCache:
             cached = self.get(config)  # computed by another process while we waited
             if cached is not None:
                 return cached
+            from .runstats import measure
+
             start = time.perf_counter()
-            result = fn()
-            self.put(config, result, seconds=time.perf_counter() - start)
+            with measure() as stats:
+                result = fn()
+            self.put(config, result, seconds=time.perf_counter() - start, stats=stats.as_dict())
         return read_record(self.path(config))["result"]
 
     def locked(self, config: Mapping[str, Any]) -> bool:

@@ -1,0 +1,72 @@
+"""codeswitch.core.runstats: what a run used, stored beside its result (steps, sequences, non-padding tokens; GPU peak)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def _tiny_bert():
+    from transformers import BertConfig, BertModel
+
+    return BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32))
+
+
+def test_counts_steps_sequences_and_non_padding_tokens(monkeypatch):
+    import torch
+
+    from codeswitch.core import runstats
+
+    monkeypatch.setenv(runstats.ENV_VAR, "1")
+    model = _tiny_bert()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ids = torch.ones(3, 5, dtype=torch.long)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])
+    with runstats.measure() as stats:
+        model(input_ids=ids, attention_mask=mask)  # the first forward of a model registers its hook: not counted
+        for _ in range(2):
+            model(input_ids=ids, attention_mask=mask).last_hidden_state.sum().backward()
+            opt.step()
+        with torch.no_grad():
+            model(input_ids=ids[:2], attention_mask=mask[:2])
+    d = stats.as_dict()
+    assert d["optimizer_steps"] == 2
+    assert (d["train_forwards"], d["train_sequences"], d["train_tokens"]) == (2, 6, 18)
+    assert (d["eval_forwards"], d["eval_sequences"], d["eval_tokens"]) == (1, 2, 8)
+    embeddings = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Embedding))
+    assert d["params"] == {"BertModel": sum(p.numel() for p in model.parameters()) - embeddings}
+    assert d["models"] == {"BertModel": {"params": d["params"]["BertModel"], "train_tokens": 18, "eval_tokens": 8}}
+    assert d["train_span_s"] >= 0 and d["device"] == "cpu" and d["peak_memory_bytes"] is None
+    assert (d["input_devices"], d["autocast"], d["max_train_batch"], d["max_eval_batch"]) == (["cpu"], ["off"], 3, 2)
+    with runstats.measure() as after:  # hooks are removed with the last measured run; a later run counts afresh
+        model(input_ids=ids, attention_mask=mask)
+    assert after.as_dict()["train_forwards"] == 1 and after.as_dict()["optimizer_steps"] == 0
+
+
+def test_off_by_default_and_stored_beside_the_result(tmp_path, monkeypatch):
+    from codeswitch.core import runstats
+    from codeswitch.core.runs import RunCache
+
+    monkeypatch.delenv(runstats.ENV_VAR, raising=False)
+    cache = RunCache(tmp_path)
+    assert cache.run({"a": 1}, lambda: {"x": 1.0}) == {"x": 1.0}
+    record = json.loads(cache.path({"a": 1}).read_text())
+    assert "optimizer_steps" not in record.get("stats", {})
+    monkeypatch.setenv(runstats.ENV_VAR, "1")
+    cache.run({"a": 2}, lambda: {"x": 2.0})
+    record = json.loads(cache.path({"a": 2}).read_text())
+    assert record["stats"]["optimizer_steps"] == 0 and record["result"] == {"x": 2.0}
+    assert cache.get({"a": 2}) == {"x": 2.0}  # the stats are outside the checksum
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_peak_memory_on_cuda():
+    import torch
+
+    from codeswitch.core import runstats
+
+    with runstats.measure() as stats:
+        x = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+        del x
+    assert stats.peak_memory_bytes >= 64 << 20 and stats.device
