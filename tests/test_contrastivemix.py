@@ -300,6 +300,42 @@ def test_synthetic_retrieval_set_is_consistent():
     assert CORPUS_FILE.read_text(encoding="utf-8").splitlines() == corpus_lines()
 
 
+def test_smoke_backbone_vocabulary_covers_every_smoke_text(tmp_path, monkeypatch):
+    """minilm-l1l6 keeps only the word pieces of the synthetic set's words (issue 23: the other 29,900 embedding rows
+    were three quarters of every training step): the word list is up to date, and every smoke text, code-mixed or
+    not, tokenizes into the same pieces as with the full vocabulary, and gets the same vector."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from codeswitch.contrastivemix.data import (GLOSSARY_DIR, WORDS_FILE, _glossary, _in_language, load_collection,
+                                                 synthetic_facts, vocabulary_words)
+    from codeswitch.core import models as M
+
+    assert WORDS_FILE.read_text(encoding="utf-8").splitlines() == vocabulary_words()
+    source = M.bundled_model_path(M.PRETRAINED_SLICES["minilm-l1l6"]["source"])
+    if source is None:
+        pytest.skip("the bundled all-MiniLM-L6-v2 package is not installed")
+    monkeypatch.setenv("CODESWITCH_BACKBONES", str(tmp_path))
+    cut = M.resolve_model("minilm-l1l6")
+    full_tok, cut_tok = AutoTokenizer.from_pretrained(source), AutoTokenizer.from_pretrained(cut)
+    assert len(cut_tok) < 1000 < 30000 < len(full_tok)
+    languages = sorted(p.stem.split("-")[1] for p in GLOSSARY_DIR.glob("en-*.txt"))
+    texts = [t for f in synthetic_facts()[::7] for t in (f.query, f.text)]
+    rng = random.Random(0)
+    texts += [code_mix(t, _glossary(lang), 0.5, rng) for lang in languages for t in texts[:200]]
+    texts += [_in_language(t, lang) for lang in languages for t in texts[:100]]
+    texts += load_collection("mrtydi", "synthetic", "ko").texts(0, 50)
+    assert [full_tok.tokenize(t) for t in texts] == [cut_tok.tokenize(t) for t in texts]
+    # the same vectors: the full-vocabulary model cut to the same layers, on a padded batch
+    full = AutoModel.from_pretrained(source, add_pooling_layer=False).eval()
+    full.encoder.layer = torch.nn.ModuleList([full.encoder.layer[i] for i in M.PRETRAINED_SLICES["minilm-l1l6"]["layers"]])
+    small = AutoModel.from_pretrained(cut, add_pooling_layer=False).eval()
+    batch = texts[-40:]
+    with torch.no_grad():
+        a = full(**full_tok(batch, padding=True, return_tensors="pt")).last_hidden_state
+        b = small(**cut_tok(batch, padding=True, return_tensors="pt")).last_hidden_state
+    assert torch.equal(a, b)
+
+
 def _gz_jsonl(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as fh:

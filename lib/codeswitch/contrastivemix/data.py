@@ -75,6 +75,7 @@ __all__ = [
     "base_facts",
     "translate",
     "corpus_lines",
+    "vocabulary_words",
     "TrainDataError",
 ]
 
@@ -82,6 +83,8 @@ SYNTHETIC = "synthetic"
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 GLOSSARY_DIR = ASSETS / "retrieval"
 CORPUS_FILE = ASSETS / "corpus" / "retrieval.txt"
+# every word the smoke run can tokenize (vocabulary_words): the smoke backbone keeps only their word pieces
+WORDS_FILE = ASSETS / "retrieval" / "words.txt"
 
 # Mr.TyDi names its folders by language name; MIRACL by ISO code.
 MRTYDI_LANGUAGES = {
@@ -681,8 +684,26 @@ def corpus_lines() -> list[str]:
     return lines
 
 
-if __name__ == "__main__":  # python -m codeswitch.contrastivemix.data  -> rewrite the tokenizer corpus file
+def vocabulary_words() -> list[str]:
+    """Every word (as BERT's basic tokenizer splits text) that a smoke run on the synthetic set can encode, sorted.
+
+    The words of every query, title and passage of every world, in English and in every shipped glossary
+    language, and of every glossary entry (both sides: code-mixing picks any translation).  A code-mixed
+    text is made of these words, so a WordPiece vocabulary cut to their pieces tokenizes every smoke text
+    exactly as the full one does (``codeswitch.core.models.PRETRAINED_SLICES``, ``vocabulary``).
+    """
+    languages = sorted(p.stem.split("-")[1] for p in GLOSSARY_DIR.glob("en-*.txt"))
+    texts = [t for f in synthetic_facts() for t in (f.query, f.title, f.text)]
+    texts += [t for _, title, text in _distractors() for t in (title, text)]
+    texts += [_in_language(t, lang) for lang in languages for t in list(texts)]
+    texts += [w for lang in languages for en, tr in _glossary(lang).items() for w in (en, *tr)]
+    return sorted({w for t in texts for w, _, _ in word_spans(t)})
+
+
+if __name__ == "__main__":  # python -m codeswitch.contrastivemix.data  -> rewrite the tokenizer corpus and the word list
     from ..core.runs import atomic_write_text
 
     atomic_write_text(CORPUS_FILE, "\n".join(corpus_lines()) + "\n")
     print(f"wrote {CORPUS_FILE} ({CORPUS_FILE.stat().st_size} bytes)")
+    atomic_write_text(WORDS_FILE, "\n".join(vocabulary_words()) + "\n")
+    print(f"wrote {WORDS_FILE} ({WORDS_FILE.stat().st_size} bytes)")
