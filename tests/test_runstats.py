@@ -70,3 +70,30 @@ def test_peak_memory_on_cuda():
         x = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
         del x
     assert stats.peak_memory_bytes >= 64 << 20 and stats.device
+
+
+def test_counts_sentence_transformers_forwards(tmp_path, monkeypatch):
+    """sentence-transformers calls its transformers model's forward directly, past module hooks (found on the GPU:
+    ConCSE records without forwards); its Transformer module is counted instead, once, with the features' mask."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertTokenizerFast
+
+    from codeswitch.core import runstats
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]) + "\n")
+    _tiny_bert().save_pretrained(tmp_path / "m")
+    BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(tmp_path / "m")
+    word = models.Transformer(str(tmp_path / "m"), max_seq_length=8)
+    st = SentenceTransformer(modules=[word, models.Pooling(word.get_word_embedding_dimension(), "cls")], device="cpu")
+    monkeypatch.setenv(runstats.ENV_VAR, "1")
+    features = st.tokenize(["a b c", "a"])  # 5 and 3 tokens with [CLS]/[SEP]
+    with runstats.measure() as stats:
+        st(dict(features))["sentence_embedding"].sum().backward()
+        with torch.no_grad():
+            st(dict(features))
+    d = stats.as_dict()
+    assert (d["train_forwards"], d["train_sequences"], d["train_tokens"]) == (1, 2, 8)
+    assert (d["eval_forwards"], d["eval_sequences"], d["eval_tokens"]) == (1, 2, 8)
+    assert list(d["params"]) == ["BertModel"] and d["input_devices"] == ["cpu"]

@@ -103,7 +103,15 @@ _MARK = "_codeswitch_runstats_hook"
 
 def _pre_hook(module, args):
     """Global: depth of nested models; the first time a model is seen, its own hook that reads its keyword arguments
-    (global hooks see positional ones only; that first forward itself is not counted)."""
+    (global hooks see positional ones only; that first forward itself is not counted).  A sentence-transformers
+    ``Transformer`` module counts as a model: it calls its ``transformers`` model's ``forward`` directly, past every
+    hook (seen on the GPU: ConCSE records without forwards), and gets the features dict as its one positional argument."""
+    if len(_PRETRAINED) > 1 and isinstance(module, _PRETRAINED[1]):
+        _DEPTH[0] += 1
+        features = args[0] if args and isinstance(args[0], dict) else None
+        if features is not None:
+            _count(module.auto_model, (), features)
+        return
     if not isinstance(module, _PRETRAINED[0]):
         return
     _DEPTH[0] += 1
@@ -152,7 +160,7 @@ def _count(module, args, kwargs):
 
 
 def _post_hook(module, args, output):
-    if isinstance(module, _PRETRAINED[0]):
+    if isinstance(module, tuple(_PRETRAINED)):
         _DEPTH[0] = max(0, _DEPTH[0] - 1)
 
 
@@ -169,6 +177,12 @@ def _install(torch) -> None:
     from transformers import PreTrainedModel
 
     _PRETRAINED[:] = [PreTrainedModel]
+    try:  # [1]: sentence-transformers' Transformer module, where it is installed
+        from sentence_transformers.models import Transformer
+
+        _PRETRAINED.append(Transformer)
+    except ImportError:
+        pass
     _HOOKS.extend([
         register_module_forward_pre_hook(_pre_hook),
         register_module_forward_hook(_post_hook),
