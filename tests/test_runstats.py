@@ -97,3 +97,16 @@ def test_counts_sentence_transformers_forwards(tmp_path, monkeypatch):
     assert (d["train_forwards"], d["train_sequences"], d["train_tokens"]) == (1, 2, 8)
     assert (d["eval_forwards"], d["eval_sequences"], d["eval_tokens"]) == (1, 2, 8)
     assert list(d["params"]) == ["BertModel"] and d["input_devices"] == ["cpu"]
+
+
+def test_nested_runs_with_equal_stats_each_leave_their_own(monkeypatch):
+    """A run inside a run (ContrastiveMix's training inside its evaluation): both stats start equal, and leaving the
+    inner one must not remove the outer one (list.remove compares by ==: notebook 05 failed with 'x not in list')."""
+    from codeswitch.core import runstats
+
+    monkeypatch.delenv(runstats.ENV_VAR, raising=False)
+    with runstats.measure() as outer:
+        with runstats.measure() as inner:
+            assert inner == outer and inner is not outer
+        assert runstats._ACTIVE == [outer] and runstats._ACTIVE[0] is outer
+    assert runstats._ACTIVE == []

@@ -214,7 +214,7 @@ def measure() -> Iterator[RunStats]:
     try:
         yield stats
     finally:
-        _ACTIVE.remove(stats)
+        del _ACTIVE[next(i for i, s in enumerate(_ACTIVE) if s is stats)]  # by identity: two fresh stats compare equal
         torch = _torch()
         if _cuda_in_use(torch):
             stats.device = torch.cuda.get_device_name()
