@@ -36,8 +36,9 @@ def token_cache_dir() -> Path:
     return project_root() / "runs" / ".tokens"
 
 
-def tokenizer_identity(tokenizer) -> str:
-    """A hash of everything that decides ``tokenizer``'s output ids."""
+def tokenizer_identity(tokenizer) -> str | None:
+    """A hash of everything that decides ``tokenizer``'s output ids; None for an object that exposes neither a
+    tokenizers pipeline nor a vocabulary (a stand-in in a test): its output is then never cached."""
     h = hashlib.sha256(type(tokenizer).__name__.encode())
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
@@ -45,17 +46,22 @@ def tokenizer_identity(tokenizer) -> str:
         pipeline.pop("truncation", None)  # ... less the state the last call left (a call sets its own)
         pipeline.pop("padding", None)
         h.update(json.dumps(pipeline, sort_keys=True).encode())
-    else:
+    elif callable(getattr(tokenizer, "get_vocab", None)):
         h.update(json.dumps(sorted(tokenizer.get_vocab().items())).encode())
-    extra = {"special": {k: str(v) for k, v in sorted(tokenizer.special_tokens_map.items())},
+    else:
+        return None
+    extra = {"special": {k: str(v) for k, v in sorted(getattr(tokenizer, "special_tokens_map", {}).items())},
              "truncation_side": getattr(tokenizer, "truncation_side", "right"),
              "class": type(tokenizer).__module__}
     h.update(json.dumps(extra, sort_keys=True).encode())
     return h.hexdigest()
 
 
-def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None) -> str:
-    h = hashlib.sha256(f"v{VERSION}|{tokenizer_identity(tokenizer)}|{max_length}|{len(columns)}".encode())
+def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None) -> str | None:
+    identity = tokenizer_identity(tokenizer)
+    if identity is None:
+        return None
+    h = hashlib.sha256(f"v{VERSION}|{identity}|{max_length}|{len(columns)}".encode())
     for col in columns:
         h.update(f"|{len(col)}|".encode())
         for t in col:
@@ -80,8 +86,9 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
         for i, t in enumerate(col):
             if not isinstance(t, str):
                 raise ValueError(f"tokenised: column {j}, row {i} is {type(t).__name__} {t!r:.60}, not text")
-    path = Path(cache_dir or token_cache_dir()) / f"{_key(tokenizer, columns, max_length)}.npz"
-    if path.is_file():
+    key = _key(tokenizer, columns, max_length)
+    path = None if key is None else Path(cache_dir or token_cache_dir()) / f"{key}.npz"
+    if path is not None and path.is_file():
         try:
             with np.load(path) as z:
                 names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
@@ -94,6 +101,8 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
             pass
     enc = tokenizer(*columns, truncation=max_length is not None, max_length=max_length)
     out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
+    if path is None:
+        return out
     arrays = {}
     for name, rows in out.items():
         arrays[f"{name}_ids"] = np.fromiter((x for r in rows for x in r), dtype=np.int32)
