@@ -78,7 +78,7 @@ mkdir -p "$out" && out="$(cd "$out" && pwd)"
 work="${TMPDIR:-/tmp}/gpu_notebooks-$label-$$"
 mkdir -p "$work"/{env,logs,runs,figures,notebooks}
 exec > >(tee -a "$work/log.txt") 2>&1
-printf 'notebook\trc\tseconds\tstatus\n' > "$work/timings.tsv"
+printf 'notebook\trc\tseconds\tstatus\tstart\n' > "$work/timings.tsv"  # start: epoch seconds (the report attributes records by time)
 echo "cd $root && $(printf '%q ' env ${OUT:+OUT=$OUT} ${cpu_check:+GPU_NOTEBOOKS_CPU_CHECK=1} DEADLINE_S=$deadline scripts/gpu_notebooks.sh "$@")" > "$work/env/command.txt"
 done_archiving=""
 
@@ -87,7 +87,7 @@ finish() {  # collect, report, archive: always, once
   done_archiving=1
   say "collecting run records, tables and executed notebooks"
   (cd "$root" && find runs -path 'runs/paper-gpu*' -name '*.json' -size -4M -not -path '*/checkpoints/*' 2> /dev/null |
-     while read -r f; do grep -q '"checksum"' "$f" && mkdir -p "$work/runs/$(dirname "${f#runs/}")" && cp "$f" "$work/runs/${f#runs/}"; done)
+     while read -r f; do grep -q '"checksum"' "$f" && mkdir -p "$work/runs/$(dirname "${f#runs/}")" && cp -p "$f" "$work/runs/${f#runs/}"; done)  # -p: the mtime says which notebook wrote it
   for d in "$root"/figures/paper-gpu*/; do [ -d "$d" ] && cp -r "$d". "$work/figures/"; done
   for d in "$root"/runs/paper-gpu*/notebooks/; do [ -d "$d" ] && cp "$d"*.ipynb "$work/notebooks/" 2> /dev/null; done
   timeout 60 "$py" -m benchmarks gpu-notebooks report "$work" > /dev/null 2>> "$work/log.txt" || say "report: see report.md (some notebook not ok, or the report failed)"
@@ -188,26 +188,26 @@ s0=$(date +%s)
 timeout -k 5 "$(( $(left) - 30 ))" "$py" -m codeswitch.core.standins "$CODESWITCH_STANDINS" --sizes "$sizes" --only "${names:+$names,}benepar" \
   > "$work/logs/standins.log" 2>&1 || say "stand-ins: FAILED (logs/standins.log)"
 say "stand-ins built in $(( $(date +%s) - s0 )) s; $(du -sh "$CODESWITCH_STANDINS" | cut -f1) on disk"
-printf 'standins\t0\t%s\tbuilt\n' "$(( $(date +%s) - s0 ))" >> "$work/timings.tsv"
+printf 'standins\t0\t%s\tbuilt\t%s\n' "$(( $(date +%s) - s0 ))" "$s0" >> "$work/timings.tsv"
 
 sets=()
 if [ -n "$cpu_check" ]; then
   sets=(--set device='"cpu"' --set cpu_threads=2 --set glue.max_train_samples=64 --set glue.num_train_epochs=1
-        --set concse.max_train_rows=256 --set contrastivemix.train_max_queries=64 --set alignment.parallel_train_size=16
+        --set concse.max_train_rows=256 --set contrastivemix.train_max_queries=128 --set alignment.parallel_train_size=16
         --set alignment.linear_head.num_train_epochs=1 --set alignment.sentiment.num_train_epochs=1 --set alignment.ner.num_train_epochs=1
         --set alignment.qa.num_train_epochs=1 --set alignment.all_layers.num_train_epochs=1 --set calbert.pretrain.max_pairs=64)
 fi
 for nb in "${notebooks[@]}"; do
   budget=$(( $(left) - 30 ))  # 30 s kept for the report and the archives
   if [ "$budget" -lt 20 ]; then
-    say "$nb: skipped (no time left)"; printf '%s\t-1\t0\tskipped\n' "$nb" >> "$work/timings.tsv"; continue
+    say "$nb: skipped (no time left)"; printf '%s\t-1\t0\tskipped\t\n' "$nb" >> "$work/timings.tsv"; continue
   fi
   say "$nb: start (limit $budget s)"
   s0=$(date +%s)
   timeout -k 10 "$budget" "$py" -m codeswitch.core.pipeline --profile paper-gpu --only "$nb" "${sets[@]}" > "$work/logs/$nb.log" 2>&1
   rc=$?
   status=ok; [ $rc -ne 0 ] && status=failed; [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=timeout
-  printf '%s\t%s\t%s\t%s\n' "$nb" "$rc" "$(( $(date +%s) - s0 ))" "$status" >> "$work/timings.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$nb" "$rc" "$(( $(date +%s) - s0 ))" "$status" "$s0" >> "$work/timings.tsv"
   say "$nb: $status (rc $rc) in $(( $(date +%s) - s0 )) s"
   tail -n 4 "$work/logs/$nb.log"
 done
