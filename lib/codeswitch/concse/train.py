@@ -208,14 +208,8 @@ class KeepBestEpoch(BestEpoch):
     DEV = "stsb-dev"  # the evaluator's name: the Trainer logs eval_stsb-dev_spearman_cosine
 
     def __init__(self, bar=None):
-        super().__init__("spearman_cosine", [self.DEV], select=self.DEV)
+        super().__init__("spearman_cosine", [self.DEV], select=self.DEV, keep_weights=True)  # BestEpoch keeps ``state``
         self.bar = bar
-        self.state: dict[str, torch.Tensor] | None = None
-
-    def on_evaluate(self, args, state, control, metrics=None, model=None, **kwargs):
-        super().on_evaluate(args, state, control, metrics=metrics, **kwargs)
-        if self.best() is self._row(state):  # this epoch is the (first) best so far
-            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
     def on_epoch_end(self, args, state, control, **kwargs):
         if self.bar is not None:
