@@ -56,7 +56,8 @@ TARGET_SPEEDUP = 5.0
 TARGET_PASSAGES_PER_S = 20_000.0
 TARGET_HOST_GB = 4.0
 TARGET_GPU_HOURS = 12.0
-TARGET_SMOKE_S = 600.0
+TARGET_SMOKE_REPRODUCE_S = 360.0  # issue 23: the seven smoke notebooks <= 6 min on 2 cores, creating the environment excluded
+TARGET_SMOKE_TEST_S = 900.0  # and the whole suite <= 15 min, as CI runs it (2 xdist workers)
 TARGET_FLOOR_S = 0.004  # (e): a CalBERT step (XLM-R base) in ≤ 4 ms
 ASSUMED = {"mfu": TARGET_MFU, "peak_tflops": 989.0, "passages_per_s": TARGET_PASSAGES_PER_S, "floor_s_per_step": TARGET_FLOOR_S}
 # The physical limit: every model FLOP at the dense bf16 peak, no fixed cost per step, encoding at the same 100 %.
@@ -286,13 +287,24 @@ def summary_block(m: Measurements, costs: Mapping | None = None) -> str:
     return "The paper profile, all seven notebooks: " + head
 
 
+def _env_note(s: dict) -> str:
+    """How the record counted the environment: measured apart (env_s), or inside reproduce_s (older records)."""
+    if "env_s" in s:
+        return f"creating `.venv/` excluded: {_mmss(s['env_s'])} more"
+    return "creating `.venv/` included"
+
+
+def _test_note(s: dict) -> str:
+    return f"{s['test_workers']} pytest-xdist workers, as CI" if s.get("test_workers") else "one process"
+
+
 def smoke_block(m: Measurements) -> str:
     """How long the README's two commands took in a fresh clone (``docs/bench/smoke.json``)."""
     s = m.smoke
     if not s:
         return "How long: not recorded yet (`scripts/time_fresh_clone.sh` times the two commands in a fresh clone)."
-    return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} (creating `.venv/` included) and `./test.sh` "
-            f"{_mmss(s['test_s'])} ({s['tests_passed']} passed, {s['tests_skipped']} skipped), in a fresh clone of "
+    return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} ({_env_note(s)}) and `./test.sh` "
+            f"{_mmss(s['test_s'])} ({s['tests_passed']} passed, {s['tests_skipped']} skipped; {_test_note(s)}), in a fresh clone of "
             f"{s['commit'][:7]} on {s['machine']} (`docs/bench/smoke.json`, timed by `scripts/time_fresh_clone.sh`); "
             "later runs reuse the run cache (finished runs are not redone).")
 
@@ -364,12 +376,14 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
     # smoke
     s = m.smoke
     if s:
-        vals = (f"`./reproduce.sh` {_mmss(s['reproduce_s'])} (creating `.venv` included), `./test.sh` {_mmss(s['test_s'])} "
-                f"({s['tests_passed']} passed, {s['tests_skipped']} skipped); fresh clone of {s['commit'][:7]}, {s['machine']}")
-        ok = s["reproduce_s"] <= TARGET_SMOKE_S and s["test_s"] <= TARGET_SMOKE_S and not s.get("tests_failed")
+        vals = (f"`./reproduce.sh` {_mmss(s['reproduce_s'])} ({_env_note(s)}), `./test.sh` {_mmss(s['test_s'])} "
+                f"({s['tests_passed']} passed, {s['tests_skipped']} skipped; {_test_note(s)}); fresh clone of {s['commit'][:7]}, {s['machine']}")
+        ok = (s["reproduce_s"] <= TARGET_SMOKE_REPRODUCE_S and s["test_s"] <= TARGET_SMOKE_TEST_S and not s.get("tests_failed")
+              and "env_s" in s)  # an older record counted the environment inside reproduce_s: not comparable
     else:
         vals, ok = "not recorded (`scripts/time_fresh_clone.sh`)", None
-    lines.append(f"| smoke `./reproduce.sh` ≤ 10 min and tests ≤ 10 min on 2 CPU cores | {vals} | {_verdict(ok)} |")
+    lines.append(f"| smoke `./reproduce.sh` ≤ {TARGET_SMOKE_REPRODUCE_S / 60:g} min and tests ≤ {TARGET_SMOKE_TEST_S / 60:g} min "
+                 f"on 2 CPU cores | {vals} | {_verdict(ok)} |")
     return "\n".join(lines)
 
 

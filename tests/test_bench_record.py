@@ -169,7 +169,10 @@ def test_smoke_timing_in_the_readme():
                        smoke={"commit": "abcdef0123", "machine": "2 CPU cores", "reproduce_s": 230, "test_s": 700,
                               "tests_passed": 300, "tests_skipped": 13})
     assert "`./reproduce.sh` took 3 min 50 s" in R.smoke_block(m) and "`./test.sh` 11 min 40 s" in R.smoke_block(m)
+    assert "creating `.venv/` included" in R.smoke_block(m) and "one process" in R.smoke_block(m)  # an older record
     assert "not recorded" in R.smoke_block(R.Measurements(None, None, None, None))
+    m.smoke.update(env_s=95, test_workers=2)
+    assert "creating `.venv/` excluded: 1 min 35 s more" in R.smoke_block(m) and "2 pytest-xdist workers, as CI" in R.smoke_block(m)
 
 
 def test_a_new_run_without_memory_drops_the_old_memory_file(tmp_path):
@@ -224,7 +227,13 @@ def test_smoke_and_cpu_memory_rows(tmp_path):
     m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=memory_report(device="cpu (1 threads)", peak_mb=2000.0), smoke=smoke)
     text = R.targets_block(m)
     smoke_line = next(ln for ln in text.splitlines() if ln.startswith("| smoke"))
-    assert "3 min 50 s" in smoke_line and "11 min 40 s" in smoke_line and smoke_line.endswith("**not met** |")  # tests over 10 min
+    assert "3 min 50 s" in smoke_line and "11 min 40 s" in smoke_line and smoke_line.endswith("**not met** |")  # no env_s: not comparable
+    smoke.update(env_s=95, test_workers=2)
+    smoke_line = next(ln for ln in R.targets_block(m).splitlines() if ln.startswith("| smoke"))
+    assert "≤ 6 min and tests ≤ 15 min" in smoke_line and smoke_line.endswith("| **met** |")  # 230 s <= 360, 700 s <= 900
+    smoke.update(reproduce_s=400)
+    smoke_line = next(ln for ln in R.targets_block(m).splitlines() if ln.startswith("| smoke"))
+    assert smoke_line.endswith("**not met** |")
     mem_line = next(ln for ln in text.splitlines() if ln.startswith("| 1 M passages"))
     assert "peak 2.0 GB" in mem_line and "docs/bench/cpu/memory.json" in mem_line and mem_line.endswith("**met** |")
     cpu = R.cpu_memory_block(m)
