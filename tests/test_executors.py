@@ -392,3 +392,48 @@ def test_gpu_share_must_be_one_over_k():
         Resources(gpus=1.5)
     with pytest.raises(ValueError, match="runs_per_gpu"):
         LocalConfig(runs_per_gpu=0)
+
+
+def _meet_partner(spec, out: str, fail: int = -1):
+    """A run that waits (up to 120 s) for the other run of its pair to start: it returns only if the two ran at once."""
+    me, partner = Path(out, f"{spec['n']}.started"), Path(out, f"{spec['n'] ^ 1}.started")
+    me.touch()
+    deadline = time.time() + 120
+    while not partner.exists():
+        if time.time() > deadline:
+            raise TimeoutError(f"run {spec['n']} never met run {spec['n'] ^ 1}: the pair did not run side by side")
+        time.sleep(0.05)
+    if spec["n"] == fail:
+        raise ValueError(f"run {spec['n']} cannot go on")
+    return {"n": spec["n"], "pid": os.getpid(), "devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+def test_submitit_puts_the_runs_of_a_gpu_share_side_by_side_in_one_job(tmp_path, capsys):
+    """Issue 24, item 5, for submitit (Slurm and submitit-local): an experiment asking ``gpus: 1/k`` gets one GPU per
+    job and k of its runs side by side in it (each run meets its partner, so they ran at once), k x its CPUs; a run
+    that fails in such a job fails alone, named with its own log, and the run beside it keeps its record."""
+    out = tmp_path / "t"
+    out.mkdir()
+    prof = load_profile("smoke", overrides={"executor.resources": {"default": {"gpus": 0.5, "cpus": 1, "mem_gb": 1}}},
+                        output_root=tmp_path)
+    ex = dataclasses.replace(executor_config(prof, kind="submitit-local"), poll_seconds=0.2)
+    cache = RunCache(prof.runs_dir / "toy")
+    specs = [{"n": i} for i in range(4)]
+    with pytest.raises(GridFailed) as err:
+        run_grid(cache, specs, functools.partial(_meet_partner, out=str(out), fail=3), desc="share", executor=ex)
+    msg = str(err.value)
+    assert "ValueError: run 3 cannot go on" in msg and '"n":3' in msg and "side-by-side" in msg  # its own log
+    assert [s in cache for s in specs] == [True, True, True, False]  # run 2, beside it, kept its record
+    results = [json.loads(cache.path(s).read_text(encoding="utf-8"))["result"] for s in specs[:3]]
+    assert len({r["pid"] for r in results}) == 3 and {r["devices"] for r in results} == {"0"}  # a process each, one GPU a job
+    jobs = prof.runs_dir / "jobs" / "toy"
+    assert len(list(jobs.glob("*/*_log.out"))) == 2  # two jobs of two runs
+    assert len(list((jobs / "side-by-side").glob("*.log"))) == 4  # a log per run
+    text = capsys.readouterr().out
+    assert "2 run(s) side by side on one GPU per job" in text and "at most 1 job(s) at once" in text  # 2 CPUs a job, 2 cores
+    from codeswitch.core.executors import Resources, _job_cpus, _job_units
+
+    tasks = [Task(str(tmp_path / "toy"), {"n": i}, _visible_devices) for i in range(10)]
+    assert [len(u) for u in _job_units(tasks, Resources(gpus=0.25))] == [4, 4, 2]  # Slurm: the same units, one job each
+    assert [len(u) for u in _job_units(tasks, Resources(gpus=1))] == [1] * 10
+    assert _job_cpus(Resources(gpus=0.125, cpus=2)) == 16 and _job_cpus(Resources(gpus=2, cpus=3)) == 3

@@ -718,6 +718,58 @@ def _submitit_task():
     return RequeueableRun()
 
 
+def compute_side_by_side(tasks: Sequence[Task], threads: int, logs: Sequence[str]) -> list[str]:
+    """Compute ``tasks`` at once, one spawned process each, all on the GPU(s) this process may use: the k runs of a
+    GPU share (``executor.resources``: ``gpus: 1/k``) in one Slurm or submitit-local job.  Each run's output goes to
+    its own log; one that fails leaves the others running, and the error names every failed run and its log."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import cloudpickle
+
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
+    print(f"{len(tasks)} run(s) side by side on {os.uname().nodename}, CUDA_VISIBLE_DEVICES={gpu}, {threads} thread(s) each",
+          flush=True)
+    with _worker_environment(threads), ProcessPoolExecutor(len(tasks), mp_context=multiprocessing.get_context("spawn"),
+                                                           initializer=_init_worker, initargs=(gpu, threads)) as pool:
+        futures = [pool.submit(_local_task, cloudpickle.dumps(t), log) for t, log in zip(tasks, logs)]
+        done, failed = [], []
+        for t, log, f in zip(tasks, logs, futures):
+            try:
+                done.append(f.result())
+            except Exception as exc:  # noqa: BLE001 - each failure named with its run and log, below
+                failed.append(f"run {t.key} ({t.desc}): {type(exc).__name__}: {exc} (log: {log})")
+    for line in done:
+        print(f"done: {line}", flush=True)
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(tasks)} side-by-side run(s) failed:\n" + "\n".join(failed))
+    return done
+
+
+def _submitit_bundle():
+    import submitit
+
+    class RequeueableBundle(submitit.helpers.Checkpointable):
+        """The k runs of a GPU share as one job on one GPU (:func:`compute_side_by_side`); requeued like a single run
+        (a run whose record was written is not computed again)."""
+
+        def __call__(self, tasks: list[Task], threads: int, logs: list[str]) -> list[str]:
+            return compute_side_by_side(tasks, threads, logs)
+
+    return RequeueableBundle()
+
+
+def _job_units(group: Sequence[Task], r: Resources) -> list[list[Task]]:
+    """The jobs an experiment's runs become: one run each, or for a GPU share ``1/k`` up to k runs side by side."""
+    k = r.runs_per_gpu() if 0 < r.gpus < 1 else 1
+    return [list(group[i:i + k]) for i in range(0, len(group), k)]
+
+
+def _job_cpus(r: Resources) -> int:
+    """The CPUs one job asks for: a run's, times the runs a GPU share puts side by side in it."""
+    return r.cpus * (r.runs_per_gpu() if 0 < r.gpus < 1 else 1)
+
+
 def _squeue_ids() -> set[str] | None:
     """The ids of this user's jobs that Slurm still lists (array tasks one by one); ``None`` when squeue cannot answer."""
     import getpass
@@ -744,7 +796,9 @@ def _local_job_alive(job_id: str) -> bool:
 
 def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
     """Submit ``tasks`` and wait for them.  ``slurm``: one job array per experiment.  ``submitit-local``: one job per
-    run, at most one per core (or GPU) at a time.  A job whose controller died while its run goes on (its lock
+    run, at most one per core (or GPU) at a time.  An experiment whose resources ask a share ``1/k`` of a GPU gets
+    one GPU per job and k of its runs side by side in it (:func:`compute_side_by_side`), with k times a run's CPUs
+    and memory.  A job whose controller died while its run goes on (its lock
     held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
     on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
     import submitit
@@ -755,14 +809,18 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
     by_experiment: dict[str, list[Task]] = {}
     for t in tasks:
         by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
-    fn = _submitit_task()
+    fn, bundle = _submitit_task(), _submitit_bundle()
     executors_of: dict[str, Any] = {}
+    units_of: dict[str, list[list[Task]]] = {}
     for experiment, group in by_experiment.items():
         r = ex.resources_for(experiment)
+        units_of[experiment] = _job_units(group, r)
+        side = len(units_of[experiment][0])  # runs per job: k for a share 1/k of a GPU, else 1
         executor = submitit.AutoExecutor(folder=jobs_dir / experiment / "%j", cluster=cluster)
         params: dict[str, Any] = dict(
-            name=f"codeswitch-{experiment}", timeout_min=r.time_min, cpus_per_task=r.cpus, gpus_per_node=math.ceil(r.gpus),  # a share of a GPU: a whole one here
-            mem_gb=r.mem_gb, tasks_per_node=1, nodes=1,
+            name=f"codeswitch-{experiment}", timeout_min=r.time_min, cpus_per_task=_job_cpus(r),
+            gpus_per_node=math.ceil(r.gpus),  # a share 1/k of a GPU: one GPU for k runs side by side
+            mem_gb=r.mem_gb * side, tasks_per_node=1, nodes=1,
         )
         if cluster == "slurm":
             params["slurm_array_parallelism"] = ex.slurm.array_parallelism
@@ -773,20 +831,33 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
                 params["slurm_setup"] = list(ex.slurm.setup)
         executor.update_parameters(**params)
         executors_of[experiment] = executor
-        print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, {r.time_min} min each); logs: {jobs_dir / experiment}/", flush=True)
+        how = f"{side} run(s) side by side on one GPU per job" if side > 1 else "each"
+        print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, "
+              f"{r.time_min} min {how}); logs: {jobs_dir / experiment}/", flush=True)
+
+    def submit(experiment: str, unit: list[Task]) -> list[tuple[Any, Task]]:
+        """One job for ``unit``; a pair (job, run) per run of it, so that each run is counted by its own record."""
+        if len(unit) == 1 and len(units_of[experiment][0]) == 1:
+            job = executors_of[experiment].submit(fn, unit[0])
+        else:
+            logs = [str(jobs_dir / experiment / "side-by-side" / f"{t.key}.log") for t in unit]
+            job = executors_of[experiment].submit(bundle, unit, ex.resources_for(experiment).cpus, logs)
+        return [(job, t) for t in unit]
+
     jobs: list[tuple[Any, Task]] = []
-    unsubmitted: list[tuple[str, Task]] = []
+    unsubmitted: list[tuple[str, list[Task]]] = []
     if cluster == "slurm":
-        for experiment, group in by_experiment.items():
+        for experiment in by_experiment:
             with executors_of[experiment].batch():  # one job array per experiment
-                group_jobs = [executors_of[experiment].submit(fn, t) for t in group]
-            jobs += list(zip(group_jobs, group))
+                for unit in units_of[experiment]:
+                    jobs += submit(experiment, unit)
         limit = len(jobs)
     else:  # submitit's local executor starts whatever it is given at once: we hand it one core's (or GPU's) worth at a time
-        unsubmitted = [(e, t) for e, group in by_experiment.items() for t in group]
-        r_max = max((ex.resources_for(e) for e in by_experiment), key=lambda r: (r.gpus, r.cpus))
+        unsubmitted = [(e, unit) for e, units in units_of.items() for unit in units]
+        asked = [ex.resources_for(e) for e in by_experiment]
+        job_gpus, job_cpus = max(math.ceil(r.gpus) for r in asked), max(_job_cpus(r) for r in asked)
         gpus = visible_gpus()
-        limit = max(1, min(ex.workers or cores(), cores() // r_max.cpus, len(gpus) // math.ceil(r_max.gpus) if r_max.gpus and gpus else cores()))
+        limit = max(1, min(ex.workers or cores(), cores() // job_cpus, len(gpus) // job_gpus if job_gpus and gpus else cores()))
         print(f"[{desc}] submitit-local: at most {limit} job(s) at once", flush=True)
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []
@@ -795,9 +866,8 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
     gone_since: dict[str, float] = {}
     last_squeue = 0.0
     while open_jobs or orphans or unsubmitted:
-        while unsubmitted and len(open_jobs) + len(orphans) < limit:
-            experiment, t = unsubmitted.pop(0)
-            open_jobs.append((executors_of[experiment].submit(fn, t), t))
+        while unsubmitted and len({id(j) for j, _ in open_jobs + orphans}) < limit:
+            open_jobs += submit(*unsubmitted.pop(0))
         listed = None
         if cluster == "slurm" and time.monotonic() - last_squeue >= max(ex.poll_seconds, min(30.0, ex.slurm.vanished_s / 4)):
             listed, last_squeue = _squeue_ids(), time.monotonic()
@@ -829,6 +899,7 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
                 if t.record.is_file():
                     continue  # the run finished and wrote its record; only the job's wrapper failed
                 msg = str(exc).strip().splitlines()
+                msg = [line for line in msg if t.key in line] or msg  # side by side: the line of this run
                 failures.append(Failure(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr)))
                 queue.failed[str(t.record)] = failures[-1]
         open_jobs = still
