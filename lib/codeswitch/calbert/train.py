@@ -33,8 +33,8 @@ first of them a sentence against itself), so the same loss becomes
 and it adds every lower-cased corpus word seen at least ``--min_count`` (5) times to the
 tokenizer (as special tokens, the released call), the embedding matrix resized.  Table 3's settings: 10 epochs, 100
 warm-up steps, learning rate 2.5e-5, weight decay 0.01, AdamW, max grad norm 1.0;
-batch size 16 as in the released code.  AdamW is torch's fused implementation
-(the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
+batch size 16 as in the released code.  AdamW is torch's fused implementation on every device
+(``core.utils.trainer_optim``; the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
 an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
 
 Pre-training from scratch (Tables 8 and 13)
@@ -76,7 +76,7 @@ from ..common.sentiment import LABELS, SentimentExample
 from ..core.checkpoints import checkpoint_directory
 from ..core.learning import learning
 from ..core.training import quiet_trainer, training_arguments
-from ..core.utils import quiet_transformers, set_seed
+from ..core.utils import quiet_transformers, set_seed, trainer_optim
 
 __all__ = [
     "build_siamese_model",
@@ -222,7 +222,7 @@ def siamese_pretrain(
             warmup_steps=spec.warmup_steps,
             weight_decay=spec.weight_decay,
             max_grad_norm=spec.max_grad_norm,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             lr_scheduler_type="linear",  # sentence-transformers' WarmupLinear, as model.fit used
             logging_strategy="epoch",
             save_strategy="no",
@@ -384,7 +384,7 @@ def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str
             learning_rate=spec.learning_rate,
             lr_scheduler_type="constant",  # the released loop: plain AdamW, no schedule
             weight_decay=0.0,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             logging_strategy="epoch",
             save_strategy="no",
             dataloader_num_workers=0,
@@ -469,7 +469,7 @@ def finetune_classifier(
             learning_rate=spec.learning_rate,
             weight_decay=spec.weight_decay,
             warmup_steps=spec.warmup_steps,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             logging_strategy="epoch",
             eval_strategy="no",
             save_strategy="no",
