@@ -39,6 +39,7 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
+from ..common.tokens import tokenised, tokenised_words
 from ..core.learning import learning
 from ..core.utils import adamw_kind, set_seed
 
@@ -96,18 +97,19 @@ class TaskModel(nn.Module):
 
 # --------------------------------------------------------------------------- features per task kind
 def _sequence_features(examples, tokenizer, args: FinetuneRun, train: bool) -> list[dict]:
-    enc = tokenizer([t for t, _ in examples], truncation=True, max_length=args.max_length)
+    enc = tokenised(tokenizer, [[t for t, _ in examples]], max_length=args.max_length)  # once per tokenizer, not per run
     return [{**{k: enc[k][i] for k in enc.keys()}, "labels": examples[i][1]} for i in range(len(examples))]
 
 
 def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: FinetuneRun, train: bool, label_ids: dict) -> list[dict]:
-    enc = tokenizer([list(s.words) for s in examples], is_split_into_words=True, truncation=True, max_length=args.max_length)
+    enc = tokenised_words(tokenizer, [list(s.words) for s in examples], max_length=args.max_length)  # once per tokenizer
+    word_ids = enc.pop("word_ids")  # −1: no word
     feats = []
     for i, s in enumerate(examples):
         labels, previous = [], None
-        for w in enc.word_ids(i):
+        for w in word_ids[i]:
             # Only a word's first sub-word carries its tag (GLUECoS / HF convention); −100 is ignored.
-            labels.append(-100 if w is None or w == previous else label_ids[s.tags[w]])
+            labels.append(-100 if w < 0 or w == previous else label_ids[s.tags[w]])
             previous = w
         feats.append({**{k: enc[k][i] for k in enc.keys()}, "labels": labels})
     return feats
