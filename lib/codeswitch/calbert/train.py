@@ -73,6 +73,7 @@ import numpy as np
 from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
+from ..common.tokens import tokenised
 from ..core.checkpoints import checkpoint_directory
 from ..core.learning import learning
 from ..core.training import quiet_trainer, training_arguments
@@ -456,9 +457,10 @@ def finetune_classifier(
         )
 
     def encode(examples: Sequence[SentimentExample]):
-        # Tokenised up front, not with Dataset.map: map would hash the tokenizer (seconds per call).
-        enc = tokenizer([e.text for e in examples], truncation=True, max_length=spec.max_seq_length)
-        return Dataset.from_dict(dict(enc) | {"labels": [e.label for e in examples]})
+        # Tokenised once per (tokenizer, limit, texts), shared by every seed and learning rate of the grid, not with
+        # Dataset.map (it would hash the tokenizer: seconds per call).
+        enc = tokenised(tokenizer, [[e.text for e in examples]], max_length=spec.max_seq_length)
+        return Dataset.from_dict(enc | {"labels": [e.label for e in examples]})
 
     evaluated = {name: ex for name, ex in splits.items() if name != "train" and ex and all(e.label is not None for e in ex)}
     with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
@@ -477,29 +479,54 @@ def finetune_classifier(
             dataloader_persistent_workers=False,
         )
         with quiet_transformers():
+            train_ds = encode(splits["train"])
             trainer = quiet_trainer(Trainer)(
                 model=model,
                 args=targs,
-                train_dataset=encode(splits["train"]),
+                train_dataset=train_ds,
                 data_collator=DataCollatorWithPadding(tokenizer),
                 processing_class=tokenizer,
                 callbacks=[_epoch_printer(desc, spec.num_train_epochs), *callbacks],
             )
+            packed = _packed_training(trainer, spec, train_ds)
             trainer.train()
+            if packed:
+                trainer.data_collator = trainer.data_collator.padded  # evaluation batches are padded
             results = {}
             for name, examples in evaluated.items():
                 logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
                 y_pred = np.asarray(logits).argmax(axis=-1)
                 results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
             if example_texts:  # the qualitative tables: predictions recorded with the run, the model is not kept
-                enc = tokenizer(list(example_texts), truncation=True, max_length=spec.max_seq_length)
-                logits = trainer.predict(Dataset.from_dict(dict(enc))).predictions  # (len(example_texts), num_labels)
+                enc = tokenised(tokenizer, [list(example_texts)], max_length=spec.max_seq_length)
+                logits = trainer.predict(Dataset.from_dict(enc)).predictions  # (len(example_texts), num_labels)
                 results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
+    if getattr(spec, "packing", None):
+        results["packed"] = packed  # False: a family whose head does not read the first token trains padded
     if "validation" in results:
         results["learning"] = finetune_learning(results["validation"]["f1"], splits["train"], splits["validation"])
     if keep is not None:
         keep(model, tokenizer, results)
     return results
+
+
+def _packed_training(trainer, spec: FinetuneRun, train_ds) -> bool:
+    """With the section's ``packing`` (issue 24): each training batch (the sampler's rows, unchanged) one packed,
+    fixed-shape forward, as Koglish-GLUE trains (:class:`codeswitch.glue.train.PackRows`,
+    :func:`~codeswitch.glue.train.packed_forward`: block-diagonal attention, per-sequence positions, ≤ 4 shapes an
+    epoch, the head on each sequence's first token).  BERT, RoBERTa and XLM-R; other heads train padded (False)."""
+    from ..glue.train import PACKABLE, PackRows, packed_forward
+
+    if not getattr(spec, "packing", None) or trainer.model.config.model_type not in PACKABLE:
+        return False
+    if trainer.args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+        raise ValueError("calbert packing needs one GPU per process (launch with `accelerate launch`), "
+                         f"this process drives {trainer.args.n_gpu}")
+    trainer.data_collator = PackRows.for_lengths(trainer.processing_class, [len(r) for r in train_ds["input_ids"]],
+                                                 batch_size=trainer.args.per_device_train_batch_size,
+                                                 max_length=spec.max_seq_length, seed=spec.seed)
+    packed_forward(trainer.model)  # after the Trainer read the forward's signature
+    return True
 
 
 #: how much the validation weighted F1 must exceed the majority-class classifier's

@@ -387,10 +387,15 @@ class PackRows:
     @classmethod
     def for_dataset(cls, tokenizer, dataset, *, batch_size: int, max_length: int, seed: int) -> "PackRows":
         """Budgets from the encoded rows' lengths (the ``length`` column) and ``batch_size`` rows a step."""
+        return cls.for_lengths(tokenizer, _int_list(dataset[LENGTH]), batch_size=batch_size, max_length=max_length, seed=seed)
+
+    @classmethod
+    def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int) -> "PackRows":
+        """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible)."""
         from ..common.fastpath import PACK_WIDTH, sampled_budgets
 
         width = max(PACK_WIDTH, max_length)
-        lengths = np.asarray(_int_list(dataset[LENGTH]))[:, None]  # (rows, 1)
+        lengths = np.asarray(lengths)[:, None]  # (rows, 1)
         return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width)
 
     def __call__(self, features):
