@@ -77,13 +77,14 @@ def test_packed_alignment_step_is_one_forward_per_encoder(tiny, spec):
     assert _count_ops(padded, "aten::linear") == 4 * padded.linears  # what the guard would catch
 
 
-def test_alignment_step_adds_no_fill_kernels(tiny, spec):
-    """``set_seed``'s deterministic mode runs no more ``aten::fill_`` in a packed step than no deterministic mode."""
+def fill_counts(make_step) -> tuple[int, int]:
+    """``aten::fill_`` in one step (``make_step()``) under the trainers' deterministic mode (``set_seed``), and without
+    deterministic mode; the mode is restored afterwards."""
     from codeswitch.core.utils import set_seed
 
     before = (torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory)
     try:
-        step = _step(tiny, spec, packed=True)
+        step = make_step()
         set_seed(0)
         trainers = _count_ops(step, "aten::fill_")
         torch.use_deterministic_algorithms(False)
@@ -91,6 +92,12 @@ def test_alignment_step_adds_no_fill_kernels(tiny, spec):
     finally:
         torch.use_deterministic_algorithms(before[0], warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = before[1]
+    return trainers, no_fill
+
+
+def test_alignment_step_adds_no_fill_kernels(tiny, spec):
+    """``set_seed``'s deterministic mode runs no more ``aten::fill_`` in a packed step than no deterministic mode."""
+    trainers, no_fill = fill_counts(lambda: _step(tiny, spec, packed=True))
     assert trainers <= no_fill, (trainers, no_fill)
 
 
