@@ -185,3 +185,31 @@ def test_packed_finetuning_trains_the_padded_weights(backbones_dir):
     for k in b:
         torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-5, msg=k)
     assert got["validation"] == pytest.approx(ref["validation"], abs=1e-9)
+
+
+@pytest.mark.parametrize("backbone", ["tiny-bert", "tiny-xlmr"])
+def test_pretraining_batches_are_tokenised_once(backbones_dir, backbone):
+    """Siamese pre-training reads its pairs' tokens from one tokenisation (``Pretokenised``): each batch equals what
+    ``model.preprocess`` makes of it, and a call it cannot answer (a prompt, an unknown text) goes to ``preprocess``."""
+    import json
+
+    from codeswitch.calbert.train import Pretokenised, _same_features, build_siamese_model
+    from codeswitch.core.models import ASSETS, resolve_model
+
+    model = build_siamese_model(resolve_model(backbone), max_seq_length=24)
+    records = json.loads((ASSETS / "calbert" / "pairs.json").read_text(encoding="utf-8"))
+    texts = [str(v) for r in records[:40] for v in r.values() if isinstance(v, str)]
+    pre = Pretokenised(model, texts)
+    assert pre.exact
+    calls = []
+    original = model.preprocess
+    model.preprocess = lambda *a, **k: calls.append(a) or original(*a, **k)
+    try:
+        for batch in (texts[:4], texts[10:26], texts[-3:]):
+            assert _same_features(pre(batch), original(batch))
+        assert calls == []  # answered from the one tokenisation
+        pre(["a text it never saw"])
+        pre(texts[:2], prompt="query: ")
+        assert len(calls) == 2
+    finally:
+        model.preprocess = original

@@ -235,6 +235,8 @@ def siamese_pretrain(
             trainer = quiet_trainer(SentenceTransformerTrainer)(
                 model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, spec.num_train_epochs)]
             )
+            texts = [t for c in train.column_names if c != "label" for t in train[c]]
+            trainer.data_collator.preprocess_fn = Pretokenised(model, texts)  # tokenised once, not in every batch
             out = trainer.train()
         with checkpoint_directory(output_dir) as tmp, quiet_transformers():
             model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
@@ -250,6 +252,54 @@ def siamese_pretrain(
     if heldout:
         result["learning"] = siamese_learning(before, after)
     return result
+
+
+class Pretokenised:
+    """``model.preprocess`` (a sentence-transformers model's tokenisation) of a fixed set of texts, tokenised once
+    (:func:`codeswitch.common.tokens.tokenised`: once per tokenizer, limit and texts, across runs): a call pads its
+    texts' rows to their longest, as ``preprocess`` pads them.
+
+    Exact where the model's tokenisation is the plain tokenizer call (right padding, ``max_seq_length``): checked
+    once, on the first texts, against ``preprocess`` itself.  Any other call (a prompt, a task, another limit, a
+    text not in the set), or a model whose ``preprocess`` differs, goes to ``model.preprocess``.
+    """
+
+    def __init__(self, model, texts: Sequence[str], *, probe: int = 32):
+        self.model = model
+        unique = list(dict.fromkeys(texts))
+        self.index = {t: i for i, t in enumerate(unique)}
+        self.rows = tokenised(model.tokenizer, [unique], max_length=model.max_seq_length)
+        self.pad_id = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+        sample = unique[:probe]
+        self.exact = getattr(model.tokenizer, "padding_side", "right") == "right" and bool(sample) and \
+            _same_features(model.preprocess(sample), self._pad(sample))
+
+    def _pad(self, texts: Sequence[str]) -> dict:
+        import torch
+
+        idx = [self.index[t] for t in texts]
+        width = max(len(self.rows["input_ids"][i]) for i in idx)
+        out = {}
+        for key, rows in self.rows.items():
+            fill = self.pad_id if key == "input_ids" else 0
+            out[key] = torch.tensor([rows[i] + [fill] * (width - len(rows[i])) for i in idx], dtype=torch.long)  # (B, width)
+        out["modality"] = "text"
+        return out
+
+    def __call__(self, inputs, prompt=None, task=None, **kwargs):
+        if (not self.exact or prompt is not None or task is not None
+                or kwargs.get("max_length", self.model.max_seq_length) != self.model.max_seq_length
+                or any(not isinstance(t, str) or t not in self.index for t in inputs)):
+            return self.model.preprocess(inputs, prompt=prompt, task=task, **kwargs)
+        return self._pad(inputs)
+
+
+def _same_features(a: Mapping, b: Mapping) -> bool:
+    import torch
+
+    if a.keys() != b.keys():
+        return False
+    return all(torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a)
 
 
 #: how much the held-out alignment gap cos(parallel) − cos(other) must grow over the untrained encoder's
