@@ -819,7 +819,7 @@ def _flop_numbers(arch: Arch, ctx: Context) -> tuple[int, int, int]:
 
 
 def alignment(ctx: Context) -> list[Measurement]:
-    """(f) one alignment step (Lc, ``all_layers``) as ``alignment.train.train_alignment`` runs it, tokenisation included.
+    """(f) one alignment step (Lc, ``all_layers``, padded) as ``alignment.train.train_alignment`` runs it.
 
     Batch 8 of the shipped English–Hindi parallel sample (``align_bert.py``'s
     batch), mBERT-base (random weights) or the tiny BERT; the trainable encoder and
