@@ -20,7 +20,7 @@ d_srt   (d) sorted by length within windows of 32 batches       what ``encode_co
         (a uniform draw of a position in each window)           batch from its own window
 b_hf    (b) inside the HF Trainer, its loop and data loading    ``glue.train.build_trainer`` → ``train()``
 e       CalBERT fine-tuning step, batch 4, SAIL sample texts    ``calbert.train.finetune_classifier``
-f       alignment step (Lc, all layers), batch 8, tokenising    ``alignment.train._batch_loss``, f and f0
+f       alignment step (Lc, all layers), batch 8, pre-tokenised ``alignment.train._batch_loss``, f and f0
 host    µs per ``torch.empty``, 64³ matmul, Python call         names a slow host
 t_a     host: one DataLoader worker preparing (a)'s step        ``LengthBucketCollator`` (WordPiece)
 t_d     host: one thread tokenising (d)'s passages              the fast tokenizer, padded per batch
@@ -819,19 +819,20 @@ def _flop_numbers(arch: Arch, ctx: Context) -> tuple[int, int, int]:
 
 
 def alignment(ctx: Context) -> list[Measurement]:
-    """(f) one alignment step (Lc, ``all_layers``) as ``alignment.train.train_alignment`` runs it, tokenisation included.
+    """(f) one alignment step (Lc, ``all_layers``, padded) as ``alignment.train.train_alignment`` runs it.
 
     Batch 8 of the shipped English–Hindi parallel sample (``align_bert.py``'s
     batch), mBERT-base (random weights) or the tiny BERT; the trainable encoder and
     its frozen copy f0 each encode both sides: four forwards (two with gradient).
-    The trainer tokenises inside its step, so the step time includes it.
+    The pairs are tokenised once beforehand (``PairTokens``, as the trainer does); the step pads its rows.
     """
     from transformers import AutoModel, AutoTokenizer
 
     from codeswitch.alignment.data import ParallelData, read_parallel
-    from codeswitch.alignment.train import Aligner, _batch_loss, encode_words
+    from codeswitch.alignment.train import Aligner, PairTokens, _batch_loss, encode_words
     from codeswitch.alignment.data import words
     from codeswitch.core.models import ASSETS
+    from codeswitch.core.utils import adamw_kind
 
     arch, batch = ctx.concse_arch, 8
     pairs = read_parallel(ASSETS / "alignment" / "parallel" / "train.tsv")
@@ -849,7 +850,9 @@ def alignment(ctx: Context) -> list[Measurement]:
     aligner.train()
     fm = FlopModel.of(encoder)
     params = [p for p in aligner.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=5e-5, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.0, foreach=True)  # as train_alignment
+    optimizer = torch.optim.AdamW(params, lr=5e-5, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.0,
+                                  **adamw_kind(ctx.device))  # as train_alignment
+    tokens = PairTokens(tokenizer, data, args.max_length)  # tokenised once, as train_alignment
     rng = ctx.rng(9)
     idxs = [rng.choice(len(data), size=batch, replace=False).tolist() for _ in range(ctx.n_batches())]
     stats = []
@@ -861,15 +864,15 @@ def alignment(ctx: Context) -> list[Measurement]:
 
     def step(i: int) -> Step:
         with ctx.autocast():
-            loss = _batch_loss(aligner, data, idxs[i], tokenizer, args, ctx.device)["total"]
+            loss = _batch_loss(aligner, data, idxs[i], tokens, args, ctx.device)["total"]
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
         return stats[i]
 
     row = Measurement("f", "(f) alignment step (Lc, all layers)", arch.describe(ctx.layers), f"{batch} English–Hindi pairs, ≤ 128 tokens",
-                      note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss with its tokenisation, f and frozen f0: 4 forwards, "
-                      "AdamW (foreach), as train_alignment")
+                      note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss (tokenised once), f and frozen f0: 4 forwards, "
+                      "AdamW (fused on CUDA), as train_alignment")
     return [ctx.time(step, row)]
 
 

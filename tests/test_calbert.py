@@ -177,7 +177,8 @@ def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypat
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.setenv(var, "1")  # restored after the test (load_profile sets them for offline profiles)
     cfg = load_profile("paper", {"offline": True})
-    assert dataclasses.replace(CB.config.load(cfg), keep_models="none") == CB.Config()  # paper keeps the best model (issue 28)
+    # paper keeps the best model (issue 28) and packs its fine-tuning steps (issue 24)
+    assert dataclasses.replace(CB.config.load(cfg), keep_models="none", packing=False) == CB.Config()
     try:
         with pytest.raises(MissingResourceError, match="bert-base-cased"):
             CB.run(cfg)

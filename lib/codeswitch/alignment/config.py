@@ -104,6 +104,9 @@ class Config:
     linear_head: AlignModeConfig = AlignModeConfig(learning_rate=1e-3, temperature=0.01, reg_weight=100.0, batch_size=512,
                                                    num_train_epochs=100, patience=10)
     max_length: int = 128  # sub-words per sentence during alignment (released: 128)
+    # One packed, fixed-shape forward per encoder a step, both sides together (issue 24; common.fastpath.pack_features):
+    # the same pairs and in-batch negatives; float sums fall differently, so it is part of a run's key.
+    packing: bool = False
     sentence_vector: Literal["cls", "pooler"] = "cls"
     contrastive_variant: Literal["released", "paper"] = "released"
     word_reg_on: Literal["cls", "words"] = "cls"
@@ -217,6 +220,7 @@ class AlignRun(RunSpec):
     word_distance: str | None = None  # word objective only: "cosine" | "l2"
     romanisation: str | None = None  # roman script only: "authors" | "itrans"
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
+    packing: bool | None = None  # True: one packed, fixed-shape forward per encoder a step (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -189,7 +189,7 @@ def align_spec(cfg: Profile, ac: Config, system: System, mode: str) -> AlignRun 
         alignments=ac.alignments if word else None, align_layer=ac.align_layer if word else None,
         softmax_threshold=ac.softmax_threshold if word else None, align_prob_threshold=ac.align_prob_threshold if word else None,
         word_distance=ac.word_distance if word else None, romanisation=ac.romanisation if system.script == "roman" else None,
-        backbone_id=_tiny_id(ac.backbone.model),
+        backbone_id=_tiny_id(ac.backbone.model), packing=True if ac.packing else None,
     )
 
 
@@ -566,7 +566,7 @@ def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str
     import torch
     from transformers import AutoModel
 
-    from .train import Aligner, _batch_loss
+    from .train import Aligner, PairTokens, _batch_loss
     from ..core.utils import set_seed
 
     _setup(profile)
@@ -584,7 +584,8 @@ def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str
         aligner.frozen.to(device)
     aligner.eval()
     with torch.no_grad():
-        terms = _batch_loss(aligner, train, list(range(min(n, len(train)))), tokenizer, spec, device)
+        terms = _batch_loss(aligner, train, list(range(min(n, len(train)))), PairTokens(tokenizer, train, spec.max_length), spec,
+                            device)
     return {k: float(v) for k, v in terms.items()}
 
 

@@ -39,6 +39,8 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
+from ..common.fastpath import sdpa_ready, uses_sdpa
+from ..common.tokens import tokenised, tokenised_words
 from ..core.learning import learning
 from ..core.utils import adamw_kind, set_seed
 
@@ -80,7 +82,7 @@ class TaskModel(nn.Module):
         nn.init.normal_(self.classifier.weight, std=std)  # as HF initialises task heads
         nn.init.zeros_(self.classifier.bias)
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None, token_type_ids: Tensor | None = None) -> Tensor:
         kwargs = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
         tokens = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state  # (B, T, H)
         if self.aligned_head is not None:
@@ -96,18 +98,19 @@ class TaskModel(nn.Module):
 
 # --------------------------------------------------------------------------- features per task kind
 def _sequence_features(examples, tokenizer, args: FinetuneRun, train: bool) -> list[dict]:
-    enc = tokenizer([t for t, _ in examples], truncation=True, max_length=args.max_length)
+    enc = tokenised(tokenizer, [[t for t, _ in examples]], max_length=args.max_length)  # once per tokenizer, not per run
     return [{**{k: enc[k][i] for k in enc.keys()}, "labels": examples[i][1]} for i in range(len(examples))]
 
 
 def _token_features(examples: Sequence[TaggedSentence], tokenizer, args: FinetuneRun, train: bool, label_ids: dict) -> list[dict]:
-    enc = tokenizer([list(s.words) for s in examples], is_split_into_words=True, truncation=True, max_length=args.max_length)
+    enc = tokenised_words(tokenizer, [list(s.words) for s in examples], max_length=args.max_length)  # once per tokenizer
+    word_ids = enc.pop("word_ids")  # −1: no word
     feats = []
     for i, s in enumerate(examples):
         labels, previous = [], None
-        for w in enc.word_ids(i):
+        for w in word_ids[i]:
             # Only a word's first sub-word carries its tag (GLUECoS / HF convention); −100 is ignored.
-            labels.append(-100 if w is None or w == previous else label_ids[s.tags[w]])
+            labels.append(-100 if w < 0 or w == previous else label_ids[s.tags[w]])
             previous = w
         feats.append({**{k: enc[k][i] for k in enc.keys()}, "labels": labels})
     return feats
@@ -166,6 +169,33 @@ def _collate(feats: Sequence[dict], pad_id: int) -> dict[str, Tensor]:
         if key in feats[0]:
             batch[key] = torch.tensor([f[key] for f in feats], dtype=torch.long)
     return batch
+
+
+def _host_batch(feats: Sequence[dict], pad_id: int, *, sdpa: bool) -> dict[str, Tensor]:
+    """A training batch as the step takes it, prepared on the host: padded (:func:`_collate`), and for an SDPA encoder
+    its padding mask decided here (:func:`~codeswitch.common.fastpath.sdpa_ready`: dropped when nothing is padded, else
+    the boolean form), so transformers never asks the device whether the mask is all ones."""
+    batch = _collate(feats, pad_id)
+    return sdpa_ready(batch) if sdpa else batch
+
+
+def _train_step(model: TaskModel, kind: str, batch: dict[str, Tensor], optimizer, scheduler, scaler, max_grad_norm: float,
+                autocast, device) -> None:
+    """One optimiser step on a host batch (:func:`_host_batch`): forward, the loss in fp32, backward, clipping, AdamW,
+    schedule; no read of a tensor on the host."""
+    batch = {key: v.to(device) for key, v in batch.items()}
+    inputs = {key: batch[key] for key in _TENSOR_KEYS if key in batch}
+    inputs.setdefault("attention_mask", None)  # sdpa_ready dropped a mask without padding
+    with autocast():
+        logits = model(**inputs)
+    loss = _loss(kind, logits.float(), batch)  # the loss in fp32
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
 
 
 def _loss(kind: str, logits: Tensor, batch: dict[str, Tensor]) -> Tensor:
@@ -281,22 +311,13 @@ def finetune(
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)  # fp16: dynamic loss scaling
     per_epoch = []
+    sdpa = uses_sdpa(encoder)
     for epoch in range(1, args.num_train_epochs + 1):
         model.train()
         order = torch.randperm(len(train_feats), generator=generator).tolist()
         for k in range(0, len(order), args.batch_size):
-            batch = {key: v.to(device) for key, v in _collate([train_feats[i] for i in order[k : k + args.batch_size]], pad_id).items()}
-            inputs = {key: batch[key] for key in _TENSOR_KEYS if key in batch}
-            with autocast():
-                logits = model(**inputs)
-            loss = _loss(kind, logits.float(), batch)  # the loss in fp32
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
+            batch = _host_batch([train_feats[i] for i in order[k : k + args.batch_size]], pad_id, sdpa=sdpa)
+            _train_step(model, kind, batch, optimizer, scheduler, scaler, args.max_grad_norm, autocast, device)
         row = {"epoch": epoch}
         for split, feats in eval_feats.items():
             with autocast():

@@ -53,6 +53,8 @@ __all__ = [
     "OBJECTIVES",
     "Aligner",
     "Batch",
+    "SideTokens",
+    "PairTokens",
     "encode_words",
     "train_alignment",
     "extract_alignments",
@@ -173,23 +175,140 @@ def encode_words(tokenizer, sentences: Sequence[Sequence[str]], max_length: int)
     return Batch(enc["input_ids"], enc["attention_mask"], word_index, max((len(s) for s in sentences), default=0))
 
 
+class SideTokens:
+    """One side of a set of pre-split sentences, tokenised once (:func:`codeswitch.common.tokens.tokenised_words`):
+    :meth:`batch` pads the rows a step asks for, the same :class:`Batch` :func:`encode_words` makes of them."""
+
+    def __init__(self, tokenizer, sentences: Sequence[Sequence[str]], max_length: int):
+        from ..common.tokens import tokenised_words
+
+        enc = tokenised_words(tokenizer, sentences, max_length=max_length)
+        self.input_ids, self.word_ids = enc["input_ids"], enc["word_ids"]  # lists of token ids / word indices per row
+        self.n_words = [len(s) for s in sentences]
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.left = getattr(tokenizer, "padding_side", "right") == "left"
+
+    def lengths(self) -> list[int]:
+        return [len(r) for r in self.input_ids]
+
+    def batch(self, idx: Sequence[int]) -> Batch:
+        T = max(len(self.input_ids[k]) for k in idx)
+
+        def pad(row: list[int], fill: int) -> list[int]:
+            return [fill] * (T - len(row)) + row if self.left else row + [fill] * (T - len(row))
+
+        ids = torch.tensor([pad(self.input_ids[k], self.pad_id) for k in idx], dtype=torch.long)  # (B, T)
+        mask = torch.tensor([pad([1] * len(self.input_ids[k]), 0) for k in idx], dtype=torch.long)  # (B, T)
+        word_index = torch.tensor([pad(self.word_ids[k], -1) for k in idx], dtype=torch.long)  # (B, T)
+        return Batch(ids, mask, word_index, max((self.n_words[k] for k in idx), default=0))
+
+
+class PairTokens:
+    """Both sides of a :class:`~codeswitch.alignment.data.ParallelData`, tokenised once per tokenizer (not in every
+    step); ``budgets`` (row counts, :func:`~codeswitch.common.fastpath.sampled_budgets`): steps are packed
+    (the section's ``packing``, :func:`_packed_outputs`)."""
+
+    def __init__(self, tokenizer, data: ParallelData, max_length: int, *, budgets: Sequence[int] | None = None,
+                 width: int | None = None):
+        self.en = SideTokens(tokenizer, [words(p[0]) for p in data.pairs], max_length)
+        self.hi = SideTokens(tokenizer, [words(p[1]) for p in data.pairs], max_length)
+        self.budgets, self.width = (tuple(budgets) if budgets else None), width
+
+    @classmethod
+    def packed(cls, tokenizer, data: ParallelData, max_length: int, *, batch_size: int, seed: int, budgets=None) -> "PairTokens":
+        """Packed steps: ``budgets`` (default: from ``data``'s lengths, ``batch_size`` pairs a step) of rows of
+        ``max(PACK_WIDTH, max_length)`` tokens."""
+        from ..common.fastpath import PACK_WIDTH, sampled_budgets
+
+        out = cls(tokenizer, data, max_length)
+        out.width = max(PACK_WIDTH, max_length)
+        if budgets is None:
+            lengths = np.stack([out.en.lengths(), out.hi.lengths()], axis=1)  # (pairs, 2)
+            budgets = sampled_budgets(lengths, batch_size, max_length=max_length, width=out.width, seed=seed)
+        out.budgets = tuple(budgets)
+        return out
+
+    def batch(self, idx: Sequence[int]) -> tuple[Batch, Batch, dict | None]:
+        """The step's two sides, and with budgets their packed form (host work, as a DataLoader collator's):
+        ``pack_features`` of the English then the Hindi rows, one ``R × width`` batch."""
+        en, hi = self.en.batch(idx), self.hi.batch(idx)
+        if not self.budgets:
+            return en, hi, None
+        from ..common.fastpath import pack_features
+
+        if self.en.left or self.hi.left:
+            raise ValueError("alignment packing needs a right-padding tokenizer")
+        sides = [{"input_ids": b.input_ids, "attention_mask": b.attention_mask} for b in (en, hi)]
+        return en, hi, pack_features(sides, self.budgets, self.width)
+
+
+def _packed_run(aligner: Aligner, encoder: nn.Module, packed: dict, widths: tuple[int, int], device) -> tuple[Tensor, ...]:
+    """One forward of ``encoder`` over a packed step: ``(x_tok, x, y_tok, y)``, the padded forwards' outputs
+    (token vectors (B, Tx, H) / (B, Ty, H) read back from the stream at each sentence's offsets, the [CLS]
+    vectors (B, H), or the pooler's)."""
+    inputs = {k: packed[k].to(device) for k in ("input_ids", "attention_mask", "position_ids")}
+    pad_idx = getattr(encoder.embeddings, "padding_idx", None)
+    if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+        inputs["position_ids"] = inputs["position_ids"] + (pad_idx + 1)
+    out = encoder(**inputs)
+    flat = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])  # (R·W, H)
+    starts = packed["starts"].to(device)  # (2B,)
+    T = max(widths)
+    at = (starts[:, None] + torch.arange(T, device=device)).clamp(max=flat.shape[0] - 1)  # (2B, T); beyond a sentence: masked by word_index −1
+    tokens = flat[at]  # (2B, T, H)
+    first = tokens[:, 0]  # (2B, H)
+    pooler = getattr(encoder, "pooler", None)
+    sentence = pooler(tokens[:, :1]) if aligner.sentence_vector == "pooler" and pooler is not None else first
+    B = starts.shape[0] // 2
+    return tokens[:B, : widths[0]], sentence[:B], tokens[B:, : widths[1]], sentence[B:]
+
+
+def _packed_outputs(aligner: Aligner, en: Batch, hi: Batch, packed: dict, device):
+    """``with_reference`` of both sides from one packed forward per encoder (f, and f0 where it is another model)."""
+    widths = (en.input_ids.shape[1], hi.input_ids.shape[1])
+    if aligner.mode == "linear_head":  # f0 is the frozen encoder, f = head ∘ f0: one forward
+        with torch.no_grad():
+            aligner.encoder.eval()
+            x0_tok, x0, y0_tok, y0 = _packed_run(aligner, aligner.encoder, packed, widths, device)
+        h = aligner.head
+        return (h(x0_tok), h(x0), x0_tok, x0), (h(y0_tok), h(y0), y0_tok, y0)
+    if aligner.frozen is None:
+        raise RuntimeError("call freeze_reference() before asking for f0")
+    x_tok, x, y_tok, y = _packed_run(aligner, aligner.encoder, packed, widths, device)
+    with torch.no_grad():
+        x0_tok, x0, y0_tok, y0 = _packed_run(aligner, aligner.frozen, packed, widths, device)
+    return (x_tok, x, x0_tok, x0), (y_tok, y, y0_tok, y0)
+
+
 def _batches(n: int, batch_size: int, generator: torch.Generator | None) -> list[list[int]]:
     order = torch.randperm(n, generator=generator).tolist() if generator is not None else list(range(n))
     return [order[k : k + batch_size] for k in range(0, n, batch_size)]
 
 
-def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokenizer, args: AlignRun, device) -> dict[str, Tensor]:
-    en = encode_words(tokenizer, [words(data.pairs[k][0]) for k in idx], args.max_length).to(device)
-    hi = encode_words(tokenizer, [words(data.pairs[k][1]) for k in idx], args.max_length).to(device)
-    x_tok, x, x0_tok, x0 = aligner.with_reference(en.input_ids, en.attention_mask)  # (B, Tx, H), (B, H), f0's twice
-    y_tok, y, y0_tok, y0 = aligner.with_reference(hi.input_ids, hi.attention_mask)  # (B, Ty, H), (B, H), f0's twice
+def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokens: PairTokens, args: AlignRun, device
+                ) -> dict[str, Tensor]:
+    """The loss terms of the pairs ``idx`` of ``data``, whose tokens are ``tokens`` (tokenised once, not here)."""
+    return _step_loss(aligner, tokens.batch(idx), [data.alignments[k] for k in idx] if data.alignments is not None else None,
+                      args, device, source=data.source)
+
+
+def _step_loss(aligner: Aligner, prepared: tuple[Batch, Batch, dict | None], al, args: AlignRun, device, *, source: str = ""
+               ) -> dict[str, Tensor]:
+    """The loss terms of one prepared step (:meth:`PairTokens.batch`; ``al``: its pairs' word alignments or None)."""
+    en, hi, packed = prepared
+    if packed is not None:  # one packed forward per encoder over both sides
+        (x_tok, x, x0_tok, x0), (y_tok, y, y0_tok, y0) = _packed_outputs(aligner, en, hi, packed, device)
+        en, hi = en.to(device), hi.to(device)
+    else:
+        en, hi = en.to(device), hi.to(device)
+        x_tok, x, x0_tok, x0 = aligner.with_reference(en.input_ids, en.attention_mask)  # (B, Tx, H), (B, H), f0's twice
+        y_tok, y, y0_tok, y0 = aligner.with_reference(hi.input_ids, hi.attention_mask)  # (B, Ty, H), (B, H), f0's twice
     if args.objective == "sentence":
         return sentence_alignment_loss(
             x, y, x0, y0, temperature=args.temperature, reg_weight=args.reg_weight, variant=args.contrastive_variant
         )
-    if data.alignments is None:
-        raise ValueError(f"word-level alignment needs word alignments for {data.source}; extract them first")
-    al = [data.alignments[k] for k in idx]
+    if al is None:
+        raise ValueError(f"word-level alignment needs word alignments for {source}; extract them first")
     xw, xp = pool_subwords(x_tok, en.word_index, en.n_words)  # (B, Wx, H)
     yw, yp = pool_subwords(y_tok, hi.word_index, hi.n_words)  # (B, Wy, H)
     xs, ys = gather_aligned_words(xw, xp, yw, yp, al)  # (P, H) each
@@ -203,12 +322,12 @@ def _batch_loss(aligner: Aligner, data: ParallelData, idx: Sequence[int], tokeni
     return word_alignment_loss(xs, ys, anchors, anchors0, reg_weight=args.reg_weight, distance=args.word_distance or "cosine")
 
 
-def _mean_loss(aligner: Aligner, data: ParallelData, tokenizer, args: AlignRun, device) -> float:
+def _mean_loss(aligner: Aligner, data: ParallelData, tokens: PairTokens, args: AlignRun, device) -> float:
     aligner.eval()
     total, n = 0.0, 0
     with torch.no_grad():
         for idx in _batches(len(data), args.batch_size, None):  # fixed order: the loss of a batch depends on its members
-            total += float(_batch_loss(aligner, data, idx, tokenizer, args, device)["total"]) * len(idx)
+            total += float(_batch_loss(aligner, data, idx, tokens, args, device)["total"]) * len(idx)
             n += len(idx)
     return total / max(n, 1)
 
@@ -241,8 +360,14 @@ def train_alignment(
     amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]  # the spec's resolved precision
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)  # fp16: dynamic loss scaling
+    if getattr(args, "packing", None):  # the section's packing: one packed forward per encoder a step (issue 24)
+        train_tokens = PairTokens.packed(tokenizer, train, args.max_length, batch_size=args.batch_size, seed=args.seed)
+        valid_tokens = PairTokens.packed(tokenizer, valid, args.max_length, batch_size=args.batch_size, seed=args.seed,
+                                         budgets=train_tokens.budgets)  # the largest budget holds any batch
+    else:  # tokenised once per (tokenizer, limit, texts), not in every step
+        train_tokens, valid_tokens = PairTokens(tokenizer, train, args.max_length), PairTokens(tokenizer, valid, args.max_length)
     with autocast():
-        best_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+        best_loss = _mean_loss(aligner, valid, valid_tokens, args, device)
     history = {"train_loss": [], "valid_loss": [], "initial_valid_loss": best_loss, "best_epoch": 0, "steps": 0}
     best_state, bad_epochs = aligner.trainable_state(), 0
     for epoch in progress(range(1, args.num_train_epochs + 1), desc=desc, unit="epoch"):
@@ -250,7 +375,7 @@ def train_alignment(
         running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
         for idx in _batches(len(train), args.batch_size, generator):
             with autocast():
-                loss = _batch_loss(aligner, train, idx, tokenizer, args, device)["total"]
+                loss = _batch_loss(aligner, train, idx, train_tokens, args, device)["total"]
             optimizer.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
             if args.max_grad_norm:
@@ -262,7 +387,7 @@ def train_alignment(
             seen += len(idx)
             history["steps"] += 1
         with autocast():
-            valid_loss = _mean_loss(aligner, valid, tokenizer, args, device)
+            valid_loss = _mean_loss(aligner, valid, valid_tokens, args, device)
         history["train_loss"].append(float(running) / max(seen, 1))
         history["valid_loss"].append(valid_loss)
         if valid_loss < best_loss:

@@ -237,6 +237,9 @@ class Config:
     # which fine-tuned classifiers are kept, as AutoModelForSequenceClassification with their label maps
     # (codeswitch.core.kept): "none" | "best" (per table row, the paper's best run on validation) | "all"; in no run key
     keep_models: str = "none"
+    # fine-tuning: each training batch one packed, fixed-shape forward where the head reads the first token (BERT,
+    # RoBERTa, XLM-R; issue 24, as glue.packing); the same batches, float sums fall differently: in the run key when on
+    packing: bool = False
 
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
@@ -385,6 +388,7 @@ class FinetuneRun(RunSpec):
     itrans_lowercase: bool | None = None  # romanised tasks only
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     backbone: str = not_in_key("")  # the row label (display)
+    packing: bool | None = None  # True: packed, fixed-shape training steps where the head allows (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -228,7 +228,7 @@ def finetune_spec(cfg: Profile, c: Config, task: str, backbone: Backbone | Scrat
         num_train_epochs=t.num_train_epochs, weight_decay=t.weight_decay, max_seq_length=t.max_seq_length,
         warmup_steps=t.warmup_steps, seed=seed, precision=cfg.precision_name(),
         itrans_lowercase=c.itrans_lowercase if t.romanise else None,
-        backbone_id=_tiny_id(backbone.model), backbone=backbone.name,
+        backbone_id=_tiny_id(backbone.model), backbone=backbone.name, packing=True if c.packing else None,
     )
 
 

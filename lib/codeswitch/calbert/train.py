@@ -33,8 +33,8 @@ first of them a sentence against itself), so the same loss becomes
 and it adds every lower-cased corpus word seen at least ``--min_count`` (5) times to the
 tokenizer (as special tokens, the released call), the embedding matrix resized.  Table 3's settings: 10 epochs, 100
 warm-up steps, learning rate 2.5e-5, weight decay 0.01, AdamW, max grad norm 1.0;
-batch size 16 as in the released code.  AdamW is torch's fused implementation
-(the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
+batch size 16 as in the released code.  AdamW is torch's fused implementation on every device
+(``core.utils.trainer_optim``; the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
 an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
 
 Pre-training from scratch (Tables 8 and 13)
@@ -73,10 +73,11 @@ import numpy as np
 from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
 from .data import Pair
 from ..common.sentiment import LABELS, SentimentExample
+from ..common.tokens import tokenised
 from ..core.checkpoints import checkpoint_directory
 from ..core.learning import learning
 from ..core.training import quiet_trainer, training_arguments
-from ..core.utils import quiet_transformers, set_seed
+from ..core.utils import quiet_transformers, set_seed, trainer_optim
 
 __all__ = [
     "build_siamese_model",
@@ -222,7 +223,7 @@ def siamese_pretrain(
             warmup_steps=spec.warmup_steps,
             weight_decay=spec.weight_decay,
             max_grad_norm=spec.max_grad_norm,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             lr_scheduler_type="linear",  # sentence-transformers' WarmupLinear, as model.fit used
             logging_strategy="epoch",
             save_strategy="no",
@@ -234,6 +235,8 @@ def siamese_pretrain(
             trainer = quiet_trainer(SentenceTransformerTrainer)(
                 model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, spec.num_train_epochs)]
             )
+            texts = [t for c in train.column_names if c != "label" for t in train[c]]
+            trainer.data_collator.preprocess_fn = Pretokenised(model, texts)  # tokenised once, not in every batch
             out = trainer.train()
         with checkpoint_directory(output_dir) as tmp, quiet_transformers():
             model[0].save(str(tmp))  # the shared transformer alone: HF folder, safetensors
@@ -249,6 +252,54 @@ def siamese_pretrain(
     if heldout:
         result["learning"] = siamese_learning(before, after)
     return result
+
+
+class Pretokenised:
+    """``model.preprocess`` (a sentence-transformers model's tokenisation) of a fixed set of texts, tokenised once
+    (:func:`codeswitch.common.tokens.tokenised`: once per tokenizer, limit and texts, across runs): a call pads its
+    texts' rows to their longest, as ``preprocess`` pads them.
+
+    Exact where the model's tokenisation is the plain tokenizer call (right padding, ``max_seq_length``): checked
+    once, on the first texts, against ``preprocess`` itself.  Any other call (a prompt, a task, another limit, a
+    text not in the set), or a model whose ``preprocess`` differs, goes to ``model.preprocess``.
+    """
+
+    def __init__(self, model, texts: Sequence[str], *, probe: int = 32):
+        self.model = model
+        unique = list(dict.fromkeys(texts))
+        self.index = {t: i for i, t in enumerate(unique)}
+        self.rows = tokenised(model.tokenizer, [unique], max_length=model.max_seq_length)
+        self.pad_id = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+        sample = unique[:probe]
+        self.exact = getattr(model.tokenizer, "padding_side", "right") == "right" and bool(sample) and \
+            _same_features(model.preprocess(sample), self._pad(sample))
+
+    def _pad(self, texts: Sequence[str]) -> dict:
+        import torch
+
+        idx = [self.index[t] for t in texts]
+        width = max(len(self.rows["input_ids"][i]) for i in idx)
+        out = {}
+        for key, rows in self.rows.items():
+            fill = self.pad_id if key == "input_ids" else 0
+            out[key] = torch.tensor([rows[i] + [fill] * (width - len(rows[i])) for i in idx], dtype=torch.long)  # (B, width)
+        out["modality"] = "text"
+        return out
+
+    def __call__(self, inputs, prompt=None, task=None, **kwargs):
+        if (not self.exact or prompt is not None or task is not None
+                or kwargs.get("max_length", self.model.max_seq_length) != self.model.max_seq_length
+                or any(not isinstance(t, str) or t not in self.index for t in inputs)):
+            return self.model.preprocess(inputs, prompt=prompt, task=task, **kwargs)
+        return self._pad(inputs)
+
+
+def _same_features(a: Mapping, b: Mapping) -> bool:
+    import torch
+
+    if a.keys() != b.keys():
+        return False
+    return all(torch.equal(a[k], b[k]) if isinstance(a[k], torch.Tensor) else a[k] == b[k] for k in a)
 
 
 #: how much the held-out alignment gap cos(parallel) − cos(other) must grow over the untrained encoder's
@@ -384,7 +435,7 @@ def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str
             learning_rate=spec.learning_rate,
             lr_scheduler_type="constant",  # the released loop: plain AdamW, no schedule
             weight_decay=0.0,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             logging_strategy="epoch",
             save_strategy="no",
             dataloader_num_workers=0,
@@ -456,9 +507,10 @@ def finetune_classifier(
         )
 
     def encode(examples: Sequence[SentimentExample]):
-        # Tokenised up front, not with Dataset.map: map would hash the tokenizer (seconds per call).
-        enc = tokenizer([e.text for e in examples], truncation=True, max_length=spec.max_seq_length)
-        return Dataset.from_dict(dict(enc) | {"labels": [e.label for e in examples]})
+        # Tokenised once per (tokenizer, limit, texts), shared by every seed and learning rate of the grid, not with
+        # Dataset.map (it would hash the tokenizer: seconds per call).
+        enc = tokenised(tokenizer, [[e.text for e in examples]], max_length=spec.max_seq_length)
+        return Dataset.from_dict(enc | {"labels": [e.label for e in examples]})
 
     evaluated = {name: ex for name, ex in splits.items() if name != "train" and ex and all(e.label is not None for e in ex)}
     with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
@@ -469,7 +521,7 @@ def finetune_classifier(
             learning_rate=spec.learning_rate,
             weight_decay=spec.weight_decay,
             warmup_steps=spec.warmup_steps,
-            optim="adamw_torch_fused",
+            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
             logging_strategy="epoch",
             eval_strategy="no",
             save_strategy="no",
@@ -477,29 +529,54 @@ def finetune_classifier(
             dataloader_persistent_workers=False,
         )
         with quiet_transformers():
+            train_ds = encode(splits["train"])
             trainer = quiet_trainer(Trainer)(
                 model=model,
                 args=targs,
-                train_dataset=encode(splits["train"]),
+                train_dataset=train_ds,
                 data_collator=DataCollatorWithPadding(tokenizer),
                 processing_class=tokenizer,
                 callbacks=[_epoch_printer(desc, spec.num_train_epochs), *callbacks],
             )
+            packed = _packed_training(trainer, spec, train_ds)
             trainer.train()
+            if packed:
+                trainer.data_collator = trainer.data_collator.padded  # evaluation batches are padded
             results = {}
             for name, examples in evaluated.items():
                 logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
                 y_pred = np.asarray(logits).argmax(axis=-1)
                 results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
             if example_texts:  # the qualitative tables: predictions recorded with the run, the model is not kept
-                enc = tokenizer(list(example_texts), truncation=True, max_length=spec.max_seq_length)
-                logits = trainer.predict(Dataset.from_dict(dict(enc))).predictions  # (len(example_texts), num_labels)
+                enc = tokenised(tokenizer, [list(example_texts)], max_length=spec.max_seq_length)
+                logits = trainer.predict(Dataset.from_dict(enc)).predictions  # (len(example_texts), num_labels)
                 results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
+    if getattr(spec, "packing", None):
+        results["packed"] = packed  # False: a family whose head does not read the first token trains padded
     if "validation" in results:
         results["learning"] = finetune_learning(results["validation"]["f1"], splits["train"], splits["validation"])
     if keep is not None:
         keep(model, tokenizer, results)
     return results
+
+
+def _packed_training(trainer, spec: FinetuneRun, train_ds) -> bool:
+    """With the section's ``packing`` (issue 24): each training batch (the sampler's rows, unchanged) one packed,
+    fixed-shape forward, as Koglish-GLUE trains (:class:`codeswitch.glue.train.PackRows`,
+    :func:`~codeswitch.glue.train.packed_forward`: block-diagonal attention, per-sequence positions, ≤ 4 shapes an
+    epoch, the head on each sequence's first token).  BERT, RoBERTa and XLM-R; other heads train padded (False)."""
+    from ..glue.train import PACKABLE, PackRows, packed_forward
+
+    if not getattr(spec, "packing", None) or trainer.model.config.model_type not in PACKABLE:
+        return False
+    if trainer.args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+        raise ValueError("calbert packing needs one GPU per process (launch with `accelerate launch`), "
+                         f"this process drives {trainer.args.n_gpu}")
+    trainer.data_collator = PackRows.for_lengths(trainer.processing_class, [len(r) for r in train_ds["input_ids"]],
+                                                 batch_size=trainer.args.per_device_train_batch_size,
+                                                 max_length=spec.max_seq_length, seed=spec.seed)
+    packed_forward(trainer.model)  # after the Trainer read the forward's signature
+    return True
 
 
 #: how much the validation weighted F1 must exceed the majority-class classifier's

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenised", "tokenizer_identity", "token_cache_dir"]
+__all__ = ["tokenised", "tokenised_words", "tokenizer_identity", "token_cache_dir"]
 
 VERSION = 1  # bump when the stored layout changes
 
@@ -77,8 +77,6 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
 
     ``columns``: one list of texts, or two (sentence pairs), row for row.
     """
-    from ..core.runs import atomic_write_bytes
-
     columns = [list(c) for c in columns]
     if not 1 <= len(columns) <= 2 or len({len(c) for c in columns}) > 1:
         raise ValueError(f"tokenised: one or two columns of equal length, got {[len(c) for c in columns]}")
@@ -88,21 +86,37 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
                 raise ValueError(f"tokenised: column {j}, row {i} is {type(t).__name__} {t!r:.60}, not text")
     key = _key(tokenizer, columns, max_length)
     path = None if key is None else Path(cache_dir or token_cache_dir()) / f"{key}.npz"
-    if path is not None and path.is_file():
-        try:
-            with np.load(path) as z:
-                names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
-                out = {}
-                for n in names:
-                    ids, off = z[f"{n}_ids"], z[f"{n}_offsets"]
-                    out[n] = [ids[off[i] : off[i + 1]].tolist() for i in range(len(off) - 1)]
-                return out
-        except (OSError, ValueError, KeyError):  # a damaged entry: tokenise again and replace it
-            pass
+    cached = _read_entry(path)
+    if cached is not None:
+        return cached
     enc = tokenizer(*columns, truncation=max_length is not None, max_length=max_length)
     out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
+    _write_entry(path, out)
+    return out
+
+
+def _read_entry(path: Path | None) -> dict[str, list[list[int]]] | None:
+    """A stored entry as ``{name: [ids per row]}``; None where there is none (or it is damaged: it is then rewritten)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        with np.load(path) as z:
+            names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
+            out = {}
+            for n in names:
+                ids, off = z[f"{n}_ids"], z[f"{n}_offsets"]
+                out[n] = [ids[off[i] : off[i + 1]].tolist() for i in range(len(off) - 1)]
+            return out
+    except (OSError, ValueError, KeyError):  # a damaged entry: tokenise again and replace it
+        return None
+
+
+def _write_entry(path: Path | None, out: dict[str, list[list[int]]]) -> None:
+    """Store ``out`` at ``path`` atomically (int32 ids, row offsets); nothing where ``path`` is None (uncached)."""
+    from ..core.runs import atomic_write_bytes
+
     if path is None:
-        return out
+        return
     arrays = {}
     for name, rows in out.items():
         arrays[f"{name}_ids"] = np.fromiter((x for r in rows for x in r), dtype=np.int32)
@@ -110,4 +124,25 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     atomic_write_bytes(path, buf.getvalue())
+
+
+def tokenised_words(tokenizer, sentences: Sequence[Sequence[str]], *, max_length: int | None,
+                    cache_dir: str | Path | None = None) -> dict[str, list[list[int]]]:
+    """``tokenizer(sentences, is_split_into_words=True, truncation=True, max_length=max_length)`` of pre-split
+    sentences as ``{name: [ids per row]}``, plus ``"word_ids"`` (each token's word, −1 for none: the fast tokenizer's
+    ``word_ids()``), computed once per (tokenizer, limit, sentences) like :func:`tokenised` (its own entries)."""
+    sentences = [list(s) for s in sentences]
+    for i, s in enumerate(sentences):
+        for j, w in enumerate(s):
+            if not isinstance(w, str):
+                raise ValueError(f"tokenised_words: sentence {i}, word {j} is {type(w).__name__} {w!r:.60}, not text")
+    key = _key(tokenizer, [["\x1f".join(s) for s in sentences]], max_length)  # words joined by a unit separator
+    path = None if key is None else Path(cache_dir or token_cache_dir()) / f"{key}-words.npz"
+    cached = _read_entry(path)
+    if cached is not None:
+        return cached
+    enc = tokenizer(sentences, is_split_into_words=True, truncation=max_length is not None, max_length=max_length)
+    out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
+    out["word_ids"] = [[-1 if w is None else int(w) for w in enc.word_ids(i)] for i in range(len(sentences))]
+    _write_entry(path, out)
     return out

@@ -48,17 +48,27 @@ def deterministic_mode(on: bool, *, fill_uninitialized_memory: bool = False) -> 
         torch.utils.deterministic.fill_uninitialized_memory = fill_uninitialized_memory
 
 
-def adamw_kind(device) -> dict:
-    """The keyword that picks torch AdamW's implementation for ``device``: fused on CUDA, multi-tensor elsewhere.
+def adamw_kind(device, *, cpu: str = "foreach") -> dict:
+    """The keyword that picks torch AdamW's implementation for ``device``: fused on CUDA, ``cpu`` elsewhere.
 
     The fused kernel updates every parameter in a few launches (and takes fp16's
     inf check on the device).  On CPU torch 2.13 has it too, but its rounding
     differs from the multi-tensor update by an ulp, so CPU runs (smoke, CI) keep
-    ``foreach`` and their results.
+    the update their results were made with: ``foreach`` (the hand-written loops),
+    or ``"fused"`` (the HF-Trainer runs of CalBERT and Koglish-GLUE, fused on CPU
+    from the start).
     """
     import torch
 
-    return {"fused": True} if torch.device(device).type == "cuda" else {"foreach": True}
+    if cpu not in ("foreach", "fused"):
+        raise ValueError(f"adamw_kind: cpu must be 'foreach' or 'fused', got {cpu!r}")
+    return {"fused": True} if torch.device(device).type == "cuda" else {cpu: True}
+
+
+def trainer_optim(device, *, cpu: str = "foreach") -> str:
+    """:func:`adamw_kind` as the HF ``TrainingArguments.optim`` name: ``"adamw_torch_fused"`` where it picks the
+    fused kernel, else ``"adamw_torch"`` (the Trainer has no multi-tensor name: torch's default update)."""
+    return "adamw_torch_fused" if adamw_kind(device, cpu=cpu).get("fused") else "adamw_torch"
 
 
 @contextmanager

@@ -99,7 +99,7 @@ from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics
 from ..common.tokens import tokenised
 from ..core.training import BestEpoch, quiet_trainer
 from ..core.training import training_arguments as core_training_arguments
-from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads
+from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads, trainer_optim
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
 
@@ -329,7 +329,7 @@ def training_arguments(output_dir: str, spec, metric: str, *, device: str):
         lr_scheduler_type="linear",
         warmup_steps=spec.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
         weight_decay=spec.weight_decay,
-        optim="adamw_torch_fused",  # AdamW (fused kernel: CPU and GPU)
+        optim=trainer_optim(device, cpu="fused"),  # AdamW (fused kernel: CPU and GPU)
         eval_strategy="epoch",
         logging_strategy="epoch",
         save_strategy="no",  # best epoch picked from the per-epoch scores; see the module docstring
@@ -387,10 +387,15 @@ class PackRows:
     @classmethod
     def for_dataset(cls, tokenizer, dataset, *, batch_size: int, max_length: int, seed: int) -> "PackRows":
         """Budgets from the encoded rows' lengths (the ``length`` column) and ``batch_size`` rows a step."""
+        return cls.for_lengths(tokenizer, _int_list(dataset[LENGTH]), batch_size=batch_size, max_length=max_length, seed=seed)
+
+    @classmethod
+    def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int) -> "PackRows":
+        """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible)."""
         from ..common.fastpath import PACK_WIDTH, sampled_budgets
 
         width = max(PACK_WIDTH, max_length)
-        lengths = np.asarray(_int_list(dataset[LENGTH]))[:, None]  # (rows, 1)
+        lengths = np.asarray(lengths)[:, None]  # (rows, 1)
         return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width)
 
     def __call__(self, features):
