@@ -445,10 +445,10 @@ def keep_task_model(spec: FinetuneRun, cfg: Profile, model, tokenizer, result: d
     from .gluecos_train import AUTO_CLASSES, as_transformers
 
     hf = as_transformers(model, result["labels"], tokenizer)
-    metric = TASKS[spec.task].metric
-    scores = {f"{metric} ({split}, epoch {result['epoch']})": result[split] for split in ("validation", "test")
-              if result.get(split) is not None}
-    columns = [label for label, task, _ in TABLES[spec.table].columns if task == spec.task]
+    columns = [(label, split) for label, task, split in TABLES[spec.table].columns if task == spec.task]
+    scores = {label: result[split] for label, split in columns if result.get(split) is not None}  # the table's columns
+    scores[f"{TASKS[spec.task].metric}: selected epoch"] = result["epoch"]
+    columns = [label for label, _ in columns]
     return kept.keep(kept_dir(cfg, spec), spec, kept_row(spec), fmt=FORMAT_OF[AUTO_CLASSES[TASKS[spec.task].kind]],
                      profile=cfg, notebook="06", scores=scores, extra={"paper_columns": columns, "task": spec.task},
                      save=lambda d: (hf.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))

@@ -301,7 +301,8 @@ def model_card(meta: Mapping[str, Any]) -> str:
               f"- backbone: `{meta.get('backbone')}`", "- training data and model inputs (identity):"]
     inputs = meta.get("inputs") or {}
     data_fields = {k: v for k, v in (meta.get("key") or {}).items()
-                   if any(w in k for w in ("source", "data", "koglish", "task", "muse", "language", "pairs")) and not isinstance(v, dict)}
+                   if any(w in k for w in ("source", "data", "koglish", "task", "muse", "language", "pairs", "gluecos", "files"))
+                   and not isinstance(v, dict)}
     for k, v in sorted({**data_fields, **inputs}.items()):
         lines.append(f"  - `{k}`: `{v}`")
     if not inputs and not data_fields:
