@@ -171,3 +171,18 @@ def test_check_estimates_the_disk_the_plan_will_keep(tmp_path, backbones_dir):
     assert est.bytes is None and est.unknown == ("no-such-org/no-such-model",) and est.models == len(rows)
     text = preflight.render_kept(preflight.kept_estimates(load_profile("smoke", {**over, "glue.keep_models": "all"})), {})
     assert f"glue: keep_models all, {runs} model(s), ≈{runs * sizes['tiny-bert'] / 1e9:.2f} GB" in text
+
+
+def test_best_prunes_the_other_seeds_but_not_a_model_a_notebook_asked_for(tmp_path, monkeypatch):
+    monkeypatch.delenv(kept.ALSO_VAR, raising=False)
+    a, b, c = (type("S", (), {"key_hash": lambda self, k=k: k})() for k in ("aaaa", "bbbb", "cccc"))
+    row = kept.Row("alignment", "table3_2", "Baseline (rand)", part="ner")
+    for s in (a, b, c):
+        kept.kept_dir(tmp_path, s).mkdir(parents=True)
+    with kept.keeping(c):
+        removed = kept.prune_to_best(tmp_path, [(a, row, 0.5), (b, row, 0.7), (c, row, 0.1)])
+    assert removed == [kept.kept_dir(tmp_path, a)] and kept.kept_dir(tmp_path, c).is_dir()
+    assert kept.prune_to_best(tmp_path, [(b, row, 0.7), (c, row, 0.1)]) == [kept.kept_dir(tmp_path, c)]
+    # a row's part gives it its own folder and its own best
+    assert row.folder() == "alignment/table3_2/Baseline-rand-ner"
+    assert len(kept.select_best([(a, row, 0.5), (b, kept.Row("alignment", "table3_2", "Baseline (rand)"), 0.1)])) == 2

@@ -264,12 +264,13 @@ def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tup
 
 def prune_to_best(section_root: str | Path, candidates: Sequence[tuple[Any, Row, float | None]]) -> list[Path]:
     """``keep_models: best`` after a grid: remove the kept models of ``candidates`` that :func:`select_best` does not
-    pick.  Only the candidates' own folders are touched (models of other plans in the same cache stay)."""
+    pick.  Only the candidates' own folders are touched (models of other plans in the same cache stay), and a model
+    :func:`keeping` asks for stays (a notebook's loading section reads it next)."""
     chosen = {s.key_hash() for s in select_best(candidates).values()}
     removed = []
     for spec, _, _ in candidates:
         folder = kept_dir(section_root, spec)
-        if spec.key_hash() not in chosen and folder.exists():
+        if spec.key_hash() not in chosen and not asked(spec) and folder.exists():
             shutil.rmtree(folder)
             removed.append(folder)
     return removed
