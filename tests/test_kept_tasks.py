@@ -162,13 +162,13 @@ def test_check_estimates_the_disk_the_plan_will_keep(tmp_path, backbones_dir):
     for setting, n in (("all", runs), ("best", len(rows))):
         prof = load_profile("smoke", {**over, "glue.keep_models": setting}, output_root=tmp_path)
         (est,) = [e for e in preflight.kept_estimates(prof) if e.section == "glue"]
-        assert (est.models, est.bytes, est.unknown) == (n, n * sizes["tiny-bert"], ())
+        assert (est.models, est.bytes, est.unknown, est.unsized) == (n, n * sizes["tiny-bert"], (), 0)
     assert preflight.kept_estimates(load_profile("smoke", over)) == []  # keep_models: none everywhere
     # a backbone whose configuration is not here: counted, its size unknown (never guessed)
     prof = load_profile("smoke", {**over, "glue.keep_models": "best",
                                   "glue.backbones": [{"name": "x", "model": "no-such-org/no-such-model", "batch_size": 16, "learning_rate": 1e-3}]}, output_root=tmp_path)
     (est,) = preflight.kept_estimates(prof)
-    assert est.bytes is None and est.unknown == ("no-such-org/no-such-model",) and est.models == len(rows)
+    assert (est.bytes, est.unknown, est.unsized, est.models) == (0, ("no-such-org/no-such-model",), len(rows), len(rows))
     text = preflight.render_kept(preflight.kept_estimates(load_profile("smoke", {**over, "glue.keep_models": "all"})), {})
     assert f"glue: keep_models all, {runs} model(s), ≈{runs * sizes['tiny-bert'] / 1e9:.2f} GB" in text
 

@@ -388,8 +388,12 @@ def kept_row(spec: FinetuneRun | PretrainRun) -> kept.Row:
     """A classifier's table row; a Siamese pre-training's: the Table 6 row of its CalBERT classifiers (Table 12's
     IITP classifiers start from the same encoder), part ``siamese encoder``."""
     if isinstance(spec, PretrainRun):
-        return kept.Row(SECTION, "table6", row_label(spec.backbone, spec.objective), spec.seed, SIAMESE_RULE, part="siamese encoder")
+        return _siamese_row(spec.backbone, spec.objective, spec.seed)
     return kept.Row(SECTION, kept_table(spec), row_label(spec.backbone, spec.variant), spec.seed, SELECTION_RULE)
+
+
+def _siamese_row(backbone: str, objective: str, seed: int) -> kept.Row:
+    return kept.Row(SECTION, "table6", row_label(backbone, objective), seed, SIAMESE_RULE, part="siamese encoder")
 
 
 SIAMESE_RULE = "the one Siamese pre-training of its backbone and objective (seed pretrain_seed): best = all"
@@ -408,21 +412,20 @@ def keep_siamese(spec: PretrainRun, profile: Profile, model, result: dict) -> Pa
 
 def kept_plan(profile: Profile) -> list[kept.Planned]:
     """The runs that keep a model (``--check``'s estimate, before the data is here: rows and backbones only, no spec):
-    every Siamese pre-training and classifier fine-tuning (the from-scratch encoders are not kept)."""
+    every Siamese pre-training and classifier fine-tuning (the from-scratch encoders are not kept; the classifiers
+    fine-tuned from them are, their size unknown before the run builds them)."""
     from types import SimpleNamespace
 
     c = load(profile)
     needed = [o for o in OBJECTIVES if o in c.sail.variants or o in c.iitp.variants]
-    seed = _pretrain_seed(profile, c)
-    out = [kept.Planned(("pretrain", b.model, o), kept.Row(SECTION, "table6", row_label(b.name, o), seed, SIAMESE_RULE,
-                                                           part="siamese encoder"), b.model)
+    out = [kept.Planned(("pretrain", b.model, o), _siamese_row(b.name, o, _pretrain_seed(profile, c)), b.model)
            for b in c.backbones for o in needed]
+    scratch = [Backbone(f"{a}-{t}", f"{SCRATCH}:{a}-{t}") for a in c.scratch.architectures for t in c.scratch.tokenizers]
     for task in TASKS:
-        for b in c.backbones:
-            for variant in c.task(task).variants:
-                for s in seeds_for(profile, c.seeds):
-                    run = SimpleNamespace(task=task, variant=variant, backbone=b.name, seed=s)
-                    out.append(kept.Planned((task, b.model, variant, s), kept_row(run), b.model))
+        runs = [(b, v) for b in c.backbones for v in c.task(task).variants] + [(m, SCRATCH) for m in scratch]
+        for (b, variant), s in ((r, s) for r in runs for s in seeds_for(profile, c.seeds)):
+            run = SimpleNamespace(task=task, variant=variant, backbone=b.name, seed=s)
+            out.append(kept.Planned((task, b.model, variant, s), kept_row(run), b.model))
     return out
 
 

@@ -424,14 +424,16 @@ class Planned:
 
 @dataclass(frozen=True)
 class Estimate:
-    """``--check``'s estimate for one section: how many models ``keep_models`` will keep, and their bytes (``None``
-    where a backbone's configuration is not here to count its parameters: ``unknown`` names them)."""
+    """``--check``'s estimate for one section: how many models ``keep_models`` will keep and the bytes of those whose
+    backbone's configuration is here; ``unknown``: the backbones that is not true of, ``unsized``: how many models
+    they account for (their size is not guessed)."""
 
     section: str
     setting: str
     models: int
-    bytes: int | None
+    bytes: int
     unknown: tuple[str, ...] = ()
+    unsized: int = 0
 
 
 def planned_to_keep(setting: str, planned: Sequence[Planned]) -> list[Planned]:
@@ -500,5 +502,5 @@ def estimate(section: str, setting: str, planned: Sequence[Planned], root: str |
         config = backbone_config(ref, root)
         sizes[ref] = None if config is None else parameter_count(config) * BYTES_PER_PARAMETER
     unknown = tuple(ref for ref, b in sizes.items() if b is None)
-    total = None if unknown else sum(sizes[p.backbone] * p.encoders for p in keep)
-    return Estimate(section, setting, len(keep), total, unknown)
+    total = sum(sizes[p.backbone] * p.encoders for p in keep if sizes[p.backbone] is not None)
+    return Estimate(section, setting, len(keep), total, unknown, sum(sizes[p.backbone] is None for p in keep))

@@ -358,13 +358,14 @@ def render_kept(estimates: Sequence, on_disk: dict) -> str:
     """``--check``'s lines on kept models: the estimate per section, then what is already kept (runs/<profile>/)."""
     lines = ["kept models (estimate before the run: parameters x 4 bytes x models kept; runs/<profile>/<section>/models/):"]
     for e in estimates:
-        size = f"≈{e.bytes / 1e9:.2f} GB" if e.bytes is not None else f"size unknown ({', '.join(e.unknown)}: config not here)"
-        lines.append(f"  {e.section}: keep_models {e.setting}, {e.models} model(s), {size}")
+        unknown = f" + {e.unsized} of unknown size ({', '.join(e.unknown)}: no configuration here)" if e.unknown else ""
+        lines.append(f"  {e.section}: keep_models {e.setting}, {e.models} model(s), ≈{e.bytes / 1e9:.2f} GB{unknown}")
     if not estimates:
         lines.append("  none planned (keep_models none everywhere)")
-    total = [e.bytes for e in estimates]
-    if estimates and None not in total:
-        lines.append(f"  estimate in all: ≈{sum(total) / 1e9:.2f} GB")
+    else:
+        unsized = sum(e.unsized for e in estimates)
+        lines.append(f"  estimate in all: ≈{sum(e.bytes for e in estimates) / 1e9:.2f} GB"
+                     + (f" + {unsized} model(s) of unknown size" if unsized else ""))
     kept_now = sum(b for _, b in on_disk.values())
     lines.append("  already kept: " + ("; ".join(f"{s} {n} ({b / 1e9:.2f} GB)" for s, (n, b) in on_disk.items()) or "none")
                  + f"; {kept_now / 1e9:.2f} GB on disk")
