@@ -210,7 +210,7 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     assert len(models) == 1
     meta = kept.read_meta(folder)
     assert meta["row"] == {"paper": "calbert", "table": "table7", "row": "tiny", "seed": 1, "rule": calbert.SELECTION_RULE,
-                           "column": None}
+                           "column": None, "part": None}
     assert "f1 (validation)" in meta["scores"]
     written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
     assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == ["calbert/table7/tiny"]
@@ -234,7 +234,7 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     assert (tmp_path / "cli" / "calbert/table7/tiny/README.md").is_file()
     assert (tmp_path / "hub" / "org/calbert-table7-tiny" / "config.json").is_file()
     assert pipeline.main(["export", "--profile", "smoke", "--only", "03", str(tmp_path / "none")]) == 1  # nothing kept there
-    assert "calbert: keep_models none, 1 kept" in pipeline._kept_models_line(load_profile("smoke"))
+    assert "already kept: calbert 1 (" in pipeline._kept_models_line(load_profile("smoke"))
 
 
 def test_glue_classifier_keeps_the_best_epoch_with_label_names(tmp_path, backbones_dir, monkeypatch):

@@ -399,8 +399,11 @@ ALIGN_MARGIN = 0.05
 SELECTION_RULE = "the one alignment run of its setting (seed align_seed): the paper aligns once per row"
 
 
-def kept_row(spec: AlignRun) -> kept.Row:
-    """The first table row an alignment run stands for (Table 3.1: all layers; Table 3.2: a linear head)."""
+def kept_row(spec: AlignRun | FinetuneRun) -> kept.Row:
+    """The first table row an alignment run stands for (Table 3.1: all layers; Table 3.2: a linear head); a GLUECoS
+    fine-tuning's row, its task the part (one task model per row and task, beside the row's aligned backbone)."""
+    if isinstance(spec, FinetuneRun):
+        return kept.Row(EXPERIMENT, spec.table, spec.row, spec.seed, FINETUNE_SELECTION_RULE, part=spec.task)
     for t in TABLES.values():
         for s in t.rows:
             if (t.mode, s.objective, s.data, s.script) == (spec.mode, spec.objective, spec.data, spec.script):
@@ -409,8 +412,8 @@ def kept_row(spec: AlignRun) -> kept.Row:
                     f"{spec.objective} {spec.data} {spec.script}", spec.seed, SELECTION_RULE)
 
 
-def kept_dir(cfg: Profile, spec: AlignRun) -> Path:
-    """Where the aligned backbone of ``spec`` is kept: ``runs/<profile>/alignment/models/<key>/``."""
+def kept_dir(cfg: Profile, spec: AlignRun | FinetuneRun) -> Path:
+    """Where the aligned backbone or task model of ``spec`` is kept: ``runs/<profile>/alignment/models/<key>/``."""
     return kept.kept_dir(_cache_dir(cfg), spec)
 
 
@@ -430,8 +433,40 @@ def keep_aligned(spec: AlignRun, cfg: Profile, aligner, tokenizer, *, scores: di
                      scores=scores, extra={"mode": spec.mode, "sentence_vector": spec.sentence_vector})
 
 
-def kept_model(spec: AlignRun, profile: Profile) -> Path:
-    """The kept aligned backbone of ``spec``; aligned again (its record rewritten) where ``keep_models`` did not keep it."""
+#: the selection rule of GLUECoS task models under keep_models: best (the paper reports the mean over seeds)
+FINETUNE_SELECTION_RULE = ("the seed whose selected epoch scores highest on validation (GLUECoS's model selection, "
+                           "across seeds; ties: the earlier seed)")
+
+
+def keep_task_model(spec: FinetuneRun, cfg: Profile, model, tokenizer, result: dict) -> Path:
+    """Keep a GLUECoS task model as its ``transformers`` class with its label maps
+    (:func:`~codeswitch.alignment.gluecos_train.as_transformers`; checked on a probe sentence)."""
+    from .gluecos_data import TASKS
+    from .gluecos_train import AUTO_CLASSES, as_transformers
+
+    hf = as_transformers(model, result["labels"], tokenizer)
+    columns = [(label, split) for label, task, split in TABLES[spec.table].columns if task == spec.task]
+    scores = {label: result[split] for label, split in columns if result.get(split) is not None}  # the table's columns
+    scores[f"{TASKS[spec.task].metric}: selected epoch"] = result["epoch"]
+    columns = [label for label, _ in columns]
+    return kept.keep(kept_dir(cfg, spec), spec, kept_row(spec), fmt=FORMAT_OF[AUTO_CLASSES[TASKS[spec.task].kind]],
+                     profile=cfg, notebook="06", scores=scores, extra={"paper_columns": columns, "task": spec.task},
+                     save=lambda d: (hf.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))
+
+
+FORMAT_OF = {"AutoModelForSequenceClassification": "sequence-classification",
+             "AutoModelForTokenClassification": "token-classification", "AutoModelForQuestionAnswering": "question-answering"}
+
+
+def kept_plan(profile: Profile) -> list[kept.Planned]:
+    """The runs that keep a model (``--check``'s estimate): every alignment (its backbone) and GLUECoS fine-tuning."""
+    aligns, fine, _ = _specs(profile)
+    return [kept.Planned(s, kept_row(s), s.model) for s in [*aligns, *fine]]
+
+
+def kept_model(spec: AlignRun | FinetuneRun, profile: Profile) -> Path:
+    """The kept aligned backbone or task model of ``spec``; run again (its record rewritten) where ``keep_models`` did
+    not keep it."""
     return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=_cache_dir(profile))
 
 
@@ -475,7 +510,13 @@ def _finetune(spec: FinetuneRun, cfg: Profile) -> dict:
             hidden = encoder.config.hidden_size
             head = nn.Linear(hidden, hidden)  # Baseline (rand): untrained, then fine-tuned with the task
     data = load_task(_gluecos_dir(cfg, spec.gluecos_dir), spec.task, spec.subdir)
-    return finetune(spec.task, data, encoder, tokenizer, spec, aligned_head=head, device=cfg.torch_device())
+    keep = None
+    if kept.wanted(load(cfg).keep_models, spec):  # the selected epoch's task model, as its transformers class
+
+        def keep(model, result):
+            keep_task_model(spec, cfg, model, tokenizer, result)
+
+    return finetune(spec.task, data, encoder, tokenizer, spec, aligned_head=head, device=cfg.torch_device(), keep=keep)
 
 
 def _figure(spec: FigureRun, cfg: Profile) -> dict:
@@ -545,6 +586,8 @@ def run(profile: Profile) -> Results:
         if spec.key() in cache and not checkpoint_ok(checkpoint_dir(profile, spec), what="aligned model"):
             cache.path(spec.key()).unlink()  # the weights are gone or damaged: the record alone cannot serve fine-tuning
     out = [stage.run(run_one, profile) for stage in (aligns, fine, figure)]
+    if load(profile).keep_models == "best":  # every task model was kept while fine-tuning: keep each row's selected seed
+        kept.prune_to_best(_cache_dir(profile), [(s, kept_row(s), r["validation"]) for s, r in out[1]])
     return Results(sum((r.specs for r in out), ()), sum((r.records for r in out), ()))
 
 

@@ -272,10 +272,16 @@ def _pretrain(spec: PretrainRun | ScratchRun, profile: Profile) -> dict:
         with profile.torch_threads():
             return mlm_from_scratch(spec, train, output_dir=checkpoint_dir(profile, spec), device=profile.torch_device().type,
                                     desc=f"mlm from scratch {spec.backbone}")
+    keep = None
+    if kept.wanted(load(profile).keep_models, spec):  # the Siamese network, as a sentence-transformers model
+
+        def keep(model, result):
+            keep_siamese(spec, profile, model, result)
+
     with profile.torch_threads():  # the profile's cpu_threads on CPU, restored after
         return siamese_pretrain(
             spec, resolve_backbone(spec.model, profile), train, output_dir=checkpoint_dir(profile, spec),
-            device=profile.torch_device().type, heldout=heldout, desc=f"siamese {spec.objective} {spec.backbone}",
+            device=profile.torch_device().type, heldout=heldout, desc=f"siamese {spec.objective} {spec.backbone}", keep=keep,
         )
 
 
@@ -378,23 +384,66 @@ def kept_table(spec: FinetuneRun) -> str:
     return "table7" if spec.variant == "none" else "table6"
 
 
-def kept_row(spec: FinetuneRun) -> kept.Row:
+def kept_row(spec: FinetuneRun | PretrainRun) -> kept.Row:
+    """A classifier's table row; a Siamese pre-training's: the Table 6 row of its CalBERT classifiers (Table 12's
+    IITP classifiers start from the same encoder), part ``siamese encoder``."""
+    if isinstance(spec, PretrainRun):
+        return _siamese_row(spec.backbone, spec.objective, spec.seed)
     return kept.Row(SECTION, kept_table(spec), row_label(spec.backbone, spec.variant), spec.seed, SELECTION_RULE)
+
+
+def _siamese_row(backbone: str, objective: str, seed: int) -> kept.Row:
+    return kept.Row(SECTION, "table6", row_label(backbone, objective), seed, SIAMESE_RULE, part="siamese encoder")
+
+
+SIAMESE_RULE = "the one Siamese pre-training of its backbone and objective (seed pretrain_seed): best = all"
+
+
+def keep_siamese(spec: PretrainRun, profile: Profile, model, result: dict) -> Path:
+    """Keep a Siamese pre-trained encoder as the sentence-transformers model it was trained as (the shared transformer
+    and mean pooling); ``AutoModel.from_pretrained`` of the same folder gives the transformer alone, what fine-tuning
+    starts from (as the released code loads it)."""
+    scores = {k: v for k, v in result.items() if k.endswith(("_before", "_after")) and isinstance(v, (int, float))}
+    return kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sentence-transformers", profile=profile,
+                     notebook="07", scores=scores, save=lambda d: model.save(str(d)), extra={
+                         "paper_columns": [], "note": "The folder is also an ordinary transformers folder: "
+                         "`AutoModel.from_pretrained(path)` gives the adapted transformer alone (what CalBERT fine-tunes)."})
+
+
+def kept_plan(profile: Profile) -> list[kept.Planned]:
+    """The runs that keep a model (``--check``'s estimate, before the data is here: rows and backbones only, no spec):
+    every Siamese pre-training and classifier fine-tuning (the from-scratch encoders are not kept; the classifiers
+    fine-tuned from them are, their size unknown before the run builds them)."""
+    from types import SimpleNamespace
+
+    c = load(profile)
+    needed = [o for o in OBJECTIVES if o in c.sail.variants or o in c.iitp.variants]
+    out = [kept.Planned(("pretrain", b.model, o), _siamese_row(b.name, o, _pretrain_seed(profile, c)), b.model)
+           for b in c.backbones for o in needed]
+    scratch = [Backbone(f"{a}-{t}", f"{SCRATCH}:{a}-{t}") for a in c.scratch.architectures for t in c.scratch.tokenizers]
+    for task in TASKS:
+        runs = [(b, v) for b in c.backbones for v in c.task(task).variants] + [(m, SCRATCH) for m in scratch]
+        for (b, variant), s in ((r, s) for r in runs for s in seeds_for(profile, c.seeds)):
+            run = SimpleNamespace(task=task, variant=variant, backbone=b.name, seed=s)
+            out.append(kept.Planned((task, b.model, variant, s), kept_row(run), b.model))
+    return out
 
 
 def _selection_score(spec: FinetuneRun, record: dict) -> float | None:
     return (record.get("validation") or {}).get(SELECT_BY[spec.task])
 
 
-def kept_dir(profile: Profile, spec: FinetuneRun) -> Path:
+def kept_dir(profile: Profile, spec: FinetuneRun | PretrainRun) -> Path:
     """Where the classifier of ``spec`` is kept: ``runs/<profile>/calbert/models/<key>/``."""
     return kept.kept_dir(profile.runs_dir / SECTION, spec)
 
 
-def kept_model(spec: FinetuneRun, profile: Profile) -> Path:
-    """The kept classifier of ``spec`` (``AutoModelForSequenceClassification.from_pretrained(path)``); fine-tuned again
-    (its record rewritten) where ``keep_models`` did not keep it."""
-    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=_cache_dir(profile, "finetune"))
+def kept_model(spec: FinetuneRun | PretrainRun, profile: Profile) -> Path:
+    """The kept classifier (``AutoModelForSequenceClassification.from_pretrained(path)``) or Siamese encoder
+    (``SentenceTransformer(path)``) of ``spec``; trained again (its record rewritten) where ``keep_models`` did not
+    keep it."""
+    stage = "pretrain" if isinstance(spec, PretrainRun) else "finetune"
+    return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=_cache_dir(profile, stage))
 
 
 @records_inputs

@@ -192,6 +192,7 @@ def siamese_pretrain(
     device: str = "cpu",
     heldout: Sequence[Pair] = (),
     desc: str = "siamese",
+    keep: Callable[[Any, dict], Any] | None = None,
 ) -> dict:
     """Siamese-pre-train ``model_path`` on ``pairs`` as ``spec`` says; save the adapted transformer to ``output_dir``.
 
@@ -200,7 +201,8 @@ def siamese_pretrain(
     opens.  It is written to a temporary sibling and renamed into place, so a
     killed run never leaves a half-written checkpoint.  Returns the training loss
     and, when ``heldout`` pairs are given, :func:`alignment_diagnostics` before and
-    after pre-training.
+    after pre-training.  ``keep``: called as ``keep(model, result)`` at the end with the Siamese network (the
+    ``SentenceTransformer``: transformer and mean pooling; the kept model, issue 28).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 
@@ -251,6 +253,8 @@ def siamese_pretrain(
     result.update({f"{k}_after": v for k, v in after.items()})
     if heldout:
         result["learning"] = siamese_learning(before, after)
+    if keep is not None:
+        keep(model, result)
     return result
 
 

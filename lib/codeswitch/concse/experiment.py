@@ -321,6 +321,11 @@ def kept_dir(profile: Profile, spec: ConCSERun) -> Path:
     return kept.kept_dir(profile.runs_dir / EXPERIMENT, spec)
 
 
+def kept_plan(profile: Profile) -> list[kept.Planned]:
+    """The runs that keep a model (``--check``'s estimate): every training of both stages."""
+    return [kept.Planned(s, kept_row(s), s.model) for stage in stages(profile) for s in stage]
+
+
 def kept_model(spec: ConCSERun, profile: Profile) -> Path:
     """The kept encoder of ``spec`` (a folder ``SentenceTransformer(path)`` loads).  Where it is not there (``keep_models:
     none`` when the run was trained, or its manifest fails) the run is trained again, its model kept and its record

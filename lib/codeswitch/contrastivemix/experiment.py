@@ -622,6 +622,11 @@ def save_sentence_transformers_pair(model, tokenizer, folder: Path, *, query_max
             st.save(str(folder / side))
 
 
+def kept_plan(profile: Profile) -> list[kept.Planned]:
+    """The runs that keep a model (``--check``'s estimate): every training, a query and a passage encoder each."""
+    return [kept.Planned(s, kept_row(s), s.model, encoders=2) for s in plan(profile) if isinstance(s, TrainRun)]
+
+
 def kept_model(spec: TrainRun, profile: Profile) -> Path:
     """The kept query/passage pair of ``spec`` (``SentenceTransformer(path / "query")``); kept now from its checkpoint, or
     trained again where that was deleted, when ``keep_models`` did not keep it."""

@@ -53,7 +53,8 @@ from .checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
 from .runs import atomic_directory, atomic_write_json, atomic_write_text, report_warning
 
 __all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keep_also", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
-           "asked", "select_best", "prune_to_best", "kept_model", "kept_models", "export", "push_to_hub", "disk_use", "model_card", "META", "CARD"]
+           "asked", "select_best", "prune_to_best", "kept_model", "kept_models", "export", "push_to_hub", "disk_use", "model_card", "META", "CARD",
+           "Planned", "Estimate", "planned_to_keep", "parameter_count", "backbone_config", "estimate"]
 
 KEEP_MODELS = ("none", "best", "all")
 #: the formats a kept model is saved in, and how each is loaded (what the card says)
@@ -109,10 +110,12 @@ class Row:
     seed: int | None = None
     rule: str = ""  # the paper's selection rule among the row's runs (what ``best`` keeps)
     column: str | None = None  # the one column the model stands for (a language), where a row has one model per column
+    part: str | None = None  # which of a row's models this is, where a row keeps several kinds (a GLUECoS task model
+    # beside the row's aligned backbone, CalBERT's Siamese encoder beside its classifiers): its own folder
 
     def folder(self) -> str:
-        """``<paper>/<table>/<row>[-<column>]`` with the row as a folder name."""
-        return f"{self.paper}/{self.table}/{_slug(self.row + ('' if self.column is None else f'-{self.column}'))}"
+        """``<paper>/<table>/<row>[-<column>][-<part>]`` with the row as a folder name."""
+        return f"{self.paper}/{self.table}/{_slug(self.row + ''.join(f'-{x}' for x in (self.column, self.part) if x is not None))}"
 
 
 def _slug(text: str) -> str:
@@ -241,13 +244,17 @@ def kept_model(spec, profile, *, folder: str | Path, run_one: Callable, cache_di
 
 
 # --------------------------------------------------------------------------- best per row
+def _row_key(row: Row) -> tuple:
+    return (row.paper, row.table, row.row, row.column) + (() if row.part is None else (row.part,))
+
+
 def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tuple, Any]:
-    """``{(paper, table, row, column): spec}``: per row (and column, where a row has one model per column), the
+    """``{(paper, table, row, column[, part]): spec}``: per row (and column, where a row has one model per column), the
     candidate with the highest score (``None`` scores never win; ties go to the first, i.e. the earlier seed in plan
     order)."""
     best: dict[tuple, tuple[Any, float]] = {}
     for spec, row, score in candidates:
-        k = (row.paper, row.table, row.row, row.column)
+        k = _row_key(row)
         if score is None:
             best.setdefault(k, (spec, float("-inf")))
         elif k not in best or score > best[k][1]:
@@ -257,12 +264,13 @@ def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tup
 
 def prune_to_best(section_root: str | Path, candidates: Sequence[tuple[Any, Row, float | None]]) -> list[Path]:
     """``keep_models: best`` after a grid: remove the kept models of ``candidates`` that :func:`select_best` does not
-    pick.  Only the candidates' own folders are touched (models of other plans in the same cache stay)."""
+    pick.  Only the candidates' own folders are touched (models of other plans in the same cache stay), and a model
+    :func:`keeping` asks for stays (a notebook's loading section reads it next)."""
     chosen = {s.key_hash() for s in select_best(candidates).values()}
     removed = []
     for spec, _, _ in candidates:
         folder = kept_dir(section_root, spec)
-        if spec.key_hash() not in chosen and folder.exists():
+        if spec.key_hash() not in chosen and not asked(spec) and folder.exists():
             shutil.rmtree(folder)
             removed.append(folder)
     return removed
@@ -276,14 +284,17 @@ def model_card(meta: Mapping[str, Any]) -> str:
 
     row = meta["row"]
     paper, table = row["paper"], row["table"]
-    title = f"{row['row']}" + (f" ({row['column']})" if row.get("column") else "") + f" — {paper} {table}" + (f", seed {row['seed']}" if row.get("seed") is not None else "")
+    title = f"{row['row']}" + "".join(f" ({row[k]})" for k in ("column", "part") if row.get(k)) + f" — {paper} {table}" + (f", seed {row['seed']}" if row.get("seed") is not None else "")
     lines = ["---", "library_name: " + ("sentence-transformers" if meta["format"].startswith("sentence") else "transformers"),
              "tags: [codeswitch, code-switching]", "---", "", f"# {title}", "",
              f"Trained by the `codeswitch` companion (notebook {meta['notebook']}): {PAPERS.get(paper, paper)}, "
              f"{table}, row **{row['row']}**.", ""]
     if row.get("rule"):
         lines += [f"Which run of the row this is: {row['rule']}.", ""]
-    lines += ["## Loading", "", "```python", FORMATS[meta["format"]].format(path="PATH/TO/THIS/FOLDER"), "```", "",
+    lines += ["## Loading", "", "```python", FORMATS[meta["format"]].format(path="PATH/TO/THIS/FOLDER"), "```", ""]
+    if meta.get("note"):
+        lines += [meta["note"], ""]
+    lines += [
               "## Provenance", "",
               f"- profile: `{meta['profile']}`; overrides: `{json.dumps(meta['overrides'], ensure_ascii=False)}`",
               f"- git commit: `{meta['git_commit']}`",
@@ -291,7 +302,8 @@ def model_card(meta: Mapping[str, Any]) -> str:
               f"- backbone: `{meta.get('backbone')}`", "- training data and model inputs (identity):"]
     inputs = meta.get("inputs") or {}
     data_fields = {k: v for k, v in (meta.get("key") or {}).items()
-                   if any(w in k for w in ("source", "data", "koglish", "task", "muse", "language", "pairs")) and not isinstance(v, dict)}
+                   if any(w in k for w in ("source", "data", "koglish", "task", "muse", "language", "pairs", "gluecos", "files"))
+                   and not isinstance(v, dict)}
     for k, v in sorted({**data_fields, **inputs}.items()):
         lines.append(f"  - `{k}`: `{v}`")
     if not inputs and not data_fields:
@@ -302,6 +314,8 @@ def model_card(meta: Mapping[str, Any]) -> str:
               "| column | measured | paper (reported) |", "|---|---|---|"]
     rep = {r.column: r for r in reported.table(paper, table) if r.row == row["row"] and (not row.get("column") or r.column == row[
         "column"] or row["column"] in r.column)} if paper in reported.PAPERS else {}
+    if meta.get("paper_columns") is not None:  # the paper's columns this model stands for (a task model: its task's)
+        rep = {c: r for c, r in rep.items() if c in meta["paper_columns"]}
     scores = meta.get("scores") or {}
     for col in list(scores) + [c for c in rep if c not in scores]:
         got = scores.get(col)
@@ -388,3 +402,105 @@ def disk_use(runs_dir: str | Path) -> dict[str, tuple[int, int]]:
         n, b = out.get(meta["section"], (0, 0))
         out[meta["section"]] = (n + 1, b + size)
     return out
+
+
+# --------------------------------------------------------------------------- --check: the disk the plan's kept models will take
+#: bytes per parameter of a kept model: ``save_pretrained`` writes the weights in their dtype, float32 (the trainers'
+#: mixed precision keeps float32 master weights)
+BYTES_PER_PARAMETER = 4
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A run of a plan that keeps a model when ``keep_models`` asks for it (each package's ``experiment.kept_plan``):
+    its row (what ``best`` groups by), the backbone whose configuration sizes it, how many encoders it saves (a
+    ContrastiveMix pair: 2)."""
+
+    spec: Any  # the run's spec, or any value naming the run where its spec needs data not read yet
+    row: Row
+    backbone: str
+    encoders: int = 1
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """``--check``'s estimate for one section: how many models ``keep_models`` will keep and the bytes of those whose
+    backbone's configuration is here; ``unknown``: the backbones that is not true of, ``unsized``: how many models
+    they account for (their size is not guessed)."""
+
+    section: str
+    setting: str
+    models: int
+    bytes: int
+    unknown: tuple[str, ...] = ()
+    unsized: int = 0
+
+
+def planned_to_keep(setting: str, planned: Sequence[Planned]) -> list[Planned]:
+    """The planned runs whose models ``setting`` keeps at the end of the run: ``all`` every one, ``best`` one per row
+    (which seed wins is known only after the run; each row's first stands for it: same backbone, same size)."""
+    if check_setting(setting) == "none":
+        return []
+    if setting == "all":
+        return list(planned)
+    return list({_row_key(p.row): p for p in reversed(planned)}.values())[::-1]
+
+
+def _run_of(spec) -> str:
+    """A run's identity without computing its inputs' identities (no file hashing, no hub look-up): the fields in its
+    key (a run two tables show, with two display labels, is one run and keeps one model); anything else as it is."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(spec):
+        return repr(spec)
+    return repr([(f.name, getattr(spec, f.name)) for f in dataclasses.fields(spec) if f.metadata.get("key", True)])
+
+
+def parameter_count(config) -> int:
+    """The parameters of ``AutoModel.from_config(config)``, counted on the meta device (no weights allocated, no
+    download): the backbone a kept model saves (a task head adds a few thousand)."""
+    import torch
+    from transformers import AutoModel
+
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def backbone_config(ref: str, root: str | Path):
+    """The ``transformers`` configuration of a backbone reference without network or building anything: a local
+    folder's or the Hugging Face cache's ``config.json``, a project-built ``tiny-*`` backbone's (built folder, or its
+    recipe); ``None`` when it is not here."""
+    from transformers import AutoConfig
+
+    from .hub import _cached_snapshot
+    from .models import TINY_BACKBONES, TINY_PRETRAINED, TINY_VOCAB, _tiny_config, backbone_cache_dir, backbone_id, is_tiny
+
+    if is_tiny(ref):
+        built = backbone_cache_dir(Path(root)) / backbone_id(ref) / "config.json"
+        if built.is_file():
+            return AutoConfig.from_pretrained(built.parent)
+        base = TINY_PRETRAINED.get(ref, {}).get("base", ref)
+        return _tiny_config(base, TINY_VOCAB) if base in TINY_BACKBONES else None
+    local = Path(os.path.expanduser(ref))
+    local = local if local.is_absolute() else Path(root) / local
+    if (local / "config.json").is_file():
+        return AutoConfig.from_pretrained(local)
+    snapshot = _cached_snapshot(ref, "model") if "/" in ref or not local.exists() else None
+    if snapshot and (Path(snapshot) / "config.json").is_file():
+        return AutoConfig.from_pretrained(snapshot)
+    return None
+
+
+def estimate(section: str, setting: str, planned: Sequence[Planned], root: str | Path) -> Estimate:
+    """The disk ``setting`` will take for ``planned``: parameters of each backbone (:func:`parameter_count`) x
+    :data:`BYTES_PER_PARAMETER` x encoders, summed over the models kept (:func:`planned_to_keep`; a run planned twice
+    counts once)."""
+    keep = planned_to_keep(setting, list({_run_of(p.spec): p for p in reversed(planned)}.values())[::-1])
+    sizes: dict[str, int | None] = {}
+    for ref in dict.fromkeys(p.backbone for p in keep):
+        config = backbone_config(ref, root)
+        sizes[ref] = None if config is None else parameter_count(config) * BYTES_PER_PARAMETER
+    unknown = tuple(ref for ref, b in sizes.items() if b is None)
+    total = sum(sizes[p.backbone] * p.encoders for p in keep if sizes[p.backbone] is not None)
+    return Estimate(section, setting, len(keep), total, unknown, sum(sizes[p.backbone] is None for p in keep))

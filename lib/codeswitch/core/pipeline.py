@@ -617,26 +617,18 @@ def _preflight(args, root: Path) -> int:
         print()
     statuses = preflight.check(prof, notebooks=numbers)
     print(f"preflight: profile {prof.name} ({prof.source_file})")
-    print(_kept_models_line(prof))
+    print(_kept_models_line(prof, numbers))
     print(preflight.render(statuses, shlex.join(["./reproduce.sh", *_command_args(args)])))
     return 0 if all(s.present for s in statuses) else 1
 
 
-def _kept_models_line(prof) -> str:
-    """``--check``'s line on kept models (issue 28): each section's ``keep_models`` and the disk its kept models use now."""
-    from .experiment import EXPERIMENTS
+def _kept_models_line(prof, notebooks=None) -> str:
+    """``--check``'s lines on kept models (issue 28): the disk each section's ``keep_models`` will take (estimated
+    from the plan) and the disk its kept models use now (:func:`codeswitch.core.preflight.render_kept`)."""
     from .kept import disk_use
+    from .preflight import kept_estimates, render_kept
 
-    use = disk_use(prof.runs_dir)
-    parts = []
-    for section in EXPERIMENTS:
-        setting = (prof.sections.get(section) or {}).get("keep_models", "none")
-        n, size = use.get(section, (0, 0))
-        if setting != "none" or n:
-            parts.append(f"{section}: keep_models {setting}, {n} kept ({size / 1e9:.2f} GB)")
-    total = sum(b for _, b in use.values())
-    return ("kept models (runs/" + prof.name + "/<section>/models/; each about its backbone's size): "
-            + ("; ".join(parts) if parts else "none kept, keep_models none everywhere") + f"; {total / 1e9:.2f} GB on disk")
+    return render_kept(kept_estimates(prof, notebooks), disk_use(prof.runs_dir))
 
 
 def export_parser() -> argparse.ArgumentParser:

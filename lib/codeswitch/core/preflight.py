@@ -37,7 +37,7 @@ import yaml
 
 from .hub import _cached_snapshot
 
-__all__ = ["Resource", "Status", "PACKAGES", "collect", "check", "render", "prepare", "BUILTIN_REFS"]
+__all__ = ["Resource", "Status", "PACKAGES", "collect", "check", "render", "prepare", "BUILTIN_REFS", "kept_estimates", "render_kept"]
 
 #: the paper packages that declare resources, in notebook order
 PACKAGES = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
@@ -331,3 +331,42 @@ def prepare(
     log(f"prepare: {dest} holds {size / 1e9:,.2f} GB (the whole download)")
     log(f"prepare: wrote {out}; run ./reproduce.sh --profile {out} --check")
     return out
+
+
+# --------------------------------------------------------------------------- kept models: the disk they will take
+def kept_estimates(profile, notebooks: Iterable[str] | None = None) -> list:
+    """Per section whose ``keep_models`` is not ``none``, the disk its kept models will take once the plan has run
+    (:func:`codeswitch.core.kept.estimate` of the package's ``experiment.kept_plan``): parameters of each backbone, from its
+    configuration (no weights, no network), x 4 bytes x the models ``keep_models`` keeps.  ``notebooks``: only the
+    sections serving them."""
+    from .experiment import EXPERIMENTS
+    from .kept import estimate
+
+    wanted = None if notebooks is None else set(notebooks)
+    out = []
+    for section in PACKAGES:
+        setting = (profile.sections.get(section) or {}).get("keep_models", "none")
+        if setting == "none" or (wanted is not None and not wanted & set(EXPERIMENTS.get(section, ()))):
+            continue
+        plan_of = getattr(importlib.import_module(f"codeswitch.{section}.experiment"), "kept_plan", None)
+        if plan_of is not None:
+            out.append(estimate(section, setting, plan_of(profile), profile.root))
+    return out
+
+
+def render_kept(estimates: Sequence, on_disk: dict) -> str:
+    """``--check``'s lines on kept models: the estimate per section, then what is already kept (runs/<profile>/)."""
+    lines = ["kept models (estimate before the run: parameters x 4 bytes x models kept; runs/<profile>/<section>/models/):"]
+    for e in estimates:
+        unknown = f" + {e.unsized} of unknown size ({', '.join(e.unknown)}: no configuration here)" if e.unknown else ""
+        lines.append(f"  {e.section}: keep_models {e.setting}, {e.models} model(s), ≈{e.bytes / 1e9:.2f} GB{unknown}")
+    if not estimates:
+        lines.append("  none planned (keep_models none everywhere)")
+    else:
+        unsized = sum(e.unsized for e in estimates)
+        lines.append(f"  estimate in all: ≈{sum(e.bytes for e in estimates) / 1e9:.2f} GB"
+                     + (f" + {unsized} model(s) of unknown size" if unsized else ""))
+    kept_now = sum(b for _, b in on_disk.values())
+    lines.append("  already kept: " + ("; ".join(f"{s} {n} ({b / 1e9:.2f} GB)" for s, (n, b) in on_disk.items()) or "none")
+                 + f"; {kept_now / 1e9:.2f} GB on disk")
+    return "\n".join(lines)

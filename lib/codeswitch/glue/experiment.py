@@ -218,6 +218,14 @@ def kept_dir(profile: Profile, spec: GlueRun) -> Path:
     return kept.kept_dir(profile.runs_dir / EXPERIMENT, spec)
 
 
+def kept_plan(profile: Profile) -> list[kept.Planned]:
+    """The runs that keep a model (``--check``'s estimate, before the data is here): every fine-tuning of the plan."""
+    c = load(profile)
+    unread = {task: "not read" for task in c.tasks}  # the data's hashes: not needed to count and size the models
+    return [kept.Planned(s, kept_row(s), s.model) for s in specs(profile, c, koglish_source=profile.koglish_source,
+                                                                  data_fingerprints=unread)]
+
+
 def kept_model(spec: GlueRun, profile: Profile) -> Path:
     """The kept classifier of ``spec``; fine-tuned again (its record rewritten) where ``keep_models`` did not keep it."""
     return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=profile.runs_dir / EXPERIMENT)
