@@ -262,6 +262,23 @@ def test_fuse_min_max_weight_on_dense():
     assert fused.scores[0, :4] == pytest.approx([1.0, 1.0, 5 / 6, 0.5])
 
 
+def test_fuse_refuses_rankings_of_different_queries():
+    """The hybrid pairs the two rankings row by row: a query one of them lacks (or another order) is an error naming it."""
+    def ranking(qids):
+        return Ranking(list(qids), np.zeros((len(qids), 2), dtype=np.int64), np.ones((len(qids), 2), dtype=np.float32))
+
+    dense, sparse = ranking(["q1", "q2", "q3"]), ranking(["q1", "q2", "q4"])
+    with pytest.raises(ValueError, match=r"1 dense query missing from the BM25 ranking \('q3'\); 1 BM25 query missing from the dense ranking \('q4'\)"):
+        fuse(dense, sparse, 0.5, depth=10)
+    with pytest.raises(ValueError, match=r"2 dense queries missing from the BM25 ranking \('q2', 'q3'\)"):
+        fuse(dense, ranking(["q1"]), 0.5, depth=10)
+    with pytest.raises(ValueError, match="same 3 queries in a different order"):
+        fuse(dense, ranking(["q3", "q2", "q1"]), 0.5, depth=10)
+    with pytest.raises(ValueError, match=r"split 'dev': .*'q4'"):
+        SplitRuns("dev", {}, dense, sparse)
+    assert fuse(dense, ranking(["q1", "q2", "q3"]), 0.5, depth=10).qids == ["q1", "q2", "q3"]
+
+
 def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
     # On "dev" BM25 alone (w = 0) is best; on "test" the dense run (large w) is best.
     # (Scores chosen so that no two passages tie: trec_eval breaks ties by doc id.)

@@ -185,8 +185,7 @@ class SplitRuns:
     docid_of: Mapping[int, str] = field(repr=False, default_factory=dict)
 
     def __post_init__(self):
-        if self.dense.qids != self.sparse.qids:
-            raise ValueError(f"split '{self.split}': the dense and BM25 rankings cover different queries")
+        _same_queries(self.dense, self.sparse, f"split '{self.split}'")
 
 
 # --------------------------------------------------------------------------- BM25
@@ -333,8 +332,28 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     return np.zeros_like(x) if hi == lo else (x - lo) / (hi - lo)
 
 
+def _same_queries(dense: Ranking, sparse: Ranking, where: str = "fuse") -> None:
+    """Refuse a dense and a BM25 ranking that do not hold the same queries in the same order (the hybrid pairs them row
+    by row), naming the queries one of them lacks."""
+    if dense.qids == sparse.qids:
+        return
+    d, s = set(dense.qids), set(sparse.qids)
+
+    def some(qids: set[str]) -> str:
+        shown = sorted(qids)[:5]
+        return ", ".join(map(repr, shown)) + (f" and {len(qids) - 5} more" if len(qids) > 5 else "")
+
+    if d == s:
+        raise ValueError(f"{where}: the dense and BM25 rankings hold the same {len(d)} queries in a different order "
+                         "(the hybrid pairs them row by row): rank both from the same query list")
+    missing = [f"{len(d - s)} dense quer{'y' if len(d - s) == 1 else 'ies'} missing from the BM25 ranking ({some(d - s)})" if d - s else "",
+               f"{len(s - d)} BM25 quer{'y' if len(s - d) == 1 else 'ies'} missing from the dense ranking ({some(s - d)})" if s - d else ""]
+    raise ValueError(f"{where}: the dense and BM25 rankings do not hold the same queries: {'; '.join(m for m in missing if m)}")
+
+
 def _fusion_table(dense: Ranking, sparse: Ranking) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per query: (union of rows, normalised BM25 score, normalised dense score)."""
+    _same_queries(dense, sparse)
     table = []
     for i in range(len(dense.qids)):
         d_ok, s_ok = dense.indices[i] >= 0, sparse.indices[i] >= 0
@@ -351,7 +370,13 @@ def _fusion_table(dense: Ranking, sparse: Ranking) -> list[tuple[np.ndarray, np.
 
 
 def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int, _table=None) -> Ranking:
-    """The hybrid ranking ``s_bm25 + weight · s_dense`` (both min–max normalised per query), top ``depth``."""
+    """The hybrid ranking ``s_bm25 + weight · s_dense`` (both min–max normalised per query), top ``depth``.
+
+    ``dense`` and ``sparse`` must hold the same queries in the same order (a :class:`ValueError` names the ones
+    either lacks).  A passage one run did not retrieve gets that run's lowest retrieved score (the released code's
+    rule), so at ``weight = 0`` BM25's last passages tie with every passage it missed.
+    """
+    _same_queries(dense, sparse)
     table = _table if _table is not None else _fusion_table(dense, sparse)
     indices = np.full((len(table), depth), -1, dtype=np.int64)
     scores = np.full((len(table), depth), -np.inf, dtype=np.float32)

@@ -168,6 +168,12 @@ LEDGER: tuple[Deviation, ...] = (
        "tuned on a split other than the reported one (§4.1)", "tuned on the reported split itself",
        "Mr.TyDi dev → test, MIRACL train → dev", None,
        ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table4"), "both shown"),
+    _D("cm-hybrid-missing", "ContrastiveMix", ("05",), "hybrid: a passage one run did not retrieve",
+       "not said (a linear combination of the BM25 and dense scores, following Zhang et al. 2021)",
+       "gets that run's lowest retrieved score, before min–max normalisation",
+       "the released code's rule: where BM25 retrieves fewer passages than the depth, its last ones tie at w = 0 with "
+       "every passage it missed, and any w > 0 breaks those ties by the dense score", None,
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table4"), "no option"),
     _D("cm-dictionary-case", "ContrastiveMix", ("05",), "dictionary look-up",
        "words replaced by MUSE translations", "case-sensitive look-up (capitalised words never switch)",
        "lower-cased look-up", _O("contrastivemix", "case_sensitive", True),
