@@ -18,6 +18,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One thread per native pool, in this process and in every process it starts (the notebooks' kernels, the executors'
+# workers): the suite runs two pytest-xdist workers on two cores, each running tiny models.  The smoke profile sets
+# torch's count itself (cpu_threads: 1), but the paper-ci profile leaves it to torch (cpu_threads: null, as paper), so a
+# paper-ci kernel ran two threads beside the other worker's: notebook 06 under paper-ci took 235 CPU-s in its kernel,
+# against 10 CPU-s for the same runs on one thread (measured on a busy 2-core machine).  Only the thread count changes.
+for _pool in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("CODESWITCH_NO_PROGRESS", "1")
 
