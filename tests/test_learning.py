@@ -28,6 +28,12 @@ KNOWN_NOT_LEARNING: tuple[tuple[str, dict, str], ...] = (
      "Table 3's NaiveMix (passage) on Korean, dense MRR@100 vs the untrained encoder: +2.5 in 32 steps (+3.1 in 16), under "
      "the 3-point margin; 32 steps are what Korean ContrastiveMix needs (+1.0 in 16, +14.1 in 32), and lr 1.5e-4 or 3e-4 "
      "make mDPR worse (measured)"),
+    ("alignment", {"task": "sentiment", "alignment.objective": "word", "alignment.data": "parallel", "alignment.mode": "all_layers",
+                   "alignment.script": "devanagari"},
+     "Table 3.1's Lm (|| Devanagari): sentiment test weighted F1 at the epoch chosen on validation, 32.5 on seed 22222 "
+     "against chance's 32.6 (seed 11111: 48.5, +15.9); the word-aligned tiny encoder often loses what sentiment "
+     "fine-tuning needs (configs/smoke.yaml, Lm's eta), and the former check, best validation epoch against the "
+     "majority class (13), hid it (measured)"),
 )
 
 
