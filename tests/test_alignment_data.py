@@ -138,9 +138,19 @@ def test_synthetic_gluecos_layout_loads():
 
     sizes = {t: {k: len(v) for k, v in load_task(SYNTHETIC_GLUECOS, t).items()} for t in ("sentiment", "ner", "qa")}
     assert sizes == {"sentiment": {"train": 60, "validation": 24, "test": 24}, "ner": {"train": 44, "validation": 14, "test": 14},
-                     "qa": {"train": 50, "validation": 30}}
+                     "qa": {"train": 100, "validation": 150}}
     with pytest.raises(MissingResourceError, match="GLUECoS ner"):
         load_task("/nonexistent", "ner")
+
+
+def test_shipped_qa_is_the_generators(tmp_path):
+    """The shipped QA look-alike is what ``codeswitch.alignment.standins`` writes (rewrite it with ``python -m``)."""
+    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.standins import write_qa_standin
+
+    write_qa_standin(tmp_path)
+    for name in ("train-v2.0.json", "dev-v2.0.json"):
+        assert (tmp_path / name).read_text(encoding="utf-8") == (SYNTHETIC_GLUECOS / "QA_EN_HI" / name).read_text(encoding="utf-8"), name
 
 
 # --------------------------------------------------------------------------- metrics

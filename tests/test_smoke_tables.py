@@ -32,12 +32,6 @@ def test_counting_tables_are_skipped(tmp_path):
 #: Smoke tables known to be degenerate, each with why: open work of issue 23.  Any finding in another table fails
 #: the test, and so does a listed table that is no longer degenerate (remove it), so the list cannot go stale.
 KNOWN_DEGENERATE = {
-    "alignment_table3_2": "QA dev: 'Baseline (rand)' and 'Lc (|| Devanagari)' score 50.0 on both seeds; SQuAD v2 F1 over 30 "
-                          "questions mostly moves in steps of 3.3 points (one question), and both seeds of a row reached 15 "
-                          "of 30 (the rows differ, 37.9-51.7; before the QA contexts' facts were put in varied order, a "
-                          "positional answer gave 60.0 +/- 0 in most rows)",
-    "calbert_table13": "RoBERTa-big's validation accuracy is 6/18 for both seeds, a tie on 18 sentences: the two fine-tunes "
-                       "predict differently (weighted F1 0.262 and 0.190), near chance as a model pre-trained on 32 pairs can",
     "contrastivemix_table1": "each '· tuned on test (released code)' row equals its main row: both tunings pick the smallest "
                              "positive hybrid weight.  Where Lucene retrieves only a few passages, its last ones tie at w = 0 with "
                              "every passage it missed (a missing passage gets the run's minimum, as the released code), any "

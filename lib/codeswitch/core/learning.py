@@ -9,7 +9,8 @@ baseline the paper does not report, measured on the run's own evaluation:
 baseline               meaning
 =====================  =================================================================
 ``majority class``     a classifier that always predicts the most frequent training label
-``chance``             the expected score of uniformly random predictions
+``chance``             the expected score of random predictions (uniform, or drawn at the
+                       training label frequencies: :func:`chance_weighted_f1`)
 ``untrained encoder``  the same evaluation, on the encoder before this run trained it
 ``random ranking``     the expected score of a ranking drawn uniformly at random
 =====================  =================================================================
@@ -18,7 +19,7 @@ A run returns its entry under ``result["learning"]`` (:func:`learning`), so the 
 stored in the run's record and a check reads the run cache alone
 (:func:`learning_records`, :func:`failures`)::
 
-    result["learning"] = learning("macro-F1 (dev)", f1, majority_f1, baseline="majority class", margin=0.10)
+    result["learning"] = learning("macro-F1 (dev)", f1, majority_f1, baseline_name="majority class", margin=0.10)
 
 ``margin`` is in the metric's own units: the run passes when
 ``score - baseline >= margin`` (or ``baseline - score >= margin`` for a metric where
@@ -35,7 +36,7 @@ from typing import Iterable, Iterator, Mapping
 
 from .runs import read_record
 
-__all__ = ["KEY", "BASELINES", "Learning", "learning", "learning_records", "failures", "summary"]
+__all__ = ["KEY", "BASELINES", "Learning", "learning", "chance_weighted_f1", "learning_records", "failures", "summary"]
 
 #: the key of the entry in a run's result
 KEY = "learning"
@@ -85,6 +86,24 @@ def learning(metric: str, score: float, baseline: float, *, baseline_name: str, 
     """The ``result["learning"]`` entry of a run (plain JSON; see the module docstring)."""
     entry = Learning(metric, float(score), float(baseline), baseline_name, float(margin), higher_is_better)
     return {**asdict(entry), "passed": entry.passed}
+
+
+def chance_weighted_f1(train_labels: Iterable, evaluated_labels: Iterable) -> float:
+    """Weighted F1 (0-1) of a classifier that guesses each label at random, at its training frequency ``p``.
+
+    On an evaluation set with label frequencies ``q``, class ``c``'s expected precision is ``q_c`` and its
+    recall ``p_c``, so its F1 is ``2 p_c q_c / (p_c + q_c)``; weighted by support, ``sum_c q_c F1_c`` (1/3 on three
+    balanced classes).  A stronger baseline than the majority class (1/6 there): a model that learned nothing
+    but the label frequencies, or guesses, scores about this, not zero gain above the majority class.
+    """
+    from collections import Counter
+
+    train, evaluated = Counter(train_labels), Counter(evaluated_labels)
+    if not train or not evaluated:
+        raise ValueError("chance_weighted_f1: no training or no evaluated labels")
+    n_train, n_eval = sum(train.values()), sum(evaluated.values())
+    return sum((q := evaluated[c] / n_eval) * 2 * (p := train[c] / n_train) * q / (p + q)
+               for c in evaluated if train[c])
 
 
 def learning_records(root: str | Path) -> Iterator[tuple[Path, Learning]]:
