@@ -38,10 +38,18 @@ The step (the fast path of issue 8, item 3)::
 
     host (background thread, one step ahead)           device (main thread)
     ─────────────────────────────────────────           ───────────────────────────────────────────
-    rows of step t+1 → mix → tokenise per encoder       step t: copy (non-blocking, from pinned memory)
-      → padding mask made SDPA-ready → pin                → 2 forwards (query side, passage side)
-                                                          → loss → backward → AdamW → schedule
+    rows of step t+1 → their ids (tokenised once per    step t: copy (non-blocking, from pinned memory)
+      epoch) padded per encoder → padding mask made       → 2 forwards (query side, passage side)
+      SDPA-ready → pin                                    → loss → backward → AdamW → schedule
                                                           → loss sums += (total, ir, align)   (on device)
+
+* **tokenised once** (issue 24, item 4; :class:`_RunTokens`): at an epoch's first step every
+  row's texts are drawn (mixing seeded per (seed, epoch, query), so the same texts the steps
+  would draw); English originals read their ids from the tokenise-once cache
+  (:mod:`codeswitch.common.tokens`: the queries, first positives and each epoch's hard
+  negatives, tokenised once for every model of the grid that shares the tokenizer), and the
+  run's code-mixed copies are tokenised in one call per group and epoch.  A step only pads
+  ids (:func:`collate_ids`, the same tensors as tokenising its texts): no tokenizer call;
 
 * **one forward per encoder**: every query-side group (English, code-mixed) is one
   batch, every passage-side group (positives, negatives, mixed positives) another,
@@ -56,11 +64,10 @@ The step (the fast path of issue 8, item 3)::
   ``Σ_t (L_t, L_ir,t, L_c,t)`` stay on the device (float64) and are read once per
   epoch, ``history[k][epoch] = Σ_t L_k,t / n_batches`` — the same numbers the
   per-step ``float(loss)`` reads gave;
-* **data never starves the GPU**: on CUDA a one-thread pool prepares step t+1's
-  pinned tensors while step t runs (HF fast tokenizers release the GIL).  Mixing is
-  seeded per (seed, epoch, query id) and tokenisation is deterministic, so the
-  prefetched run equals the plain one bit for bit (``prefetch=True`` on a CPU
-  checks it; a test does).
+* **data never starves the GPU**: on CUDA a thread pool prepares step t+1's
+  pinned tensors while step t runs.  Mixing is seeded per (seed, epoch, query id)
+  and tokenisation is deterministic, so the prefetched run equals the plain one bit
+  for bit (``prefetch=True`` on a CPU checks it; a test does).
 """
 
 from __future__ import annotations
@@ -388,8 +395,8 @@ def train_dual_encoder(
     # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
     bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
     steps = ((epoch, b) for epoch in range(spec.num_train_epochs) for b in range(n_batches))
-    # GPU: several threads mix and tokenise the next steps (tokenising 4B texts a step in one
-    # thread is slower than the step itself: benchmark rows t_d and c); CPU: in line.
+    # GPU: threads pad the next steps' ids (and draw and tokenise an epoch's texts at its first
+    # step); CPU: in line.
     batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
                          workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
     sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
