@@ -31,7 +31,7 @@ from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
-    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
+    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed", "packed_first_tokens",
     "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
 ]
 
@@ -274,19 +274,24 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) ->
     transformer, pooling, *rest = list(model)
     if getattr(pooling, "pooling_mode", None) not in (None, "cls") and not getattr(pooling, "pooling_mode_cls_token", True):
         raise ValueError("embed_packed: the encoder must pool the first token")
-    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
-    embeddings = transformer.auto_model.embeddings
-    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
-    hidden = transformer.auto_model(**inputs).last_hidden_state  # (R, W, H)
-    first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
-    features = {"sentence_embedding": first}
+    features = {"sentence_embedding": packed_first_tokens(transformer.auto_model, packed)}
     for module in rest:
         features = module(features)
     emb = features["sentence_embedding"]  # (N, H), column-major
     if emb.shape[0] % n_columns:
         raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
+
+
+def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
+    """The last layer's first-token vector of each sentence of a :func:`pack_features` batch: one forward of a
+    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
+    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
+    embeddings = getattr(encoder, "embeddings", None)
+    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
+    hidden = encoder(**inputs).last_hidden_state  # (R, W, H)
+    return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
 
 
 def uses_sdpa(model: nn.Module) -> bool:

@@ -53,7 +53,12 @@ The step (the fast path of issue 8, item 3)::
 
 * **one forward per encoder**: every query-side group (English, code-mixed) is one
   batch, every passage-side group (positives, negatives, mixed positives) another,
-  padded to its longest sequence (dynamic padding);
+  padded to its longest sequence (dynamic padding); with ``packing`` (the paper
+  profile) each side's sentences are packed without padding into a fixed-shape batch
+  (:func:`~codeswitch.common.fastpath.pack_features`: rows of 256 tokens, at most four
+  row counts per side, :func:`pack_budgets`; per-sentence positions, block-diagonal
+  attention), the same sentences and in-batch negatives, the same loss up to float
+  summation order;
 * **SDPA attention** (``attn_implementation="sdpa"``), the unused BERT/XLM-R pooler
   not built; the (B, L) padding mask is turned *on the host* into the (B, 1, 1, L)
   boolean mask SDPA reads (or dropped when a batch has no padding), so transformers
@@ -93,7 +98,7 @@ from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder
-from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
+from ..common.fastpath import pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
 from ..common.tokens import tokenised_arrays
 
 __all__ = [
@@ -253,6 +258,20 @@ class _RunTokens:
         return out
 
 
+def pack_budgets(spec: TrainRun, tokens: _RunTokens, batch_size: int) -> dict[str, tuple[int, ...]]:
+    """Packed-row budgets per encoder side (:func:`~codeswitch.common.fastpath.sampled_budgets`, at most four each):
+    from the first epoch's token lengths of the side's groups; the largest budget holds any step whatever its lengths,
+    so every epoch fits."""
+    groups = tokens.epoch(0)
+    out = {}
+    for side, query in (("query", True), ("passage", False)):
+        names = [n for n in groups if n.startswith("query") == query]
+        lengths = np.array([[len(groups[n][0][i]["input_ids"]) for n in names] for i in range(tokens.n)], dtype=np.int64)
+        max_length = spec.query_max_length if query else spec.passage_max_length
+        out[side] = sampled_budgets(lengths, batch_size, max_length=max_length, seed=spec.seed)
+    return out
+
+
 def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Sequence[bool]) -> dict[str, Tensor]:
     """Token id rows padded into one batch: what :func:`~codeswitch.core.encoders.tokenize` returns for their texts
     (padded to the longest on the tokenizer's padding side; ``token_type_ids`` only when every row has its special
@@ -362,6 +381,7 @@ def train_dual_encoder(
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
     model, optimizer = accelerator.prepare(model, optimizer)
     tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
+    budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
 
@@ -385,7 +405,10 @@ def train_dual_encoder(
             rows = [groups[n][0][i] for n in names for i in local_idx]
             special = [groups[n][1][i] for n in names for i in local_idx]
             batch = collate_ids(tokenizer, rows, special)
-            batch = sdpa_ready(batch) if sdpa else batch
+            if budgets is not None:  # one fixed-shape forward: the side's sentences packed, block-diagonal attention
+                batch = pack_features([batch], budgets[side])
+            elif sdpa:
+                batch = sdpa_ready(batch)
             inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
         return sides, inputs
 
