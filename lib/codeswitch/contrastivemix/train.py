@@ -183,9 +183,9 @@ def batch_texts(spec: TrainRun, rows: Mapping[str, list], dictionary: Mapping[st
 class _RunTokens:
     """Every text a run's steps read, tokenised before its steps (issue 24, item 4): no tokenizer call inside a step.
 
-    Per epoch, once (at its first step), the batcher draws every row's texts
-    (:meth:`_Batcher.texts`: mixing is seeded per (seed, epoch, query), so drawing
-    them all at once gives the texts each step would have drawn).  A text that is the
+    Per epoch, once (at its first step), the batcher draws every step's texts, one
+    global batch at a time in the epoch's order (:meth:`_Batcher.texts`: mixing is
+    seeded per (seed, epoch, query), so these are the texts each step would draw).  A text that is the
     row's English original (query, first positive, the epoch's hard negative) reads
     its ids from the English columns, tokenised once through the tokenise-once cache
     (:func:`codeswitch.common.tokens.tokenised_arrays`) and so shared by every model of
@@ -227,13 +227,22 @@ class _RunTokens:
                 self.epochs[epoch] = self._draw(epoch)
             return self.epochs[epoch]
 
+    def order(self, epoch: int) -> list[int]:
+        """The epoch's order of the training rows (a seeded permutation; a CPU tensor: no device read)."""
+        g = torch.Generator().manual_seed(self.spec.seed * 1000 + epoch)
+        return torch.randperm(self.n, generator=g).tolist()
+
     def _draw(self, epoch: int) -> dict[str, tuple[list[dict[str, np.ndarray]], list[bool]]]:
-        groups: dict[str, tuple[list[str], list[bool]]] = {}
-        for lo in range(0, self.n, self.CHUNK):
-            for name, (texts, special) in self.batcher.texts(self.train_set[lo : lo + self.CHUNK], epoch).items():
-                g = groups.setdefault(name, ([], []))
-                g[0].extend(texts)
-                g[1].extend(special)
+        # the batcher sees each step's rows as the step would (one global batch at a time, in the epoch's order); rows of
+        # the dropped incomplete batch are not drawn
+        groups: dict[str, tuple[list, list[bool]]] = {}
+        order, bs = self.order(epoch), self.spec.batch_size
+        for b in range(self.n // bs):
+            idx = order[b * bs : (b + 1) * bs]
+            for name, (texts, special) in self.batcher.texts(self.train_set[idx], epoch).items():
+                g = groups.setdefault(name, ([None] * self.n, [True] * self.n))
+                for i, t, sp in zip(idx, texts, special):
+                    g[0][i], g[1][i] = t, sp
         if self.english is None:
             self.english = {"query": list(self.train_set["query"]),
                             "pos": [passage_text(ps[0].get("title"), ps[0]["text"]) for ps in self.train_set["positive_passages"]]}
@@ -246,6 +255,8 @@ class _RunTokens:
             rows: list = [None] * len(texts)
             rest: dict[bool, list[int]] = {True: [], False: []}
             for i, (t, sp) in enumerate(zip(texts, special)):
+                if t is None:
+                    continue  # not drawn this epoch
                 if sp and base is not None and t == base[i]:
                     rows[i] = base_ids[i]  # the English original: its cached ids
                 else:
@@ -266,7 +277,8 @@ def pack_budgets(spec: TrainRun, tokens: _RunTokens, batch_size: int) -> dict[st
     out = {}
     for side, query in (("query", True), ("passage", False)):
         names = [n for n in groups if n.startswith("query") == query]
-        lengths = np.array([[len(groups[n][0][i]["input_ids"]) for n in names] for i in range(tokens.n)], dtype=np.int64)
+        drawn = [i for i in range(tokens.n) if groups[names[0]][0][i] is not None]
+        lengths = np.array([[len(groups[n][0][i]["input_ids"]) for n in names] for i in drawn], dtype=np.int64)
         max_length = spec.query_max_length if query else spec.passage_max_length
         out[side] = sampled_budgets(lengths, batch_size, max_length=max_length, seed=spec.seed)
     return out
@@ -387,13 +399,12 @@ def train_dual_encoder(
 
     def host_step(epoch: int, b: int) -> tuple[dict[str, list[str]], dict[str, dict[str, Tensor]]]:
         """Step ``b`` of ``epoch`` on the host: its rows' token ids (drawn and tokenised once per epoch) padded per
-        encoder, SDPA-ready, pinned on CUDA."""
+        encoder, SDPA-ready (or packed), pinned on CUDA."""
         with orders_lock:  # several threads prepare steps; at most two epochs are in flight at once
             if epoch not in orders:
                 for old in [e for e in orders if e < epoch - 1]:
                     del orders[old]
-                g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
-                orders[epoch] = torch.randperm(len(train_set), generator=g).tolist()  # a CPU tensor: no device read
+                orders[epoch] = tokens.order(epoch)
         global_idx = orders[epoch][b * spec.batch_size : (b + 1) * spec.batch_size]
         local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
         groups = tokens.epoch(epoch)
