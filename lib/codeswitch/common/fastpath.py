@@ -31,7 +31,7 @@ from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
-    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
+    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed", "packed_first_tokens",
     "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
 ]
 
@@ -274,19 +274,24 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) ->
     transformer, pooling, *rest = list(model)
     if getattr(pooling, "pooling_mode", None) not in (None, "cls") and not getattr(pooling, "pooling_mode_cls_token", True):
         raise ValueError("embed_packed: the encoder must pool the first token")
-    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
-    embeddings = transformer.auto_model.embeddings
-    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
-    hidden = transformer.auto_model(**inputs).last_hidden_state  # (R, W, H)
-    first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
-    features = {"sentence_embedding": first}
+    features = {"sentence_embedding": packed_first_tokens(transformer.auto_model, packed)}
     for module in rest:
         features = module(features)
     emb = features["sentence_embedding"]  # (N, H), column-major
     if emb.shape[0] % n_columns:
         raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
+
+
+def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
+    """The last layer's first-token vector of each sentence of a :func:`pack_features` batch: one forward of a
+    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
+    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
+    embeddings = getattr(encoder, "embeddings", None)
+    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
+    hidden = encoder(**inputs).last_hidden_state  # (R, W, H)
+    return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
 
 
 def uses_sdpa(model: nn.Module) -> bool:
@@ -451,8 +456,12 @@ _TOKENIZE_CHUNK = 1024  # texts tokenised per tokenizer call (bounds the tokeniz
 
 
 def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: int, hi: int, *, max_length: int,
-                    batch_size: int, sort: bool, sdpa: bool, pin: bool, desc: str, pool=None, pool_width: int = 1) -> _Window:
+                    batch_size: int, sort: bool, sdpa: bool, pin: bool, desc: str, pool=None, pool_width: int = 1,
+                    tokens=None) -> _Window:
     """Rows ``lo:hi`` read, tokenised, sorted by length (longest first, stable) and cut into padded batches.
+
+    ``tokens`` (a :class:`codeswitch.common.tokens.TokenRows` of every row, tokenised once with this tokenizer and
+    ``max_length``): the rows' ids are read from it, and no text is read or tokenised.
 
     The window's token ids are kept in compact ``(rows, max_length)`` int32 arrays,
     filled ``_TOKENIZE_CHUNK`` texts at a time: a fast tokenizer's result holds
@@ -466,23 +475,37 @@ def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: i
     import torch
 
 
-    chunk = texts(lo, hi)
     m = hi - lo
-    if len(chunk) != m:
-        raise ValueError(f"{desc}: asked for rows {lo}:{hi}, got {len(chunk)} texts")
-    for i, t in enumerate(chunk):
-        if not isinstance(t, str):
-            raise ValueError(f"{desc}: row {lo + i} is {type(t).__name__} {t!r:.60}, not text")
     left = getattr(tokenizer, "padding_side", "right") == "left"
     pad_value = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
                  "attention_mask": 0, "special_tokens_mask": 1}
     arrays: dict[str, np.ndarray] = {}
+    if tokens is not None:  # tokenised once (common.tokens): pad the stored rows as the tokenizer would
+        for k in tokens.names:
+            a = arrays[k] = np.full((m, max_length), pad_value.get(k, 0), dtype=np.int32)
+            for i in range(m):
+                v = tokens.row(k, lo + i)
+                if len(v) > max_length:
+                    raise ValueError(f"{desc}: row {lo + i} has {len(v)} tokens, more than max_length {max_length} "
+                                     "(tokenised with another limit)")
+                if left:
+                    a[i, max_length - len(v) :] = v
+                else:
+                    a[i, : len(v)] = v
+        chunk = None
+    else:
+        chunk = texts(lo, hi)
+        if len(chunk) != m:
+            raise ValueError(f"{desc}: asked for rows {lo}:{hi}, got {len(chunk)} texts")
+        for i, t in enumerate(chunk):
+            if not isinstance(t, str):
+                raise ValueError(f"{desc}: row {lo + i} is {type(t).__name__} {t!r:.60}, not text")
 
     def tokenise(s: int):
         return s, tokenizer(list(chunk[s : s + _TOKENIZE_CHUNK]), max_length=max_length, truncation=True, padding=True,
                             return_tensors="np")
 
-    starts = list(range(0, m, _TOKENIZE_CHUNK))
+    starts = list(range(0, m, _TOKENIZE_CHUNK)) if tokens is None else []
     width = pool_width if pool is not None else 1  # chunks in flight at once (bounds the tokenizer's objects)
     results = (r for g in range(0, len(starts), width)
                for r in (pool.map(tokenise, starts[g : g + width]) if pool is not None else map(tokenise, starts[g : g + width])))
@@ -510,7 +533,7 @@ def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: i
 def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str]], start: int, n: int,
                     sink: Callable[[int, int, np.ndarray], None], *, max_length: int, batch_size: int, sort_window: int,
                     device, amp_dtype, out_dtype, prefetch: bool | None, embed, desc: str,
-                    tokenizer_threads: int | None = None) -> None:
+                    tokenizer_threads: int | None = None, tokens=None) -> None:
     """Encode rows ``start:n`` window by window; ``sink(lo, hi, rows)`` receives each window in corpus order."""
     import torch
 
@@ -518,6 +541,8 @@ def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str
 
     if batch_size < 1 or sort_window < 0:
         raise ValueError(f"{desc}: batch_size must be >= 1 and sort_window >= 0, got {batch_size} and {sort_window}")
+    if tokens is not None and len(tokens) != n:
+        raise ValueError(f"{desc}: {len(tokens)} tokenised rows for {n} texts")
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     cuda = device.type == "cuda"
     encoder.eval().to(device)
@@ -526,11 +551,11 @@ def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str
     buf_dtype = torch.float16 if np.dtype(out_dtype) == np.float16 else torch.float32
     rows_per_window = batch_size * max(sort_window, 1)
     spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
-    threads = tokenizer_threads if tokenizer_threads is not None else default_tokenizer_threads(cuda)
+    threads = 1 if tokens is not None else tokenizer_threads if tokenizer_threads is not None else default_tokenizer_threads(cuda)
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="codeswitch-tokenise") if threads > 1 else None
     prep = lambda lo, hi: _prepare_window(  # noqa: E731
         tokenizer, texts, lo, hi, max_length=max_length, batch_size=batch_size, sort=sort_window > 0,
-        sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, pool=pool, pool_width=threads,
+        sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, pool=pool, pool_width=threads, tokens=tokens,
     )
 
     def finish(pending) -> None:
@@ -640,6 +665,7 @@ def encode_corpus(
     embed: Callable | None = None,
     desc: str = "encode corpus",
     tokenizer_threads: int | None = None,
+    tokens=None,
 ) -> np.ndarray:
     """Encode ``n`` passages with ``encoder`` into an ``(n, H)`` ``.npy`` file at ``path``; return it memory-mapped.
 
@@ -652,8 +678,10 @@ def encode_corpus(
     ``torch.inference_mode()`` and ``amp_dtype`` autocast, and copied to the host
     once per window; see the module docstring.  ``dtype``: of the file (float16;
     float32 for exact comparisons).  ``tokenizer_threads``: threads tokenising a window
-    (default :func:`default_tokenizer_threads`).  An interrupted call resumes at the last
-    completed window; a finished file is returned without encoding.
+    (default :func:`default_tokenizer_threads`).  ``tokens``: the passages already tokenised
+    (:func:`codeswitch.common.tokens.tokenised_arrays` with this tokenizer and ``max_length``, once per corpus for
+    every model that shares the tokenizer): windows are fed from it, no text is read or tokenised.  An interrupted
+    call resumes at the last completed window; a finished file is returned without encoding.
     """
     out = _RowFile(path, n, encoder.config.hidden_size, dtype, desc=desc)
     done = out.complete()
@@ -671,7 +699,7 @@ def encode_corpus(
     try:
         _encode_windows(encoder, tokenizer, texts, start, n, sink, max_length=max_length, batch_size=batch_size,
                         sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=dtype, prefetch=prefetch,
-                        embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+                        embed=embed, desc=desc, tokenizer_threads=tokenizer_threads, tokens=tokens)
         return out.finish()
     finally:
         out.close()
@@ -692,12 +720,13 @@ def encode_texts(
     embed: Callable | None = None,
     desc: str = "encode",
     tokenizer_threads: int | None = None,
+    tokens=None,
 ) -> np.ndarray:
     """``(len(texts), H)`` float32 embeddings of a list of texts (queries), by the pipeline of :func:`encode_corpus`.
 
     Rows come back in the order of ``texts``; windows of ``sort_window`` batches are
     sorted by token length first (``0``: not sorted).  Meant for lists that fit in
-    memory; a corpus goes through :func:`encode_corpus`.
+    memory; a corpus goes through :func:`encode_corpus`.  ``tokens``: as there.
     """
     out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
 
@@ -706,5 +735,5 @@ def encode_texts(
 
     _encode_windows(encoder, tokenizer, lambda lo, hi: texts[lo:hi], 0, len(texts), sink, max_length=max_length,
                     batch_size=batch_size, sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32,
-                    prefetch=prefetch, embed=embed, desc=desc, tokenizer_threads=tokenizer_threads)
+                    prefetch=prefetch, embed=embed, desc=desc, tokenizer_threads=tokenizer_threads, tokens=tokens)
     return out

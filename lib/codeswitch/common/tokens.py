@@ -22,9 +22,10 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenised", "tokenised_words", "tokenizer_identity", "token_cache_dir"]
+__all__ = ["tokenised", "tokenised_arrays", "tokenised_words", "TokenRows", "tokenizer_identity", "token_cache_dir"]
 
 VERSION = 1  # bump when the stored layout changes
+CHUNK = 1024  # texts per tokenizer call
 
 
 def token_cache_dir() -> Path:
@@ -57,11 +58,12 @@ def tokenizer_identity(tokenizer) -> str | None:
     return h.hexdigest()
 
 
-def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None) -> str | None:
+def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None, special: bool = True) -> str | None:
     identity = tokenizer_identity(tokenizer)
     if identity is None:
         return None
-    h = hashlib.sha256(f"v{VERSION}|{identity}|{max_length}|{len(columns)}".encode())
+    # without special tokens: another entry (the default keeps the keys entries were written under)
+    h = hashlib.sha256(f"v{VERSION}|{identity}|{max_length}|{len(columns)}{'' if special else '|nospecial'}".encode())
     for col in columns:
         h.update(f"|{len(col)}|".encode())
         for t in col:
@@ -71,11 +73,63 @@ def _key(tokenizer, columns: Sequence[Sequence[str]], max_length: int | None) ->
     return h.hexdigest()[:32]
 
 
-def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | None, cache_dir: str | Path | None = None
-              ) -> dict[str, list[list[int]]]:
-    """``tokenizer(*columns, truncation=True, max_length=max_length)`` as ``{name: [ids per row]}``, computed once.
+class TokenRows:
+    """A tokenised column set kept compact: per output name, the ids of every row end to end (int32) and the row
+    offsets (int64), as the cache stores them.  ``rows[name][i]``: row ``i``'s ids (an int32 array); ``len(rows)``."""
 
-    ``columns``: one list of texts, or two (sentence pairs), row for row.
+    def __init__(self, arrays: dict[str, tuple[np.ndarray, np.ndarray]]):
+        self.arrays = arrays
+        self.names = list(arrays)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.arrays.values()))[1]) - 1 if self.arrays else 0
+
+    def row(self, name: str, i: int) -> np.ndarray:
+        ids, off = self.arrays[name]
+        return ids[off[i] : off[i + 1]]
+
+    def lengths(self, name: str = "input_ids") -> np.ndarray:
+        return np.diff(self.arrays[name][1])
+
+    def lists(self) -> dict[str, list[list[int]]]:
+        return {n: [ids[off[i] : off[i + 1]].tolist() for i in range(len(off) - 1)] for n, (ids, off) in self.arrays.items()}
+
+    @classmethod
+    def from_lists(cls, out: dict[str, Sequence[Sequence[int]]]) -> "TokenRows":
+        return cls({name: (np.fromiter((x for r in rows for x in r), dtype=np.int32),
+                           np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)) for name, rows in out.items()})
+
+
+def _read_entry(path: Path | None) -> TokenRows | None:
+    """A stored entry; None where there is none (or it is damaged: it is then rewritten)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        with np.load(path) as z:
+            names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
+            return TokenRows({n: (z[f"{n}_ids"], z[f"{n}_offsets"]) for n in names})
+    except (OSError, ValueError, KeyError):  # a damaged entry: tokenise again and replace it
+        return None
+
+
+def _write_entry(path: Path | None, rows: TokenRows) -> None:
+    """Store ``rows`` at ``path`` atomically (int32 ids, row offsets); nothing where ``path`` is None (uncached)."""
+    from ..core.runs import atomic_write_bytes
+
+    if path is None:
+        return
+    buf = io.BytesIO()
+    np.savez(buf, **{f"{n}_{part}": a for n, (ids, off) in rows.arrays.items() for part, a in (("ids", ids), ("offsets", off))})
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def tokenised_arrays(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | None, cache_dir: str | Path | None = None,
+                     add_special_tokens: bool = True, cache: bool = True) -> TokenRows:
+    """:func:`tokenised` in its compact form (:class:`TokenRows`), computed once per (tokenizer, max_length, texts).
+
+    ``add_special_tokens=False``: without [CLS]/[SEP] (another cache entry).  ``cache=False``: tokenised in memory,
+    nothing written (texts no other run will read, e.g. one run's code-mixed copies): still one tokenizer call for
+    the whole list.
     """
     columns = [list(c) for c in columns]
     if not 1 <= len(columns) <= 2 or len({len(c) for c in columns}) > 1:
@@ -84,46 +138,36 @@ def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | 
         for i, t in enumerate(col):
             if not isinstance(t, str):
                 raise ValueError(f"tokenised: column {j}, row {i} is {type(t).__name__} {t!r:.60}, not text")
-    key = _key(tokenizer, columns, max_length)
+    if not columns[0]:  # nothing to tokenise (a tokenizer refuses an empty batch)
+        names = getattr(tokenizer, "model_input_names", None) or ["input_ids", "attention_mask"]
+        return TokenRows({name: (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)) for name in names})
+    key = _key(tokenizer, columns, max_length, add_special_tokens) if cache else None
     path = None if key is None else Path(cache_dir or token_cache_dir()) / f"{key}.npz"
     cached = _read_entry(path)
     if cached is not None:
         return cached
-    enc = tokenizer(*columns, truncation=max_length is not None, max_length=max_length)
-    out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
+    kw = {} if add_special_tokens else {"add_special_tokens": False}
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    n = len(columns[0])
+    for lo in range(0, n, CHUNK):  # bounded memory: a fast tokenizer's result holds tens of bytes per token
+        enc = tokenizer(*[c[lo : lo + CHUNK] for c in columns], truncation=max_length is not None, max_length=max_length, **kw)
+        for name, rows in enc.items():
+            parts.setdefault(name, []).append((np.fromiter((x for r in rows for x in r), dtype=np.int32),
+                                               np.array([len(r) for r in rows], dtype=np.int64)))
+    arrays = {name: (np.concatenate([ids for ids, _ in p]), np.concatenate([[0], np.cumsum(np.concatenate([ln for _, ln in p]))]).astype(np.int64))
+              for name, p in parts.items()}
+    out = TokenRows(arrays)
     _write_entry(path, out)
     return out
 
 
-def _read_entry(path: Path | None) -> dict[str, list[list[int]]] | None:
-    """A stored entry as ``{name: [ids per row]}``; None where there is none (or it is damaged: it is then rewritten)."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        with np.load(path) as z:
-            names = [k[: -len("_ids")] for k in z.files if k.endswith("_ids")]
-            out = {}
-            for n in names:
-                ids, off = z[f"{n}_ids"], z[f"{n}_offsets"]
-                out[n] = [ids[off[i] : off[i + 1]].tolist() for i in range(len(off) - 1)]
-            return out
-    except (OSError, ValueError, KeyError):  # a damaged entry: tokenise again and replace it
-        return None
+def tokenised(tokenizer, columns: Sequence[Sequence[str]], *, max_length: int | None, cache_dir: str | Path | None = None
+              ) -> dict[str, list[list[int]]]:
+    """``tokenizer(*columns, truncation=True, max_length=max_length)`` as ``{name: [ids per row]}``, computed once.
 
-
-def _write_entry(path: Path | None, out: dict[str, list[list[int]]]) -> None:
-    """Store ``out`` at ``path`` atomically (int32 ids, row offsets); nothing where ``path`` is None (uncached)."""
-    from ..core.runs import atomic_write_bytes
-
-    if path is None:
-        return
-    arrays = {}
-    for name, rows in out.items():
-        arrays[f"{name}_ids"] = np.fromiter((x for r in rows for x in r), dtype=np.int32)
-        arrays[f"{name}_offsets"] = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    atomic_write_bytes(path, buf.getvalue())
+    ``columns``: one list of texts, or two (sentence pairs), row for row.
+    """
+    return tokenised_arrays(tokenizer, columns, max_length=max_length, cache_dir=cache_dir).lists()
 
 
 def tokenised_words(tokenizer, sentences: Sequence[Sequence[str]], *, max_length: int | None,
@@ -140,9 +184,9 @@ def tokenised_words(tokenizer, sentences: Sequence[Sequence[str]], *, max_length
     path = None if key is None else Path(cache_dir or token_cache_dir()) / f"{key}-words.npz"
     cached = _read_entry(path)
     if cached is not None:
-        return cached
+        return cached.lists()
     enc = tokenizer(sentences, is_split_into_words=True, truncation=max_length is not None, max_length=max_length)
     out = {k: [list(map(int, r)) for r in v] for k, v in enc.items()}
     out["word_ids"] = [[-1 if w is None else int(w) for w in enc.word_ids(i)] for i in range(len(sentences))]
-    _write_entry(path, out)
+    _write_entry(path, TokenRows.from_lists(out))
     return out

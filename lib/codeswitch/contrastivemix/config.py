@@ -101,6 +101,9 @@ class Config:
     bm25_implementation: str = "pyserini"
     per_device_eval_batch_size: int = 256  # texts per encoding batch (queries and corpus)
     encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
+    # one packed, fixed-shape forward per encoder a training step (issue 24: no padding, at most four shapes per side);
+    # part of the training key (packing reorders float sums)
+    packing: bool = False
     search_chunk_size: int = 131072
     # which models are kept once evaluated, as a query/passage pair of sentence-transformers models (codeswitch.core.kept):
     # "none" | "best" (per table row, the seed best on the tuning split) | "all"; ≈1.4 GB per mBERT model; enters no key.
@@ -231,6 +234,7 @@ class TrainRun(RunSpec):
     case_sensitive: bool | None
     mixed_special_tokens: bool | None
     passage_align: str | None
+    packing: bool | None = None  # True: each encoder's groups packed into one fixed-shape forward (None: padded, out of the key)
 
     def __post_init__(self):
         if self.method not in METHODS:

@@ -56,6 +56,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+import numpy as np
+
 from ..core.hub import MissingResourceError, hub_reachable, resolve
 from ..core.utils import quiet_transformers
 from ..common.muse import load_muse
@@ -186,7 +188,8 @@ class Collection:
 
     def docids(self, indices) -> dict[int, str]:
         """``{row: docid}`` for the given row numbers (negative ones skipped)."""
-        rows = sorted({int(i) for i in indices if int(i) >= 0})
+        rows = np.unique(np.asarray(indices, dtype=np.int64).ravel())  # sorted, once each
+        rows = rows[rows >= 0].tolist()
         if not rows:
             return {}
         ids = self.dataset.select(rows)["docid"]

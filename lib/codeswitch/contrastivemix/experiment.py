@@ -122,6 +122,7 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
         case_sensitive=c.case_sensitive if mixes else None,
         mixed_special_tokens=c.mixed_special_tokens if mixes else None,
         passage_align=c.passage_align if contrastive and v.mix_passage else None,
+        packing=True if c.packing else None,
     )
 
 
@@ -325,6 +326,14 @@ def encoders(model, tokenizer, profile: Profile, *, query_max_length: int, passa
             encoder_fn(model, tokenizer, "passage", max_length=passage_max_length, **kw))
 
 
+def corpus_tokens(coll, tokenizer, max_length: int):
+    """Every passage of ``coll`` tokenised (:func:`codeswitch.common.tokens.tokenised_arrays`): once per
+    (tokenizer, max_length, corpus), shared by every model that encodes the corpus."""
+    from ..common.tokens import tokenised_arrays
+
+    return tokenised_arrays(tokenizer, [coll.texts(0, len(coll))], max_length=max_length)
+
+
 def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path) -> dict:
     """``{name: Ranking}``: each query set of ``query_sets`` ranked over the corpus by ``model``'s dense retriever."""
     from ..common.fastpath import encode_corpus
@@ -335,10 +344,13 @@ def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_se
     # The corpus streams from its memory-mapped dataset window by window (length-sorted,
     # tokenised one window ahead, one device-to-host copy per window) into a float16
     # .npy that dense_rank memory-maps; an interrupted encoding resumes (see encode_corpus).
+    # The corpus is tokenised once per tokenizer (the tokenise-once cache): every model of the grid and the untrained
+    # baseline read its ids from there.
     corpus = encode_corpus(
         model.passage_model, tokenizer, coll.texts, len(coll), path,
         max_length=m.passage_max_length, batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window,
         device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
+        tokens=corpus_tokens(coll, tokenizer, m.passage_max_length),
     )
     dense = {
         name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=spec.bm25.depth,

@@ -38,14 +38,27 @@ The step (the fast path of issue 8, item 3)::
 
     host (background thread, one step ahead)           device (main thread)
     ─────────────────────────────────────────           ───────────────────────────────────────────
-    rows of step t+1 → mix → tokenise per encoder       step t: copy (non-blocking, from pinned memory)
-      → padding mask made SDPA-ready → pin                → 2 forwards (query side, passage side)
-                                                          → loss → backward → AdamW → schedule
+    rows of step t+1 → their ids (tokenised once per    step t: copy (non-blocking, from pinned memory)
+      epoch) padded per encoder → padding mask made       → 2 forwards (query side, passage side)
+      SDPA-ready → pin                                    → loss → backward → AdamW → schedule
                                                           → loss sums += (total, ir, align)   (on device)
+
+* **tokenised once** (issue 24, item 4; :class:`_RunTokens`): at an epoch's first step every
+  row's texts are drawn (mixing seeded per (seed, epoch, query), so the same texts the steps
+  would draw); English originals read their ids from the tokenise-once cache
+  (:mod:`codeswitch.common.tokens`: the queries, first positives and each epoch's hard
+  negatives, tokenised once for every model of the grid that shares the tokenizer), and the
+  run's code-mixed copies are tokenised in one call per group and epoch.  A step only pads
+  ids (:func:`collate_ids`, the same tensors as tokenising its texts): no tokenizer call;
 
 * **one forward per encoder**: every query-side group (English, code-mixed) is one
   batch, every passage-side group (positives, negatives, mixed positives) another,
-  padded to its longest sequence (dynamic padding);
+  padded to its longest sequence (dynamic padding); with ``packing`` (the paper
+  profile) each side's sentences are packed without padding into a fixed-shape batch
+  (:func:`~codeswitch.common.fastpath.pack_features`: rows of 256 tokens, at most four
+  row counts per side, :func:`pack_budgets`; per-sentence positions, block-diagonal
+  attention), the same sentences and in-batch negatives, the same loss up to float
+  summation order;
 * **SDPA attention** (``attn_implementation="sdpa"``), the unused BERT/XLM-R pooler
   not built; the (B, L) padding mask is turned *on the host* into the (B, 1, 1, L)
   boolean mask SDPA reads (or dropped when a batch has no padding), so transformers
@@ -56,11 +69,10 @@ The step (the fast path of issue 8, item 3)::
   ``Σ_t (L_t, L_ir,t, L_c,t)`` stay on the device (float64) and are read once per
   epoch, ``history[k][epoch] = Σ_t L_k,t / n_batches`` — the same numbers the
   per-step ``float(loss)`` reads gave;
-* **data never starves the GPU**: on CUDA a one-thread pool prepares step t+1's
-  pinned tensors while step t runs (HF fast tokenizers release the GIL).  Mixing is
-  seeded per (seed, epoch, query id) and tokenisation is deterministic, so the
-  prefetched run equals the plain one bit for bit (``prefetch=True`` on a CPU
-  checks it; a test does).
+* **data never starves the GPU**: on CUDA a thread pool prepares step t+1's
+  pinned tensors while step t runs.  Mixing is seeded per (seed, epoch, query id)
+  and tokenisation is deterministic, so the prefetched run equals the plain one bit
+  for bit (``prefetch=True`` on a CPU checks it; a test does).
 """
 
 from __future__ import annotations
@@ -85,8 +97,9 @@ from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
-from ..core.encoders import DualEncoder, load_dual_encoder, tokenize
-from ..common.fastpath import prefetched, sdpa_ready, uses_sdpa
+from ..core.encoders import DualEncoder, load_dual_encoder
+from ..common.fastpath import pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
+from ..common.tokens import tokenised_arrays
 
 __all__ = [
     "batch_texts", "gather_with_grad", "train_dual_encoder", "encoder_fn", "quiet_transformers",
@@ -110,6 +123,7 @@ class _Batcher:
         return code_mix(text, self.dictionary, self.spec.word_rate, rng, case_sensitive=self.spec.case_sensitive)
 
     def texts(self, rows: Mapping[str, list], epoch: int) -> dict[str, tuple[list[str], list[bool]]]:
+        """``{group: (texts, special)}`` for ``rows``: each group's texts, row for row, and whether each gets [CLS]/[SEP]."""
         s = self.spec
         groups: dict[str, tuple[list[str], list[bool]]] = {"query": ([], []), "pos": ([], []), "neg": ([], [])}
         if s.method == "contrastivemix":
@@ -123,9 +137,7 @@ class _Batcher:
             _check_texts(qid, query, positives, negatives)
             rng = random.Random(f"{s.seed}|{epoch}|{qid}")
             pos = passage_text(positives[0].get("title"), positives[0]["text"])  # the first positive, as Tevatron
-            neg_rows = list(negatives)
-            random.Random(f"{s.seed}|negatives|{qid}").shuffle(neg_rows)  # a new hard negative each epoch
-            n = neg_rows[epoch % len(neg_rows)]
+            n = negatives[negative_index(s.seed, qid, len(negatives), epoch)]
             neg = passage_text(n.get("title"), n["text"])
             q_mixed = p_mixed = False
             if s.method == "naivemix":
@@ -151,6 +163,13 @@ class _Batcher:
         group[1].append(not (mixed and not self.spec.mixed_special_tokens))
 
 
+def negative_index(seed: int, qid, n_negatives: int, epoch: int) -> int:
+    """Which of a query's hard negatives ``epoch`` uses: a seeded shuffle of them, advanced by one each epoch (Tevatron)."""
+    order = list(range(n_negatives))
+    random.Random(f"{seed}|negatives|{qid}").shuffle(order)
+    return order[epoch % n_negatives]
+
+
 def batch_texts(spec: TrainRun, rows: Mapping[str, list], dictionary: Mapping[str, Sequence[str]] | None, epoch: int = 0) -> dict[str, list[str]]:
     """The texts one training step encodes for ``rows`` (a slice of the training set), by group.
 
@@ -159,6 +178,133 @@ def batch_texts(spec: TrainRun, rows: Mapping[str, list], dictionary: Mapping[st
     on the passage side) — exactly what :func:`train_dual_encoder` tokenises.
     """
     return {name: texts for name, (texts, _) in _Batcher(spec, dictionary).texts(rows, epoch).items()}
+
+
+class _RunTokens:
+    """Every text a run's steps read, tokenised before its steps (issue 24, item 4): no tokenizer call inside a step.
+
+    Per epoch, once (at its first step), the batcher draws every step's texts, one
+    global batch at a time in the epoch's order (:meth:`_Batcher.texts`: mixing is
+    seeded per (seed, epoch, query), so these are the texts each step would draw).  A text that is the
+    row's English original (query, first positive, the epoch's hard negative) reads
+    its ids from the English columns, tokenised once through the tokenise-once cache
+    (:func:`codeswitch.common.tokens.tokenised_arrays`) and so shared by every model of
+    the grid that uses this tokenizer and seed; the rest (code-mixed copies, drawn for
+    this run only) are tokenised in one call per (group, special tokens) and epoch,
+    in memory.  A step then only pads its rows (:func:`collate_ids`): the same tensors
+    :func:`~codeswitch.core.encoders.tokenize` gives for its texts.
+    """
+
+    CHUNK = 4096  # training rows read at a time while drawing an epoch's texts
+
+    def __init__(self, spec: TrainRun, tokenizer, train_set, batcher: _Batcher):
+        self.spec, self.tokenizer, self.train_set, self.batcher = spec, tokenizer, train_set, batcher
+        self.n = len(train_set)
+        self.qids = list(train_set["query_id"])
+        self.english: dict[str, list[str]] | None = None  # every query and first positive (read after the batcher checked them)
+        self.epochs: dict[int, dict] = {}
+        self.lock = threading.Lock()
+
+    def _rows(self, texts: list[str], max_length: int, special: bool, *, cache: bool = True) -> list[dict[str, np.ndarray]]:
+        rows = tokenised_arrays(self.tokenizer, [texts], max_length=max_length, add_special_tokens=special, cache=cache)
+        return [{name: rows.row(name, i) for name in rows.names} for i in range(len(rows))]
+
+    def _negatives(self, epoch: int) -> list[str]:
+        out = []
+        for lo in range(0, self.n, self.CHUNK):
+            for qid, negs in zip(self.qids[lo : lo + self.CHUNK], self.train_set[lo : lo + self.CHUNK]["negative_passages"]):
+                n = negs[negative_index(self.spec.seed, qid, len(negs), epoch)]
+                out.append(passage_text(n.get("title"), n["text"]))
+        return out
+
+    def epoch(self, epoch: int) -> dict[str, tuple[list[dict[str, np.ndarray]], list[bool]]]:
+        """``{group: (ids of each training row, special tokens of each)}`` of ``epoch``, each row's ids
+        ``{name: (tokens,) int32}``, in the batcher's group order (computed once per epoch)."""
+        with self.lock:
+            if epoch not in self.epochs:
+                for old in [e for e in self.epochs if e < epoch - 1]:  # at most two epochs are in flight at once
+                    del self.epochs[old]
+                self.epochs[epoch] = self._draw(epoch)
+            return self.epochs[epoch]
+
+    def order(self, epoch: int) -> list[int]:
+        """The epoch's order of the training rows (a seeded permutation; a CPU tensor: no device read)."""
+        g = torch.Generator().manual_seed(self.spec.seed * 1000 + epoch)
+        return torch.randperm(self.n, generator=g).tolist()
+
+    def _draw(self, epoch: int) -> dict[str, tuple[list[dict[str, np.ndarray]], list[bool]]]:
+        # the batcher sees each step's rows as the step would (one global batch at a time, in the epoch's order); rows of
+        # the dropped incomplete batch are not drawn
+        groups: dict[str, tuple[list, list[bool]]] = {}
+        order, bs = self.order(epoch), self.spec.batch_size
+        for b in range(self.n // bs):
+            idx = order[b * bs : (b + 1) * bs]
+            for name, (texts, special) in self.batcher.texts(self.train_set[idx], epoch).items():
+                g = groups.setdefault(name, ([None] * self.n, [True] * self.n))
+                for i, t, sp in zip(idx, texts, special):
+                    g[0][i], g[1][i] = t, sp
+        if self.english is None:
+            self.english = {"query": list(self.train_set["query"]),
+                            "pos": [passage_text(ps[0].get("title"), ps[0]["text"]) for ps in self.train_set["positive_passages"]]}
+        english = {**self.english, "neg": self._negatives(epoch)}
+        out = {}
+        for name, (texts, special) in groups.items():
+            max_length = self.spec.query_max_length if name.startswith("query") else self.spec.passage_max_length
+            base = english.get(name)  # the group's English originals, row for row (None: a code-mixed copy)
+            base_ids = None if base is None else self._rows(base, max_length, True)  # cached: once across the grid
+            rows: list = [None] * len(texts)
+            rest: dict[bool, list[int]] = {True: [], False: []}
+            for i, (t, sp) in enumerate(zip(texts, special)):
+                if t is None:
+                    continue  # not drawn this epoch
+                if sp and base is not None and t == base[i]:
+                    rows[i] = base_ids[i]  # the English original: its cached ids
+                else:
+                    rest[sp].append(i)
+            for sp, idx in rest.items():
+                if idx:  # this run's own texts (code-mixed copies): one call per epoch, not cached
+                    for i, r in zip(idx, self._rows([texts[i] for i in idx], max_length, sp, cache=False)):
+                        rows[i] = r
+            out[name] = (rows, special)
+        return out
+
+
+def pack_budgets(spec: TrainRun, tokens: _RunTokens, batch_size: int) -> dict[str, tuple[int, ...]]:
+    """Packed-row budgets per encoder side (:func:`~codeswitch.common.fastpath.sampled_budgets`, at most four each):
+    from the first epoch's token lengths of the side's groups; the largest budget holds any step whatever its lengths,
+    so every epoch fits."""
+    groups = tokens.epoch(0)
+    out = {}
+    for side, query in (("query", True), ("passage", False)):
+        names = [n for n in groups if n.startswith("query") == query]
+        drawn = [i for i in range(tokens.n) if groups[names[0]][0][i] is not None]
+        lengths = np.array([[len(groups[n][0][i]["input_ids"]) for n in names] for i in drawn], dtype=np.int64)
+        max_length = spec.query_max_length if query else spec.passage_max_length
+        out[side] = sampled_budgets(lengths, batch_size, max_length=max_length, seed=spec.seed)
+    return out
+
+
+def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Sequence[bool]) -> dict[str, Tensor]:
+    """Token id rows padded into one batch: what :func:`~codeswitch.core.encoders.tokenize` returns for their texts
+    (padded to the longest on the tokenizer's padding side; ``token_type_ids`` only when every row has its special
+    tokens, as there)."""
+    names = [n for n in rows[0] if n in ("input_ids", "token_type_ids", "attention_mask")]
+    if not all(special):
+        names = [n for n in names if n != "token_type_ids"]
+    pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0), "attention_mask": 0}
+    width = max(len(r["input_ids"]) for r in rows)
+    left = getattr(tokenizer, "padding_side", "right") == "left"
+    out = {}
+    for name in names:
+        a = np.full((len(rows), width), pad[name], dtype=np.int64)
+        for i, r in enumerate(rows):
+            v = r[name]
+            if left:
+                a[i, width - len(v):] = v
+            else:
+                a[i, : len(v)] = v
+        out[name] = torch.from_numpy(a)
+    return out
 
 
 def _check_texts(qid, query, positives, negatives) -> None:
@@ -246,40 +392,34 @@ def train_dual_encoder(
     # would step it once per device).
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
     model, optimizer = accelerator.prepare(model, optimizer)
-    batcher = _Batcher(spec, dictionary)
+    tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
+    budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
-    per_thread = threading.local()
-
-    def thread_tokenizer():
-        """The tokenizer for this thread: a fast tokenizer sets truncation on its shared backend at each
-        call, so threads tokenising queries (32) and passages (128) at once each need their own copy."""
-        tok = getattr(per_thread, "tokenizer", None)
-        if tok is None:
-            tok = per_thread.tokenizer = tokenizer if threading.current_thread() is threading.main_thread() else copy.deepcopy(tokenizer)
-        return tok
 
     def host_step(epoch: int, b: int) -> tuple[dict[str, list[str]], dict[str, dict[str, Tensor]]]:
-        """Step ``b`` of ``epoch`` on the host: its rows mixed and tokenised per encoder, SDPA-ready, pinned on CUDA."""
+        """Step ``b`` of ``epoch`` on the host: its rows' token ids (drawn and tokenised once per epoch) padded per
+        encoder, SDPA-ready (or packed), pinned on CUDA."""
         with orders_lock:  # several threads prepare steps; at most two epochs are in flight at once
             if epoch not in orders:
                 for old in [e for e in orders if e < epoch - 1]:
                     del orders[old]
-                g = torch.Generator().manual_seed(spec.seed * 1000 + epoch)
-                orders[epoch] = torch.randperm(len(train_set), generator=g).tolist()  # a CPU tensor: no device read
+                orders[epoch] = tokens.order(epoch)
         global_idx = orders[epoch][b * spec.batch_size : (b + 1) * spec.batch_size]
         local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
-        groups = batcher.texts(train_set[local_idx], epoch)
+        groups = tokens.epoch(epoch)
         # One forward per encoder: every query-side group (English, mixed) in one
         # batch, every passage-side group (positives, negatives, mixed) in another.
         sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
         inputs = {}
         for side, names in sides.items():
-            texts = [t for n in names for t in groups[n][0]]
-            special = [f for n in names for f in groups[n][1]]
-            max_len = spec.query_max_length if side == "query" else spec.passage_max_length
-            batch = tokenize(thread_tokenizer(), texts, max_len, special)
-            batch = sdpa_ready(batch) if sdpa else batch
+            rows = [groups[n][0][i] for n in names for i in local_idx]
+            special = [groups[n][1][i] for n in names for i in local_idx]
+            batch = collate_ids(tokenizer, rows, special)
+            if budgets is not None:  # one fixed-shape forward: the side's sentences packed, block-diagonal attention
+                batch = pack_features([batch], budgets[side])
+            elif sdpa:
+                batch = sdpa_ready(batch)
             inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
         return sides, inputs
 
@@ -289,8 +429,8 @@ def train_dual_encoder(
     # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
     bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
     steps = ((epoch, b) for epoch in range(spec.num_train_epochs) for b in range(n_batches))
-    # GPU: several threads mix and tokenise the next steps (tokenising 4B texts a step in one
-    # thread is slower than the step itself: benchmark rows t_d and c); CPU: in line.
+    # GPU: threads pad the next steps' ids (and draw and tokenise an epoch's texts at its first
+    # step); CPU: in line.
     batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
                          workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
     sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
@@ -344,7 +484,9 @@ def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, bat
 
     Texts are encoded by :func:`codeswitch.common.fastpath.encode_texts`: sorted by
     token length within windows of ``sort_window`` batches (less padding), rows
-    returned in the order given (``sort_window=0``: batches in the given order).
+    returned in the order given (``sort_window=0``: batches in the given order).  Each
+    list is tokenised once per (tokenizer, ``max_length``) (:func:`codeswitch.common.tokens.tokenised_arrays`):
+    every model of a grid that encodes the same queries reads their ids from the cache.
     """
     from ..common.fastpath import encode_texts
 
@@ -352,7 +494,9 @@ def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, bat
     encoder.eval().to(device)
 
     def encode(texts: Sequence[str]) -> np.ndarray:
-        return encode_texts(encoder, tokenizer, list(texts), max_length=max_length, batch_size=batch_size, device=device,
-                            amp_dtype=amp_dtype, sort_window=sort_window)
+        texts = list(texts)
+        return encode_texts(encoder, tokenizer, texts, max_length=max_length, batch_size=batch_size, device=device,
+                            amp_dtype=amp_dtype, sort_window=sort_window,
+                            tokens=tokenised_arrays(tokenizer, [texts], max_length=max_length))
 
     return encode

@@ -27,6 +27,10 @@ class DualEncoder(nn.Module):
 
     @staticmethod
     def _first_token(model: nn.Module, batch: Mapping[str, Tensor]) -> Tensor:
+        if "starts" in batch:  # a packed batch (common.fastpath.pack_features): each sentence's first token
+            from ..common.fastpath import packed_first_tokens
+
+            return packed_first_tokens(model, batch)
         return model(**batch).last_hidden_state[:, 0]  # (B, L, H) -> (B, H)
 
     def forward(self, **groups: Mapping[str, Tensor] | None) -> dict[str, Tensor]:
