@@ -150,7 +150,7 @@ def test_packed_calbert_epoch_has_few_shapes(backbones_dir, source, request):
     from codeswitch.common.sentiment import load_sentiment_splits
     from codeswitch.common.tokens import tokenised
     from codeswitch.core.models import ASSETS, resolve_model
-    from codeswitch.glue.train import PackRows
+    from codeswitch.common.packed_classifier import PackRows
 
     folder = request.getfixturevalue("shared_data") / "sail2017" if source == "shared" else ASSETS / "calbert" / "sail"
     train = load_sentiment_splits(folder, "sail")["train"]

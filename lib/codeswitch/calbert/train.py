@@ -565,10 +565,10 @@ def finetune_classifier(
 
 def _packed_training(trainer, spec: FinetuneRun, train_ds) -> bool:
     """With the section's ``packing`` (issue 24): each training batch (the sampler's rows, unchanged) one packed,
-    fixed-shape forward, as Koglish-GLUE trains (:class:`codeswitch.glue.train.PackRows`,
-    :func:`~codeswitch.glue.train.packed_forward`: block-diagonal attention, per-sequence positions, ≤ 4 shapes an
+    fixed-shape forward, as Koglish-GLUE trains (:class:`codeswitch.common.packed_classifier.PackRows`,
+    :func:`~codeswitch.common.packed_classifier.packed_forward`: block-diagonal attention, per-sequence positions, ≤ 4 shapes an
     epoch, the head on each sequence's first token).  BERT, RoBERTa and XLM-R; other heads train padded (False)."""
-    from ..glue.train import PACKABLE, PackRows, packed_forward
+    from ..common.packed_classifier import PACKABLE, PackRows, packed_forward
 
     if not getattr(spec, "packing", None) or trainer.model.config.model_type not in PACKABLE:
         return False

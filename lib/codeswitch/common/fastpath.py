@@ -26,12 +26,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..core.encoders import packed_first_tokens
 from ..core.progress import progress
 from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
-    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed", "packed_first_tokens",
+    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
     "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
 ]
 
@@ -281,17 +282,6 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) ->
     if emb.shape[0] % n_columns:
         raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
-
-
-def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
-    """The last layer's first-token vector of each sentence of a :func:`pack_features` batch: one forward of a
-    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
-    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
-    embeddings = getattr(encoder, "embeddings", None)
-    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
-    hidden = encoder(**inputs).last_hidden_state  # (R, W, H)
-    return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
 
 
 def uses_sdpa(model: nn.Module) -> bool:

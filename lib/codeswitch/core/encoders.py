@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from torch import Tensor, nn
 
 from .utils import quiet_transformers
 
 __all__ = ["DualEncoder", "load_encoder", "load_dual_encoder", "tokenize"]
+
+
+def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
+    """The last layer's first-token vector of each sentence of a :func:`codeswitch.common.fastpath.pack_features` batch: one forward of a
+    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
+    inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
+    embeddings = getattr(encoder, "embeddings", None)
+    if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
+        inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
+    hidden = encoder(**inputs).last_hidden_state  # (R, W, H)
+    return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
 
 
 class DualEncoder(nn.Module):
@@ -28,8 +39,6 @@ class DualEncoder(nn.Module):
     @staticmethod
     def _first_token(model: nn.Module, batch: Mapping[str, Tensor]) -> Tensor:
         if "starts" in batch:  # a packed batch (common.fastpath.pack_features): each sentence's first token
-            from ..common.fastpath import packed_first_tokens
-
             return packed_first_tokens(model, batch)
         return model(**batch).last_hidden_state[:, 0]  # (B, L, H) -> (B, H)
 

@@ -61,7 +61,7 @@ class Config:
     max_train_samples: int | None = None  # first N training rows (None: all), as run_glue.py
     max_eval_samples: int | None = None  # first N validation and test rows (None: all)
     group_by_length: bool = True  # length-grouped training batches (glue.train's fast path; changes the batch order)
-    # One packed, fixed-shape forward per training step (issue 24; glue.train.PackRows): the batch's rows without their
+    # One packed, fixed-shape forward per training step (issue 24; common.packed_classifier.PackRows): the batch's rows without their
     # padding in rows of PACK_WIDTH tokens, block-diagonal attention, per-sequence positions, ≤ 4 shapes an epoch.
     # Encoder backbones (BERT, XLM-R); mBART, whose head reads the decoder, trains padded (its result says so).
     packing: bool = False

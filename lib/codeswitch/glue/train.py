@@ -96,6 +96,7 @@ import pandas as pd
 from transformers import TrainerCallback
 
 from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
+from ..common.packed_classifier import LENGTH, PACKABLE, PackRows, PadWithoutLength, packed_forward  # noqa: F401 - PACKABLE: glue.train's API
 from ..common.tokens import tokenised
 from ..core.training import BestEpoch, quiet_trainer
 from ..core.training import training_arguments as core_training_arguments
@@ -178,7 +179,6 @@ def scenario_of(train: str, select: str, test: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- data
-LENGTH = "length"  # the column of each row's token count (the Trainer's ``length_column_name``)
 
 
 def encode(df: pd.DataFrame, task: GlueTask, lang: str, tokenizer, max_length: int):
@@ -308,7 +308,7 @@ def build_trainer(
         if trainer.args.n_gpu > 1:  # DataParallel would cut the packed rows apart
             raise ValueError("glue packing needs one GPU per process (launch with `accelerate launch`), "
                              f"this process drives {trainer.args.n_gpu}")
-        trainer.data_collator = PackRows.for_dataset(tokenizer, train_ds, batch_size=trainer.args.per_device_train_batch_size,
+        trainer.data_collator = PackRows.for_lengths(tokenizer, _int_list(train_ds[LENGTH]), batch_size=trainer.args.per_device_train_batch_size,
                                                      max_length=spec.max_length, seed=spec.seed)
         packed_forward(model)  # after the Trainer read the forward's signature
     return trainer
@@ -346,110 +346,6 @@ def training_arguments(output_dir: str, spec, metric: str, *, device: str):
         dataloader_prefetch_factor=4 if cuda else None,
         log_level="error",
     )
-
-
-class PadWithoutLength:
-    """``DataCollatorWithPadding`` after dropping the ``length`` column (the sampler's, not a model input).
-
-    Pads every batch to its own longest row (dynamic padding).  A module-level
-    class, so that DataLoader worker processes can receive it.
-    """
-
-    def __init__(self, tokenizer):
-        from transformers import DataCollatorWithPadding
-
-        self.pad = DataCollatorWithPadding(tokenizer)
-
-    def __call__(self, features):
-        return self.pad([{k: v for k, v in f.items() if k != LENGTH} for f in features])
-
-
-# --------------------------------------------------------------------------- packing (issue 24)
-#: model types whose classification head reads the first token of an encoder (packable); mBART's reads the decoder
-PACKABLE = ("bert", "xlm-roberta", "roberta")
-
-
-class PackRows:
-    """A training batch as one packed, fixed-shape forward (:func:`~codeswitch.common.fastpath.pack_features`).
-
-    The batch (the sampler's rows, unchanged) is padded as :class:`PadWithoutLength`
-    pads it, then its sequences are laid without padding into ``R × width`` tokens,
-    ``R`` from at most four budgets, with per-sequence positions, a block-diagonal
-    attention mask and each sequence's first-token index (``starts``), plus the
-    ``labels``.  Evaluation batches are padded (``padded``): the Trainer's
-    evaluation loop takes them (``GlueTrainer._get_dataloader``).
-    """
-
-    def __init__(self, tokenizer, budgets: Sequence[int], width: int):
-        self.padded = PadWithoutLength(tokenizer)
-        self.budgets, self.width = tuple(budgets), width
-
-    @classmethod
-    def for_dataset(cls, tokenizer, dataset, *, batch_size: int, max_length: int, seed: int) -> "PackRows":
-        """Budgets from the encoded rows' lengths (the ``length`` column) and ``batch_size`` rows a step."""
-        return cls.for_lengths(tokenizer, _int_list(dataset[LENGTH]), batch_size=batch_size, max_length=max_length, seed=seed)
-
-    @classmethod
-    def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int) -> "PackRows":
-        """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible)."""
-        from ..common.fastpath import PACK_WIDTH, sampled_budgets
-
-        width = max(PACK_WIDTH, max_length)
-        lengths = np.asarray(lengths)[:, None]  # (rows, 1)
-        return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width)
-
-    def __call__(self, features):
-        from ..common.fastpath import pack_features
-
-        batch = self.padded(features)
-        labels = batch.pop("labels")
-        return {**pack_features([dict(batch)], self.budgets, self.width), "labels": labels}
-
-
-def packed_forward(model) -> None:
-    """Let ``model`` (BERT/XLM-R ``…ForSequenceClassification``) take a :class:`PackRows` batch; padded ones as before.
-
-    A packed batch runs the encoder once over its rows; each sequence's first token
-    goes through the model's own head (BERT: pooler, dropout, classifier; XLM-R:
-    its classification head), and the loss is the model's (cross-entropy, or MSE
-    for one output).  Replaces ``model.forward`` on the instance, so DDP and the
-    Trainer call it as they call the model.
-    """
-    import torch
-    from transformers.modeling_outputs import SequenceClassifierOutput
-
-    kind = model.config.model_type
-    if kind not in PACKABLE:
-        raise ValueError(f"glue packing: model type {kind!r} cannot be packed (packable: {', '.join(PACKABLE)})")
-    eager = model.forward
-    base = getattr(model, model.base_model_prefix)
-    pad_idx = getattr(base.embeddings, "padding_idx", None)
-
-    def forward(input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None, labels=None, starts=None,
-                **kwargs):
-        if starts is None:
-            return eager(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                         position_ids=position_ids, labels=labels, **kwargs)
-        if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-            position_ids = position_ids + (pad_idx + 1)
-        inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids}
-        if token_type_ids is not None:
-            inputs["token_type_ids"] = token_type_ids
-        hidden = base(**inputs).last_hidden_state  # (R, W, H)
-        first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, starts)[:, None, :]  # (N, 1, H)
-        if kind == "bert":
-            logits = model.classifier(model.dropout(base.pooler(first)))
-        else:  # the RoBERTa head reads features[:, 0]
-            logits = model.classifier(first)
-        loss = None
-        if labels is not None:
-            if model.num_labels == 1:
-                loss = torch.nn.functional.mse_loss(logits.squeeze(-1).float(), labels.float())
-            else:
-                loss = torch.nn.functional.cross_entropy(logits.view(-1, model.num_labels).float(), labels.view(-1))
-        return SequenceClassifierOutput(loss=loss, logits=logits)
-
-    model.forward = forward
 
 
 def _int_list(lengths) -> list[int]:
