@@ -517,8 +517,8 @@ def frame(results: Results) -> pd.DataFrame:
         if not isinstance(spec, FinetuneRun):
             continue
         for split, metrics in r.items():
-            if split in ("examples", LEARNING):  # not a split: the predictions on the paper's example sentences (Tables 9, 14), the learning entry
-                continue
+            if split in ("examples", "packed", LEARNING):  # not a split: the predictions on the paper's example sentences
+                continue  # (Tables 9, 14), whether the training steps were packed, the learning entry
             for metric, value in metrics.items():
                 if metric != "n":
                     rows.append({"task": spec.task, "backbone": spec.backbone, "variant": spec.variant,

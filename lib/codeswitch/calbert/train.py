@@ -487,7 +487,8 @@ def finetune_classifier(
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
     ``validation`` and, when its labels are known, ``test``; with ``example_texts`` (e.g. the paper's Tables 9
-    and 14), also ``"examples": {"texts": [...], "predicted": [label id, ...]}``, the fine-tuned model's predictions.
+    and 14), also ``"examples": {"texts": [...], "predicted": [label id, ...]}``, the fine-tuned model's predictions;
+    with the section's ``packing``, ``"packed"``: whether the training steps were packed (a bool).
     ``callbacks``: more ``TrainerCallback``s (the benchmark's step clock, row (e)).  ``keep``: called as
     ``keep(model, tokenizer, results)`` once training and evaluation are done (the kept model, issue 28).
     """
