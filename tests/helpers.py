@@ -108,3 +108,25 @@ def check_artifacts(fig_dir: Path, spec) -> None:
             for ext in ("png", "pdf"):
                 assert (fig_dir / f"{name}.{ext}").stat().st_size > 1000
     assert (fig_dir / "INDEX.md").is_file()
+
+
+def assert_compiles_whole(step, inputs, *more) -> None:
+    """``step(inputs)`` (model + loss) traces as one graph, 0 graph breaks (``torch._dynamo.explain``); with ``more``
+    steps' inputs, all of them compiled (``torch.compile(fullgraph=True, dynamic=False)``, the eager backend: tracing
+    only) make at most one graph per distinct input shape, and at least one (issue 24's compile guard)."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    explained = torch._dynamo.explain(step)(inputs)
+    torch._dynamo.reset()
+    assert explained.graph_break_count == 0 and explained.graph_count == 1, explained.break_reasons
+    if more:
+        counters.clear()
+        compiled = torch.compile(step, backend="eager", fullgraph=True, dynamic=False)
+        try:
+            for x in (inputs, *more):
+                compiled(x).backward()
+            shapes = {x["input_ids"].shape for x in (inputs, *more)}
+            assert 1 <= counters["stats"]["unique_graphs"] <= len(shapes), (counters["stats"]["unique_graphs"], shapes)
+        finally:
+            torch._dynamo.reset()

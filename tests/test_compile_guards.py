@@ -8,16 +8,14 @@ fine-tune (``common.packed_classifier``; an epoch of its packed batches also com
 from __future__ import annotations
 
 import pytest
-import torch
 
+from .helpers import assert_compiles_whole
 from .test_glue_packing import _pairs
 from .test_perf_guards_alignment import spec, tiny  # noqa: F401  (fixtures)
 
 
 @pytest.mark.parametrize("model_name", ["tiny-bert", "tiny-xlmr"])
 def test_packed_classifier_step_compiles_whole_and_once_per_budget(backbones_dir, model_name):
-    import torch._dynamo
-    from torch._dynamo.utils import counters
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from codeswitch.common.packed_classifier import PackRows, packed_forward
@@ -38,20 +36,11 @@ def test_packed_classifier_step_compiles_whole_and_once_per_budget(backbones_dir
     def step_loss(batch):
         return model(**batch).loss
 
-    explained = torch._dynamo.explain(step_loss)(batches[0])
-    assert explained.graph_break_count == 0 and explained.graph_count == 1, explained.break_reasons
-    torch._dynamo.reset()
-    counters.clear()
-    compiled = torch.compile(step_loss, backend="eager", fullgraph=True, dynamic=False)
-    for b in batches:
-        compiled(b).backward()
-    assert 1 <= counters["stats"]["unique_graphs"] <= len(budgets_seen)  # compiled, and once per shape at most
-    torch._dynamo.reset()
+    assert_compiles_whole(step_loss, *batches)  # one graph; compiled, and once per shape at most
 
 
 def test_packed_contrastivemix_step_compiles_whole(backbones_dir):
     """ContrastiveMix's packed step (``contrastivemix.packing``): both encoders' forwards and the loss, one graph."""
-    import torch._dynamo
     from codeswitch.contrastivemix.loss import contrastivemix_loss
 
     from .test_contrastivemix_packing import _spec, _step_inputs
@@ -69,9 +58,7 @@ def test_packed_contrastivemix_step_compiles_whole(backbones_dir):
         return contrastivemix_loss(emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"), weight=spec.align_weight,
                                    p_mixed=emb.get("pos_mixed"), n_mixed=emb.get("neg_mixed"))["total"]
 
-    explained = torch._dynamo.explain(step_loss)(inputs)
-    assert explained.graph_break_count == 0 and explained.graph_count == 1, explained.break_reasons
-    torch._dynamo.reset()
+    assert_compiles_whole(step_loss, inputs)
 
 
 def test_packed_sentence_alignment_step_compiles_whole(tiny, spec):  # noqa: F811
@@ -79,7 +66,6 @@ def test_packed_sentence_alignment_step_compiles_whole(tiny, spec):  # noqa: F81
     frozen copy over the packed pairs, and the loss."""
     import dataclasses
 
-    import torch._dynamo
     from transformers import AutoModel
 
     from codeswitch.alignment.data import load_parallel
@@ -96,6 +82,4 @@ def test_packed_sentence_alignment_step_compiles_whole(tiny, spec):  # noqa: F81
     def step_loss(prepared):
         return _step_loss(aligner, prepared, None, args, "cpu")["total"]
 
-    explained = torch._dynamo.explain(step_loss)(prepared)
-    assert explained.graph_break_count == 0 and explained.graph_count == 1, explained.break_reasons
-    torch._dynamo.reset()
+    assert_compiles_whole(step_loss, prepared)
