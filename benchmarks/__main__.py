@@ -54,22 +54,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
-    """Run the benchmark with command-line ``argv``; return the measurements and the JSON-able report."""
-    args = _parser().parse_args(list(argv) if argv is not None else None)
-    rows: list[Measurement] = []
-    with _context(args) as ctx:
-        header = _header(ctx, args)
-        print(header, flush=True)
-        for key in _keys(args):
-            started = time.perf_counter()
-            print(f"[bench] {key}: {_hot_paths()[key][0]} …", flush=True)
-            rows += _guarded(key, ctx, args)
-            release(ctx.device)  # what the path built (models, optimiser state) goes before the next path starts
-            print(f"[bench] {key}: done in {time.perf_counter() - started:.1f} s", flush=True)
+def _with_speedups(rows: list[Measurement]) -> list[Measurement]:
+    """Every ConCSE row's speed-up over the released-code row of the same run (``a_ref``)."""
+    ref = next((r for r in rows if r.key == "a_ref" and r.step_time_s), None)
+    for r in rows:
+        if ref is not None and r.key.startswith("a") and r.key != "a_ref" and r.step_time_s:
+            r.speedup = ref.step_time_s / r.step_time_s
+    return rows
+
+
+def _report(rows: list[Measurement], ctx, args, argv) -> tuple[str, dict]:
+    """The markdown table and the JSON-able report of ``rows``."""
     device, amp, sizes, peak = ctx.device, ctx.amp, ctx.sizes, ctx.peak
+    rows = _with_speedups(rows)
     table = markdown_table(rows, cpu=device.type != "cuda")
-    print("\n" + table + "\n", flush=True)
     report = {
         "environment": _environment(device, peak, amp),
         "command": "python -m benchmarks " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -83,12 +81,37 @@ def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
         "measurements": [r.as_dict() for r in rows],
         "table_markdown": table,
     }
-    if args.out:
-        from codeswitch.core.runs import atomic_write_json, atomic_write_text
+    return table, report
 
-        out = Path(args.out)
-        atomic_write_json(out / "bench.json", report)
-        atomic_write_text(out / "bench.md", header + "\n\n" + table + "\n")
+
+def _write(folder, header: str, table: str, report: dict) -> Path:
+    from codeswitch.core.runs import atomic_write_json, atomic_write_text
+
+    out = Path(folder)
+    atomic_write_json(out / "bench.json", report)
+    atomic_write_text(out / "bench.md", header + "\n\n" + table + "\n")
+    return out
+
+
+def run(argv: Sequence[str] | None = None) -> tuple[list[Measurement], dict]:
+    """Run the benchmark with command-line ``argv``; return the measurements and the JSON-able report."""
+    args = _parser().parse_args(list(argv) if argv is not None else None)
+    rows: list[Measurement] = []
+    with _context(args) as ctx:
+        header = _header(ctx, args)
+        print(header, flush=True)
+        for key in _keys(args):
+            started = time.perf_counter()
+            print(f"[bench] {key}: {_hot_paths()[key][0]} …", flush=True)
+            rows += _guarded(key, ctx, args)
+            release(ctx.device)  # what the path built (models, optimiser state) goes before the next path starts
+            print(f"[bench] {key}: done in {time.perf_counter() - started:.1f} s", flush=True)
+            if args.out:  # the rows so far, after every path: a run stopped at its time limit keeps what it measured
+                _write(args.out, header, *_report(rows, ctx, args, argv))
+    table, report = _report(rows, ctx, args, argv)
+    print("\n" + table + "\n", flush=True)
+    if args.out:
+        out = _write(args.out, header, table, report)
         print(f"[bench] wrote {out / 'bench.json'} and {out / 'bench.md'}", flush=True)
     return rows, report
 

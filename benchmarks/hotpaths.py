@@ -196,7 +196,7 @@ def _trim(batch: dict) -> dict:
 
 
 def _positions(batches: list[dict]) -> int:
-    return sum(int(b["attention_mask"].numel()) for b in batches)
+    return sum(int(b["input_ids"].numel()) for b in batches)  # padded or packed: the positions computed
 
 
 def _lengths(batches: list[dict]) -> torch.Tensor:
@@ -325,6 +325,86 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
     return rows
 
 
+def _prewarm(step: Callable[[int], Step], indices: list[int], ctx: Context) -> None:
+    """Run ``step`` once at each of ``indices`` before the row is timed (a compiled packed step: one graph per
+    budget, so every budget the timed steps meet is compiled before the clock starts; not in an A/B capture)."""
+    if ctx.capture is None:
+        for i in indices:
+            step(i)
+
+
+def _budget_firsts(budgets_of_steps: list[int]) -> list[int]:
+    """The first step index of each distinct budget (row count) among the steps."""
+    seen: dict[int, int] = {}
+    for i, r in enumerate(budgets_of_steps):
+        seen.setdefault(r, i)
+    return sorted(seen.values())
+
+
+def _packed_stats(packed: dict, lengths: torch.Tensor, fm: FlopModel, *, train: bool = True) -> Step:
+    """A packed step's numbers: its sentences, their tokens, the ``R × width`` positions computed."""
+    positions = int(packed["input_ids"].numel())
+    return Step(int(lengths.numel()), int(lengths.sum()), positions, fm.train(lengths) if train else fm.forward(lengths))
+
+
+def concse_packed(ctx: Context) -> list[Measurement]:
+    """(a_pk) the ConCSE step as ``train.concse`` runs it with the section's ``packing`` (the paper profile): the
+    step's six columns packed into one fixed-shape ``R × 256`` forward (``fastpath.pack_features``, ``R`` from at
+    most four budgets, ``fastpath.token_budgets`` of the sampled steps), block-diagonal attention; (a_pk_c) the
+    same with ``concse.train.compile_backbone(fixed_shapes=True)`` (``concse.torch_compile``), each budget's graph
+    compiled before the clock starts.  The same batches (token ids, lengths) as (a)."""
+    from codeswitch.common.fastpath import PACK_WIDTH, pack_features, token_budgets
+    from codeswitch.concse.loss import CONCSE_COLUMNS, ConCSELoss
+    from codeswitch.concse.train import compile_backbone
+
+    s, arch = ctx.sizes, ctx.concse_arch
+    dists = L.nli_columns(ctx.length_table)
+    rng = ctx.rng(1)  # (a)'s generator: the same batches
+    B, Lmax = s.concse_batch, s.concse_max_length
+    padded = [
+        [L.token_batch(dists[c].sample(B, rng, Lmax), arch.vocab_size, rng, pad_to=Lmax, **arch.special_ids) for c in CONCSE_COLUMNS]
+        for _ in range(ctx.n_batches())
+    ]
+    lengths = [_lengths(cols) for cols in padded]
+    width = max(PACK_WIDTH, Lmax)
+    budgets = token_budgets([int(ln.sum()) for ln in lengths], sentences=6 * B, max_length=Lmax, width=width)
+    packs = [_pin(pack_features([_trim(c) for c in cols], budgets, width), ctx) for cols in padded]
+    rows_of = [int(p["input_ids"].shape[0]) for p in packs]
+    batch_words = f"{B} × 6 sentences, ≤ {Lmax} tokens"
+    folder = _save_backbone(arch, ctx)
+    out: list[Measurement] = []
+    try:
+        for key, compiled in [("a_pk", False)] + ([("a_pk_c", True)] if ctx.compile else []):
+            encoder = _encoder(folder, ctx)
+            fm = FlopModel.of(encoder[0].auto_model)
+            if compiled:
+                compile_backbone(encoder, fixed_shapes=True)
+            loss_fn = ConCSELoss(encoder)
+            opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=True)
+            stats = [_packed_stats(p, ln, fm) for p, ln in zip(packs, lengths)]
+
+            def step(i: int, loss_fn=loss_fn, opt=opt, stats=stats) -> Step:
+                feats = [_to(packs[i], ctx.device)]
+                with ctx.autocast():
+                    terms = loss_fn(feats)
+                    loss = torch.stack(list(terms.values())).sum()
+                opt.step(loss, clip=1.0)
+                return stats[i]
+
+            if compiled:
+                _prewarm(step, _budget_firsts(rows_of), ctx)
+            row = Measurement(key, "(a) ConCSE step, packed" + (", torch.compile" if compiled else ""), arch.describe(ctx.layers),
+                              batch_words, note=f"{_precision(ctx)}, SDPA, one packed forward/step: rows of {width} tokens, "
+                              f"budgets {list(budgets)} rows, {len(set(rows_of))} shapes in {len(rows_of)} steps, fused AdamW"
+                              + ("; compile_backbone(fixed_shapes=True), each budget compiled before timing" if compiled else ""))
+            out.append(ctx.time(step, row))
+            del encoder, loss_fn, opt
+            release(ctx.device)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
 def _precision(ctx: Context) -> str:
     return {None: "fp32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast + loss scaling"}[ctx.amp]
 
@@ -341,8 +421,10 @@ def _grouped(lengths: np.ndarray, batch: int, rng: np.random.Generator) -> list[
     return [out[i] for i in order]
 
 
-def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
-    """(b) one Koglish-GLUE fine-tuning step of XLM-R large, length-grouped as ``train.glue`` batches (b_rnd: random batches)."""
+def glue(ctx: Context, *, grouped: bool = True, packed: bool = False) -> list[Measurement]:
+    """(b) one Koglish-GLUE fine-tuning step of XLM-R large, length-grouped as ``train.glue`` batches (b_rnd: random
+    batches; b_pk: the same batches as (b), each packed into one fixed-shape forward as ``glue.packing`` trains them:
+    ``common.packed_classifier.PackRows`` budgets and ``packed_forward``)."""
     s, arch = ctx.sizes, ctx.glue_arch
     dist = L.glue_pairs(ctx.length_table)
     rng = ctx.rng(2 if not grouped else 3)
@@ -362,6 +444,21 @@ def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
     fm = FlopModel.of(model)
     opt = _Optimizer(model.parameters(), ctx, lr=1e-5, fused=True)
     stats = [Step(len(ln), int(np.sum(ln)), int(b["attention_mask"].numel()), fm.train(ln)) for ln, b in zip(drawn, batches)]
+    if packed:
+        from codeswitch.common.fastpath import PACK_WIDTH, pack_features, sampled_budgets
+        from codeswitch.common.packed_classifier import packed_forward
+
+        width = max(PACK_WIDTH, s.glue_max_length)
+        budgets = sampled_budgets(np.concatenate(drawn)[:, None], s.glue_batch, max_length=s.glue_max_length, width=width,
+                                  seed=ctx.seed)  # as PackRows.for_lengths: from the rows' lengths
+        packs = []
+        for b in batches:
+            labels = b["labels"]
+            feats = {k: v for k, v in b.items() if k != "labels"}
+            packs.append(_pin({**pack_features([feats], budgets, width), "labels": labels}, ctx))
+        batches = packs
+        stats = [Step(len(ln), int(np.sum(ln)), int(p["input_ids"].numel()), fm.train(ln)) for ln, p in zip(drawn, packs)]
+        packed_forward(model)
 
     def step(i: int) -> Step:
         with ctx.autocast():
@@ -370,13 +467,17 @@ def glue(ctx: Context, *, grouped: bool = True) -> list[Measurement]:
         return stats[i]
 
     key, what = ("b", "(b) Koglish-GLUE step") if grouped else ("b_rnd", "(b) Koglish-GLUE step, random batches")
+    layout = "padded to the batch's longest"
+    if packed:
+        key, what = "b_pk", "(b) Koglish-GLUE step, packed"
+        layout = f"packed into rows of {width} tokens, budgets {list(budgets)} rows (PackRows, packed_forward)"
     row = Measurement(key, what, arch.describe(ctx.layers), f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
-                      note=f"{_precision(ctx)}, SDPA, {'length-grouped batches (the trainer)' if grouped else 'random batches'}, padded to the batch's longest, fused AdamW")
+                      note=f"{_precision(ctx)}, SDPA, {'length-grouped batches (the trainer)' if grouped else 'random batches'}, {layout}, fused AdamW")
     return [ctx.time(step, row)]
 
 
 # --------------------------------------------------------------------------- (c) ContrastiveMix
-def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
+def retrieval(ctx: Context, *, merged: bool = True, packed: bool = False) -> list[Measurement]:
     """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives, one forward per encoder as ``train.retrieval`` runs it (c_sep: one forward per group)."""
     from codeswitch.core.distributed import gather_with_grad
     from codeswitch.contrastivemix.loss import contrastivemix_loss
@@ -397,6 +498,14 @@ def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
                   for r in raw]
     else:
         inputs = raw
+    if packed:  # as train.contrastivemix with ``packing``: each side's groups packed into one fixed-shape forward
+        from codeswitch.common.fastpath import PACK_WIDTH, pack_features, token_budgets
+
+        side_groups = {"query": (("query", "query_mixed"), s.query_max_length), "passage": (("pos", "neg"), s.passage_max_length)}
+        budgets = {side: token_budgets([int(sum(int(r[g]["attention_mask"].sum()) for g in names)) for r in raw],
+                                       sentences=2 * B, max_length=m)
+                   for side, (names, m) in side_groups.items()}
+        inputs = [{side: pack_features([b], budgets[side], PACK_WIDTH) for side, b in step_in.items()} for step_in in inputs]
     inputs = [{g: _pin(b, ctx) for g, b in step_in.items()} for step_in in inputs]
     no_pooler = {"add_pooling_layer": False}  # DPR pools the first token of the last layer (train.retrieval)
     model = DualEncoder(_model(arch, ctx, model_kwargs=no_pooler), _model(arch, ctx, model_kwargs=no_pooler)).train()
@@ -419,9 +528,13 @@ def retrieval(ctx: Context, *, merged: bool = True) -> list[Measurement]:
         return stats[i]
 
     key, what = ("c", "(c) ContrastiveMix step") if merged else ("c_sep", "(c) ContrastiveMix step, one forward per group")
+    layout = ""
+    if packed:
+        key, what = "c_pk", "(c) ContrastiveMix step, packed"
+        layout = f", each side packed into rows of {PACK_WIDTH} tokens (budgets {budgets['query']} / {budgets['passage']} rows)"
     row = Measurement(key, what, f"2 × {arch.describe(ctx.layers)}",
                       f"{B} queries + {B} mixed (≤ {s.query_max_length}), {B} × 2 passages (≤ {s.passage_max_length})",
-                      note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step, AdamW (foreach)")
+                      note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step{layout}, AdamW (foreach)")
     return [ctx.time(step, row)]
 
 
@@ -669,7 +782,7 @@ class _TrainerClock:
             def on_train_begin(self, args, state, control, model=None, **kw):
                 def keep_mask(module, a, kwargs):
                     if module.training and kwargs.get("attention_mask") is not None:
-                        clock.masks.append(kwargs["attention_mask"])
+                        clock.masks.append((kwargs["attention_mask"], kwargs.get("starts")))
 
                 model.register_forward_pre_hook(keep_mask, with_kwargs=True)
 
@@ -698,10 +811,10 @@ class _TrainerClock:
 
         if self.t0 is None or self.t1 is None:
             raise RuntimeError(f"{row.key}: the Trainer ran fewer than {self.warmup + self.steps} steps")
-        masks = [m.detach().cpu() for m in self.masks[self.warmup : self.warmup + self.steps]]
+        kept = self.masks[self.warmup : self.warmup + self.steps]
         elapsed = self.t1 - self.t0
-        lengths = torch.cat([m.sum(dim=1) for m in masks])
-        tokens, positions = int(lengths.sum()), sum(int(m.numel()) for m in masks)
+        lengths = torch.cat([_sequence_lengths(m.detach().cpu(), st) for m, st in kept])
+        tokens, positions = int(lengths.sum()), sum(_computed_positions(m) for m, _ in kept)
         row.steps = self.steps
         row.step_time_s = elapsed / self.steps
         row.sequences_per_s = len(lengths) / elapsed
@@ -711,6 +824,22 @@ class _TrainerClock:
         row.mfu = row.tflops / peak if peak else None
         row.peak_mem_gib = torch.cuda.max_memory_allocated(self.device) / 1024**3 if self.device.type == "cuda" else host_peak_gib()
         return row
+
+
+def _sequence_lengths(mask: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
+    """Tokens of each sequence of a training batch: a padded (B, L) mask's row sums, or for a packed batch
+    (``fastpath.pack_features``: a block-diagonal (R, 1, W, W) mask) the size of the block each sequence starts."""
+    if mask.ndim == 2:
+        return mask.sum(dim=1)
+    if starts is None:
+        raise ValueError("a 4-D attention mask without 'starts' is not a packed batch")
+    width = mask.shape[-1]
+    return mask.reshape(-1, width).index_select(0, starts.detach().cpu()).sum(dim=1)
+
+
+def _computed_positions(mask: torch.Tensor) -> int:
+    """Token positions the forward computes: B × L padded, R × W packed."""
+    return int(mask.shape[0] * mask.shape[-1])
 
 
 def _pair_texts(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Generator) -> tuple[list[str], list[str]]:
@@ -725,7 +854,7 @@ def _pair_texts(n: int, dist: "L.LengthDist", max_length: int, rng: np.random.Ge
     return firsts, seconds
 
 
-def glue_trainer(ctx: Context) -> list[Measurement]:
+def glue_trainer(ctx: Context, *, packed: bool = False) -> list[Measurement]:
     """(b_hf) the Koglish-GLUE step inside the HF Trainer, built by ``glue.train.build_trainer`` as ``fine_tune`` runs it.
 
     Unlike (b), whose loop is written here, the Trainer's own overhead per step
@@ -747,7 +876,7 @@ def glue_trainer(ctx: Context) -> list[Measurement]:
     spec = SimpleNamespace(task="qnli", train="en", select="en", max_length=s.glue_max_length, seed=ctx.seed,
                            precision=_spec_precision(ctx), batch_size=s.glue_batch, num_train_epochs=1,
                            per_device_eval_batch_size=s.glue_batch, learning_rate=1e-5, warmup_ratio=0.06, weight_decay=0.1,
-                           group_by_length=True)
+                           group_by_length=True, packing=True if packed else None)
     folder = _save_backbone(arch, ctx)
     clock = _TrainerClock(ctx.device, ctx.warmup, ctx.steps)
     try:
@@ -761,9 +890,11 @@ def glue_trainer(ctx: Context) -> list[Measurement]:
             trainer.train()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    row = Measurement("b_hf", "(b_hf) Koglish-GLUE step, HF Trainer", arch.describe(ctx.layers),
+    key, what = ("b_hf_pk", "(b_hf) Koglish-GLUE step, HF Trainer, packed") if packed else ("b_hf", "(b_hf) Koglish-GLUE step, HF Trainer")
+    row = Measurement(key, what, arch.describe(ctx.layers),
                       f"{s.glue_batch} pairs, ≤ {s.glue_max_length} tokens",
-                      note=f"{_precision(ctx)}, SDPA, glue.train.build_trainer (length-grouped, fused AdamW, linear schedule); "
+                      note=f"{_precision(ctx)}, SDPA, glue.train.build_trainer (length-grouped, fused AdamW, linear schedule"
+                      + (", glue.packing: PackRows + packed_forward" if packed else "") + "); "
                       "the Trainer's loop, data loading and callbacks included")
     return [clock.fill(row, fm, ctx.peak)]
 
@@ -771,7 +902,7 @@ def glue_trainer(ctx: Context) -> list[Measurement]:
 XLMR_BASE = Arch("XLM-R-base", "xlm-roberta", 250002, 768, 12, 12, 3072, 514)
 
 
-def calbert_finetune(ctx: Context) -> list[Measurement]:
+def calbert_finetune(ctx: Context, *, packed: bool = False) -> list[Measurement]:
     """(e) one CalBERT sentiment fine-tuning step at batch 4 (``calbert.train.finetune_classifier``, HF Trainer).
 
     CalBERT's paper protocol is hundreds of such fine-tunes, most at batch 4 on
@@ -791,7 +922,7 @@ def calbert_finetune(ctx: Context) -> list[Measurement]:
     train = [examples[i % len(examples)] for i in range(n_rows)]
     spec = SimpleNamespace(seed=ctx.seed, max_seq_length=128, precision=_spec_precision(ctx), batch_size=batch,
                            num_train_epochs=1, per_device_eval_batch_size=batch, learning_rate=2.5e-5, weight_decay=0.01,
-                           warmup_steps=0)
+                           warmup_steps=0, packing=True if packed else None)
     folder = _save_backbone(arch, ctx)
     clock = _TrainerClock(ctx.device, ctx.warmup, ctx.steps)
     try:
@@ -802,8 +933,10 @@ def calbert_finetune(ctx: Context) -> list[Measurement]:
         finetune_classifier(spec, str(folder), {"train": train}, device=ctx.device.type, desc="bench (e)", callbacks=[clock.callback])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    row = Measurement("e", "(e) CalBERT fine-tuning step", arch.describe(ctx.layers), f"{batch} sentences (SAIL sample), ≤ 128 tokens",
-                      note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW); the Trainer's loop included",
+    key, what = ("e_pk", "(e) CalBERT fine-tuning step, packed") if packed else ("e", "(e) CalBERT fine-tuning step")
+    row = Measurement(key, what, arch.describe(ctx.layers), f"{batch} sentences (SAIL sample), ≤ 128 tokens",
+                      note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW"
+                      + (", calbert.packing: PackRows + packed_forward" if packed else "") + "); the Trainer's loop included",
                       extra={"layers": fm.layers})  # benchmarks.cost prices a step's fixed cost per layer from this row
     return [clock.fill(row, fm, ctx.peak)]
 
@@ -818,7 +951,7 @@ def _flop_numbers(arch: Arch, ctx: Context) -> tuple[int, int, int]:
     return fm.linear, fm.layers, fm.hidden
 
 
-def alignment(ctx: Context) -> list[Measurement]:
+def alignment(ctx: Context, *, packed: bool = False) -> list[Measurement]:
     """(f) one alignment step (Lc, ``all_layers``, padded) as ``alignment.train.train_alignment`` runs it.
 
     Batch 8 of the shipped English–Hindi parallel sample (``align_bert.py``'s
@@ -852,7 +985,10 @@ def alignment(ctx: Context) -> list[Measurement]:
     params = [p for p in aligner.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=5e-5, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.0,
                                   **adamw_kind(ctx.device))  # as train_alignment
-    tokens = PairTokens(tokenizer, data, args.max_length)  # tokenised once, as train_alignment
+    if packed:  # alignment.packing: both sides of a step in one packed forward per encoder
+        tokens = PairTokens.packed(tokenizer, data, args.max_length, batch_size=batch, seed=ctx.seed)
+    else:
+        tokens = PairTokens(tokenizer, data, args.max_length)  # tokenised once, as train_alignment
     rng = ctx.rng(9)
     idxs = [rng.choice(len(data), size=batch, replace=False).tolist() for _ in range(ctx.n_batches())]
     stats = []
@@ -860,7 +996,8 @@ def alignment(ctx: Context) -> list[Measurement]:
         masks = [encode_words(tokenizer, [words(data.pairs[k][j]) for k in idx], args.max_length).attention_mask for j in (0, 1)]
         ln = torch.cat([m.sum(1) for m in masks])
         # two sides, each through f (train: 3 × forward) and f0 (forward only)
-        stats.append(Step(2 * batch, int(ln.sum()), sum(int(m.numel()) for m in masks), fm.train(ln) + fm.forward(ln)))
+        positions = int(tokens.batch(idx)[2]["input_ids"].numel()) if packed else sum(int(m.numel()) for m in masks)
+        stats.append(Step(2 * batch, int(ln.sum()), positions, fm.train(ln) + fm.forward(ln)))
 
     def step(i: int) -> Step:
         with ctx.autocast():
@@ -870,8 +1007,10 @@ def alignment(ctx: Context) -> list[Measurement]:
         optimizer.step()
         return stats[i]
 
-    row = Measurement("f", "(f) alignment step (Lc, all layers)", arch.describe(ctx.layers), f"{batch} English–Hindi pairs, ≤ 128 tokens",
-                      note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss (tokenised once), f and frozen f0: 4 forwards, "
+    key, what = ("f_pk", "(f) alignment step (Lc, all layers), packed") if packed else ("f", "(f) alignment step (Lc, all layers)")
+    forwards = "2 packed forwards (PairTokens.packed)" if packed else "4 forwards"
+    row = Measurement(key, what, arch.describe(ctx.layers), f"{batch} English–Hindi pairs, ≤ 128 tokens",
+                      note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss (tokenised once), f and frozen f0: {forwards}, "
                       "AdamW (fused on CUDA), as train_alignment")
     return [ctx.time(step, row)]
 
@@ -930,7 +1069,13 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "b_rnd": ("Koglish-GLUE step with random batches", lambda ctx: glue(ctx, grouped=False)),
     "c": ("ContrastiveMix step, one forward per encoder (as train.retrieval)", lambda ctx: retrieval(ctx)),
     "c_sep": ("ContrastiveMix step, one forward per group", lambda ctx: retrieval(ctx, merged=False)),
+    "a_pk": ("ConCSE step, packed (concse.packing), and compiled with --compile", lambda ctx: concse_packed(ctx)),
+    "b_pk": ("Koglish-GLUE step, the same batches packed (glue.packing)", lambda ctx: glue(ctx, packed=True)),
+    "c_pk": ("ContrastiveMix step, each side packed (contrastivemix.packing)", lambda ctx: retrieval(ctx, packed=True)),
     "b_hf": ("Koglish-GLUE step inside the HF Trainer (glue.train.build_trainer)", lambda ctx: glue_trainer(ctx)),
+    "b_hf_pk": ("Koglish-GLUE step inside the HF Trainer, packed (glue.packing)", lambda ctx: glue_trainer(ctx, packed=True)),
+    "e_pk": ("CalBERT fine-tuning step at batch 4, packed (calbert.packing)", lambda ctx: calbert_finetune(ctx, packed=True)),
+    "f_pk": ("alignment step, packed (alignment.packing)", lambda ctx: alignment(ctx, packed=True)),
     "e": ("CalBERT fine-tuning step at batch 4 (HF Trainer)", lambda ctx: calbert_finetune(ctx)),
     "f": ("alignment step (Lc, all layers, tokenisation inside)", lambda ctx: alignment(ctx)),
     "d": ("corpus encoding", lambda ctx: encoding(ctx)),
@@ -939,5 +1084,6 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "t_d": ("host: tokenising passages, one thread", lambda ctx: tokenisation(ctx)),
     "host": ("host: µs per torch.empty, per 64³ matmul, per Python call", lambda ctx: host_speed(ctx)),
 }
-DEFAULT_PATHS = ("host", "a", "b", "b_hf", "b_rnd", "c", "c_sep", "d", "d_srt", "e", "f", "t_a", "t_d")
-TRAINER_PATHS = ("b_hf", "e")  # the Trainer owns their loop: timed by its callbacks, not comparable step by step (ab)
+DEFAULT_PATHS = ("host", "a", "a_pk", "b", "b_pk", "b_hf", "b_hf_pk", "b_rnd", "c", "c_pk", "c_sep", "d", "d_srt", "e", "e_pk",
+                 "f", "f_pk", "t_a", "t_d")
+TRAINER_PATHS = ("b_hf", "b_hf_pk", "e", "e_pk")  # the Trainer owns their loop: timed by its callbacks, not comparable step by step (ab)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from codeswitch.core.profiles import project_root
-from .cost import REDUCED, Rates, assumed_report, notebook_costs
+from .cost import REDUCED, Rates, assumed_report, fastest_step, notebook_costs
 
 ROOT = project_root()
 DATA = ROOT / "docs" / "bench"
@@ -51,8 +51,12 @@ COST = ROOT / "docs" / "cost.md"
 BLOCKS = {README: ("smoke", "summary"), COST: ("cost", "money", "cluster"), DOCS: ("results", "cpu_memory", "targets")}
 
 # The issue's targets.
-TARGET_MFU = 0.40
-TARGET_SPEEDUP = 5.0
+TARGET_MFU = 0.40  # the "at the targets" column of the cost tables (one MFU for every step)
+# issue 24's per-step targets on one H100 (bf16, MFU on non-padding tokens): (key, what, ms per step, MFU)
+STEP_TARGETS = (("a", "ConCSE step", 30.0, 0.33), ("b", "Koglish-GLUE step", 30.0, 0.27), ("c", "ContrastiveMix step", 45.0, 0.35))
+TARGET_SPEEDUP = 20.0  # (a) against the released-code row of the same run
+TARGET_CONCURRENT_RUNS = 6  # (e): CalBERT fine-tunes side by side on one GPU ...
+TARGET_FULL_GPU_HOURS = 100.0  # the full grid at the measured rates (TARGET_GPU_HOURS: the reduced grid)
 TARGET_PASSAGES_PER_S = 20_000.0
 TARGET_HOST_GB = 4.0
 TARGET_GPU_HOURS = 12.0
@@ -319,22 +323,21 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
     rows = m.rows()
     lines = ["| target | measured | status |", "|---|---|---|"]
 
-    # (a), (b) MFU
-    if rows:
-        a, b = rows["a"].get("mfu"), rows["b"].get("mfu")
-        vals = f"(a) {a:.1%}, (b) {b:.1%} on {m.gpu_name}" if a is not None and b is not None else "no MFU (unknown peak)"
-        ok = None if a is None or b is None else (a >= TARGET_MFU and b >= TARGET_MFU)
-    else:
-        vals, ok = "no GPU run recorded", None
-    lines.append(f"| (a), (b) ≥ {TARGET_MFU:.0%} MFU on non-padding tokens | {vals} | {_verdict(ok)} |")
-
-    # (a) vs the reference loop
-    if rows:
-        s = rows["a"].get("speedup")
-        vals, ok = (f"{s:.2f}× (same run)", s >= TARGET_SPEEDUP) if s else ("no reference row", None)
-    else:
-        vals, ok = "no GPU run recorded", None
-    lines.append(f"| (a) ≥ {TARGET_SPEEDUP:g}× the released-code loop | {vals} | {_verdict(ok)} |")
+    # (a), (b), (c): ms per step and MFU; (a) against the released-code loop (issue 24's table)
+    for key, name, ms, mfu in STEP_TARGETS:
+        r = fastest_step(rows, key) if rows else None  # the fastest variant a trainer can run
+        want = f"≤ {ms:g} ms per step and ≥ {mfu:.0%} MFU" + (f", ≥ {TARGET_SPEEDUP:g}× the released-code row" if key == "a" else "")
+        if r is None or not r.get("step_time_s"):
+            lines.append(f"| ({key}) {name}: {want} | no GPU run recorded | {_verdict(None)} |")
+            continue
+        got, use = r["step_time_s"] * 1e3, r.get("mfu")
+        vals = f"{got:,.1f} ms, {use:.1%} MFU" if use is not None else f"{got:,.1f} ms, no MFU (unknown peak)"
+        ok = None if use is None else (got <= ms and use >= mfu)
+        if key == "a":
+            s_ = r.get("speedup")
+            vals += f", {s_:.2f}× the released-code row (same machine)" if s_ else ", no reference row"
+            ok = None if ok is None or not s_ else (ok and s_ >= TARGET_SPEEDUP)
+        lines.append(f"| ({key}) {name}: {want} | {vals} (`{r['key']}`, {m.gpu_name}) | {_verdict(ok)} |")
 
     # (d) passages/s
     if rows:
@@ -345,6 +348,17 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
     else:
         vals, ok = "no GPU run recorded", None
     lines.append(f"| (d) ≥ {TARGET_PASSAGES_PER_S:,.0f} passages/s (mBERT-base) | {vals} | {_verdict(ok)} |")
+
+    # (e) CalBERT: several runs side by side, or a short step
+    r = fastest_step(rows, "e") if rows else None
+    if r is not None and r.get("step_time_s"):
+        got = r["step_time_s"]
+        vals = (f"{got * 1e3:,.1f} ms per step (`{r['key']}`, {m.gpu_name}); runs side by side on one GPU: an executor "
+                "setting (`executor.local.runs_per_gpu`, fractional `executor.resources.<exp>.gpus`), not measured on a GPU")
+        ok = True if got <= TARGET_FLOOR_S else None
+    else:
+        vals, ok = "no GPU run recorded", None
+    lines.append(f"| (e) CalBERT: ≥ {TARGET_CONCURRENT_RUNS} runs per GPU or ≤ {TARGET_FLOOR_S * 1e3:g} ms per step | {vals} | {_verdict(ok)} |")
 
     # host memory, 1 M passages
     mem = next((x for x in (m.gpu_memory, m.cpu_memory) if x and x.get("passages", 0) >= 1_000_000), None)
@@ -364,14 +378,15 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
     if c["measured"] is not None:
         meas = sum(r["hours"] for r in c["measured"])
         meas_red = sum(r["hours"] for r in c["measured_reduced"])
-        vals = (f"{meas:.1f} GPU-hours from the measured rates ({meas / TARGET_GPU_HOURS:.1f}× the target); "
-                f"{meas_red:.1f} with the reduced grid")
-        ok = meas <= TARGET_GPU_HOURS
+        lines.append(f"| reduced grid ≤ {TARGET_GPU_HOURS:g} GPU-hours, measured rates | {meas_red:.1f} GPU-hours "
+                     f"({meas_red / TARGET_GPU_HOURS:.1f}× the target) | {_verdict(meas_red <= TARGET_GPU_HOURS)} |")
+        lines.append(f"| full grid ≤ {TARGET_FULL_GPU_HOURS:g} GPU-hours, measured rates | {meas:.1f} GPU-hours "
+                     f"({meas / TARGET_FULL_GPU_HOURS:.1f}× the target) | {_verdict(meas <= TARGET_FULL_GPU_HOURS)} |")
     else:
-        vals = (f"not measured; at the targets {at:.1f} GPU-hours ({at / TARGET_GPU_HOURS:.1f}× the target, ContrastiveMix "
-                f"{cm['hours']:.1f} of it), {red:.1f} with the reduced grid")
-        ok = False if at > TARGET_GPU_HOURS else None  # over even at the targets: not met whatever the GPU does
-    lines.append(f"| whole paper profile ≤ {TARGET_GPU_HOURS:g} GPU-hours on one H200 | {vals} | {_verdict(ok)} |")
+        vals = (f"not measured; at the targets {at:.1f} GPU-hours (ContrastiveMix {cm['hours']:.1f} of it), {red:.1f} with the "
+                "reduced grid")
+        lines.append(f"| reduced grid ≤ {TARGET_GPU_HOURS:g} GPU-hours, measured rates | {vals} | {_verdict(None)} |")
+        lines.append(f"| full grid ≤ {TARGET_FULL_GPU_HOURS:g} GPU-hours, measured rates | {vals} | {_verdict(None)} |")
 
     # smoke
     s = m.smoke

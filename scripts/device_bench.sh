@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Every GPU measurement of the performance issue, in one call, into one folder.
 #
-#   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost ab (default: all five)
+#   scripts/device_bench.sh [STAGE ...]        stages: env bench memory cost ab packing (default: the first five)
+#
+# DEADLINE_S (seconds from the start): each stage runs under `timeout` of the time left, and a stage
+# with under 20 s left is skipped, so a device call with a hard limit always ends with its files
+# written (the bench writes its rows after every hot path).  `packing`: scripts/check_packing.py,
+# the real ConCSE trainer with buckets, packing and packing + torch.compile (PACKING_ARGS).
 #
 # Output folder: $OUT if set (the device tool's output folder), else runs/bench.
 # Then, back on a checkout:  python -m benchmarks record --from <that folder>
@@ -35,6 +40,7 @@ if [ -d wheelhouse/tokenizer ] && [ -z "${CODESWITCH_BENCH_TOKENIZER:-}" ]; then
 fi
 
 say() { printf '\n[device_bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+deadline=$(( $(date +%s) + ${DEADLINE_S:-1000000} ))
 
 stage_env() {
   { nvidia-smi || echo "nvidia-smi: not available"; } > "$out/nvidia-smi.txt" 2>&1
@@ -75,15 +81,28 @@ stage_ab() {  # each comparison interleaved A/B/A/B (×5) in one process: NaN fi
   done
 }
 
+stage_packing() {  # the real trainer, packed and compiled, on this device (a check that the settings run, with their times)
+  # shellcheck disable=SC2086
+  "$py" scripts/check_packing.py --device "${PACKING_DEVICE:-cuda}" ${PACKING_ARGS:-} 2> "$out/check_packing.log" | tee "$out/check_packing.jsonl"
+}
+
 failed=()
 for stage in "${stages[@]}"; do
   case "$stage" in
-    env|bench|memory|cost|ab) ;;
-    *) echo "scripts/device_bench.sh: unknown stage '$stage' (env, bench, memory, cost, ab)" >&2; exit 2 ;;
+    env|bench|memory|cost|ab|packing) ;;
+    *) echo "scripts/device_bench.sh: unknown stage '$stage' (env, bench, memory, cost, ab, packing)" >&2; exit 2 ;;
   esac
+  left=$(( deadline - $(date +%s) ))
+  if [ "$left" -lt 20 ]; then
+    say "$stage: SKIPPED (${left} s left of DEADLINE_S)"
+    failed+=("$stage")
+    continue
+  fi
   say "$stage"
   started=$(date +%s)
-  if "stage_$stage"; then
+  export -f "stage_$stage" say
+  export out py root
+  if timeout --kill-after=10 "$left" bash -c "set -euo pipefail; stage_$stage"; then
     say "$stage: done in $(( $(date +%s) - started )) s"
   else
     say "$stage: FAILED after $(( $(date +%s) - started )) s (the next stages still run)"

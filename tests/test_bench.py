@@ -115,7 +115,8 @@ def ci_run(tmp_path_factory, backbones_dir):
 def test_ci_run_measures_every_hot_path(ci_run):
     rows, report, out = ci_run
     by = {r.key: r for r in rows}
-    assert list(by) == ["host", "a", "a_ref", "b", "b_hf", "b_rnd", "c", "c_sep", "d", "d_srt", "e", "f", "t_a", "t_d"]
+    assert list(by) == ["host", "a", "a_ref", "a_pk", "b", "b_pk", "b_hf", "b_hf_pk", "b_rnd", "c", "c_pk", "c_sep", "d", "d_srt",
+                        "e", "e_pk", "f", "f_pk", "t_a", "t_d"]
     speed = by.pop("host")  # µs per torch.empty, 64³ matmul and Python call: numbers in extra, no step columns
     assert speed.status == "ok" and speed.step_time_s is None
     assert all(0 < speed.extra[k] < 1e4 for k in ("empty_us", "matmul64_us", "python_call_us"))
@@ -139,6 +140,17 @@ def test_ci_run_measures_every_hot_path(ci_run):
     assert by["e"].steps == 2 and by["e"].sequences_per_s * by["e"].step_time_s == pytest.approx(4)
     assert by["b_hf"].sequences_per_s * by["b_hf"].step_time_s == pytest.approx(report["sizes"]["glue_batch"])
     assert by["f"].sequences_per_s * by["f"].step_time_s == pytest.approx(16)  # 8 pairs, two sides
+    # each packed row ran its padded row's sentences (same sequences and tokens per step), in R × 256 positions
+    for padded, packed in (("a", "a_pk"), ("b", "b_pk"), ("c", "c_pk"), ("f", "f_pk"), ("b_hf", "b_hf_pk"), ("e", "e_pk")):
+        p, q = by[padded], by[packed]
+        per_step = lambda r, v: v * r.step_time_s  # noqa: E731
+        assert per_step(q, q.sequences_per_s) == pytest.approx(per_step(p, p.sequences_per_s)), packed
+        if packed not in ("b_hf_pk", "e_pk"):  # the Trainer rows draw their own batches: same sizes, other texts
+            assert per_step(q, q.tokens_per_s) == pytest.approx(per_step(p, p.tokens_per_s)), packed
+        tokens = per_step(q, q.tokens_per_s)
+        positions = tokens / (1 - q.padding)
+        assert positions == pytest.approx(256 * round(positions / 256)), packed  # whole rows of 256 tokens
+    assert by["a_pk"].speedup == pytest.approx(by["a_ref"].step_time_s / by["a_pk"].step_time_s)  # against the same reference
     saved = json.loads((out / "bench.json").read_text())
     assert [m["key"] for m in saved["measurements"]] == ["host", *by] and saved["environment"]["device_type"] == "cpu"
     assert "| (a) ConCSE step |" in (out / "bench.md").read_text()
