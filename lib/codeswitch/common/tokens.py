@@ -154,7 +154,9 @@ class TokenRows:
         return out
 
     def lists(self) -> dict[str, list[list[int]]]:
-        return {n: [self.row(n, i).tolist() for i in range(len(self))] for n in self.names}
+        off = np.asarray(self.offsets)
+        return {n: [r.tolist() for r in np.split(np.asarray(self.block(n, 0, len(self))), off[1:-1])] if len(self) else []
+                for n in self.names}
 
     @classmethod
     def from_lists(cls, out: dict[str, Sequence[Sequence[int]]]) -> "TokenRows":
