@@ -181,3 +181,14 @@ def test_corpus_bad_text_is_named(tokenizers, tmp_path):
         tokenised_corpus(tokenizers["tiny-bert"], lambda lo, hi: texts[lo:hi], 10, max_length=8, cache_dir=tmp_path,
                          desc="my corpus")
     assert _entries(tmp_path) == []
+
+
+def test_release_hands_back_the_mapped_pages(tokenizers, tmp_path):
+    """After :meth:`TokenRows.release`, the rows' ids read the same (from the page cache again)."""
+    tok = tokenizers["tiny-bert"]
+    big = CORPUS * 40  # ids over several pages
+    rows = tokenised_arrays(tok, [big], max_length=16, cache_dir=tmp_path)
+    want = rows.lists()
+    rows.release(0, len(big))
+    rows.release(100, 900)
+    assert rows.lists() == want

@@ -454,6 +454,7 @@ def _prepare_window(tokens, lo: int, hi: int, *, max_length: int, pad: dict[str,
     import torch
 
     arrays = tokens.padded(lo, hi, max_length, pad, left=left, desc=desc)
+    tokens.release(lo, hi)  # the window's ids are copied: their mapped pages go back
     m = hi - lo
     lengths = arrays["attention_mask"].sum(axis=1) if "attention_mask" in arrays else tokens.lengths(lo=lo, hi=hi)
     order = np.argsort(-lengths, kind="stable") if sort else np.arange(m)

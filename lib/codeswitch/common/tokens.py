@@ -61,14 +61,16 @@ def token_cache_dir() -> Path:
 def tokenise_processes() -> int:
     """Worker processes that tokenise a large input: ``$CODESWITCH_TOKENIZE_PROCESSES``, else the usable cores less
     two (the main process and the device feeder keep theirs), at most 8 — 1 (no worker) on a machine of ≤ 3 cores."""
+    from ..core.executors import cores
+    from ..core.utils import gpu_host_workers
+
     env = os.environ.get("CODESWITCH_TOKENIZE_PROCESSES")
     if env:
         try:
             return max(1, int(env))
         except ValueError:
             raise ValueError(f"CODESWITCH_TOKENIZE_PROCESSES={env!r}: not a number of processes") from None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(8, cores - 2))
+    return 1 if cores() <= 3 else gpu_host_workers()
 
 
 def tokenizer_identity(tokenizer) -> str | None:
@@ -152,6 +154,32 @@ class TokenRows:
             a[keep] = self.block(name, lo, hi)
             out[name] = a
         return out
+
+    def release(self, lo: int, hi: int) -> None:
+        """Hand back the pages of rows ``lo:hi``'s ids that this process mapped (``madvise(MADV_DONTNEED)``; read again
+        from the page cache if asked for later): a corpus read window by window never stays resident as a whole."""
+        import mmap
+
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if advice is None or hi <= lo:
+            return
+        s = self._shard(lo)
+        while lo < hi:
+            stop = min(hi, int(self.starts[s + 1]))
+            base = int(self.offsets[self.starts[s]])
+            for name in self.names:
+                a = self.shards[name][s]
+                m = getattr(a, "_mmap", None)
+                if m is None:  # in memory, not mapped
+                    continue
+                at = a.offset % mmap.ALLOCATIONGRANULARITY  # where the array starts in the mapping
+                start = at + (int(self.offsets[lo]) - base) * a.itemsize  # byte offsets in the mapping
+                end = at + (int(self.offsets[stop]) - base) * a.itemsize
+                first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE  # whole pages only: the neighbours' stay mapped
+                last = end // mmap.PAGESIZE * mmap.PAGESIZE
+                if last > first:
+                    m.madvise(advice, first, last - first)
+            lo, s = stop, s + 1
 
     def lists(self) -> dict[str, list[list[int]]]:
         off = np.asarray(self.offsets)
