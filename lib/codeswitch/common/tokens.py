@@ -213,6 +213,7 @@ _WORKER: dict = {}
 
 
 def _worker_init(tokenizer, max_length, special) -> None:
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a worker: the processes are the parallelism
     _WORKER.update(tokenizer=tokenizer, max_length=max_length, special=special)
 
 
