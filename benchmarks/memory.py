@@ -1,6 +1,6 @@
 """How much host memory, and how much time, corpus encoding takes (issue 8 (d)).
 
-``python -m benchmarks memory --passages N [--model tiny|random:mbert-base|PATH] [--batch 512] [--window 32] [--out DIR]``
+``python -m benchmarks memory --passages N [--model tiny|random:mbert-base|PATH] [--batch 512] [--window 32] [--models 1] [--out DIR]``
 
 The target: encoding a million passages never holds more than the current batches'
 text in memory (peak host memory under 4 GB), at ≥ 20,000 passages/s for mBERT-base
@@ -203,7 +203,10 @@ def _encode_phase(args: dict) -> dict:
     import torch
     from transformers import AutoTokenizer
 
+    import numpy as np
+
     from codeswitch.contrastivemix.data import load_collection
+    from codeswitch.common import tokens as T
     from codeswitch.common.fastpath import encode_corpus
     from codeswitch.core.encoders import load_encoder
     from codeswitch.core.utils import quiet_transformers
@@ -225,13 +228,30 @@ def _encode_phase(args: dict) -> dict:
     _reset_peak()  # the peak from here on belongs to the encoding
     before, peak_before = _status_mb(), _maxrss_mb()
     setup = time.perf_counter() - started
-    t0 = time.perf_counter()
+    n, out_npy = len(coll), Path(args["out_npy"])
+    times = []  # (tokenise or look up, encode) per model
+    same = []  # each later model's file equals the first's
     with _Sampler() as sampler:
-        encode_corpus(encoder, tokenizer, coll.texts, len(coll), Path(args["out_npy"]), max_length=args["max_length"],
-                      batch_size=args["batch"], sort_window=args["window"], device=device, amp_dtype=amp, desc="encode")
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-    seconds = time.perf_counter() - t0
+        for i in range(args["models"]):
+            t0 = time.perf_counter()
+            tokens = T.tokenised_corpus(tokenizer, coll.texts, n, max_length=args["max_length"], desc="tokenise")
+            t1 = time.perf_counter()
+            path = out_npy if i == 0 else out_npy.with_name(f"{out_npy.stem}-{i}.npy")
+            emb = encode_corpus(encoder, tokenizer, coll.texts, n, path, max_length=args["max_length"],
+                                batch_size=args["batch"], sort_window=args["window"], device=device, amp_dtype=amp,
+                                desc="encode", tokens=tokens)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            times.append((t1 - t0, time.perf_counter() - t1))
+            if i:  # a later model (the same weights): compared with the first file in chunks, then removed
+                first = np.load(out_npy, mmap_mode="r")
+                same.append(all(np.array_equal(emb[lo : lo + 65536], first[lo : lo + 65536]) for lo in range(0, n, 65536)))
+                del emb, first
+                for p in path.parent.glob(f"{path.stem}.*"):
+                    p.unlink()
+            del tokens
+    seconds = sum(times[0])
+    later = [sum(t) for t in times[1:]]
     peak = _maxrss_mb()
     rss_before = before.get("VmRSS", peak_before)
     return {
@@ -240,8 +260,14 @@ def _encode_phase(args: dict) -> dict:
         "attention": encoder.config._attn_implementation,
         "hidden_size": encoder.config.hidden_size,
         "setup_seconds": setup,
+        "tokenise_seconds": times[0][0],
+        "tokenise_processes": T.tokenise_processes() if n >= T.PROCESS_MIN_TEXTS else 1,
         "encode_seconds": seconds,
-        "passages_per_second": len(coll) / seconds if seconds > 0 else float("nan"),
+        "passages_per_second": n / seconds if seconds > 0 else float("nan"),
+        "models": args["models"],
+        "from_shards_seconds": float(np.mean(later)) if later else None,
+        "passages_per_second_from_shards": n / float(np.mean(later)) if later else None,
+        "later_models_same_embeddings": all(same) if same else None,
         "rss_before_mb": rss_before,
         "peak_rss_before_mb": peak_before,
         "peak_rss_mb": peak,
@@ -281,16 +307,20 @@ def _check_embeddings(path: Path, n: int, dim: int) -> dict:
 # --------------------------------------------------------------------------- the measurement
 def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int = 32, max_length: int = 128,
             device: str = "auto", threads: int | None = None, seed: int = 0, workdir: str | Path | None = None,
-            keep: bool = False) -> dict:
-    """Write a synthetic corpus of ``passages`` passages, encode it in a fresh process, and report time and memory."""
+            keep: bool = False, models: int = 1) -> dict:
+    """Write a synthetic corpus of ``passages`` passages, encode it in a fresh process (``models`` times: the first
+    tokenises it once, the others read its token shards), and report time and memory."""
     from codeswitch.core.models import resolve_model
 
     if passages < 1:
         raise ValueError(f"--passages must be at least 1, got {passages}")
+    if models < 1:
+        raise ValueError(f"--models must be at least 1, got {models}")
     model_path = None if model.startswith("random:") else resolve_model("tiny-bert" if model == "tiny" else model, what="--model")
     work = Path(tempfile.mkdtemp(prefix="codeswitch-memory-", dir=workdir))
     model_note = None
-    env = {**os.environ, "HF_DATASETS_CACHE": str(work / "hf-datasets"), "CODESWITCH_NO_PROGRESS": "1",
+    env = {**os.environ, "HF_DATASETS_CACHE": str(work / "hf-datasets"), "CODESWITCH_TOKEN_CACHE": str(work / "tokens"),
+           "CODESWITCH_NO_PROGRESS": "1",
            "PYTHONWARNINGS": "ignore"}
     try:
         if model_path is None:  # random:NAME, a paper-size encoder with random weights (nothing downloads)
@@ -298,7 +328,8 @@ def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int
 
             model_path, model_note = save_random_backbone(model.split(":", 1)[1], work / "model", seed=seed)
         args = {"root": str(work / "corpus"), "passages": passages, "model": str(model_path), "seed": seed, "batch": batch,
-                "window": window, "max_length": max_length, "device": device, "threads": threads, "out_npy": str(work / "emb.npy")}
+                "window": window, "max_length": max_length, "device": device, "threads": threads, "out_npy": str(work / "emb.npy"),
+                "models": models}
         written = _child("write", args, env)
         encoded = _child("encode", args, env)
         check = _check_embeddings(Path(args["out_npy"]), passages, encoded["hidden_size"])
@@ -324,13 +355,17 @@ def markdown(r: dict) -> str:
     def mb(x):
         return "–" if x is None else f"{x:,.0f}"
 
-    head = ("| passages | model | batch × window | device | encode (s) | passages/s | RSS before (MB) | peak RSS (MB) "
+    shards = r.get("passages_per_second_from_shards")
+    head = ("| passages | model | batch × window | device | texts → file (s) | of which tokenise once (s) | passages/s "
+            "| later model, from the shards (passages/s) | RSS before (MB) | peak RSS (MB) "
             "| peak − before (MB) | peak anon (MB) | peak file-backed (MB) | embeddings (MB) |")
     row = (f"| {r['passages']:,} | {r['model']} (H = {r['hidden_size']}) | {r['batch']} × {r['window']} | {r['device']}, "
-           f"{r['autocast'] or 'fp32'}, {r['attention']} | {r['encode_seconds']:.1f} | {r['passages_per_second']:,.0f} "
+           f"{r['autocast'] or 'fp32'}, {r['attention']} | {r['encode_seconds']:.1f} "
+           f"| {r['tokenise_seconds']:.1f} ({r['tokenise_processes']} proc.) | {r['passages_per_second']:,.0f} "
+           f"| {'–' if shards is None else f'{shards:,.0f}'} "
            f"| {mb(r['rss_before_mb'])} | {mb(r['peak_rss_mb'])} | {mb(r['peak_minus_before_mb'])} | {mb(r['peak_anon_mb'])} "
            f"| {mb(r['peak_file_mb'])} | {r['embeddings_mb']:,.1f} |")
-    return "\n".join([head, "|" + "---|" * 12, row])
+    return "\n".join([head, "|" + "---|" * 14, row])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -345,6 +380,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads in the encoding process")
+    p.add_argument("--models", type=int, default=1,
+                   help="encodings of the corpus: the first tokenises it once, the later ones read its token shards")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workdir", default=None, help="where the temporary corpus, Arrow cache and embeddings go (default: the system's)")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
@@ -360,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a = _parser().parse_args(argv)
     result = measure(a.passages, model=a.model, batch=a.batch, window=a.window, max_length=a.max_length, device=a.device,
-                     threads=a.threads, seed=a.seed, workdir=a.workdir, keep=a.keep)
+                     threads=a.threads, seed=a.seed, workdir=a.workdir, keep=a.keep,
+                     models=a.models)
     table = markdown(result)
     print(table, flush=True)
     if a.out:

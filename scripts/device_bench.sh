@@ -60,9 +60,9 @@ stage_bench() {  # hot paths (a)-(d), t_a, t_d, and (a) under torch.compile
   # shellcheck disable=SC2086
   "$py" -m benchmarks ${BENCH_ARGS:---full --compile} --out "$out" 2>&1 | tee "$out/bench.log"
 }
-stage_memory() {  # the end-to-end corpus encoder, texts on disk -> float16 file
+stage_memory() {  # the end-to-end corpus encoder, texts on disk -> float16 file (tokenised once), then a 2nd model from the shards
   # shellcheck disable=SC2086
-  "$py" -m benchmarks memory ${MEMORY_ARGS:---passages ${PASSAGES:-1000000} --model random:mbert-base --device cuda} \
+  "$py" -m benchmarks memory ${MEMORY_ARGS:---passages ${PASSAGES:-1000000} --model random:mbert-base --device cuda --models 2} \
     --workdir "${TMPDIR:-/tmp}" --out "$out" 2>&1 | tee "$out/memory.log"
 }
 stage_cost() {  # GPU-hours per notebook from the measured rates

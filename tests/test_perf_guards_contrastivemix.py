@@ -169,9 +169,10 @@ class _CountingTokenizer:
 
 
 def test_each_corpus_is_tokenised_once_across_models(tiny, token_cache, tmp_path, monkeypatch):
-    """Two models (and the untrained baseline's encoder) encoding one corpus: its passages are tokenised once, and
-    every later encoding reads the ids from the tokenise-once cache.  The guard can fail: without the cache
-    (``tokens=None``, as before issue 24) each encoding tokenises the corpus again."""
+    """Three models that share a tokenizer encoding one corpus: its passages are tokenised once (into the token
+    shards), every later encoding reads the ids from there; a model with another tokenizer tokenises it a second
+    time.  The guard can fail: from an empty cache each time (as before issue 24) each encoding tokenises the corpus
+    again."""
     import copy
 
     from codeswitch.common import fastpath
@@ -182,18 +183,23 @@ def test_each_corpus_is_tokenised_once_across_models(tiny, token_cache, tmp_path
     coll = load_collection("mrtydi", "synthetic", "ko")
     texts = coll.texts(0, len(coll))
     counter = _CountingTokenizer(monkeypatch, tokenizer)
+    other = copy.deepcopy(tokenizer)
+    other.add_tokens(["zzz-another-vocabulary"])  # another tokenizer (the same class: its calls are counted too)
 
-    def encode_all(models, *, cached: bool = True):
-        for i, m in enumerate(models):
-            fastpath.encode_corpus(m.passage_model, tokenizer, coll.texts, len(coll), tmp_path / f"{cached}-{i}.npy",
-                                   max_length=32, batch_size=64, device="cpu",
-                                   tokens=corpus_tokens(coll, tokenizer, 32) if cached else None)
+    def encode_all(pairs, tag: str, *, fresh: bool = False):
+        for i, (m, tok) in enumerate(pairs):
+            if fresh:
+                monkeypatch.setenv("CODESWITCH_TOKEN_CACHE", str(token_cache / f"{tag}-{i}"))
+            fastpath.encode_corpus(m.passage_model, tok, coll.texts, len(coll), tmp_path / f"{tag}-{i}.npy", max_length=32,
+                                   batch_size=64, device="cpu", tokens=corpus_tokens(coll, tok, 32) if i % 2 else None)
 
     models = [model, copy.deepcopy(model), copy.deepcopy(model)]
-    encode_all(models)
+    encode_all([(m, tokenizer) for m in models], "shared")
     assert counter.texts_of(texts) == len(texts)  # one pass over the corpus, for three encodings
+    encode_all([(models[0], other)], "other")
+    assert counter.texts_of(texts) == 2 * len(texts)  # another tokenizer: a second pass
     counter.calls.clear()
-    encode_all(models, cached=False)
+    encode_all([(m, tokenizer) for m in models], "fresh", fresh=True)
     assert counter.texts_of(texts) == len(models) * len(texts)  # what the guard catches
 
 

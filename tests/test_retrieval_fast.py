@@ -150,19 +150,21 @@ def test_prefetched_keeps_the_order_with_several_workers():
         assert list(prefetched(slow_square, [(i,) for i in range(25)], workers=workers)) == [i * i for i in range(25)]
 
 
-def test_parallel_tokenisation_gives_the_same_embeddings(tiny, monkeypatch):
-    """A window tokenised in chunks by several threads equals one tokenised by one thread, exactly."""
+def test_encoding_from_sharded_tokens_gives_the_same_embeddings(tiny, tmp_path, monkeypatch):
+    """Windows fed from a token entry of three shards (windows crossing shard boundaries) equal those fed from one
+    shard, exactly."""
     import codeswitch.common.fastpath as R
+    from codeswitch.common import tokens as T
 
     _, model, tokenizer = tiny
     texts = _passages()
-    monkeypatch.setattr(R, "_TOKENIZE_CHUNK", 16)  # 204 passages: 13 chunks, so the threads share the work
-    one = R.encode_texts(model.passage_model, tokenizer, texts, max_length=32, batch_size=8, sort_window=4, device="cpu",
-                         tokenizer_threads=1)
-    three = R.encode_texts(model.passage_model, tokenizer, texts, max_length=32, batch_size=8, sort_window=4, device="cpu",
-                           tokenizer_threads=3)
-    np.testing.assert_array_equal(one, three)
-    assert R.default_tokenizer_threads(False) == 1 and R.default_tokenizer_threads(True) >= 2
+    kw = dict(max_length=32, batch_size=8, sort_window=4, device="cpu")
+    one = T.tokenised_arrays(tokenizer, [texts], max_length=32, cache_dir=tmp_path / "one")
+    monkeypatch.setattr(T, "SHARD_IDS", int(one.offsets[-1]) // 3 + 40)
+    three = T.tokenised_arrays(tokenizer, [texts], max_length=32, cache_dir=tmp_path / "three")
+    assert len(one.shards["input_ids"]) == 1 and len(three.shards["input_ids"]) == 3
+    np.testing.assert_array_equal(R.encode_texts(model.passage_model, tokenizer, texts, tokens=one, **kw),
+                                  R.encode_texts(model.passage_model, tokenizer, texts, tokens=three, **kw))
 
 
 def _train_rows():
@@ -206,6 +208,7 @@ def test_trainer_step_reads_nothing_from_the_device(tiny, monkeypatch):
 # --------------------------------------------------------------------------- corpus encoding
 def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
     from codeswitch.common.fastpath import _prepare_window, encode_corpus, encode_texts
+    from codeswitch.common.tokens import tokenised_arrays
 
     _, model, tokenizer = tiny
     enc = model.passage_model
@@ -226,7 +229,8 @@ def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
     np.testing.assert_allclose(f16.astype(np.float32), want, rtol=2e-3, atol=1e-3)
     # Sorting is what saves the padding: fewer padded positions than corpus-order batches.
     def padded(sort):
-        w = _prepare_window(tokenizer, lambda a, b: texts[a:b], 0, n, max_length=32, batch_size=8, sort=sort, sdpa=False,
+        w = _prepare_window(tokenised_arrays(tokenizer, [texts], max_length=32, cache_dir=tmp_path), 0, n, max_length=32,
+                            pad={"input_ids": tokenizer.pad_token_id}, left=False, batch_size=8, sort=sort, sdpa=False,
                             pin=False, desc="t")
         return sum(int((b["attention_mask"] == 0).sum()) for b in w.batches)
 
@@ -292,25 +296,29 @@ def test_encode_corpus_resumes_after_an_interruption(tiny, tmp_path):
     assert np.array_equal(encode_corpus(counting, tokenizer, read, n, path, **kw), full) and counting.calls == 26
 
 
-def test_encode_corpus_reads_at_most_two_windows_ahead(tiny, tmp_path):
-    """When rows lo:hi are read, everything before lo − 2 windows is already written: the corpus is never held."""
+def test_encode_corpus_reads_the_texts_a_chunk_at_a_time(tiny, tmp_path, monkeypatch):
+    """The texts are read ``tokens.CHUNK`` rows at a time, in order, by the tokenise-once step (a pass to hash them,
+    one to tokenise them on the first encoding; a later encoding only hashes them, then reads the shards): the corpus
+    is never held."""
+    from codeswitch.common import tokens as T
     from codeswitch.common.fastpath import encode_corpus
 
     _, model, tokenizer = tiny
     texts = _passages(3)
-    path = tmp_path / "emb.npy"
-    window_rows = 2 * 8
-    lags = []
+    monkeypatch.setenv("CODESWITCH_TOKEN_CACHE", str(tmp_path / "tokens"))
+    monkeypatch.setattr(T, "CHUNK", 16)
+    reads = []
 
     def read(lo, hi):
-        state = path.with_suffix(".progress.json")
-        done = json.loads(state.read_text())["rows_done"] if state.is_file() else 0
-        lags.append(lo - done)
+        reads.append((lo, hi))
         return texts[lo:hi]
 
-    encode_corpus(model.passage_model, tokenizer, read, len(texts), path, max_length=16, batch_size=8, sort_window=2, device="cpu")
-    assert len(lags) == -(-len(texts) // window_rows)
-    assert max(lags) <= 2 * window_rows
+    passes = [(lo, min(lo + 16, len(texts))) for lo in range(0, len(texts), 16)]
+    for i, want in enumerate((2 * passes, passes)):
+        reads.clear()
+        encode_corpus(model.passage_model, tokenizer, read, len(texts), tmp_path / f"emb{i}.npy", max_length=16, batch_size=8,
+                      sort_window=2, device="cpu")
+        assert reads == want
 
 
 def test_encode_corpus_names_a_bad_row(tiny, tmp_path):
@@ -342,7 +350,10 @@ def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
     """
     from benchmarks.memory import main, markdown, measure
 
-    small = measure(5_000, batch=64, window=8, threads=1, workdir=tmp_path)
+    small = measure(5_000, batch=64, window=8, threads=1, workdir=tmp_path, models=2)
+    # the first model tokenises the corpus once (timed within texts → file); the second reads the shards: same file
+    assert 0 < small["tokenise_seconds"] < small["encode_seconds"] and small["later_models_same_embeddings"] is True
+    assert small["passages_per_second_from_shards"] > 0 and small["tokenise_processes"] == 1
     out = tmp_path / "out"
     assert main(["--passages", "20000", "--batch", "64", "--window", "8", "--threads", "1", "--workdir", str(tmp_path),
                  "--out", str(out)]) == 0
@@ -354,5 +365,5 @@ def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
     assert 0 < big["rss_before_mb"] < big["peak_rss_mb"]
     assert big["peak_minus_before_mb"] < 250, big
     assert big["peak_rss_mb"] - small["peak_rss_mb"] < 60, (small, big)
-    assert "| 20,000 |" in markdown(big)
+    assert "| 20,000 |" in markdown(big) and big["models"] == 1 and big["passages_per_second_from_shards"] is None
     assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folders are removed

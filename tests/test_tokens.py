@@ -8,7 +8,13 @@ import copy
 import pandas as pd
 import pytest
 
-from codeswitch.common.tokens import tokenised, tokenizer_identity
+from codeswitch.common import tokens as T
+from codeswitch.common.tokens import tokenised, tokenised_arrays, tokenised_corpus, tokenizer_identity
+
+
+def _entries(folder):
+    """The complete entries of a cache folder (an entry: a folder whose offsets file, written last, is there)."""
+    return sorted(p for p in folder.iterdir() if (p / "offsets.npy").is_file())
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,7 @@ def test_equals_the_tokenizer_and_is_computed_once(tokenizers, tmp_path):
             first = tokenised(tok, cols, max_length=8, cache_dir=tmp_path)
             assert first == want, name
             assert tokenised(tok, cols, max_length=8, cache_dir=tmp_path) == want  # read back
-    entries = sorted(tmp_path.glob("*.npz"))
+    entries = _entries(tmp_path)
     # the tiny backbones share one tokenizer (trained once on the project's corpus): one entry serves both models
     assert tokenizer_identity(tokenizers["tiny-bert"]) == tokenizer_identity(tokenizers["tiny-xlmr"])
     assert len(entries) == 2  # (single, pair)
@@ -42,7 +48,7 @@ def test_equals_the_tokenizer_and_is_computed_once(tokenizers, tmp_path):
     other.add_tokens(["zzz-new-token"])  # another vocabulary: another identity, another entry
     assert tokenizer_identity(other) != tokenizer_identity(tok)
     tokenised(other, [TEXTS], max_length=8, cache_dir=tmp_path)
-    assert len(list(tmp_path.glob("*.npz"))) == 5
+    assert len(_entries(tmp_path)) == 5
 
 
 def test_second_call_does_not_tokenise(tokenizers, tmp_path, monkeypatch):
@@ -50,7 +56,7 @@ def test_second_call_does_not_tokenise(tokenizers, tmp_path, monkeypatch):
     want = tokenised(tok, [TEXTS], max_length=16, cache_dir=tmp_path)
     monkeypatch.setattr(type(tok), "__call__", lambda *a, **kw: pytest.fail("tokenised twice"))
     assert tokenised(tok, [TEXTS], max_length=16, cache_dir=tmp_path) == want
-    (next(tmp_path.glob("*.npz"))).write_bytes(b"damaged")  # a damaged entry is tokenised again
+    (_entries(tmp_path)[0] / "input_ids.0.npy").write_bytes(b"damaged")  # a damaged entry is tokenised again
     monkeypatch.undo()
     assert tokenised(tok, [TEXTS], max_length=16, cache_dir=tmp_path) == want
 
@@ -72,4 +78,117 @@ def test_glue_encode_tokenises_each_split_once(tokenizers, tmp_path, monkeypatch
     a = tg.encode(df, tg.TASKS["sst2"], "en", tok, 115)
     b = tg.encode(df, tg.TASKS["sst2"], "en", tok, 115)
     assert a["input_ids"][:] == b["input_ids"][:] == [list(x) for x in tok(TEXTS, truncation=True, max_length=115)["input_ids"]]
-    assert len(list(tmp_path.glob("*.npz"))) == 1
+    assert len(_entries(tmp_path)) == 1
+
+
+# --------------------------------------------------------------------------- shards (issue 24, item 4)
+CORPUS = [f"passage {i} " + " ".join(["the girl drinks milk", "작은 돼지가 공원에서 쉬었다", "a b c"][i % 3] for _ in range(i % 5))
+          for i in range(60)]
+
+
+def _files(entry):
+    return {p.name: p.read_bytes() for p in sorted(entry.iterdir())}
+
+
+def test_an_entry_is_int32_shards_memory_mapped(tokenizers, tmp_path, monkeypatch):
+    """A corpus spanning three shards (a tiny shard size) gives the same ids, row by row and as padded windows, as
+    one shard and as the tokenizer; every file is a memory map, never loaded whole."""
+    import numpy as np
+
+    tok = tokenizers["tiny-bert"]
+    want = tok(CORPUS, truncation=True, max_length=16)
+    one = tokenised_corpus(tok, lambda lo, hi: CORPUS[lo:hi], len(CORPUS), max_length=16, cache_dir=tmp_path / "one")
+    total = int(one.offsets[-1])
+    monkeypatch.setattr(T, "SHARD_IDS", total // 3 + 8)  # three shards, cut at row boundaries
+    monkeypatch.setattr(T, "CHUNK", 7)  # chunks cross the shard boundaries
+    three = tokenised_corpus(tok, lambda lo, hi: CORPUS[lo:hi], len(CORPUS), max_length=16, cache_dir=tmp_path / "three")
+    assert len(three.shards["input_ids"]) == 3 and len(one.shards["input_ids"]) == 1
+    assert all(len(s) <= T.SHARD_IDS for s in three.shards["input_ids"])
+    for rows in (one, three):
+        assert isinstance(rows.offsets, np.memmap) and all(isinstance(s, np.memmap) for s in rows.shards["input_ids"])
+        assert all(s.dtype == np.int32 for s in rows.shards["input_ids"]) and rows.offsets.dtype == np.int64
+        assert {k: [rows.row(k, i).tolist() for i in range(len(CORPUS))] for k in rows.names} == {k: list(map(list, v)) for k, v in want.items()}
+    pad = {"input_ids": tok.pad_token_id}
+    for lo, hi in ((0, 60), (5, 41), (19, 20), (30, 30)):
+        a, b = one.padded(lo, hi, 16, pad), three.padded(lo, hi, 16, pad)
+        ref = tok(CORPUS[lo:hi], truncation=True, max_length=16, padding="max_length", return_tensors="np") if hi > lo else None
+        for k in one.names:
+            np.testing.assert_array_equal(a[k], b[k])
+            if ref is not None:
+                np.testing.assert_array_equal(a[k], ref[k])
+    with pytest.raises(ValueError, match="row 0 has .* tokens, more than max_length 4"):
+        three.padded(0, 3, 4, pad, desc="corpus")
+
+
+def test_a_damaged_or_half_written_entry_is_never_read(tokenizers, tmp_path, monkeypatch):
+    """A truncated shard, a missing offsets file (written last) or a temporary folder a killed writer left: the texts
+    are tokenised again (the entry replaced), never read half."""
+    tok = tokenizers["tiny-bert"]
+    monkeypatch.setattr(T, "SHARD_IDS", 100)
+    want = tokenised_arrays(tok, [CORPUS], max_length=16, cache_dir=tmp_path).lists()  # (copied: the test damages the files)
+    entry, = _entries(tmp_path)
+    good = _files(entry)
+    calls = []
+    real = type(tok).__call__
+    monkeypatch.setattr(type(tok), "__call__", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    assert tokenised_arrays(tok, [CORPUS], max_length=16, cache_dir=tmp_path).lists() == want and not calls
+
+    shard = entry / "input_ids.1.npy"
+    shard.write_bytes(shard.read_bytes()[:-12])  # truncated
+    assert tokenised_arrays(tok, [CORPUS], max_length=16, cache_dir=tmp_path).lists() == want and calls
+    assert _files(entry) == good  # rebuilt, byte for byte
+    calls.clear()
+    (entry / "offsets.npy").unlink()  # the file written last is missing: not an entry
+    assert tokenised_arrays(tok, [CORPUS], max_length=16, cache_dir=tmp_path).lists() == want and calls
+    assert _files(entry) == good
+    # a writer killed while building: its temporary folder (hidden, named for the entry) is never an entry
+    half = tmp_path / f".{entry.name}.tmp-elsewhere-1-x"
+    half.mkdir()
+    (half / "input_ids.0.npy").write_bytes(b"partial")
+    assert _entries(tmp_path) == [entry]
+
+
+def test_worker_processes_give_the_same_bytes(tokenizers, tmp_path, monkeypatch):
+    """Tokenised in two spawned worker processes (several chunks each, taken back in order), an entry is byte-identical
+    to the one tokenised in this process; a small input never starts a process."""
+    import concurrent.futures
+
+    tok = tokenizers["tiny-bert"]
+    cols = [CORPUS, CORPUS[::-1]]
+    tokenised_arrays(tok, cols, max_length=12, cache_dir=tmp_path / "inline", processes=1)
+    monkeypatch.setattr(T, "CHUNK", 5)
+    monkeypatch.setattr(T, "PROCESS_MIN_TEXTS", 0)
+    started = []
+    real = concurrent.futures.ProcessPoolExecutor.__init__
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "__init__", lambda self, *a, **kw: started.append(kw) or real(self, *a, **kw))
+    tokenised_arrays(tok, cols, max_length=12, cache_dir=tmp_path / "workers", processes=2)
+    assert len(started) == 1 and started[0]["max_workers"] == 2
+    (a,), (b,) = _entries(tmp_path / "inline"), _entries(tmp_path / "workers")
+    assert a.name == b.name and _files(a) == _files(b)
+    monkeypatch.setattr(T, "PROCESS_MIN_TEXTS", 1000)
+    tokenised_arrays(tok, [CORPUS], max_length=12, cache_dir=tmp_path / "small", processes=2)
+    assert len(started) == 1  # below PROCESS_MIN_TEXTS: in this process
+    monkeypatch.setenv("CODESWITCH_TOKENIZE_PROCESSES", "3")
+    assert T.tokenise_processes() == 3
+    monkeypatch.delenv("CODESWITCH_TOKENIZE_PROCESSES")
+    assert 1 <= T.tokenise_processes() <= 8
+
+
+def test_corpus_bad_text_is_named(tokenizers, tmp_path):
+    texts = ["a passage"] * 10
+    texts[7] = None
+    with pytest.raises(ValueError, match=r"my corpus: row 7 is NoneType"):
+        tokenised_corpus(tokenizers["tiny-bert"], lambda lo, hi: texts[lo:hi], 10, max_length=8, cache_dir=tmp_path,
+                         desc="my corpus")
+    assert _entries(tmp_path) == []
+
+
+def test_release_hands_back_the_mapped_pages(tokenizers, tmp_path):
+    """After :meth:`TokenRows.release`, the rows' ids read the same (from the page cache again)."""
+    tok = tokenizers["tiny-bert"]
+    big = CORPUS * 40  # ids over several pages
+    rows = tokenised_arrays(tok, [big], max_length=16, cache_dir=tmp_path)
+    want = rows.lists()
+    rows.release(0, len(big))
+    rows.release(100, 900)
+    assert rows.lists() == want

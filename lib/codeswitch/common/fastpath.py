@@ -33,7 +33,7 @@ from ..core.runs import atomic_write_json
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
     "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
-    "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts", "default_tokenizer_threads",
+    "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
 ]
 
 
@@ -442,72 +442,21 @@ class _Window:
     batches: list  # dicts of host tensors (pinned on CUDA), SDPA-ready
 
 
-_TOKENIZE_CHUNK = 1024  # texts tokenised per tokenizer call (bounds the tokenizer's per-token objects)
+def _prepare_window(tokens, lo: int, hi: int, *, max_length: int, pad: dict[str, int], left: bool, batch_size: int,
+                    sort: bool, sdpa: bool, pin: bool, desc: str) -> _Window:
+    """Rows ``lo:hi`` read from their token shards, sorted by length (longest first, stable) and cut into padded batches.
 
-
-def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: int, hi: int, *, max_length: int,
-                    batch_size: int, sort: bool, sdpa: bool, pin: bool, desc: str, pool=None, pool_width: int = 1,
-                    tokens=None) -> _Window:
-    """Rows ``lo:hi`` read, tokenised, sorted by length (longest first, stable) and cut into padded batches.
-
-    ``tokens`` (a :class:`codeswitch.common.tokens.TokenRows` of every row, tokenised once with this tokenizer and
-    ``max_length``): the rows' ids are read from it, and no text is read or tokenised.
-
-    The window's token ids are kept in compact ``(rows, max_length)`` int32 arrays,
-    filled ``_TOKENIZE_CHUNK`` texts at a time: a fast tokenizer's result holds
-    tens of bytes of Python and Rust objects per token, so tokenising a whole window
-    (16,384 passages) in one call would hold ~10× the ids' size at once.
-    ``pool`` (a thread pool) tokenises the chunks in parallel: a fast tokenizer
-    releases the GIL, and one thread tokenises only ~3,000–4,000 Mr.TyDi-length
-    passages a second (benchmark row ``t_d``) — 20,000 passages/s needs several.
-    The ids are the same whatever the number of threads.
+    ``tokens``: a :class:`codeswitch.common.tokens.TokenRows` of every row, tokenised once with this tokenizer and
+    ``max_length`` (memory-mapped int32 shards): the window's ids are sliced from it into compact
+    ``(rows, max_length)`` int32 arrays (:meth:`~codeswitch.common.tokens.TokenRows.padded`), each batch then trimmed
+    to its longest row — the tensors the tokenizer's own padding gives.  No text is read or tokenised here.
     """
     import torch
 
-
+    arrays = tokens.padded(lo, hi, max_length, pad, left=left, desc=desc)
+    tokens.release(lo, hi)  # the window's ids are copied: their mapped pages go back
     m = hi - lo
-    left = getattr(tokenizer, "padding_side", "right") == "left"
-    pad_value = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
-                 "attention_mask": 0, "special_tokens_mask": 1}
-    arrays: dict[str, np.ndarray] = {}
-    if tokens is not None:  # tokenised once (common.tokens): pad the stored rows as the tokenizer would
-        for k in tokens.names:
-            a = arrays[k] = np.full((m, max_length), pad_value.get(k, 0), dtype=np.int32)
-            for i in range(m):
-                v = tokens.row(k, lo + i)
-                if len(v) > max_length:
-                    raise ValueError(f"{desc}: row {lo + i} has {len(v)} tokens, more than max_length {max_length} "
-                                     "(tokenised with another limit)")
-                if left:
-                    a[i, max_length - len(v) :] = v
-                else:
-                    a[i, : len(v)] = v
-        chunk = None
-    else:
-        chunk = texts(lo, hi)
-        if len(chunk) != m:
-            raise ValueError(f"{desc}: asked for rows {lo}:{hi}, got {len(chunk)} texts")
-        for i, t in enumerate(chunk):
-            if not isinstance(t, str):
-                raise ValueError(f"{desc}: row {lo + i} is {type(t).__name__} {t!r:.60}, not text")
-
-    def tokenise(s: int):
-        return s, tokenizer(list(chunk[s : s + _TOKENIZE_CHUNK]), max_length=max_length, truncation=True, padding=True,
-                            return_tensors="np")
-
-    starts = list(range(0, m, _TOKENIZE_CHUNK)) if tokens is None else []
-    width = pool_width if pool is not None else 1  # chunks in flight at once (bounds the tokenizer's objects)
-    results = (r for g in range(0, len(starts), width)
-               for r in (pool.map(tokenise, starts[g : g + width]) if pool is not None else map(tokenise, starts[g : g + width])))
-    for s, enc in results:
-        for k, v in enc.items():
-            if k not in arrays:
-                arrays[k] = np.full((m, max_length), pad_value.get(k, 0), dtype=np.int32)
-            w = v.shape[1]
-            arrays[k][s : s + len(v), (max_length - w if left else 0) : (max_length if left else w)] = v
-        del enc
-    chunk = None  # the window's texts are no longer needed
-    lengths = arrays["attention_mask"].sum(axis=1)  # tokens per row, [CLS]/[SEP] included
+    lengths = arrays["attention_mask"].sum(axis=1) if "attention_mask" in arrays else tokens.lengths(lo=lo, hi=hi)
     order = np.argsort(-lengths, kind="stable") if sort else np.arange(m)
     batches = []
     for s in range(0, m, batch_size):
@@ -520,18 +469,18 @@ def _prepare_window(tokenizer, texts: Callable[[int, int], Sequence[str]], lo: i
     return _Window(lo, hi, order, batches)
 
 
-def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str]], start: int, n: int,
-                    sink: Callable[[int, int, np.ndarray], None], *, max_length: int, batch_size: int, sort_window: int,
-                    device, amp_dtype, out_dtype, prefetch: bool | None, embed, desc: str,
-                    tokenizer_threads: int | None = None, tokens=None) -> None:
-    """Encode rows ``start:n`` window by window; ``sink(lo, hi, rows)`` receives each window in corpus order."""
+def _encode_windows(encoder, tokenizer, tokens, start: int, n: int, sink: Callable[[int, int, np.ndarray], None], *,
+                    max_length: int, batch_size: int, sort_window: int, device, amp_dtype, out_dtype, prefetch: bool | None,
+                    embed, desc: str) -> None:
+    """Encode rows ``start:n`` of ``tokens`` (their token shards) window by window; ``sink(lo, hi, rows)`` receives
+    each window in corpus order."""
     import torch
 
     from ..core.encoders import DualEncoder
 
     if batch_size < 1 or sort_window < 0:
         raise ValueError(f"{desc}: batch_size must be >= 1 and sort_window >= 0, got {batch_size} and {sort_window}")
-    if tokens is not None and len(tokens) != n:
+    if len(tokens) != n:
         raise ValueError(f"{desc}: {len(tokens)} tokenised rows for {n} texts")
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     cuda = device.type == "cuda"
@@ -541,11 +490,11 @@ def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str
     buf_dtype = torch.float16 if np.dtype(out_dtype) == np.float16 else torch.float32
     rows_per_window = batch_size * max(sort_window, 1)
     spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
-    threads = 1 if tokens is not None else tokenizer_threads if tokenizer_threads is not None else default_tokenizer_threads(cuda)
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="codeswitch-tokenise") if threads > 1 else None
+    pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
+           "attention_mask": 0, "special_tokens_mask": 1}
     prep = lambda lo, hi: _prepare_window(  # noqa: E731
-        tokenizer, texts, lo, hi, max_length=max_length, batch_size=batch_size, sort=sort_window > 0,
-        sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, pool=pool, pool_width=threads, tokens=tokens,
+        tokens, lo, hi, max_length=max_length, pad=pad, left=getattr(tokenizer, "padding_side", "right") == "left",
+        batch_size=batch_size, sort=sort_window > 0, sdpa=uses_sdpa(encoder), pin=cuda, desc=desc,
     )
 
     def finish(pending) -> None:
@@ -592,26 +541,6 @@ def _encode_windows(encoder, tokenizer, texts: Callable[[int, int], Sequence[str
             finish(pending)
     finally:
         windows.close()  # stops the background thread, also when encoding fails
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-
-def default_tokenizer_threads(cuda: bool) -> int:
-    """Threads that tokenise a corpus window: 1 on CPU (the encoder needs the cores), on a GPU enough to feed it.
-
-    One thread tokenises ~3,000–4,000 passages of ≤ 128 tokens a second (benchmark
-    row ``t_d``); the 20,000 passages/s target needs 6–8.  Leaves two cores to the
-    main thread; ``CODESWITCH_TOKENIZER_THREADS`` overrides it.
-    """
-    import os
-
-    if os.environ.get("CODESWITCH_TOKENIZER_THREADS"):
-        return max(1, int(os.environ["CODESWITCH_TOKENIZER_THREADS"]))
-    if not cuda:
-        return 1
-    from ..core.utils import gpu_host_workers
-
-    return gpu_host_workers()
 
 
 _LIBC: list = []
@@ -654,7 +583,6 @@ def encode_corpus(
     prefetch: bool | None = None,
     embed: Callable | None = None,
     desc: str = "encode corpus",
-    tokenizer_threads: int | None = None,
     tokens=None,
 ) -> np.ndarray:
     """Encode ``n`` passages with ``encoder`` into an ``(n, H)`` ``.npy`` file at ``path``; return it memory-mapped.
@@ -663,20 +591,28 @@ def encode_corpus(
     :meth:`codeswitch.contrastivemix.data.Collection.texts`, read from a memory-mapped
     dataset).  An embedding is ``embed(encoder, batch)``, by default the last layer's
     first-token vector (DPR).  Windows of ``sort_window`` batches are sorted by token
-    length (``0``: batches in corpus order), tokenised one window ahead in a
-    background thread (``prefetch``, default on), encoded under
-    ``torch.inference_mode()`` and ``amp_dtype`` autocast, and copied to the host
-    once per window; see the module docstring.  ``dtype``: of the file (float16;
-    float32 for exact comparisons).  ``tokenizer_threads``: threads tokenising a window
-    (default :func:`default_tokenizer_threads`).  ``tokens``: the passages already tokenised
-    (:func:`codeswitch.common.tokens.tokenised_arrays` with this tokenizer and ``max_length``, once per corpus for
-    every model that shares the tokenizer): windows are fed from it, no text is read or tokenised.  An interrupted
-    call resumes at the last completed window; a finished file is returned without encoding.
+    length (``0``: batches in corpus order), their ids sliced from the corpus's token
+    shards and padded one window ahead in a background thread (``prefetch``, default
+    on; pinned on CUDA), encoded under ``torch.inference_mode()`` and ``amp_dtype``
+    autocast, and copied to the host once per window; see the module docstring.
+    ``dtype``: of the file (float16; float32 for exact comparisons).
+
+    The corpus is tokenised once per (tokenizer, ``max_length``, texts) into int32
+    memory-mapped shards (:func:`codeswitch.common.tokens.tokenised_corpus`, in worker
+    processes for a large corpus): the first model to encode it pays for that, every
+    later model that shares the tokenizer reads the shards.  ``tokens``: those shards
+    already at hand (a :class:`~codeswitch.common.tokens.TokenRows` with this tokenizer and
+    ``max_length``).  An interrupted call resumes at the last completed window; a
+    finished file is returned without encoding.
     """
     out = _RowFile(path, n, encoder.config.hidden_size, dtype, desc=desc)
     done = out.complete()
     if done is not None:
         return done
+    if tokens is None:
+        from .tokens import tokenised_corpus
+
+        tokens = tokenised_corpus(tokenizer, texts, n, max_length=max_length, desc=desc)
     start = out.open()
     bar = progress(total=n, initial=start, desc=desc, unit="passage", disable=_short(n, 20000))
 
@@ -687,9 +623,9 @@ def encode_corpus(
         _trim_heap()
 
     try:
-        _encode_windows(encoder, tokenizer, texts, start, n, sink, max_length=max_length, batch_size=batch_size,
+        _encode_windows(encoder, tokenizer, tokens, start, n, sink, max_length=max_length, batch_size=batch_size,
                         sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=dtype, prefetch=prefetch,
-                        embed=embed, desc=desc, tokenizer_threads=tokenizer_threads, tokens=tokens)
+                        embed=embed, desc=desc)
         return out.finish()
     finally:
         out.close()
@@ -709,21 +645,25 @@ def encode_texts(
     prefetch: bool | None = False,
     embed: Callable | None = None,
     desc: str = "encode",
-    tokenizer_threads: int | None = None,
     tokens=None,
 ) -> np.ndarray:
     """``(len(texts), H)`` float32 embeddings of a list of texts (queries), by the pipeline of :func:`encode_corpus`.
 
     Rows come back in the order of ``texts``; windows of ``sort_window`` batches are
     sorted by token length first (``0``: not sorted).  Meant for lists that fit in
-    memory; a corpus goes through :func:`encode_corpus`.  ``tokens``: as there.
+    memory; a corpus goes through :func:`encode_corpus`.  The texts are tokenised once
+    (:func:`codeswitch.common.tokens.tokenised_arrays`), unless ``tokens`` (as there) are given.
     """
+    if tokens is None:
+        from .tokens import tokenised_arrays
+
+        tokens = tokenised_arrays(tokenizer, [texts], max_length=max_length)
     out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
 
     def sink(lo: int, hi: int, rows: np.ndarray) -> None:
         out[lo:hi] = rows
 
-    _encode_windows(encoder, tokenizer, lambda lo, hi: texts[lo:hi], 0, len(texts), sink, max_length=max_length,
-                    batch_size=batch_size, sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32,
-                    prefetch=prefetch, embed=embed, desc=desc, tokenizer_threads=tokenizer_threads, tokens=tokens)
+    _encode_windows(encoder, tokenizer, tokens, 0, len(texts), sink, max_length=max_length, batch_size=batch_size,
+                    sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32, prefetch=prefetch,
+                    embed=embed, desc=desc)
     return out

@@ -33,16 +33,20 @@ into ``{query id: {doc id: score}}`` runs only to be scored.
 Corpus encoding (issue 8 (d): ≥ 20,000 passages/s for mBERT-base on one H200, a
 million passages in < 4 GB of host memory).  The corpus is cut into *windows* of
 ``sort_window`` batches (``W = sort_window · batch_size`` rows, 32 · 512 = 16,384 by
-default) and each window goes through::
+default).  Before the first window the corpus is tokenised once per (tokenizer,
+``max_length``) into int32 memory-mapped shards (:func:`codeswitch.common.tokens.tokenised_corpus`:
+texts read a chunk at a time, tokenised in worker processes when the corpus is large,
+written atomically): the first model that encodes a corpus pays for it, every later
+one that shares the tokenizer only reads the shards.  Then each window goes through::
 
     background thread                         main thread (device)
     ─────────────────────────────────────     ──────────────────────────────────────────────────
-    window w+1: texts(lo, hi) → tokenise      window w: for each batch (longest first):
-      (truncate to max_length) → sort rows      copy (pinned → device, non-blocking)
-      by token length, longest first,            → encoder (inference mode, autocast, SDPA)
-      stable → cut into batches, each            → first-token vectors into a device buffer
-      padded to its own longest → pin          one copy of the buffer to the host per window
-                                               (the only synchronisation), rows put back in
+    window w+1: ids of rows lo:hi sliced      window w: for each batch (longest first):
+      from the shards → padded to               copy (pinned → device, non-blocking)
+      max_length → sort rows by token            → encoder (inference mode, autocast, SDPA)
+      length, longest first, stable →            → first-token vectors into a device buffer
+      cut into batches, each trimmed to        one copy of the buffer to the host per window
+      its own longest → pin                    (the only synchronisation), rows put back in
                                                corpus order, written at their offset in the
                                                .npy, progress recorded
 
@@ -52,9 +56,10 @@ default) and each window goes through::
   rounding: a test checks fp32 embeddings agree with the corpus-order batches
   within 1e-5), and the window's permutation is inverted before writing, so row
   ``i`` of the file is passage ``i``;
-* **memory**: the host holds at most two windows of text and token ids (the one
-  being encoded, the one being prepared), one window's embeddings, and nothing of
-  the corpus otherwise.  The rows are written with ``pwrite`` at their offset in
+* **memory**: the host holds at most two windows of token ids (the one being
+  encoded, the one being prepared), one window's embeddings, and nothing of the
+  corpus otherwise (the shards are memory-mapped; tokenising holds one chunk of
+  texts and ids per worker).  The rows are written with ``pwrite`` at their offset in
   the ``.npy`` (not through a writable memory map, whose dirty pages would count
   as this process's memory until the kernel writes them back), and the C heap's
   free pages are handed back after each window (``malloc_trim``).

@@ -327,11 +327,11 @@ def encoders(model, tokenizer, profile: Profile, *, query_max_length: int, passa
 
 
 def corpus_tokens(coll, tokenizer, max_length: int):
-    """Every passage of ``coll`` tokenised (:func:`codeswitch.common.tokens.tokenised_arrays`): once per
-    (tokenizer, max_length, corpus), shared by every model that encodes the corpus."""
-    from ..common.tokens import tokenised_arrays
+    """Every passage of ``coll`` tokenised (:func:`codeswitch.common.tokens.tokenised_corpus`: int32 memory-mapped
+    shards): once per (tokenizer, max_length, corpus), shared by every model that encodes the corpus."""
+    from ..common.tokens import tokenised_corpus
 
-    return tokenised_arrays(tokenizer, [coll.texts(0, len(coll))], max_length=max_length)
+    return tokenised_corpus(tokenizer, coll.texts, len(coll), max_length=max_length, desc=f"tokenise {coll.name}")
 
 
 def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path) -> dict:
