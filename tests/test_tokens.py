@@ -73,3 +73,23 @@ def test_glue_encode_tokenises_each_split_once(tokenizers, tmp_path, monkeypatch
     b = tg.encode(df, tg.TASKS["sst2"], "en", tok, 115)
     assert a["input_ids"][:] == b["input_ids"][:] == [list(x) for x in tok(TEXTS, truncation=True, max_length=115)["input_ids"]]
     assert len(list(tmp_path.glob("*.npz"))) == 1
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_rows_is_the_tokenizers_padding(tokenizers, side):
+    """``pad_rows`` of stored id rows gives ``tokenizer.pad``'s ids and mask, on either padding side; other columns
+    (word indices, labels) take their own fill."""
+    import torch
+
+    from codeswitch.common.tokens import pad_rows
+
+    tok = copy.deepcopy(tokenizers["tiny-xlmr"])  # pad id 1: a fill that is not 0
+    tok.padding_side = side
+    rows = tok(["a short one", "a somewhat longer sentence than that", "x"])["input_ids"]
+    want = tok.pad({"input_ids": rows}, return_tensors="pt")
+    got_ids = pad_rows(rows, tok.pad_token_id, left=side == "left")
+    got_mask = pad_rows([[1] * len(r) for r in rows], 0, left=side == "left")
+    assert got_ids.dtype == torch.int64 and torch.equal(got_ids, want["input_ids"])
+    assert torch.equal(got_mask, want["attention_mask"])
+    labels = pad_rows([[3], [1, 2, 4]], -100)
+    assert labels.tolist() == [[3, -100, -100], [1, 2, 4]]

@@ -40,7 +40,7 @@ from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
 from ..common.fastpath import sdpa_ready, uses_sdpa
-from ..common.tokens import tokenised, tokenised_words
+from ..common.tokens import pad_rows, tokenised, tokenised_words
 from ..core.learning import chance_weighted_f1, learning
 from ..core.utils import adamw_kind, set_seed
 
@@ -153,16 +153,16 @@ _TENSOR_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def _collate(feats: Sequence[dict], pad_id: int) -> dict[str, Tensor]:
-    T = max(len(f["input_ids"]) for f in feats)
+    """Features padded on the right into one batch (:func:`~codeswitch.common.tokens.pad_rows`): ids with ``pad_id``,
+    masks and token types with 0, token labels with −100 (ignored by the loss)."""
     batch: dict[str, Any] = {}
     for key in _TENSOR_KEYS:
         if key in feats[0]:
-            fill = pad_id if key == "input_ids" else 0
-            batch[key] = torch.tensor([list(f[key]) + [fill] * (T - len(f[key])) for f in feats], dtype=torch.long)
+            batch[key] = pad_rows([f[key] for f in feats], pad_id if key == "input_ids" else 0)
     if "labels" in feats[0]:
         lab = feats[0]["labels"]
         if isinstance(lab, list):
-            batch["labels"] = torch.tensor([f["labels"] + [-100] * (T - len(f["labels"])) for f in feats], dtype=torch.long)
+            batch["labels"] = pad_rows([f["labels"] for f in feats], -100)
         else:
             batch["labels"] = torch.tensor([f["labels"] for f in feats], dtype=torch.long)
     for key in ("start_positions", "end_positions"):

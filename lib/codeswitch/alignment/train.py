@@ -192,14 +192,11 @@ class SideTokens:
         return [len(r) for r in self.input_ids]
 
     def batch(self, idx: Sequence[int]) -> Batch:
-        T = max(len(self.input_ids[k]) for k in idx)
+        from ..common.tokens import pad_rows
 
-        def pad(row: list[int], fill: int) -> list[int]:
-            return [fill] * (T - len(row)) + row if self.left else row + [fill] * (T - len(row))
-
-        ids = torch.tensor([pad(self.input_ids[k], self.pad_id) for k in idx], dtype=torch.long)  # (B, T)
-        mask = torch.tensor([pad([1] * len(self.input_ids[k]), 0) for k in idx], dtype=torch.long)  # (B, T)
-        word_index = torch.tensor([pad(self.word_ids[k], -1) for k in idx], dtype=torch.long)  # (B, T)
+        ids = pad_rows([self.input_ids[k] for k in idx], self.pad_id, left=self.left)  # (B, T)
+        mask = pad_rows([[1] * len(self.input_ids[k]) for k in idx], 0, left=self.left)  # (B, T)
+        word_index = pad_rows([self.word_ids[k] for k in idx], -1, left=self.left)  # (B, T)
         return Batch(ids, mask, word_index, max((self.n_words[k] for k in idx), default=0))
 
 

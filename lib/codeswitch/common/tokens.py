@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenised", "tokenised_arrays", "tokenised_words", "TokenRows", "tokenizer_identity", "token_cache_dir"]
+__all__ = ["tokenised", "tokenised_arrays", "tokenised_words", "TokenRows", "tokenizer_identity", "token_cache_dir", "pad_rows"]
 
 VERSION = 1  # bump when the stored layout changes
 CHUNK = 1024  # texts per tokenizer call
@@ -190,3 +190,24 @@ def tokenised_words(tokenizer, sentences: Sequence[Sequence[str]], *, max_length
     out["word_ids"] = [[-1 if w is None else int(w) for w in enc.word_ids(i)] for i in range(len(sentences))]
     _write_entry(path, TokenRows.from_lists(out))
     return out
+
+
+def pad_rows(rows: Sequence[Sequence[int]], fill: int, *, left: bool = False) -> "torch.Tensor":
+    """Rows of token ids (or masks, word indices, labels) of different lengths padded with ``fill`` to the longest:
+    a (len(rows), longest) int64 tensor, the rows right-aligned when ``left`` (a tokenizer's ``padding_side``).
+
+    The one padding of stored token rows (ContrastiveMix's :func:`~codeswitch.contrastivemix.train.collate_ids`, the
+    alignment trainer's :class:`~codeswitch.alignment.train.SideTokens`, GLUECoS's ``gluecos_train._collate``): what
+    ``tokenizer.pad`` gives for ids and mask, also for the columns it does not know (word indices, token labels).
+    """
+    import torch
+
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), fill, dtype=np.int64)
+    for i, r in enumerate(rows):
+        if left:
+            out[i, width - len(r):] = r
+        else:
+            out[i, : len(r)] = r
+    return torch.from_numpy(out)
+
