@@ -291,20 +291,11 @@ def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Se
     names = [n for n in rows[0] if n in ("input_ids", "token_type_ids", "attention_mask")]
     if not all(special):
         names = [n for n in names if n != "token_type_ids"]
+    from ..common.tokens import pad_rows
+
     pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0), "attention_mask": 0}
-    width = max(len(r["input_ids"]) for r in rows)
     left = getattr(tokenizer, "padding_side", "right") == "left"
-    out = {}
-    for name in names:
-        a = np.full((len(rows), width), pad[name], dtype=np.int64)
-        for i, r in enumerate(rows):
-            v = r[name]
-            if left:
-                a[i, width - len(v):] = v
-            else:
-                a[i, : len(v)] = v
-        out[name] = torch.from_numpy(a)
-    return out
+    return {name: pad_rows([r[name] for r in rows], pad[name], left=left) for name in names}
 
 
 def _check_texts(qid, query, positives, negatives) -> None:
