@@ -207,7 +207,7 @@ def finetune_spec(cfg: Profile, ac: Config, table: AlignTable, system: System, t
         do_lower_case=t.do_lower_case, warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
         per_device_eval_batch_size=t.per_device_eval_batch_size, doc_stride=t.doc_stride, max_answer_length=t.max_answer_length,
         selection=t.selection, files=_fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), backbone_id=_tiny_id(ac.backbone.model),
-        table=table.table, row=system.row,
+        packing=True if ac.gluecos_packing else None, table=table.table, row=system.row,
     )
 
 
