@@ -39,7 +39,7 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
-from ..common.fastpath import sdpa_ready, uses_sdpa
+from ..common.fastpath import compile_for_training, sdpa_ready, uses_sdpa
 from ..core.encoders import packed_hidden
 from ..common.tokens import pad_rows, tokenised, tokenised_words
 from ..core.learning import chance_weighted_f1, learning
@@ -408,6 +408,8 @@ def finetune(
     per_epoch = []
     sdpa = uses_sdpa(encoder)
     pack = _packed_steps(kind, encoder, train_feats, pad_id, args)
+    if getattr(args, "torch_compile", None):  # training steps compiled (the loss is computed outside the model)
+        compile_for_training(model, fixed_shapes=pack is not None)
     for epoch in range(1, args.num_train_epochs + 1):
         model.train()
         order = torch.randperm(len(train_feats), generator=generator).tolist()

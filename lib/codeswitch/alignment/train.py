@@ -44,6 +44,7 @@ from torch import Tensor, nn
 from .config import MODES, OBJECTIVES, AlignRun
 from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
+from ..common.fastpath import compile_for_training
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.utils import adamw_kind
@@ -350,6 +351,8 @@ def train_alignment(
     aligner.freeze_reference()
     if aligner.frozen is not None:
         aligner.frozen.to(device)
+    if getattr(args, "torch_compile", None) and aligner.mode == "all_layers":  # after the frozen copy: f compiled, f0 not
+        compile_for_training(aligner.encoder, fixed_shapes=bool(getattr(args, "packing", None)))  # linear_head: f0 frozen
     params = [p for p in aligner.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay,
                                   **adamw_kind(device))  # fused on CUDA, foreach on CPU
