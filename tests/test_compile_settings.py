@@ -1,4 +1,5 @@
-"""The ``torch_compile`` setting of the Koglish-GLUE, alignment, GLUECoS and CalBERT trainers (issue 24, item 3).
+"""The ``torch_compile`` setting of the Koglish-GLUE, ContrastiveMix, alignment, GLUECoS and CalBERT trainers (issue 24,
+item 3).
 
 Each trainer's model (and its loss where the model computes it: the HF classifiers) runs its training steps under
 ``torch.compile`` (``common.fastpath.compile_for_training``; with packing fixed shapes and ``fullgraph``).  Off in
@@ -15,10 +16,12 @@ import numpy as np
 import pytest
 import torch
 
+from .test_perf_guards_contrastivemix import tiny, token_cache  # noqa: F401  (fixtures)
+
 STEPS = 2
 
 
-@pytest.mark.parametrize("section", ["glue", "alignment", "calbert"])
+@pytest.mark.parametrize("section", ["glue", "contrastivemix", "alignment", "calbert"])
 def test_torch_compile_is_off_everywhere_and_keyed_only_when_on(section):
     import importlib
 
@@ -166,6 +169,32 @@ def test_compiled_gluecos_finetuning_gives_the_eager_loss(monkeypatch, backbones
             encoder = AutoModel.from_pretrained(path, attn_implementation="sdpa", hidden_dropout_prob=0.0,
                                                 attention_probs_dropout_prob=0.0)
             gt.finetune(task, data, encoder, tok, dataclasses.replace(base, torch_compile=True if on else None))
+        return losses
+
+    np.testing.assert_allclose(*_both(run), rtol=1e-4)
+
+
+@pytest.mark.slow
+def test_compiled_contrastivemix_training_gives_the_eager_loss(monkeypatch, tiny, token_cache):
+    """Both encoders' packed forwards compiled (the loss outside them): the eager run's per-step losses."""
+    import copy
+
+    import codeswitch.contrastivemix.train as tr
+
+    from .test_perf_guards_contrastivemix import _spec, _train
+
+    pytest.importorskip("torch._inductor")
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    for m in model.modules():  # no dropout: the compiled kernels draw their masks from another generator
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+
+    def run(on):
+        losses = []
+        with monkeypatch.context() as m:
+            _recording(m, tr, "contrastivemix_loss", losses, pick=lambda out: out["total"])
+            _train((model, tokenizer), _spec(packing=True, torch_compile=True if on else None),
+                   n_queries=8 * STEPS)
         return losses
 
     np.testing.assert_allclose(*_both(run), rtol=1e-4)

@@ -98,7 +98,7 @@ from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder
-from ..common.fastpath import pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
+from ..common.fastpath import compile_for_training, pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
 from ..common.tokens import tokenised_arrays
 
 __all__ = [
@@ -385,6 +385,8 @@ def train_dual_encoder(
     model, optimizer = accelerator.prepare(model, optimizer)
     tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
     budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
+    if getattr(spec, "torch_compile", None):  # both encoders' training forwards (packed: fixed shapes, whole graphs)
+        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None)
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
 
