@@ -22,6 +22,11 @@ best epoch.  This module does the same:
   the epoch with the best validation score ("best_dev_epoch", GLUECoS's model
   selection) or of the last epoch.
 
+With the run's ``packing`` (``alignment.gluecos_packing``; issue 24) each training batch is one packed, fixed-shape
+forward for the three heads (:class:`PackedSteps`, :meth:`TaskModel._packed`); with ``torch_compile``
+(``alignment.torch_compile``) the task model's training forward is compiled
+(:func:`~codeswitch.common.fastpath.compile_for_training`).  Evaluation stays padded and eager.
+
 The loop is a plain PyTorch loop rather than the HF ``Trainer``: it is GLUECoS's
 own loop, and the smoke profile runs ~40 tiny fine-tunings, where ``Trainer``'s
 fixed per-step overhead (~0.1 s measured on 2 CPU cores) would exceed the budget.
@@ -40,8 +45,8 @@ from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
 from ..common.fastpath import compile_for_training, sdpa_ready, uses_sdpa
-from ..core.encoders import packed_hidden
 from ..common.tokens import pad_rows, tokenised, tokenised_words
+from ..core.encoders import packed_hidden
 from ..core.learning import chance_weighted_f1, learning
 from ..core.utils import adamw_kind, set_seed
 
