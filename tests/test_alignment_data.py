@@ -211,8 +211,9 @@ def test_profiles_build_and_paper_restates_the_defaults():
     smoke = load_profile("smoke")
     paper_cfg = load_profile("paper")
     paper = A.config.load(paper_cfg)
-    # paper keeps the best model (issue 28) and packs its alignment steps (issue 24)
-    assert dataclasses.replace(paper, keep_models="none", packing=False) == A.Config(task_subdirs=paper.task_subdirs)
+    # paper keeps the best model (issue 28) and packs its alignment and GLUECoS steps (issue 24)
+    assert (dataclasses.replace(paper, keep_models="none", packing=False, gluecos_packing=False)
+            == A.Config(task_subdirs=paper.task_subdirs))
     assert A.config.load(smoke).backbone.model == "tiny-bert-mlm"
     aligns, fine, figure = A.stages(smoke)
     assert len(aligns) == 10  # 4 all-layers + 6 linear-head runs

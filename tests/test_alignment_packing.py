@@ -68,3 +68,15 @@ def test_packing_is_a_setting_of_the_section():
     for name, on in (("smoke", False), ("paper-ci", True)):
         aligns, _, _ = A.stages(load_profile(name))
         assert {s.packing for s in aligns} == {True if on else None}, name
+
+
+def test_gluecos_packing_is_a_setting_of_the_section():
+    """``alignment.gluecos_packing`` (GLUECoS fine-tuning): on in the paper profiles, off in smoke; a fine-tune's key
+    carries it only when on (the smoke keys are those of earlier runs)."""
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    for name, on in (("smoke", False), ("paper", True), ("paper-ci", True)):
+        _, fine, _ = A.stages(load_profile(name))
+        assert {s.packing for s in fine} == {True if on else None}, name
+        assert all(("packing" in s.key()) is on for s in fine), name

@@ -192,3 +192,23 @@ def test_release_hands_back_the_mapped_pages(tokenizers, tmp_path):
     rows.release(0, len(big))
     rows.release(100, 900)
     assert rows.lists() == want
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_rows_is_the_tokenizers_padding(tokenizers, side):
+    """``pad_rows`` of stored id rows gives ``tokenizer.pad``'s ids and mask, on either padding side; other columns
+    (word indices, labels) take their own fill."""
+    import torch
+
+    from codeswitch.common.tokens import pad_rows
+
+    tok = copy.deepcopy(tokenizers["tiny-xlmr"])  # pad id 1: a fill that is not 0
+    tok.padding_side = side
+    rows = tok(["a short one", "a somewhat longer sentence than that", "x"])["input_ids"]
+    want = tok.pad({"input_ids": rows}, return_tensors="pt")
+    got_ids = pad_rows(rows, tok.pad_token_id, left=side == "left")
+    got_mask = pad_rows([[1] * len(r) for r in rows], 0, left=side == "left")
+    assert got_ids.dtype == torch.int64 and torch.equal(got_ids, want["input_ids"])
+    assert torch.equal(got_mask, want["attention_mask"])
+    labels = pad_rows([[3], [1, 2, 4]], -100)
+    assert labels.tolist() == [[3, -100, -100], [1, 2, 4]]

@@ -107,6 +107,17 @@ class Config:
     # One packed, fixed-shape forward per encoder a step, both sides together (issue 24; common.fastpath.pack_features):
     # the same pairs and in-batch negatives; float sums fall differently, so it is part of a run's key.
     packing: bool = False
+    # GLUECoS fine-tuning's packed steps (gluecos_train.PackedSteps): each training batch one packed, fixed-shape
+    # forward, for the three heads.  A setting of its own, not ``packing``: that one is documented for the alignment
+    # steps (both sides of a pair together) and keys the alignment runs, which every fine-tune's key holds, so one
+    # could not be measured or turned on without the other.  Part of a fine-tune's key when on (QA's loss changes:
+    # each window's softmax over its own tokens, not the batch's padding).
+    gluecos_packing: bool = False
+    # The trained encoder (alignment) and the task model (GLUECoS fine-tuning) under torch.compile in training steps
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); in both stages' keys
+    # when on (compiled kernels round differently).  CPU runs work either way; off in every profile until a GPU row
+    # measures it.
+    torch_compile: bool = False
     sentence_vector: Literal["cls", "pooler"] = "cls"
     contrastive_variant: Literal["released", "paper"] = "released"
     word_reg_on: Literal["cls", "words"] = "cls"
@@ -222,6 +233,7 @@ class AlignRun(RunSpec):
     romanisation: str | None = None  # roman script only: "authors" | "itrans"
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     packing: bool | None = None  # True: one packed, fixed-shape forward per encoder a step (None: off, out of the key)
+    torch_compile: bool | None = None  # True: the trained encoder's training forward compiled (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}
@@ -257,6 +269,8 @@ class FinetuneRun(RunSpec):
     selection: str
     files: str | None = None  # content hash of the shipped synthetic GLUECoS; None: keyed by its folder name
     backbone_id: str | None = None
+    packing: bool | None = None  # True: packed training steps (alignment.gluecos_packing; None: off, out of the key)
+    torch_compile: bool | None = None  # True: the task model's training forward compiled (None: off, out of the key)
     table: str = not_in_key("")  # display: the table and row this cell belongs to
     row: str = not_in_key("")
 

@@ -22,6 +22,11 @@ best epoch.  This module does the same:
   the epoch with the best validation score ("best_dev_epoch", GLUECoS's model
   selection) or of the last epoch.
 
+With the run's ``packing`` (``alignment.gluecos_packing``; issue 24) each training batch is one packed, fixed-shape
+forward for the three heads (:class:`PackedSteps`, :meth:`TaskModel._packed`); with ``torch_compile``
+(``alignment.torch_compile``) the task model's training forward is compiled
+(:func:`~codeswitch.common.fastpath.compile_for_training`).  Evaluation stays padded and eager.
+
 The loop is a plain PyTorch loop rather than the HF ``Trainer``: it is GLUECoS's
 own loop, and the smoke profile runs ~40 tiny fine-tunings, where ``Trainer``'s
 fixed per-step overhead (~0.1 s measured on 2 CPU cores) would exceed the budget.
@@ -39,8 +44,9 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
-from ..common.fastpath import sdpa_ready, uses_sdpa
-from ..common.tokens import tokenised, tokenised_words
+from ..common.fastpath import compile_for_training, sdpa_ready, uses_sdpa
+from ..common.tokens import pad_rows, tokenised, tokenised_words
+from ..core.encoders import packed_hidden
 from ..core.learning import chance_weighted_f1, learning
 from ..core.utils import adamw_kind, set_seed
 
@@ -82,7 +88,10 @@ class TaskModel(nn.Module):
         nn.init.normal_(self.classifier.weight, std=std)  # as HF initialises task heads
         nn.init.zeros_(self.classifier.bias)
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor | None, token_type_ids: Tensor | None = None) -> Tensor:
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None, token_type_ids: Tensor | None = None,
+                position_ids: Tensor | None = None, starts: Tensor | None = None, lengths: Tensor | None = None) -> Tensor:
+        if starts is not None:
+            return self._packed(input_ids, attention_mask, token_type_ids, position_ids, starts, lengths)
         kwargs = {"token_type_ids": token_type_ids} if token_type_ids is not None else {}
         tokens = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kwargs).last_hidden_state  # (B, T, H)
         if self.aligned_head is not None:
@@ -94,6 +103,38 @@ class TaskModel(nn.Module):
         if self.kind == "token":
             return self.classifier(self.dropout(tokens))  # (B, T, C)
         return self.classifier(tokens)  # (B, T, 2): start and end logits
+
+    def _packed(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Tensor | None, position_ids: Tensor,
+                starts: Tensor, lengths: Tensor | None) -> Tensor:
+        """The logits of a packed batch (:class:`PackedSteps`): one encoder forward over its ``R × W`` tokens.
+
+        ``"sequence"``: (N, C), the head on each sequence's first token; ``"token"``: (R, W, C), a logit row per packed
+        slot (the labels are packed alike, −100 on padding); ``"span"``: (N, W, 2), each sequence's start/end logits
+        read back from the stream at its offsets, the slots past its ``lengths`` at the dtype's lowest value, so its
+        softmax covers its own tokens only.
+        """
+        packed = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids}
+        if token_type_ids is not None:
+            packed["token_type_ids"] = token_type_ids
+        tokens = packed_hidden(self.encoder, packed)  # (R, W, H)
+        flat = tokens.reshape(-1, tokens.shape[-1])  # (R·W, H)
+        if self.kind == "sequence":
+            first = flat.index_select(0, starts)[:, None]  # (N, 1, H)
+            if self.aligned_head is not None:
+                first = self.aligned_head(first)  # a per-token linear map: on the first tokens only, as on all
+            pooler = getattr(self.encoder, "pooler", None)
+            pooled = pooler(first) if pooler is not None else first[:, 0]  # (N, H)
+            return self.classifier(self.dropout(pooled))  # (N, C)
+        if self.aligned_head is not None:
+            tokens = self.aligned_head(tokens)  # (R, W, H)
+        if self.kind == "token":
+            return self.classifier(self.dropout(tokens))  # (R, W, C)
+        logits = self.classifier(tokens).reshape(-1, 2)  # (R·W, 2)
+        W = tokens.shape[1]
+        offsets = torch.arange(W, device=logits.device)  # (W,)
+        at = (starts[:, None] + offsets).clamp(max=logits.shape[0] - 1)  # (N, W); past a sequence: masked below
+        inside = offsets < lengths[:, None]  # (N, W)
+        return logits[at].masked_fill(~inside[..., None], torch.finfo(logits.dtype).min)  # (N, W, 2)
 
 
 # --------------------------------------------------------------------------- features per task kind
@@ -150,19 +191,20 @@ def _span_features(examples: Sequence[QAExample], tokenizer, args: FinetuneRun, 
 
 
 _TENSOR_KEYS = ("input_ids", "attention_mask", "token_type_ids")
+_MODEL_KEYS = (*_TENSOR_KEYS, "position_ids", "starts", "lengths")  # a packed batch's (PackedSteps) too
 
 
 def _collate(feats: Sequence[dict], pad_id: int) -> dict[str, Tensor]:
-    T = max(len(f["input_ids"]) for f in feats)
+    """Features padded on the right into one batch (:func:`~codeswitch.common.tokens.pad_rows`): ids with ``pad_id``,
+    masks and token types with 0, token labels with −100 (ignored by the loss)."""
     batch: dict[str, Any] = {}
     for key in _TENSOR_KEYS:
         if key in feats[0]:
-            fill = pad_id if key == "input_ids" else 0
-            batch[key] = torch.tensor([list(f[key]) + [fill] * (T - len(f[key])) for f in feats], dtype=torch.long)
+            batch[key] = pad_rows([f[key] for f in feats], pad_id if key == "input_ids" else 0)
     if "labels" in feats[0]:
         lab = feats[0]["labels"]
         if isinstance(lab, list):
-            batch["labels"] = torch.tensor([f["labels"] + [-100] * (T - len(f["labels"])) for f in feats], dtype=torch.long)
+            batch["labels"] = pad_rows([f["labels"] for f in feats], -100)
         else:
             batch["labels"] = torch.tensor([f["labels"] for f in feats], dtype=torch.long)
     for key in ("start_positions", "end_positions"):
@@ -171,10 +213,64 @@ def _collate(feats: Sequence[dict], pad_id: int) -> dict[str, Tensor]:
     return batch
 
 
-def _host_batch(feats: Sequence[dict], pad_id: int, *, sdpa: bool) -> dict[str, Tensor]:
-    """A training batch as the step takes it, prepared on the host: padded (:func:`_collate`), and for an SDPA encoder
-    its padding mask decided here (:func:`~codeswitch.common.fastpath.sdpa_ready`: dropped when nothing is padded, else
-    the boolean form), so transformers never asks the device whether the mask is all ones."""
+class PackedSteps:
+    """GLUECoS training batches as packed, fixed-shape forwards (the run's ``packing``; issue 24).
+
+    Each batch (the shuffled rows of a step, unchanged) is padded by :func:`_collate` and packed by
+    :class:`~codeswitch.common.packed_classifier.PackRows` (:func:`~codeswitch.common.fastpath.pack_features`):
+    ``R × W`` tokens, ``W = max(PACK_WIDTH, max_length)``, ``R`` from at most four budgets sampled from the training
+    features' lengths (seeded: reproducible), per-sequence positions, block-diagonal attention.  Token labels are
+    packed alike (−100 on every padding slot); QA batches carry each window's length (``lengths``), so its start/end
+    softmax covers its own tokens (:meth:`TaskModel._packed`).  An epoch's last, smaller batch is completed to
+    ``batch_size`` sequences whose targets are −100 (ignored by the loss), so its shapes are the others'.  Host work
+    only.
+
+    The sequence and token heads' loss equals the padded step's (up to float summation order).  QA's differs by
+    design: the padded step's softmax also covers the padding up to the batch's longest window (as GLUECoS's
+    ``run_squad.py`` covers its padding to ``max_seq_length``), which depends on which windows share a batch; the
+    packed step's covers each window's own tokens.
+    """
+
+    def __init__(self, kind: str, feats: Sequence[dict], pad_id: int, *, batch_size: int, max_length: int, seed: int):
+        from functools import partial
+
+        from ..common.packed_classifier import PackRows
+
+        self.kind, self.batch_size = kind, batch_size
+        self.rows = PackRows.for_lengths(None, [len(f["input_ids"]) for f in feats], batch_size=batch_size,
+                                         max_length=max_length, seed=seed, pad=partial(_collate, pad_id=pad_id))
+
+    @property
+    def budgets(self) -> tuple[int, ...]:
+        return self.rows.budgets
+
+    def __call__(self, feats: Sequence[dict]) -> dict[str, Tensor]:
+        batch = self.rows(feats)
+        lengths = [len(f["input_ids"]) for f in feats]
+        if self.kind == "token":
+            R, W = batch["input_ids"].shape
+            labels = torch.full((R * W,), -100, dtype=torch.long)
+            for i, (start, n) in enumerate(zip(batch["starts"].tolist(), lengths)):  # host tensors
+                labels[start : start + n] = batch["labels"][i, :n]
+            batch["labels"] = labels.view(R, W)
+        elif self.kind == "span":
+            batch["lengths"] = torch.tensor(lengths, dtype=torch.long)
+        missing = self.batch_size - len(feats)  # an epoch's last, smaller batch: the same shapes as the others
+        if missing > 0:  # sequences that read slot 0 and whose targets the loss ignores (-100, cross-entropy's default)
+            fills = {"starts": 0, "lengths": 0, "labels": -100, "start_positions": -100, "end_positions": -100}
+            for key, fill in fills.items():
+                if key in batch and batch[key].ndim == 1:  # per sequence (token labels are per packed slot)
+                    batch[key] = torch.cat([batch[key], torch.full((missing,), fill, dtype=batch[key].dtype)])
+        return batch
+
+
+def _host_batch(feats: Sequence[dict], pad_id: int, *, sdpa: bool, pack: PackedSteps | None = None) -> dict[str, Tensor]:
+    """A training batch as the step takes it, prepared on the host: packed (``pack``), or padded (:func:`_collate`)
+    and, for an SDPA encoder, its padding mask decided here (:func:`~codeswitch.common.fastpath.sdpa_ready`: dropped
+    when nothing is padded, else the boolean form), so transformers never asks the device whether the mask is all
+    ones."""
+    if pack is not None:
+        return pack(feats)
     batch = _collate(feats, pad_id)
     return sdpa_ready(batch) if sdpa else batch
 
@@ -184,7 +280,7 @@ def _train_step(model: TaskModel, kind: str, batch: dict[str, Tensor], optimizer
     """One optimiser step on a host batch (:func:`_host_batch`): forward, the loss in fp32, backward, clipping, AdamW,
     schedule; no read of a tensor on the host."""
     batch = {key: v.to(device) for key, v in batch.items()}
-    inputs = {key: batch[key] for key in _TENSOR_KEYS if key in batch}
+    inputs = {key: batch[key] for key in _MODEL_KEYS if key in batch}
     inputs.setdefault("attention_mask", None)  # sdpa_ready dropped a mask without padding
     with autocast():
         logits = model(**inputs)
@@ -316,11 +412,14 @@ def finetune(
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype == torch.float16)  # fp16: dynamic loss scaling
     per_epoch = []
     sdpa = uses_sdpa(encoder)
+    pack = _packed_steps(kind, encoder, train_feats, pad_id, args)
+    if getattr(args, "torch_compile", None):  # training steps compiled (the loss is computed outside the model)
+        compile_for_training(model, fixed_shapes=pack is not None)
     for epoch in range(1, args.num_train_epochs + 1):
         model.train()
         order = torch.randperm(len(train_feats), generator=generator).tolist()
         for k in range(0, len(order), args.batch_size):
-            batch = _host_batch([train_feats[i] for i in order[k : k + args.batch_size]], pad_id, sdpa=sdpa)
+            batch = _host_batch([train_feats[i] for i in order[k : k + args.batch_size]], pad_id, sdpa=sdpa, pack=pack)
             _train_step(model, kind, batch, optimizer, scheduler, scaler, args.max_grad_norm, autocast, device)
         row = {"epoch": epoch}
         for split, feats in eval_feats.items():
@@ -343,6 +442,21 @@ def finetune(
             model.load_state_dict(best_state)
         keep(model.eval(), result)
     return result
+
+
+def _packed_steps(kind: str, encoder: nn.Module, feats: Sequence[dict], pad_id: int, args: FinetuneRun) -> PackedSteps | None:
+    """The packer of a run with ``packing`` (:class:`PackedSteps`), else None; an encoder that cannot take a packed
+    batch is an error naming the setting."""
+    if not getattr(args, "packing", None):
+        return None
+    from ..common.packed_classifier import PACKABLE
+
+    model_type = getattr(encoder.config, "model_type", None)
+    if model_type not in PACKABLE or not uses_sdpa(encoder):
+        raise ValueError(f"alignment.gluecos_packing: a {model_type} encoder with {encoder.config._attn_implementation!r} "
+                         f"attention cannot take packed batches (needs one of {', '.join(PACKABLE)} with SDPA attention); "
+                         "set alignment.gluecos_packing: false")
+    return PackedSteps(kind, feats, pad_id, batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)
 
 
 def _selected(row: dict) -> tuple:

@@ -44,6 +44,7 @@ from torch import Tensor, nn
 from .config import MODES, OBJECTIVES, AlignRun
 from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
+from ..common.fastpath import compile_for_training
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.utils import adamw_kind
@@ -192,14 +193,11 @@ class SideTokens:
         return [len(r) for r in self.input_ids]
 
     def batch(self, idx: Sequence[int]) -> Batch:
-        T = max(len(self.input_ids[k]) for k in idx)
+        from ..common.tokens import pad_rows
 
-        def pad(row: list[int], fill: int) -> list[int]:
-            return [fill] * (T - len(row)) + row if self.left else row + [fill] * (T - len(row))
-
-        ids = torch.tensor([pad(self.input_ids[k], self.pad_id) for k in idx], dtype=torch.long)  # (B, T)
-        mask = torch.tensor([pad([1] * len(self.input_ids[k]), 0) for k in idx], dtype=torch.long)  # (B, T)
-        word_index = torch.tensor([pad(self.word_ids[k], -1) for k in idx], dtype=torch.long)  # (B, T)
+        ids = pad_rows([self.input_ids[k] for k in idx], self.pad_id, left=self.left)  # (B, T)
+        mask = pad_rows([[1] * len(self.input_ids[k]) for k in idx], 0, left=self.left)  # (B, T)
+        word_index = pad_rows([self.word_ids[k] for k in idx], -1, left=self.left)  # (B, T)
         return Batch(ids, mask, word_index, max((self.n_words[k] for k in idx), default=0))
 
 
@@ -353,6 +351,8 @@ def train_alignment(
     aligner.freeze_reference()
     if aligner.frozen is not None:
         aligner.frozen.to(device)
+    if getattr(args, "torch_compile", None) and aligner.mode == "all_layers":  # after the frozen copy: f compiled, f0 not
+        compile_for_training(aligner.encoder, fixed_shapes=bool(getattr(args, "packing", None)))  # linear_head: f0 frozen
     params = [p for p in aligner.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay,
                                   **adamw_kind(device))  # fused on CUDA, foreach on CPU

@@ -240,6 +240,10 @@ class Config:
     # fine-tuning: each training batch one packed, fixed-shape forward where the head reads the first token (BERT,
     # RoBERTa, XLM-R; issue 24, as glue.packing); the same batches, float sums fall differently: in the run key when on
     packing: bool = False
+    # fine-tuning: the model (and its loss, computed in its forward) under torch.compile in training steps
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); in the run key when
+    # on.  CPU runs work either way; off in every profile until a GPU row measures it.
+    torch_compile: bool = False
 
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
@@ -390,6 +394,7 @@ class FinetuneRun(RunSpec):
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     backbone: str = not_in_key("")  # the row label (display)
     packing: bool | None = None  # True: packed, fixed-shape training steps where the head allows (None: off, out of the key)
+    torch_compile: bool | None = None  # True: the model's training forward compiled (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -543,6 +543,10 @@ def finetune_classifier(
                 callbacks=[_epoch_printer(desc, spec.num_train_epochs), *callbacks],
             )
             packed = _packed_training(trainer, spec, train_ds)
+            if getattr(spec, "torch_compile", None):  # the model and its loss, training steps only (packed: fixed shapes)
+                from ..common.fastpath import compile_for_training
+
+                compile_for_training(trainer.model, fixed_shapes=packed)
             trainer.train()
             if packed:
                 trainer.data_collator = trainer.data_collator.padded  # evaluation batches are padded

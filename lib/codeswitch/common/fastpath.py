@@ -7,6 +7,8 @@
   budgets, block-diagonal attention, per-sentence positions (issue 24).
 * :func:`uses_sdpa` / :func:`sdpa_ready`: padding masks decided on the host, so
   transformers never synchronises with the device to inspect them.
+* :func:`compile_for_training`: a model's training forward under ``torch.compile``
+  (every trainer's ``torch_compile`` setting).
 * :func:`prefetched`: the next items computed in background threads.
 * :func:`encode_corpus` / :func:`encode_texts`: the resumable, length-sorted corpus
   encoder (``.npy`` rows written in windows, resumed after an interruption); the
@@ -33,7 +35,7 @@ from ..core.runs import atomic_write_json
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
     "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
-    "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
+    "compile_for_training", "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
 ]
 
 
@@ -282,6 +284,33 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) ->
     if emb.shape[0] % n_columns:
         raise ValueError(f"embed_packed: {emb.shape[0]} sentences do not split into {n_columns} columns")
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
+
+
+def compile_for_training(module: nn.Module, *, fixed_shapes: bool = False) -> nn.Module:
+    """``torch.compile`` ``module``'s forward for training steps, in place (parameters and state-dict keys unchanged);
+    returns ``module``.  The one compile of every trainer's ``torch_compile`` setting (issue 24).
+
+    In training mode the forward runs compiled, in evaluation mode (scoring, with
+    shapes of its own) eagerly, so scoring compiles nothing.  ``fixed_shapes``
+    (packing): static graphs, one per budget (at most four), and ``fullgraph=True``:
+    the packed steps trace as one graph with 0 breaks (``tests/test_compile_guards.py``,
+    ``tests/test_perf_guards*.py``), so a break is an error, not a silent slow path.
+    Without it the shapes are left to dynamo (padded batches vary in width) and a
+    graph break falls back to eager.  Compiling on a CPU works (smoke, CI): it costs
+    more than a few tiny steps save, so every profile has it off until a GPU row
+    measures it.
+    """
+    import functools
+
+    eager = module.forward
+    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None, fullgraph=fixed_shapes)
+
+    @functools.wraps(eager)  # the signature the HF Trainer reads to drop unused columns
+    def forward(*args, **kwargs):
+        return compiled(*args, **kwargs) if module.training else eager(*args, **kwargs)
+
+    module.forward = forward
+    return module
 
 
 def uses_sdpa(model: nn.Module) -> bool:

@@ -3,7 +3,8 @@
 Both fine-tune a transformers ``…ForSequenceClassification`` through the HF Trainer; with their section's
 ``packing`` each training batch (the sampler's rows, unchanged) becomes one packed, fixed-shape forward
 (:func:`~codeswitch.common.fastpath.pack_features`): block-diagonal attention, per-sequence positions, at most
-four shapes an epoch, the model's own head on each sequence's first token.
+four shapes an epoch, the model's own head on each sequence's first token.  GLUECoS's fine-tuning
+(:mod:`codeswitch.alignment.gluecos_train`) packs its batches with :class:`PackRows` too, padded its own way.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import numpy as np
 
 from .fastpath import PACK_WIDTH, pack_features, sampled_budgets
 
-__all__ = ["LENGTH", "PadWithoutLength", "PACKABLE", "PackRows", "packed_forward"]
+__all__ = ["LENGTH", "TARGETS", "PadWithoutLength", "PACKABLE", "PackRows", "packed_forward"]
 
 LENGTH = "length"  # the column of each row's token count (the Trainer's ``length_column_name``)
+#: the batch's training targets, passed through :class:`PackRows` as the padding made them
+TARGETS = ("labels", "start_positions", "end_positions")
 
 
 class PadWithoutLength:
@@ -43,28 +46,32 @@ class PackRows:
     """A training batch as one packed, fixed-shape forward (:func:`~codeswitch.common.fastpath.pack_features`).
 
     The batch (the sampler's rows, unchanged) is padded as :class:`PadWithoutLength`
-    pads it, then its sequences are laid without padding into ``R × width`` tokens,
-    ``R`` from at most four budgets, with per-sequence positions, a block-diagonal
-    attention mask and each sequence's first-token index (``starts``), plus the
-    ``labels``.  Evaluation batches are padded (``padded``): the Trainer's
-    evaluation loop takes them (Koglish-GLUE: ``GlueTrainer._get_dataloader``).
+    pads it (or by ``pad``, a callable of the features: GLUECoS's own padding), then
+    its sequences are laid without padding into ``R × width`` tokens, ``R`` from at
+    most four budgets, with per-sequence positions, a block-diagonal attention mask
+    and each sequence's first-token index (``starts``), plus the targets
+    (:data:`TARGETS`) as the padding gave them.  Evaluation batches are padded
+    (``padded``): the Trainer's evaluation loop takes them (Koglish-GLUE:
+    ``GlueTrainer._get_dataloader``).
     """
 
-    def __init__(self, tokenizer, budgets: Sequence[int], width: int):
-        self.padded = PadWithoutLength(tokenizer)
+    def __init__(self, tokenizer, budgets: Sequence[int], width: int, *, pad=None):
+        self.padded = PadWithoutLength(tokenizer) if pad is None else pad
         self.budgets, self.width = tuple(budgets), width
 
     @classmethod
-    def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int) -> "PackRows":
+    def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int,
+                    pad=None) -> "PackRows":
         """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible)."""
         width = max(PACK_WIDTH, max_length)
         lengths = np.asarray(lengths)[:, None]  # (rows, 1)
-        return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width)
+        return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width,
+                   pad=pad)
 
     def __call__(self, features):
-        batch = self.padded(features)
-        labels = batch.pop("labels")
-        return {**pack_features([dict(batch)], self.budgets, self.width), "labels": labels}
+        batch = dict(self.padded(features))
+        targets = {k: batch.pop(k) for k in TARGETS if k in batch}  # per sequence (or per padded token): not packed here
+        return {**pack_features([batch], self.budgets, self.width), **targets}
 
 
 def packed_forward(model) -> None:
@@ -79,24 +86,23 @@ def packed_forward(model) -> None:
     import torch
     from transformers.modeling_outputs import SequenceClassifierOutput
 
+    from ..core.encoders import packed_hidden
+
     kind = model.config.model_type
     if kind not in PACKABLE:
         raise ValueError(f"packing: model type {kind!r} cannot be packed (packable: {', '.join(PACKABLE)})")
     eager = model.forward
     base = getattr(model, model.base_model_prefix)
-    pad_idx = getattr(base.embeddings, "padding_idx", None)
 
     def forward(input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None, labels=None, starts=None,
                 **kwargs):
         if starts is None:
             return eager(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
                          position_ids=position_ids, labels=labels, **kwargs)
-        if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-            position_ids = position_ids + (pad_idx + 1)
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids}
         if token_type_ids is not None:
             inputs["token_type_ids"] = token_type_ids
-        hidden = base(**inputs).last_hidden_state  # (R, W, H)
+        hidden = packed_hidden(base, inputs)  # (R, W, H)
         first = hidden.reshape(-1, hidden.shape[-1]).index_select(0, starts)[:, None, :]  # (N, 1, H)
         if kind == "bert":
             logits = model.classifier(model.dropout(base.pooler(first)))

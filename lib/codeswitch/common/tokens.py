@@ -41,7 +41,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 __all__ = ["tokenised", "tokenised_arrays", "tokenised_corpus", "tokenised_words", "TokenRows", "tokenizer_identity",
-           "token_cache_dir", "tokenise_processes"]
+           "token_cache_dir", "tokenise_processes", "pad_rows"]
 
 VERSION = 2  # bump when the stored layout changes (2: a folder of int32 .npy shards and int64 offsets; 1: one .npz)
 CHUNK = 1024  # rows per tokenizer call (bounds the tokenizer's per-token Python and Rust objects)
@@ -512,3 +512,24 @@ def tokenised_words(tokenizer, sentences: Sequence[Sequence[str]], *, max_length
         rows = TokenRows.from_lists(out)
         _write_entry(path, iter([{name: (rows.shards[name][0], rows.lengths()) for name in rows.names}]), rows.names)
     return out
+
+
+def pad_rows(rows: Sequence[Sequence[int]], fill: int, *, left: bool = False) -> "torch.Tensor":
+    """Rows of token ids (or masks, word indices, labels) of different lengths padded with ``fill`` to the longest:
+    a (len(rows), longest) int64 tensor, the rows right-aligned when ``left`` (a tokenizer's ``padding_side``).
+
+    The one padding of stored token rows (ContrastiveMix's :func:`~codeswitch.contrastivemix.train.collate_ids`, the
+    alignment trainer's :class:`~codeswitch.alignment.train.SideTokens`, GLUECoS's ``gluecos_train._collate``): what
+    ``tokenizer.pad`` gives for ids and mask, also for the columns it does not know (word indices, token labels).
+    """
+    import torch
+
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), fill, dtype=np.int64)
+    for i, r in enumerate(rows):
+        if left:
+            out[i, width - len(r):] = r
+        else:
+            out[i, : len(r)] = r
+    return torch.from_numpy(out)
+

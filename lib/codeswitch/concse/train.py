@@ -184,17 +184,13 @@ def compile_backbone(model, *, fixed_shapes: bool = False) -> None:
 
     In training mode the backbone's forward runs compiled, in evaluation mode (the
     dev/test scoring, with shapes of its own) eagerly, so scoring compiles nothing.
-    ``fixed_shapes`` (packing): one static graph per budget, at most four; else the
-    shapes are left to dynamo (a bucketed step's widths vary).
+    ``fixed_shapes`` (packing): one static graph per budget, at most four, whole
+    (``fullgraph``); else the shapes are left to dynamo (a bucketed step's widths
+    vary).  :func:`~codeswitch.common.fastpath.compile_for_training`.
     """
-    backbone = model[0].auto_model
-    eager = backbone.forward
-    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None)
+    from ..common.fastpath import compile_for_training
 
-    def forward(*args, **kwargs):
-        return compiled(*args, **kwargs) if backbone.training else eager(*args, **kwargs)
-
-    backbone.forward = forward
+    compile_for_training(model[0].auto_model, fixed_shapes=fixed_shapes)
 
 
 class KeepBestEpoch(BestEpoch):

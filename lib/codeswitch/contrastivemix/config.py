@@ -104,6 +104,10 @@ class Config:
     # one packed, fixed-shape forward per encoder a training step (issue 24: no padding, at most four shapes per side);
     # part of the training key (packing reorders float sums)
     packing: bool = False
+    # the dual encoder (both encoders; the loss is computed outside it) under torch.compile in training steps
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); part of the training
+    # key when on.  CPU runs work either way; off in every profile until a GPU row measures it (issue 24)
+    torch_compile: bool = False
     search_chunk_size: int = 131072
     # which models are kept once evaluated, as a query/passage pair of sentence-transformers models (codeswitch.core.kept):
     # "none" | "best" (per table row, the seed best on the tuning split) | "all"; ≈1.4 GB per mBERT model; enters no key.
@@ -235,6 +239,7 @@ class TrainRun(RunSpec):
     mixed_special_tokens: bool | None
     passage_align: str | None
     packing: bool | None = None  # True: each encoder's groups packed into one fixed-shape forward (None: padded, out of the key)
+    torch_compile: bool | None = None  # True: the dual encoder's training forward compiled (None: off, out of the key)
 
     def __post_init__(self):
         if self.method not in METHODS:

@@ -98,7 +98,7 @@ from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder
-from ..common.fastpath import pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
+from ..common.fastpath import compile_for_training, pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
 from ..common.tokens import tokenised_arrays
 
 __all__ = [
@@ -291,20 +291,11 @@ def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Se
     names = [n for n in rows[0] if n in ("input_ids", "token_type_ids", "attention_mask")]
     if not all(special):
         names = [n for n in names if n != "token_type_ids"]
+    from ..common.tokens import pad_rows
+
     pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0), "attention_mask": 0}
-    width = max(len(r["input_ids"]) for r in rows)
     left = getattr(tokenizer, "padding_side", "right") == "left"
-    out = {}
-    for name in names:
-        a = np.full((len(rows), width), pad[name], dtype=np.int64)
-        for i, r in enumerate(rows):
-            v = r[name]
-            if left:
-                a[i, width - len(v):] = v
-            else:
-                a[i, : len(v)] = v
-        out[name] = torch.from_numpy(a)
-    return out
+    return {name: pad_rows([r[name] for r in rows], pad[name], left=left) for name in names}
 
 
 def _check_texts(qid, query, positives, negatives) -> None:
@@ -394,6 +385,8 @@ def train_dual_encoder(
     model, optimizer = accelerator.prepare(model, optimizer)
     tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
     budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
+    if getattr(spec, "torch_compile", None):  # both encoders' training forwards (packed: fixed shapes, whole graphs)
+        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None)
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
 

@@ -17,14 +17,20 @@ from .utils import quiet_transformers
 __all__ = ["DualEncoder", "load_encoder", "load_dual_encoder", "tokenize"]
 
 
-def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
-    """The last layer's first-token vector of each sentence of a :func:`codeswitch.common.fastpath.pack_features` batch: one forward of a
-    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
+def packed_hidden(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
+    """The last layer's token vectors of a :func:`codeswitch.common.fastpath.pack_features` batch: one forward of a
+    transformers encoder over all rows, (R, W, H), each sentence's tokens where the batch placed them."""
     inputs = {k: packed[k] for k in ("input_ids", "attention_mask", "position_ids", "token_type_ids") if k in packed}
     embeddings = getattr(encoder, "embeddings", None)
     if getattr(embeddings, "padding_idx", None) is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
         inputs["position_ids"] = inputs["position_ids"] + (embeddings.padding_idx + 1)
-    hidden = encoder(**inputs).last_hidden_state  # (R, W, H)
+    return encoder(**inputs).last_hidden_state  # (R, W, H)
+
+
+def packed_first_tokens(encoder: nn.Module, packed: Mapping[str, Any]) -> Tensor:
+    """The last layer's first-token vector of each sentence of a :func:`codeswitch.common.fastpath.pack_features` batch: one forward of a
+    transformers encoder over all rows; (N, H) in the batch's column-major sentence order."""
+    hidden = packed_hidden(encoder, packed)  # (R, W, H)
     return hidden.reshape(-1, hidden.shape[-1]).index_select(0, packed["starts"].to(hidden.device))  # (N, H)
 
 

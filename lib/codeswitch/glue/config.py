@@ -65,6 +65,10 @@ class Config:
     # padding in rows of PACK_WIDTH tokens, block-diagonal attention, per-sequence positions, ≤ 4 shapes an epoch.
     # Encoder backbones (BERT, XLM-R); mBART, whose head reads the decoder, trains padded (its result says so).
     packing: bool = False
+    # The model under torch.compile in training steps (common.fastpath.compile_for_training; with packing fixed shapes,
+    # one whole graph per budget); in the run key when on (compiled kernels round differently).  CPU runs work either
+    # way; off in every profile until a GPU row measures it.
+    torch_compile: bool = False
     log_epochs: bool = True  # one line per epoch of every run
     # which fine-tuned classifiers are kept (best epoch's weights), as AutoModelForSequenceClassification with their
     # label maps (codeswitch.core.kept): "none" | "best" (per Table 2 cell, the seed best on validation) | "all"; in no key
@@ -139,6 +143,7 @@ class GlueRun(RunSpec):
     group_by_length: bool
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     packing: bool | None = None  # True: packed training steps where the family allows (None: off, out of the key)
+    torch_compile: bool | None = None  # True: the model's training forward compiled (None: off, out of the key)
     max_train_samples: int | None = not_in_key(None)
     max_eval_samples: int | None = not_in_key(None)
     log_epochs: bool = not_in_key(True)

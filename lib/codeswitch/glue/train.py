@@ -56,6 +56,10 @@ The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performan
   ``</s>``) trains padded, and its result says ``packed: false``.  Evaluation
   batches stay padded.  The splits are tokenised once per (tokenizer, limit, texts)
   (:func:`codeswitch.common.tokens.tokenised`), not once per run.
+* **torch.compile** (``glue.torch_compile``, off in every profile until a GPU row
+  measures it): the model's training forward, loss included, compiled
+  (:func:`~codeswitch.common.fastpath.compile_for_training`; packed: fixed shapes,
+  one whole graph per budget); evaluation runs eagerly.
 * **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
   (BERT, XLM-R and mBART all support it).
 * **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
@@ -95,6 +99,7 @@ import numpy as np
 import pandas as pd
 from transformers import TrainerCallback
 
+from ..common.fastpath import compile_for_training
 from ..common.glue_metrics import REGRESSION_TASKS, TASK_METRIC, compute_metrics_for
 from ..common.packed_classifier import LENGTH, PACKABLE, PackRows, PadWithoutLength, packed_forward  # noqa: F401 - PACKABLE: glue.train's API
 from ..common.tokens import tokenised
@@ -311,6 +316,8 @@ def build_trainer(
         trainer.data_collator = PackRows.for_lengths(tokenizer, _int_list(train_ds[LENGTH]), batch_size=trainer.args.per_device_train_batch_size,
                                                      max_length=spec.max_length, seed=spec.seed)
         packed_forward(model)  # after the Trainer read the forward's signature
+    if getattr(spec, "torch_compile", None):  # the model and its loss (computed in its forward), training steps only
+        compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows))
     return trainer
 
 
