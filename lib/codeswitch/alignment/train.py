@@ -47,7 +47,7 @@ from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, 
 from ..common.fastpath import compile_for_training
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
-from ..core.utils import adamw_kind
+from ..core.utils import adamw_kind, to_device
 
 __all__ = [
     "MODES",
@@ -158,7 +158,8 @@ class Batch:
     n_words: int  # W, the longest sentence's word count
 
     def to(self, device) -> "Batch":
-        return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.word_index.to(device), self.n_words)
+        return Batch(to_device(self.input_ids, device), to_device(self.attention_mask, device), to_device(self.word_index, device),
+                     self.n_words)
 
 
 def encode_words(tokenizer, sentences: Sequence[Sequence[str]], max_length: int) -> Batch:
@@ -244,13 +245,13 @@ def _packed_run(aligner: Aligner, encoder: nn.Module, packed: dict, widths: tupl
     """One forward of ``encoder`` over a packed step: ``(x_tok, x, y_tok, y)``, the padded forwards' outputs
     (token vectors (B, Tx, H) / (B, Ty, H) read back from the stream at each sentence's offsets, the [CLS]
     vectors (B, H), or the pooler's)."""
-    inputs = {k: packed[k].to(device) for k in ("input_ids", "attention_mask", "position_ids")}
+    inputs = {k: to_device(packed[k], device) for k in ("input_ids", "attention_mask", "position_ids")}
     pad_idx = getattr(encoder.embeddings, "padding_idx", None)
     if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
         inputs["position_ids"] = inputs["position_ids"] + (pad_idx + 1)
     out = encoder(**inputs)
     flat = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])  # (R·W, H)
-    starts = packed["starts"].to(device)  # (2B,)
+    starts = to_device(packed["starts"], device)  # (2B,)
     T = max(widths)
     at = (starts[:, None] + torch.arange(T, device=device)).clamp(max=flat.shape[0] - 1)  # (2B, T); beyond a sentence: masked by word_index −1
     tokens = flat[at]  # (2B, T, H)

@@ -71,6 +71,17 @@ def trainer_optim(device, *, cpu: str = "foreach") -> str:
     return "adamw_torch_fused" if adamw_kind(device, cpu=cpu).get("fused") else "adamw_torch"
 
 
+def to_device(tensor, device):
+    """``tensor`` (a fresh host tensor of one step) on ``device``: on CUDA copied from pinned memory without blocking
+    (a copy from pageable memory is a host synchronisation); elsewhere ``tensor.to(device)``."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda" and tensor.device.type == "cpu":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
 @contextmanager
 def timed(label: str):
     """Print how long a block took: ``[timing] label: 12.3 s``."""
