@@ -3,7 +3,7 @@
 Sub-commands::
 
     python -m benchmarks [options]          the benchmark (default: CI-sized, CPU)
-    python -m benchmarks lengths ...        regenerate the Koglish length histograms
+    python -m benchmarks lengths ...        regenerate the recorded length histograms (Koglish, alignment, CalBERT)
     python -m benchmarks cost BENCH.json    estimated GPU-hours per notebook from measured rates
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
     python -m benchmarks record [--from DIR]   write the recorded measurements into docs/cost.md, docs/performance.md, README.md
@@ -316,17 +316,34 @@ def _lengths_command(argv: Sequence[str]) -> int:
     from transformers import AutoTokenizer
 
     from codeswitch.core.hub import resolve
-    from .lengths import LENGTHS_FILE, koglish_histograms, write_table
+    from .lengths import LENGTHS_FILE, alignment_histograms, calbert_histograms, koglish_histograms, write_table
 
     p = argparse.ArgumentParser(prog="python -m benchmarks lengths",
-                                description="Rewrite the Koglish entries of the length table from a Koglish folder and a tokenizer.")
-    p.add_argument("--koglish", required=True, help="a Koglish folder in the released layout (Koglish_NLI/, Koglish_GLUE/)")
+                                description="Rewrite entries of the length table (Koglish, alignment, CalBERT) from data folders "
+                                            "and a tokenizer; the other entries are kept.")
+    p.add_argument("--koglish", default=None, help="a Koglish folder in the released layout (Koglish_NLI/, Koglish_GLUE/)")
+    p.add_argument("--alignment", default=None,
+                   help="an English-Hindi parallel folder (the authors' layout: Devanagari/ and Romanized/ valid.tsv)")
+    p.add_argument("--sail", default=None, help="a SAIL 2017 folder (train.txt, validation.txt): CalBERT's SAIL fine-tunes")
+    p.add_argument("--iitp", default=None, help="an IITP product reviews folder (hi-train.csv, hi-valid.csv): CalBERT's IITP fine-tunes")
     p.add_argument("--tokenizer", required=True, help="hub id or folder of the tokenizer (e.g. bert-base-multilingual-uncased)")
+    p.add_argument("--tokenizer-name", default=None,
+                   help="how each entry's source names the tokenizer (default: the --tokenizer argument)")
     p.add_argument("--max-rows", type=int, default=None, help="rows per set (default: all)")
     p.add_argument("--out", default=str(LENGTHS_FILE))
     a = p.parse_args(list(argv))
+    if not (a.koglish or a.alignment or a.sail or a.iitp):
+        p.error("give at least one of --koglish, --alignment, --sail, --iitp")
     tok = AutoTokenizer.from_pretrained(resolve(a.tokenizer, kind="model", what="--tokenizer"))
-    path = write_table(koglish_histograms(a.koglish, tok, max_rows=a.max_rows), a.out)
+    entries, kw = {}, {"max_rows": a.max_rows, "name": a.tokenizer_name or a.tokenizer}
+    if a.koglish:
+        entries |= koglish_histograms(a.koglish, tok, **kw)
+    if a.alignment:
+        entries |= alignment_histograms(a.alignment, tok, **kw)
+    calbert = {task: folder for task, folder in (("sail", a.sail), ("iitp", a.iitp)) if folder}
+    if calbert:
+        entries |= calbert_histograms(calbert, tok, **kw)
+    path = write_table(entries, a.out)
     print(f"wrote {path}")
     return 0
 

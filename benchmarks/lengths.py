@@ -10,12 +10,20 @@ dataset the hot path trains on.  The distributions live in one small shipped fil
   tokenised together, mixed by the tasks' training-set sizes (ConCSE Table 1);
   ``koglish_glue_single``: the same for CoLA and SST-2 (used by the cost estimate);
 * ``mrtydi_queries`` / ``mrtydi_passages``: a *synthetic* Mr.TyDi-like shape
-  (discretised log-normal; see the ``source`` field of each entry).
+  (discretised log-normal; see the ``source`` field of each entry);
+* ``alignment_pairs``: per script (Devanagari, Roman), one histogram per side
+  (English, Hindi) of the IIT Bombay parallel pairs, each side tokenised from its
+  words as the alignment trainer does (``alignment.train.PairTokens``);
+* ``calbert_finetune``: one histogram per CalBERT fine-tuning task (SAIL 2017,
+  IITP product reviews), the training sentences as the paper profile's models see
+  them (romanised where the task says so).
 
-The Koglish histograms are counts of token lengths (``[CLS] … [SEP]`` included), not
-text.  They are made by :func:`koglish_histograms` from a Koglish folder in the
-released layout and a tokenizer (``python -m benchmarks lengths --koglish DIR
---tokenizer PATH``); the shipped ones record which tokenizer and data they come from.
+The recorded histograms are counts of token lengths (``[CLS] … [SEP]`` included), not
+text.  They are made from folders in the released layouts and a tokenizer: the Koglish
+ones by :func:`koglish_histograms`, the alignment ones by :func:`alignment_histograms`,
+the CalBERT ones by :func:`calbert_histograms` (``python -m benchmarks lengths --koglish DIR
+--alignment DIR --sail DIR --iitp DIR --tokenizer PATH``, any of the folders); the shipped
+ones record which tokenizer and data they come from.
 """
 
 from __future__ import annotations
@@ -145,6 +153,30 @@ def mrtydi(kind: str, path: str | Path | None = None) -> LengthDist:
     return _dist(name, _entry(table, name, where), where)
 
 
+#: the sides of an alignment pair, in the order the packed alignment step packs them (English, then Hindi)
+ALIGNMENT_SIDES = ("english", "hindi")
+CALBERT_TASKS = ("sail", "iitp")
+
+
+def alignment_sides(script: str = "devanagari", path: str | Path | None = None) -> dict[str, LengthDist]:
+    """Side ("english", "hindi") -> length distribution of the IIT Bombay parallel pairs in ``script``."""
+    table, where = load_table(path), str(path or LENGTHS_FILE)
+    e = _entry(table, "alignment_pairs", where)
+    if script not in e["scripts"]:
+        raise KeyError(f"{where}: alignment_pairs has no script '{script}' (scripts: {sorted(e['scripts'])})")
+    return {side: LengthDist.from_histogram(f"{script}/{side}", e["scripts"][script][side], e.get("source", ""))
+            for side in ALIGNMENT_SIDES}
+
+
+def calbert_task(task: str, path: str | Path | None = None) -> LengthDist:
+    """A CalBERT fine-tuning task's ("sail", "iitp") training sentence lengths."""
+    table, where = load_table(path), str(path or LENGTHS_FILE)
+    e = _entry(table, "calbert_finetune", where)
+    if task not in e["tasks"]:
+        raise KeyError(f"{where}: calbert_finetune has no task '{task}' (tasks: {sorted(e['tasks'])})")
+    return LengthDist.from_histogram(task, e["tasks"][task], e.get("source", ""))
+
+
 # --------------------------------------------------------------------------- batches
 def token_batch(lengths: np.ndarray, vocab_size: int, rng: np.random.Generator, *, cls_id: int, sep_id: int, pad_id: int,
                 pad_to: int | None = None, n_special: int = 5) -> dict:
@@ -174,12 +206,12 @@ def token_batch(lengths: np.ndarray, vocab_size: int, rng: np.random.Generator, 
 
 
 # --------------------------------------------------------------------------- making the table
-def _histogram(lengths: Sequence[int]) -> dict[str, int]:
-    values, counts = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
+def _histogram(lengths) -> dict[str, int]:
+    values, counts = np.unique(np.asarray(list(lengths), dtype=np.int64), return_counts=True)
     return {str(int(v)): int(c) for v, c in zip(values, counts)}
 
 
-def koglish_histograms(koglish_dir: str, tokenizer, *, max_rows: int | None = None) -> dict:
+def koglish_histograms(koglish_dir: str, tokenizer, *, max_rows: int | None = None, name: str | None = None) -> dict:
     """The two Koglish entries of the length table, from a folder in the released layout.
 
     Lengths are untruncated token counts including special tokens (the benchmark
@@ -194,7 +226,7 @@ def koglish_histograms(koglish_dir: str, tokenizer, *, max_rows: int | None = No
 
     nli = load_nli(koglish_dir)
     nli = nli.iloc[:max_rows] if max_rows else nli
-    name = getattr(tokenizer, "name_or_path", type(tokenizer).__name__)
+    name = name or getattr(tokenizer, "name_or_path", type(tokenizer).__name__)  # how the source names the tokenizer
     out = {
         "koglish_nli": {
             "source": f"Koglish-NLI train ({len(nli)} rows of {Path(koglish_dir).name}), tokenizer {name}",
@@ -220,6 +252,49 @@ def koglish_histograms(koglish_dir: str, tokenizer, *, max_rows: int | None = No
             "weights": weights,
         }
     return out
+
+
+def alignment_histograms(parallel_dir: str, tokenizer, *, max_rows: int | None = None, name: str | None = None) -> dict:
+    """The ``alignment_pairs`` entry of the length table, from a parallel folder (the authors' layout:
+    ``Devanagari/`` and ``Romanized/`` with ``valid.tsv``, or a folder :func:`codeswitch.alignment.data.load_parallel`
+    reads), its validation pairs: untruncated token counts of each side, tokenised from its words as the trainer does."""
+    from codeswitch.alignment.data import load_parallel, words
+
+    scripts, n = {}, {}
+    for script in ("devanagari", "roman"):
+        data = load_parallel(parallel_dir, "validation", script=script, limit=max_rows, what="--alignment")
+        n[script] = len(data)
+        scripts[script] = {side: _histogram(len(r) for r in tokenizer([words(p[k]) for p in data.pairs], is_split_into_words=True,
+                                                                       truncation=False)["input_ids"])
+                           for k, side in enumerate(ALIGNMENT_SIDES)}
+    name = name or getattr(tokenizer, "name_or_path", type(tokenizer).__name__)  # how the source names the tokenizer
+    return {"alignment_pairs": {
+        "source": f"IIT Bombay English-Hindi validation pairs ({', '.join(f'{s}: {k}' for s, k in n.items())} of "
+                  f"{Path(parallel_dir).name}), each side tokenised from its words, tokenizer {name}",
+        "scripts": scripts}}
+
+
+def calbert_histograms(folders: Mapping[str, str], tokenizer, *, max_rows: int | None = None, name: str | None = None) -> dict:
+    """The ``calbert_finetune`` entry of the length table, from the tasks' folders (``{"sail": DIR, "iitp": DIR}``, the
+    layouts :func:`codeswitch.common.sentiment.load_sentiment_splits` reads): the training sentences as the paper
+    profile's models see them (romanised and lower-cased where it says so), untruncated token counts."""
+    from codeswitch import calbert as C
+    from codeswitch.calbert.experiment import _task_splits
+    from codeswitch.core.profiles import load_profile
+
+    paper = C.config.load(load_profile("paper"))
+    tasks, n = {}, {}
+    for task, folder in folders.items():
+        t = paper.task(task)
+        train = list(_task_splits(task, str(folder), t.romanise, bool(paper.itrans_lowercase))["train"])[:max_rows]
+        n[task] = f"{len(train)} of {Path(folder).name}{', romanised' if t.romanise else ''}"
+        enc = tokenizer([e.text for e in train], truncation=False)
+        tasks[task] = _histogram(len(x) for x in enc["input_ids"])
+    name = name or getattr(tokenizer, "name_or_path", type(tokenizer).__name__)  # how the source names the tokenizer
+    return {"calbert_finetune": {
+        "source": f"CalBERT fine-tuning training sentences ({'; '.join(f'{t}: {k}' for t, k in n.items())}), "
+                  f"tokenizer {name}",
+        "tasks": tasks}}
 
 
 def _table1_train_rows(task: str) -> float | None:

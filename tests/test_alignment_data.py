@@ -137,7 +137,7 @@ def test_synthetic_gluecos_layout_loads():
     from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
 
     sizes = {t: {k: len(v) for k, v in load_task(SYNTHETIC_GLUECOS, t).items()} for t in ("sentiment", "ner", "qa")}
-    assert sizes == {"sentiment": {"train": 60, "validation": 24, "test": 24}, "ner": {"train": 44, "validation": 14, "test": 14},
+    assert sizes == {"sentiment": {"train": 120, "validation": 96, "test": 96}, "ner": {"train": 44, "validation": 14, "test": 14},
                      "qa": {"train": 100, "validation": 150}}
     with pytest.raises(MissingResourceError, match="GLUECoS ner"):
         load_task("/nonexistent", "ner")
@@ -151,6 +151,35 @@ def test_shipped_qa_is_the_generators(tmp_path):
     write_qa_standin(tmp_path)
     for name in ("train-v2.0.json", "dev-v2.0.json"):
         assert (tmp_path / name).read_text(encoding="utf-8") == (SYNTHETIC_GLUECOS / "QA_EN_HI" / name).read_text(encoding="utf-8"), name
+
+
+def test_shipped_sentiment_is_the_generators(tmp_path):
+    """The shipped sentiment look-alike is what ``codeswitch.alignment.standins`` writes: distinct sentences of its
+    grammar, no sentence in two splits, a third of each label per split, one phrase per label never in training."""
+    from collections import Counter
+
+    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.standins import (SENTIMENT_PHRASES, SENTIMENT_SIZES, SENTIMENT_UNSEEN, sentiment_standin,
+                                               write_sentiment_standin)
+
+    write_sentiment_standin(tmp_path)
+    for split in SENTIMENT_SIZES:
+        name = f"{split}.txt"
+        assert (tmp_path / name).read_text(encoding="utf-8") == (SYNTHETIC_GLUECOS / "Sentiment_EN_HI" / "Devanagari" / name
+                                                                 ).read_text(encoding="utf-8"), name
+    splits = sentiment_standin()
+    texts = [t for rows in splits.values() for t, _ in rows]
+    assert len(set(texts)) == len(texts) == sum(SENTIMENT_SIZES.values())
+    for split, rows in splits.items():
+        assert Counter(lab for _, lab in rows) == {lab: SENTIMENT_SIZES[split] // 3 for lab in SENTIMENT_PHRASES}, split
+        assert all(t.endswith(SENTIMENT_PHRASES[lab]) for t, lab in rows)
+    unseen = {lab: phrases[-SENTIMENT_UNSEEN:] for lab, phrases in SENTIMENT_PHRASES.items()}
+    assert SENTIMENT_UNSEEN == 1 and not any(t.endswith(unseen[lab]) for t, lab in splits["train"])
+    for split in ("validation", "test"):  # the unseen phrases are there, beside the others
+        assert all(any(t.endswith(unseen[lab]) for t, lab2 in splits[split] if lab2 == lab) for lab in unseen), split
+    assert sentiment_standin(seed=1) != splits
+    with pytest.raises(ValueError, match="multiple of 3"):
+        sentiment_standin({"train": 10})
 
 
 # --------------------------------------------------------------------------- metrics

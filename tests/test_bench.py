@@ -92,6 +92,32 @@ def test_length_histograms_from_a_koglish_folder(shared_data, backbones_dir):
     assert glue["weights"]["qnli"] == 61764.0  # ConCSE Table 1
 
 
+def test_length_histograms_from_the_alignment_and_calbert_folders(shared_data, backbones_dir):
+    """The alignment entry counts each side of the IITB pairs (both scripts), the CalBERT one each task's training
+    sentences as the paper profile's models read them (IITP romanised: another histogram than its Devanagari text);
+    the shipped table holds both entries, readable as distributions."""
+    from transformers import AutoTokenizer
+
+    from codeswitch.core.models import resolve_model
+
+    tok = AutoTokenizer.from_pretrained(resolve_model("tiny-bert"))
+    align = L.alignment_histograms(str(shared_data / "cfilt_en_hi"), tok, max_rows=20)["alignment_pairs"]
+    assert sorted(align["scripts"]) == ["devanagari", "roman"]
+    for script in align["scripts"].values():
+        assert tuple(script) == L.ALIGNMENT_SIDES and all(sum(h.values()) == 20 for h in script.values())
+    assert align["scripts"]["devanagari"]["english"] == align["scripts"]["roman"]["english"]  # one English side
+    assert align["scripts"]["devanagari"]["hindi"] != align["scripts"]["roman"]["hindi"]
+    folders = {"sail": str(shared_data / "sail2017"), "iitp": str(shared_data / "iitp_product_reviews")}
+    calbert = L.calbert_histograms(folders, tok, max_rows=30, name="a tokenizer")["calbert_finetune"]
+    assert sorted(calbert["tasks"]) == sorted(L.CALBERT_TASKS) and all(sum(h.values()) == 30 for h in calbert["tasks"].values())
+    assert "iitp: 30 of iitp_product_reviews, romanised" in calbert["source"] and "tokenizer a tokenizer" in calbert["source"]
+    for script in ("devanagari", "roman"):
+        assert all(d.mean(128) > 2 for d in L.alignment_sides(script).values())
+    assert all(L.calbert_task(task).mean(128) > 2 for task in L.CALBERT_TASKS)
+    with pytest.raises(KeyError, match="no task 'gluecos'"):
+        L.calbert_task("gluecos")
+
+
 def test_grouped_batches_are_sorted_within_megabatches():
     from benchmarks.hotpaths import _grouped
 

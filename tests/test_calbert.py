@@ -159,6 +159,28 @@ def test_task_table_mean_std_and_best_run():
     assert set(t["row"]) == {"CalBERT-B"}  # the variant filter
 
 
+def test_frame_reads_the_scored_splits_only(tmp_path):
+    """A fine-tune's record also holds keys that are not splits (example predictions, the packing flag, the learning
+    entry): frame reads the named splits (train.SCORED_SPLITS), so a new key cannot break it (the "packed" flag did)."""
+    from codeswitch import calbert as CB
+    from codeswitch.calbert.experiment import frame
+    from codeswitch.calbert.train import SCORED_SPLITS
+    from codeswitch.core.experiment import Results
+
+    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)
+    _, fine = CB.stages(cfg)
+    a, b = fine[0], fine[1]
+    scores = {"f1": 0.5, "precision": 0.4, "recall": 0.6, "accuracy": 0.55, "n": 30}
+    with_test = {"validation": scores, "test": dict(scores, f1=0.25), "packed": True, "learning": {"score": 0.5},
+                 "examples": {"texts": ["x"], "predicted": [1]}, "a later flag": 3, "another": {"f1": 9.0}}
+    df = frame(Results((a, b), (with_test, {"validation": scores, "packed": False})))
+    assert SCORED_SPLITS == ("validation", "test")
+    assert sorted(set(df["split"])) == ["test", "validation"]
+    assert len(df) == 4 + 4 + 4  # a: validation and test, b: validation (no test); 4 metrics each ("n" is no metric)
+    assert df[(df["seed"] == a.seed) & (df["split"] == "test") & (df["metric"] == "f1")]["value"].tolist() == [0.25]
+    assert df["value"].between(0, 1).all()
+
+
 def test_reported_labels_match_the_tables():
     from codeswitch.calbert.experiment import PAPER_BACKBONES, _column_order, row_label
 

@@ -29,12 +29,6 @@ KNOWN_NOT_LEARNING: tuple[tuple[str, dict, str], ...] = (
      "the 3-point margin; 32 steps are what Korean ContrastiveMix needs (+1.0 in 16, +14.1 in 32), and lr 1.5e-4 or 3e-4 "
      "make mDPR worse (measured); with trial data tried in session 8 (distractor passages sharing the questions' words, two phrasings per fact, 1/4-3/8-3/8 splits) it learns (+4.3) but mDPR on "
      "Arabic (+1.6) and NaiveMix (query) on Korean (+2.3) do not: the untrained encoder's MRR rose to 19-20 there"),
-    ("alignment", {"task": "sentiment", "alignment.objective": "word", "alignment.data": "parallel", "alignment.mode": "all_layers",
-                   "alignment.script": "devanagari"},
-     "Table 3.1's Lm (|| Devanagari): sentiment test weighted F1 at the epoch chosen on validation, 32.5 on seed 22222 "
-     "against chance's 32.6 (seed 11111: 48.5, +15.9); the word-aligned tiny encoder often loses what sentiment "
-     "fine-tuning needs (configs/smoke.yaml, Lm's eta), and the former check, best validation epoch against the "
-     "majority class (13), hid it (measured)"),
 )
 
 

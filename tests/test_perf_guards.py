@@ -97,6 +97,24 @@ def test_adamw_kind_is_fused_on_cuda_only(device):
     assert adamw_kind(torch.device(device)) == adamw_kind(device)
 
 
+def test_hf_trainers_name_their_optimiser_through_trainer_optim():
+    """Every HF-Trainer run (ConCSE/SimCSE, Koglish-GLUE, CalBERT) picks its ``optim`` through ``core.utils.trainer_optim``
+    (fused AdamW on GPU): no trainer spells an ``adamw_torch*`` name itself (ConCSE did, issue 24)."""
+    import re
+    from pathlib import Path
+
+    from codeswitch.core.utils import trainer_optim
+
+    lib = Path(__file__).resolve().parents[1] / "lib" / "codeswitch"
+    spelled = [f"{p.relative_to(lib)}:{n}" for p in sorted(lib.rglob("*.py")) if p.name != "utils.py" or p.parent.name != "core"
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+               if re.search(r"""["']adamw_torch""", line)]
+    assert not spelled, spelled
+    assert (trainer_optim("cuda"), trainer_optim("cpu")) == ("adamw_torch_fused", "adamw_torch")
+    for module in ("concse.train", "glue.train", "calbert.train"):
+        assert "trainer_optim(" in (lib / Path(*module.split("."))).with_suffix(".py").read_text(encoding="utf-8"), module
+
+
 # --------------------------------------------------------------------------- host reads
 HOST_READS = ("item", "tolist", "__bool__", "__int__", "__float__")
 # The one read left, documented in docs/performance.md: transformers asks `padding_mask.all()` before every SDPA

@@ -127,3 +127,31 @@ def test_packed_alignment_epoch_has_few_shapes(tiny, spec, source, request):
     tokens = PairTokens.packed(tok, data, 128, batch_size=8, seed=0)
     shapes = {tuple(tokens.batch(idx)[2]["input_ids"].shape) for idx in _batches(len(data), 8, torch.Generator().manual_seed(0))}
     assert len(tokens.budgets) <= 4 and len(shapes) <= len(tokens.budgets) <= 16, (shapes, tokens.budgets)
+
+
+@pytest.mark.parametrize("script", ["devanagari", "roman"])
+def test_packed_alignment_epoch_has_few_shapes_on_recorded_lengths(script):
+    """400 packed steps on the recorded IITB pair lengths (``benchmarks/lengths.py``: ``alignment_pairs``, each side's
+    histogram) at the paper's batch (8) and limit (128), packed as ``PairTokens.packed`` and ``PairTokens.batch`` pack
+    them (``sampled_budgets``, ``pack_features`` of the English then the Hindi rows): at most four budgets, as many
+    shapes (≤ 16); padded steps have many more (English, Hindi) widths (what the guard is for)."""
+    import numpy as np
+
+    from benchmarks import lengths as L
+    from codeswitch.common.fastpath import PACK_WIDTH, pack_features, sampled_budgets
+
+    dists = L.alignment_sides(script)
+    B, Lmax, steps = 8, 128, 400
+    width = max(PACK_WIDTH, Lmax)
+    rng = np.random.default_rng(0)
+    pairs = np.stack([dists[side].sample(B * steps, rng, Lmax) for side in L.ALIGNMENT_SIDES], axis=1)  # (pairs, 2)
+    budgets = sampled_budgets(pairs, B, max_length=Lmax, width=width, seed=0)
+    packed, padded = set(), set()
+    for k in range(0, len(pairs), B):
+        step = pairs[k : k + B]
+        sides = [L.token_batch(step[:, j], 1000, rng, cls_id=1, sep_id=2, pad_id=0) for j in range(2)]
+        out = pack_features([{n: b[n] for n in ("input_ids", "attention_mask")} for b in sides], budgets, width)
+        packed.add(tuple(out["input_ids"].shape))
+        padded.add((int(step[:, 0].max()), int(step[:, 1].max())))
+    assert len(budgets) <= 4 and len(packed) <= len(budgets) <= 16, (packed, budgets)
+    assert len(padded) > 16

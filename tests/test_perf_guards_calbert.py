@@ -166,6 +166,33 @@ def test_packed_calbert_epoch_has_few_shapes(backbones_dir, source, request):
     assert len(pack.budgets) <= 4 and len(shapes) <= len(pack.budgets) <= 16, (shapes, pack.budgets)
 
 
+@pytest.mark.parametrize("task", ["sail", "iitp"])
+def test_packed_calbert_epoch_has_few_shapes_on_recorded_lengths(backbones_dir, task):
+    """An epoch (as many sentences as the recording holds) of packed batches of 4 on the recorded lengths of a CalBERT
+    fine-tuning set (``benchmarks/lengths.py``: ``calbert_finetune``) at the paper's limit (128), through
+    ``PackRows``: at most four budgets, as many shapes (≤ 16); padded batches have many more widths."""
+    from transformers import AutoTokenizer
+
+    from benchmarks import lengths as L
+    from codeswitch.common.packed_classifier import PackRows
+    from codeswitch.core.models import resolve_model
+
+    recorded = L.load_table()["calbert_finetune"]["tasks"][task]
+    n, B, Lmax = sum(recorded.values()), 4, 128
+    lengths = L.calbert_task(task).sample(n, np.random.default_rng(0), Lmax)
+    tok = AutoTokenizer.from_pretrained(resolve_model("tiny-xlmr"))
+    pack = PackRows.for_lengths(tok, lengths.tolist(), batch_size=B, max_length=Lmax, seed=0)
+    shapes, padded = set(), set()
+    for k in range(0, n, B):
+        step = lengths[k : k + B].tolist()
+        rows = [{"input_ids": [tok.cls_token_id] + [5] * (m - 2) + [tok.sep_token_id], "attention_mask": [1] * m, "labels": 0}
+                for m in step]
+        shapes.add(tuple(pack(rows)["input_ids"].shape))
+        padded.add(max(step))
+    assert len(pack.budgets) <= 4 and len(shapes) <= len(pack.budgets) <= 16, (shapes, pack.budgets)
+    assert len(padded) > 16
+
+
 def test_packed_finetuning_trains_the_padded_weights(backbones_dir):
     """Dropout off, the same batches: after an epoch at a learning rate that moves every weight, the packed run's
     weights equal the padded run's (float summation order apart)."""

@@ -41,7 +41,7 @@ def _spec(method: str = "contrastivemix", **kw):
     return train_spec(method, **{**mix, "num_train_epochs": 1, "batch_size": 8, "learning_rate": 1e-3, **kw})
 
 
-def _train(tiny, spec, *, n_queries: int = 16):
+def _train(tiny, spec, *, n_queries: int = 16, prefetch: bool = False):
     from codeswitch.contrastivemix.codemix import load_muse
     from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
     from codeswitch.contrastivemix.train import train_dual_encoder
@@ -49,7 +49,7 @@ def _train(tiny, spec, *, n_queries: int = 16):
     model, tokenizer = tiny
     rows = load_train_set("synthetic").select(range(n_queries))
     return train_dual_encoder(rows, spec, backbone=(model, tokenizer), dictionary=load_muse(synthetic_glossary_path("ko")),
-                              device="cpu", prefetch=False)
+                              device="cpu", prefetch=prefetch)
 
 
 # --------------------------------------------------------------------------- one forward per encoder

@@ -51,6 +51,42 @@ def test_equals_the_tokenizer_and_is_computed_once(tokenizers, tmp_path):
     assert len(_entries(tmp_path)) == 5
 
 
+def test_identity_is_memoised_per_object_and_follows_changes(tokenizers, monkeypatch):
+    """The pipeline is parsed once per tokenizer object, not per call; a tokenizer changed since (tokens added, a special
+    token, a pipeline component replaced) gets the identity of what it is now, never a stale one."""
+    import gc
+    import weakref
+
+    from tokenizers import normalizers
+
+    import codeswitch.common.tokens as T
+
+    tok = copy.deepcopy(tokenizers["tiny-bert"])
+    computed = []
+    real = T._identity
+    monkeypatch.setattr(T, "_identity", lambda t: computed.append(type(t)) or real(t))
+    first = tokenizer_identity(tok)
+    tok(["the girl drinks milk"], truncation=True, max_length=4)  # a call leaves truncation state behind: not a change
+    assert [tokenizer_identity(tok) for _ in range(3)] == [first] * 3 and len(computed) == 1
+
+    def changed(change):
+        before = tokenizer_identity(tok)
+        change()
+        now = tokenizer_identity(tok)
+        assert now != before and now == real(tok)  # the identity of the tokenizer as it is now
+        assert tokenizer_identity(copy.deepcopy(tok)) == now  # the same pipeline in another object: the same identity
+
+    changed(lambda: tok.add_tokens(["zzz-added-later"]))
+    changed(lambda: tok.add_special_tokens({"additional_special_tokens": ["<zzz-special>"]}))
+    changed(lambda: setattr(tok.backend_tokenizer, "normalizer", normalizers.Lowercase()))
+    changed(lambda: setattr(tok, "truncation_side", "left"))
+    # the memo holds no tokenizer alive
+    alive, n = weakref.ref(tok), len(T._IDENTITIES)
+    del tok
+    gc.collect()
+    assert alive() is None and len(T._IDENTITIES) == n - 1
+
+
 def test_second_call_does_not_tokenise(tokenizers, tmp_path, monkeypatch):
     tok = tokenizers["tiny-bert"]
     want = tokenised(tok, [TEXTS], max_length=16, cache_dir=tmp_path)

@@ -62,7 +62,7 @@ from ..core.models import backbone_id, is_tiny, resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.reported.calbert import BENCHMARK_ROWS
 from ..core.provenance import records_inputs
-from .train import finetune_classifier, mlm_from_scratch, siamese_pretrain
+from .train import SCORED_SPLITS, finetune_classifier, mlm_from_scratch, siamese_pretrain
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
 ROW_PREFIX = {"none": "", "cosine": "CalBERT-", "mnrl": "CalBERT-MNRL-", SCRATCH: ""}
@@ -304,7 +304,7 @@ def run_one(spec: PretrainRun | ScratchRun | FinetuneRun, profile: Profile) -> d
     if kept.wanted(load(profile).keep_models, spec):  # the fine-tuned classifier, with its label maps
 
         def keep(model, tokenizer, results):
-            scores = {f"{m} ({split})": v for split in ("validation", "test") for m, v in (results.get(split) or {}).items()
+            scores = {f"{m} ({split})": v for split in SCORED_SPLITS for m, v in (results.get(split) or {}).items()
                       if m != "n"}
             kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sequence-classification", profile=profile,
                       notebook="07", scores=scores,
@@ -512,14 +512,17 @@ def scratch_summary(results: Results) -> pd.DataFrame:
 
 
 def frame(results: Results) -> pd.DataFrame:
-    """The fine-tuning records, long: one row per (run, split, metric)."""
+    """The fine-tuning records, long: one row per (run, split, metric).  The splits are named (``train.SCORED_SPLITS``),
+    so a record's other keys (the example predictions, the packing flag, the learning entry, a later flag) are never
+    read as a split."""
     rows = []
     for spec, r in results:
         if not isinstance(spec, FinetuneRun):
             continue
-        for split, metrics in r.items():
-            if split in ("examples", "packed", LEARNING):  # not a split: the predictions on the paper's example sentences
-                continue  # (Tables 9, 14), whether the training steps were packed, the learning entry
+        for split in SCORED_SPLITS:
+            metrics = r.get(split)
+            if metrics is None:  # no labelled test split
+                continue
             for metric, value in metrics.items():
                 if metric != "n":
                     rows.append({"task": spec.task, "backbone": spec.backbone, "variant": spec.variant,

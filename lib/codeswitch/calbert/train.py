@@ -471,6 +471,11 @@ def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int]) -> dict
     return {"f1": float(f), "precision": float(p), "recall": float(r), "accuracy": float(accuracy_score(y_true, y_pred))}
 
 
+#: the splits a fine-tune is scored on, in order: the keys of its record that hold metrics.  Every other key of the record
+#: ("examples", "packed", "learning", and any flag added later) is not a split: readers take these (``experiment.frame``)
+SCORED_SPLITS = ("validation", "test")
+
+
 def finetune_classifier(
     spec: FinetuneRun,
     model_path: str,
@@ -483,7 +488,7 @@ def finetune_classifier(
     example_texts: Sequence[str] = (),
     keep: Callable[[Any, Any, dict], Any] | None = None,
 ) -> dict:
-    """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on every other labelled split.
+    """Fine-tune a sequence classifier on ``splits["train"]`` as ``spec`` says; evaluate on the labelled :data:`SCORED_SPLITS`.
 
     Returns ``{split: {"f1", "precision", "recall", "accuracy", "n"}}`` for
     ``validation`` and, when its labels are known, ``test``; with ``example_texts`` (e.g. the paper's Tables 9
@@ -516,7 +521,11 @@ def finetune_classifier(
         enc = tokenised(tokenizer, [[e.text for e in examples]], max_length=spec.max_seq_length)
         return Dataset.from_dict(enc | {"labels": [e.label for e in examples]})
 
-    evaluated = {name: ex for name, ex in splits.items() if name != "train" and ex and all(e.label is not None for e in ex)}
+    unknown = sorted(set(splits) - {"train", *SCORED_SPLITS})
+    if unknown:
+        raise ValueError(f"finetune_classifier: unknown split(s) {unknown}: expected train and {', '.join(SCORED_SPLITS)}")
+    evaluated = {name: splits[name] for name in SCORED_SPLITS
+                 if splits.get(name) and all(e.label is not None for e in splits[name])}
     with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
         targs = training_arguments(
             output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,

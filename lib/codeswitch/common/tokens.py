@@ -35,6 +35,7 @@ import itertools
 import json
 import os
 import shutil
+import weakref
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -73,9 +74,42 @@ def tokenise_processes() -> int:
     return 1 if cores() <= 3 else gpu_host_workers()
 
 
+#: tokenizer object -> (its state stamp, its identity): :func:`tokenizer_identity` parses a fast tokenizer's whole pipeline
+#: (its vocabulary included) once per object, not once per call; the entry goes with the object (weak keys)
+_IDENTITIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _state_stamp(backend, tokenizer) -> tuple:
+    """What changes, cheaply read, when a fast tokenizer is changed after its identity was computed: its vocabulary size
+    and added tokens (``add_tokens``, ``add_special_tokens``), a pipeline component replaced (normalizer, pre-tokenizer,
+    model, post-processor, decoder), its special tokens or truncation side."""
+    return (id(backend), backend.get_vocab_size(with_added_tokens=True), repr(sorted(backend.get_added_tokens_decoder().items())),
+            repr(backend.normalizer), repr(backend.pre_tokenizer), repr(backend.model), repr(backend.post_processor),
+            repr(backend.decoder), repr(sorted(getattr(tokenizer, "special_tokens_map", {}).items())),
+            getattr(tokenizer, "truncation_side", "right"))
+
+
 def tokenizer_identity(tokenizer) -> str | None:
     """A hash of everything that decides ``tokenizer``'s output ids; None for an object that exposes neither a
-    tokenizers pipeline nor a vocabulary (a stand-in in a test): its output is then never cached."""
+    tokenizers pipeline nor a vocabulary (a stand-in in a test): its output is then never cached.
+
+    Memoised per fast tokenizer object, and computed again when the object has changed since (:func:`_state_stamp`)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return _identity(tokenizer)
+    stamp = _state_stamp(backend, tokenizer)
+    try:
+        memo = _IDENTITIES.get(tokenizer)
+    except TypeError:  # not weakly referable or not hashable: computed every time
+        return _identity(tokenizer)
+    if memo is None or memo[0] != stamp:
+        memo = (stamp, _identity(tokenizer))
+        _IDENTITIES[tokenizer] = memo
+    return memo[1]
+
+
+def _identity(tokenizer) -> str | None:
+    """:func:`tokenizer_identity`, computed."""
     h = hashlib.sha256(type(tokenizer).__name__.encode())
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:

@@ -33,7 +33,7 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
   (:func:`compile_backbone`);
 * no host synchronisation in the step (no NaN filter on the logged loss, batches
   copied to the GPU from pinned memory without blocking, the next one prefetched);
-* fused AdamW on GPU;
+* fused AdamW on GPU (``core.utils.trainer_optim``, as the GLUE and CalBERT trainers);
 * several GPUs (``accelerate launch``): the global batch is split over the
   processes and the in-batch negatives are gathered from all of them
   (:mod:`codeswitch.core.distributed`), so the loss equals the single-GPU loss.
@@ -52,7 +52,7 @@ from .loss import CONCSE_COLUMNS, NLI_TO_COLUMNS, SIMCSE_COLUMNS, ConCSELoss, si
 from ..common.fastpath import DEFAULT_BUCKET_COST, PACK_WIDTH, bucket_features, pack_features, sampled_budgets
 from ..core.progress import progress
 from ..core.training import BestEpoch, quiet_trainer, training_arguments
-from ..core.utils import quiet_transformers
+from ..core.utils import quiet_transformers, trainer_optim
 
 __all__ = [
     "KeepBestEpoch",
@@ -226,7 +226,6 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
 
     model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
     device = profile.torch_device()
-    cuda = device.type == "cuda"
     dataset = nli_dataset(train, spec.method)
     dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
     bar = progress(total=spec.num_train_epochs, desc=desc, unit="epoch")
@@ -248,7 +247,7 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
             max_grad_norm=spec.max_grad_norm,
             weight_decay=spec.weight_decay,
-            optim="adamw_torch_fused" if cuda else "adamw_torch",  # the fused kernel: one launch per step
+            optim=trainer_optim(device),  # fused AdamW on GPU (one launch per step); CPU: torch's default update, as before
             eval_strategy="epoch",
             save_strategy="no",  # the best epoch's weights are kept in memory by KeepBestEpoch
             logging_strategy="no",
