@@ -43,7 +43,7 @@ NOTEBOOK_DISTRIBUTIONS = (
     "benepar", "indic-transliteration", "ir_measures", "pytrec_eval-terrier", "submitit", "koreanize-matplotlib",
 )
 #: carried even where the image has another version: the project's pin (the code is tested against it)
-PINNED_OVER_IMAGE = ("transformers",)
+PINNED_OVER_IMAGE = ("transformers", "sentence-transformers")  # the packed steps use sentence-transformers 6.2's merge helper
 #: never carried: the image's (torch, its CUDA build) or not used on the device (spaCy: benepar's plugin, unused)
 NEVER = ("torch", "spacy")
 

@@ -68,7 +68,8 @@ def test_wheel_list_carries_what_the_image_lacks_and_the_pins():
     from benchmarks.gpu_notebooks import image_packages, wheel_list
 
     wheels = wheel_list(image_packages())
-    assert {"papermill", "ipykernel", "datasets", "umap-learn", "pytrec-eval-terrier", "transformers"} <= set(wheels)
+    assert {"papermill", "ipykernel", "datasets", "umap-learn", "pytrec-eval-terrier", "transformers",
+            "sentence-transformers"} <= set(wheels)
     assert not {"torch", "numpy", "pandas", "scipy", "tokenizers"} & set(wheels)  # the image's
     assert "pexpect" in wheels  # a requirement under a marker that holds on Linux (sys_platform != "win32")
 
