@@ -180,14 +180,8 @@ class TokenRows:
             i = int(np.argmax(lengths > width))
             raise ValueError(f"{desc}: row {lo + i} has {int(lengths[i])} tokens, more than max_length {width} "
                              "(tokenised with another limit)")
-        cols = np.arange(width)
-        keep = cols >= width - lengths[:, None] if left else cols < lengths[:, None]  # (m, width), row-major = id order
-        out = {}
-        for name in self.names:
-            a = np.full((hi - lo, width), pad.get(name, 0), dtype=np.int32)
-            a[keep] = self.block(name, lo, hi)
-            out[name] = a
-        return out
+        return {name: _pad_flat(self.block(name, lo, hi), lengths, width, pad.get(name, 0), left=left, dtype=np.int32)
+                for name in self.names}
 
     def release(self, lo: int, hi: int) -> None:
         """Hand back the pages of rows ``lo:hi``'s ids that this process mapped (``madvise(MADV_DONTNEED)``; read again
@@ -558,12 +552,17 @@ def pad_rows(rows: Sequence[Sequence[int]], fill: int, *, left: bool = False) ->
     """
     import torch
 
-    width = max((len(r) for r in rows), default=0)
-    out = np.full((len(rows), width), fill, dtype=np.int64)
-    for i, r in enumerate(rows):
-        if left:
-            out[i, width - len(r):] = r
-        else:
-            out[i, : len(r)] = r
-    return torch.from_numpy(out)
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if len(rows) else np.zeros(0, np.int64)
+    return torch.from_numpy(_pad_flat(flat, lengths, int(lengths.max(initial=0)), fill, left=left, dtype=np.int64))
+
+
+def _pad_flat(flat: np.ndarray, lengths: np.ndarray, width: int, fill: int, *, left: bool, dtype) -> np.ndarray:
+    """Rows laid end to end in ``flat`` (row ``i`` has ``lengths[i]`` values) as a ``(rows, width)`` array padded with
+    ``fill``, right-aligned when ``left``: the one padding of :func:`pad_rows` and :meth:`TokenRows.padded`."""
+    cols = np.arange(width)
+    keep = cols >= width - lengths[:, None] if left else cols < lengths[:, None]  # (rows, width), row-major = flat order
+    out = np.full((len(lengths), width), fill, dtype=dtype)
+    out[keep] = flat
+    return out
 
