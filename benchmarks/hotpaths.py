@@ -318,11 +318,7 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
             rows.append(ctx.time(ref_step, row))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    ref = next((r for r in rows if r.key == "a_ref"), None)
-    for r in rows:
-        if ref is not None and r.step_time_s:
-            r.speedup = ref.step_time_s / r.step_time_s
-    return rows
+    return rows  # speed-ups against a_ref: benchmarks.__main__._with_speedups (every ConCSE row of the run)
 
 
 def _prewarm(step: Callable[[int], Step], indices: list[int], ctx: Context) -> None:
