@@ -47,6 +47,7 @@ from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, 
 from ..common.fastpath import compile_for_training
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
+from ..core.encoders import packed_hidden
 from ..core.utils import adamw_kind, to_device
 
 __all__ = [
@@ -242,16 +243,12 @@ class PairTokens:
 
 
 def _packed_run(aligner: Aligner, encoder: nn.Module, packed: dict, widths: tuple[int, int], device) -> tuple[Tensor, ...]:
-    """One forward of ``encoder`` over a packed step: ``(x_tok, x, y_tok, y)``, the padded forwards' outputs
-    (token vectors (B, Tx, H) / (B, Ty, H) read back from the stream at each sentence's offsets, the [CLS]
-    vectors (B, H), or the pooler's)."""
-    inputs = {k: to_device(packed[k], device) for k in ("input_ids", "attention_mask", "position_ids")}
-    pad_idx = getattr(encoder.embeddings, "padding_idx", None)
-    if pad_idx is not None:  # RoBERTa / XLM-R count positions from padding_idx + 1
-        inputs["position_ids"] = inputs["position_ids"] + (pad_idx + 1)
-    out = encoder(**inputs)
-    flat = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])  # (R·W, H)
-    starts = to_device(packed["starts"], device)  # (2B,)
+    """One forward of ``encoder`` over a packed step already on ``device``: ``(x_tok, x, y_tok, y)``, the padded
+    forwards' outputs (token vectors (B, Tx, H) / (B, Ty, H) read back from the stream at each sentence's offsets,
+    the [CLS] vectors (B, H), or the pooler's)."""
+    hidden = packed_hidden(encoder, packed)  # (R, W, H)
+    flat = hidden.reshape(-1, hidden.shape[-1])  # (R·W, H)
+    starts = packed["starts"]  # (2B,)
     T = max(widths)
     at = (starts[:, None] + torch.arange(T, device=device)).clamp(max=flat.shape[0] - 1)  # (2B, T); beyond a sentence: masked by word_index −1
     tokens = flat[at]  # (2B, T, H)
@@ -265,6 +262,7 @@ def _packed_run(aligner: Aligner, encoder: nn.Module, packed: dict, widths: tupl
 def _packed_outputs(aligner: Aligner, en: Batch, hi: Batch, packed: dict, device):
     """``with_reference`` of both sides from one packed forward per encoder (f, and f0 where it is another model)."""
     widths = (en.input_ids.shape[1], hi.input_ids.shape[1])
+    packed = {k: to_device(packed[k], device) for k in ("input_ids", "attention_mask", "position_ids", "starts")}  # once, for f and f0
     if aligner.mode == "linear_head":  # f0 is the frozen encoder, f = head ∘ f0: one forward
         with torch.no_grad():
             aligner.encoder.eval()
