@@ -519,8 +519,9 @@ def _encode_windows(encoder, tokenizer, tokens, start: int, n: int, sink: Callab
     buf_dtype = torch.float16 if np.dtype(out_dtype) == np.float16 else torch.float32
     rows_per_window = batch_size * max(sort_window, 1)
     spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
-    pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
-           "attention_mask": 0, "special_tokens_mask": 1}
+    from .tokens import pad_values
+
+    pad = pad_values(tokenizer)
     prep = lambda lo, hi: _prepare_window(  # noqa: E731
         tokens, lo, hi, max_length=max_length, pad=pad, left=getattr(tokenizer, "padding_side", "right") == "left",
         batch_size=batch_size, sort=sort_window > 0, sdpa=uses_sdpa(encoder), pin=cuda, desc=desc,

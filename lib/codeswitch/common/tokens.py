@@ -42,7 +42,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 __all__ = ["tokenised", "tokenised_arrays", "tokenised_corpus", "tokenised_words", "TokenRows", "tokenizer_identity",
-           "token_cache_dir", "tokenise_processes", "pad_rows"]
+           "token_cache_dir", "tokenise_processes", "pad_rows", "pad_values"]
 
 VERSION = 2  # bump when the stored layout changes (2: a folder of int32 .npy shards and int64 offsets; 1: one .npz)
 CHUNK = 1024  # rows per tokenizer call (bounds the tokenizer's per-token Python and Rust objects)
@@ -555,6 +555,12 @@ def pad_rows(rows: Sequence[Sequence[int]], fill: int, *, left: bool = False) ->
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
     flat = np.concatenate([np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]) if len(rows) else np.zeros(0, np.int64)
     return torch.from_numpy(_pad_flat(flat, lengths, int(lengths.max(initial=0)), fill, left=left, dtype=np.int64))
+
+
+def pad_values(tokenizer) -> dict[str, int]:
+    """The fill of each tokenizer output when ``tokenizer`` pads a batch (what ``tokenizer.pad`` writes there)."""
+    return {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0),
+            "attention_mask": 0, "special_tokens_mask": 1}
 
 
 def _pad_flat(flat: np.ndarray, lengths: np.ndarray, width: int, fill: int, *, left: bool, dtype) -> np.ndarray:

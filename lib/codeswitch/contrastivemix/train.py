@@ -291,9 +291,9 @@ def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Se
     names = [n for n in rows[0] if n in ("input_ids", "token_type_ids", "attention_mask")]
     if not all(special):
         names = [n for n in names if n != "token_type_ids"]
-    from ..common.tokens import pad_rows
+    from ..common.tokens import pad_rows, pad_values
 
-    pad = {"input_ids": tokenizer.pad_token_id, "token_type_ids": getattr(tokenizer, "pad_token_type_id", 0), "attention_mask": 0}
+    pad = pad_values(tokenizer)
     left = getattr(tokenizer, "padding_side", "right") == "left"
     return {name: pad_rows([r[name] for r in rows], pad[name], left=left) for name in names}
 
