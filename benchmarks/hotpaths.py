@@ -255,22 +255,30 @@ def _encoder(folder: Path, ctx: Context, **kwargs):
 
 
 # --------------------------------------------------------------------------- (a) ConCSE
-def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[Measurement]:
-    """(a) the ConCSE step as ``train.concse`` runs it, and (a_ref) as the released code ran it, on the same batches."""
-    from codeswitch.concse.loss import CONCSE_COLUMNS, ConCSELoss, concse_loss
-    from codeswitch.common.fastpath import bucket_features
+def _concse_batches(ctx: Context) -> tuple[list[list[dict]], list[torch.Tensor]]:
+    """The ConCSE steps every (a) row times: per step six (B, Lmax) max-padded columns (the reference's layout; the
+    bucketed and packed layouts are cut from the same token ids) and their (6B,) lengths, column-major."""
+    from codeswitch.concse.loss import CONCSE_COLUMNS
 
     s, arch = ctx.sizes, ctx.concse_arch
     dists = L.nli_columns(ctx.length_table)
     rng = ctx.rng(1)
     B, Lmax = s.concse_batch, s.concse_max_length
-    # One list of six (B, Lmax) max-padded columns per step: the reference's layout; the
-    # fast layout is cut from the same token ids.
     padded = [
         [L.token_batch(dists[c].sample(B, rng, Lmax), arch.vocab_size, rng, pad_to=Lmax, **arch.special_ids) for c in CONCSE_COLUMNS]
         for _ in range(ctx.n_batches())
     ]
-    lengths = [_lengths(cols) for cols in padded]  # (6B,) per step, column-major
+    return padded, [_lengths(cols) for cols in padded]
+
+
+def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[Measurement]:
+    """(a) the ConCSE step as ``train.concse`` runs it, and (a_ref) as the released code ran it, on the same batches."""
+    from codeswitch.concse.loss import ConCSELoss, concse_loss
+    from codeswitch.common.fastpath import bucket_features
+
+    s, arch = ctx.sizes, ctx.concse_arch
+    B, Lmax = s.concse_batch, s.concse_max_length
+    padded, lengths = _concse_batches(ctx)
     batch_words = f"{B} × 6 sentences, ≤ {Lmax} tokens"
     folder = _save_backbone(arch, ctx)
     rows: list[Measurement] = []
@@ -350,18 +358,12 @@ def concse_packed(ctx: Context) -> list[Measurement]:
     same with ``concse.train.compile_backbone(fixed_shapes=True)`` (``concse.torch_compile``), each budget's graph
     compiled before the clock starts.  The same batches (token ids, lengths) as (a)."""
     from codeswitch.common.fastpath import PACK_WIDTH, pack_features, token_budgets
-    from codeswitch.concse.loss import CONCSE_COLUMNS, ConCSELoss
+    from codeswitch.concse.loss import ConCSELoss
     from codeswitch.concse.train import compile_backbone
 
     s, arch = ctx.sizes, ctx.concse_arch
-    dists = L.nli_columns(ctx.length_table)
-    rng = ctx.rng(1)  # (a)'s generator: the same batches
     B, Lmax = s.concse_batch, s.concse_max_length
-    padded = [
-        [L.token_batch(dists[c].sample(B, rng, Lmax), arch.vocab_size, rng, pad_to=Lmax, **arch.special_ids) for c in CONCSE_COLUMNS]
-        for _ in range(ctx.n_batches())
-    ]
-    lengths = [_lengths(cols) for cols in padded]
+    padded, lengths = _concse_batches(ctx)  # (a)'s batches
     width = max(PACK_WIDTH, Lmax)
     budgets = token_budgets([int(ln.sum()) for ln in lengths], sentences=6 * B, max_length=Lmax, width=width)
     packs = [_pin(pack_features([_trim(c) for c in cols], budgets, width), ctx) for cols in padded]
