@@ -111,8 +111,8 @@ def paper_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
 
 def fastest_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
     """The fastest measured variant of hot path ``key`` a trainer can run (padded or packed, eager or compiled:
-    ``key``, ``key_compiled``, ``key_pk``, ``key_pk_c``), for the targets; None if none was measured."""
-    found = [rows[k] for k in (key, f"{key}_compiled", f"{key}_pk", f"{key}_pk_c") if k in rows and rows[k].get("step_time_s")]
+    ``key``, ``key_compiled``, ``key_pk``, ``key_pk_c``, ``key_pk_cg`` with CUDA graphs), for the targets; None if none was measured."""
+    found = [rows[k] for k in (key, f"{key}_compiled", f"{key}_pk", f"{key}_pk_c", f"{key}_pk_cg") if k in rows and rows[k].get("step_time_s")]
     return min(found, key=lambda r: r["step_time_s"]) if found else rows.get(key)
 
 
@@ -188,19 +188,42 @@ class Rates:
         )
 
 
-def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float | None, length_table: str | None = None,
-                   floor_s_per_step: float = 0.0) -> dict:
+def parse_mfu(text: str) -> float | dict[str, float]:
+    """``--assume-mfu``: one MFU for every step (``0.4``) or one per hot path (``a=0.33,b=0.27,c=0.35``)."""
+    if "=" not in text:
+        return float(text)
+    out = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in ("a", "b", "c"):
+            raise ValueError(f"--assume-mfu: unknown hot path {key!r} in {text!r} (per path: a, b, c; the rest follow b)")
+        out[key] = float(value)
+    missing = {"a", "b", "c"} - set(out)
+    if missing:
+        raise ValueError(f"--assume-mfu {text!r}: give every one of a, b, c (missing: {', '.join(sorted(missing))})")
+    return out
+
+
+def assumed_report(mfu: float | Mapping[str, float], peak_tflops: float, passages_per_s: float | None,
+                   length_table: str | None = None, floor_s_per_step: float = 0.0) -> dict:
     """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
 
+    ``mfu``: one fraction for every step, or one per hot path (``{"a": …, "b": …, "c": …}``: issue 24's
+    per-step targets; the notebooks priced from (b)'s rate per token — 01, 02, 06, 07 — follow ``b``).
     Token counts are the means of the length table at the paper's maximum lengths;
     attention FLOPs are left out (a few per cent at these lengths).  ``passages_per_s``
-    ``None``: corpus encoding at the same MFU (2·N FLOPs per token).
+    ``None``: corpus encoding at (b)'s MFU (2·N FLOPs per token).
     ``floor_s_per_step``: the fixed cost of an XLM-R-base step ((e), 12 layers); 0 = none
     (the physical limit).
     """
     from .hotpaths import FULL, MBERT_BASE, XLMR_LARGE
 
-    flops_per_s = mfu * peak_tflops * 1e12
+    per_path = dict(mfu) if isinstance(mfu, Mapping) else {k: float(mfu) for k in "abc"}
+    if set(per_path) != {"a", "b", "c"}:
+        raise ValueError(f"assumed_report: an MFU per hot path needs exactly a, b and c, got {sorted(per_path)}")
+    flops = {k: v * peak_tflops * 1e12 for k, v in per_path.items()}
+    flops_per_s = flops["b"]
     base, large = _enc(12, 768, 3072), _enc(24, 1024, 4096)
     nli = L.nli_columns(length_table)
     a_tokens = FULL.concse_batch * sum(d.mean(FULL.concse_max_length) for d in nli.values())
@@ -210,15 +233,17 @@ def assumed_report(mfu: float, peak_tflops: float, passages_per_s: float | None,
         passages_per_s = flops_per_s / (2 * base * pas.mean(FULL.encode_max_length))
     arch = lambda a: {"num_hidden_layers": a.num_hidden_layers, "hidden_size": a.hidden_size, "intermediate_size": a.intermediate_size}  # noqa: E731
     floor = f", {floor_s_per_step * 1e3:g} ms fixed cost per step" if floor_s_per_step else ", no fixed cost per step"
+    same = len(set(per_path.values())) == 1
+    mfus = f"{per_path['a']:.0%} MFU" if same else "MFU " + ", ".join(f"({k}) {v:.0%}" for k, v in per_path.items())
     return {
-        "environment": {"device": f"assumed: {mfu:.0%} MFU of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s{floor}"},
+        "environment": {"device": f"assumed: {mfus} of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s{floor}"},
         "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch, "query_max_length": FULL.query_max_length,
                   "passage_max_length": FULL.passage_max_length},
         "models": {"concse": arch(MBERT_BASE), "glue": arch(XLMR_LARGE), "layers_cap": None},
         "measurements": [
-            {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops_per_s},
-            {"key": "b", "status": "ok", "tokens_per_s": flops_per_s / (6 * large)},
-            {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops_per_s},
+            {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops["a"]},
+            {"key": "b", "status": "ok", "tokens_per_s": flops["b"] / (6 * large)},
+            {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops["c"]},
             {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
             {"key": "e", "status": "ok", "step_time_s": floor_s_per_step, "extra": {"layers": 12}},
         ],
@@ -789,8 +814,9 @@ def cluster_table(report: Mapping, profile_name: str = "paper", gpus: Sequence[i
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks cost", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", nargs="?", help="bench.json written by `python -m benchmarks --full --out DIR`")
-    p.add_argument("--assume-mfu", type=float, default=None,
-                   help="instead of a report: the rates this MFU would give (with --peak-tflops, --passages-per-s), for planning")
+    p.add_argument("--assume-mfu", type=parse_mfu, default=None,
+                   help="instead of a report: the rates this MFU would give (with --peak-tflops, --passages-per-s), for "
+                        "planning; one fraction (0.4) or one per hot path (a=0.33,b=0.27,c=0.35: 01, 02, 06, 07 follow b)")
     p.add_argument("--peak-tflops", type=float, default=989.0)
     p.add_argument("--passages-per-s", type=float, default=20000.0, help="with --assume-mfu; 0: encoding at the same MFU")
     p.add_argument("--floor-ms", type=float, default=0.0,

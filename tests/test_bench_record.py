@@ -45,7 +45,8 @@ def test_committed_tables_are_up_to_date(capsys):
 def test_cost_block_numbers_are_the_cost_model():
     m = R.Measurements(gpu=None, gpu_memory=None, cpu_memory=None, smoke=None)
     text = R.cost_block(m)
-    at_targets = assumed_report(0.4, 989.0, 20_000.0, floor_s_per_step=0.004)  # 40 % MFU, 20k passages/s, (e) in 4 ms
+    # issue 24's targets: (a) 33 %, (b) 27 %, (c) 35 % MFU, 20k passages/s, (e) in 4 ms
+    at_targets = assumed_report({"a": 0.33, "b": 0.27, "c": 0.35}, 989.0, 20_000.0, floor_s_per_step=0.004)
     rows = notebook_costs(at_targets)[1]
     total = sum(r["hours"] for r in rows)
     physical = notebook_costs(assumed_report(1.0, 989.0, None))[1]  # 100 % MFU, no fixed cost per step
@@ -56,6 +57,27 @@ def test_cost_block_numbers_are_the_cost_model():
     reduced = notebook_costs(at_targets, overrides=REDUCED)[1]
     assert f"**{sum(r['hours'] for r in reduced):.1f}** ({sum(r['runs'] for r in reduced)} runs)" in text
     assert "| **–** | **–** |" in text and "not yet" in text  # nothing measured: said, not invented
+
+
+def test_the_targets_column_prices_each_step_at_its_own_mfu_target():
+    """(a), (b), (c) at 33 %, 27 %, 35 % MFU: each path's step time is its FLOPs at its own rate, and a notebook priced
+    from (b) (02) costs 0.40 / 0.27 of its price at one 40 % MFU; `--assume-mfu` reads both forms and refuses a partial map."""
+    from benchmarks.cost import parse_mfu
+
+    assert R.ASSUMED["mfu"] == {"a": 0.33, "b": 0.27, "c": 0.35}
+    one = {m["key"]: m for m in assumed_report(0.4, 989.0, 20_000.0)["measurements"]}
+    per = {m["key"]: m for m in assumed_report(R.ASSUMED["mfu"], 989.0, 20_000.0)["measurements"]}
+    assert per["a"]["step_time_s"] == pytest.approx(one["a"]["step_time_s"] * 0.40 / 0.33)
+    assert per["c"]["step_time_s"] == pytest.approx(one["c"]["step_time_s"] * 0.40 / 0.35)
+    assert per["b"]["tokens_per_s"] == pytest.approx(one["b"]["tokens_per_s"] * 0.27 / 0.40)
+    h_one = {r["notebook"]: r["hours"] for r in notebook_costs(assumed_report(0.4, 989.0, 20_000.0))[1]}
+    h_per = {r["notebook"]: r["hours"] for r in notebook_costs(assumed_report(R.ASSUMED["mfu"], 989.0, 20_000.0))[1]}
+    assert h_per["02"] == pytest.approx(h_one["02"] * 0.40 / 0.27)
+    assert parse_mfu("0.4") == 0.4 and parse_mfu("a=0.33,b=0.27,c=0.35") == {"a": 0.33, "b": 0.27, "c": 0.35}
+    with pytest.raises(ValueError, match="missing: c"):
+        parse_mfu("a=0.3,b=0.3")
+    with pytest.raises(ValueError, match="unknown hot path 'd'"):
+        parse_mfu("a=0.3,b=0.3,c=0.3,d=0.3")
 
 
 def test_cost_table_has_rows_for_01_06_07():
@@ -160,7 +182,7 @@ def test_the_cost_commands_the_docs_print_give_the_totals_they_show(capsys):
     bold = [float(x) for x in re.findall(r"\*\*([\d.]+)\*\*", all_row)]
     physical, at_targets = bold[0], bold[2]
     for pattern, total in ((r"`(python -m benchmarks cost --assume-mfu 1 [^`]*)`", physical),
-                           (r"`(python -m benchmarks cost --assume-mfu 0[^`]*)`", at_targets)):
+                           (r"`(python -m benchmarks cost --assume-mfu a=[^`]*)`", at_targets)):
         cmd = re.search(pattern, cost).group(1)
         assert C.main(shlex.split(cmd)[4:]) in (0, None)
         assert _all_hours(capsys.readouterr().out) == total, cmd
