@@ -6,7 +6,10 @@
 
 Percent format: cells start with ``# %%`` (code), ``# %% [markdown]`` (Markdown,
 every line prefixed with ``# ``), or ``# %% tags=["parameters"]`` (the papermill
-parameters cell).
+parameters cell).  ``dump`` writes each cell's id and its other metadata into its
+header (``# %% id="cell-07" metadata={"jupyter": {"source_hidden": true}}``) and
+``build`` keeps them, so a dump–edit–build round trip changes only what was edited;
+a cell written without an id gets a new one that no other cell has.
 """
 
 import json
@@ -16,11 +19,30 @@ from pathlib import Path
 
 import nbformat
 
-HEADER = re.compile(r"^# %%(?P<md> \[markdown\])?(?: tags=(?P<tags>\[.*\]))?\s*$")
+HEADER = re.compile(r"^# %%(?P<md> \[markdown\])?(?P<rest>.*)$")
+FIELDS = ("id", "tags", "metadata")  # header fields, each ``name=<JSON>``, in this order
+
+
+def _header_fields(line: str, where: str) -> dict:
+    """The ``name=<JSON>`` fields after ``# %%`` / ``# %% [markdown]`` (``where``: file:line, for errors)."""
+    rest, out = HEADER.match(line).group("rest").strip(), {}
+    decoder = json.JSONDecoder()
+    while rest:
+        name, eq, tail = rest.partition("=")
+        name = name.strip()
+        if not eq or name not in FIELDS:
+            raise SystemExit(f"{where}: cell header {line!r}: expected {', '.join(f'{f}=<JSON>' for f in FIELDS)}")
+        try:
+            value, end = decoder.raw_decode(tail)
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"{where}: cell header {line!r}: field {name!r} is not JSON ({e.msg})") from None
+        out[name] = value
+        rest = tail[end:].strip()
+    return out
 
 
 def build(src: Path, dst: Path) -> None:
-    cells, kind, tags, buf = [], None, [], []
+    cells, ids, kind, fields, buf = [], [], None, {}, []
 
     def flush():
         if kind is None:
@@ -31,25 +53,30 @@ def build(src: Path, dst: Path) -> None:
             cell = nbformat.v4.new_markdown_cell(text)
         else:
             cell = nbformat.v4.new_code_cell(text)
-            if tags:
-                cell.metadata["tags"] = tags
+        cell.metadata.update(fields.get("metadata", {}))
+        if fields.get("tags"):
+            cell.metadata["tags"] = fields["tags"]
         cells.append(cell)
+        ids.append(fields.get("id"))  # None: given one below
 
-    for line in src.read_text(encoding="utf-8").splitlines():
-        m = HEADER.match(line)
-        if m:
+    for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+        if HEADER.match(line):
             flush()
-            kind = "markdown" if m.group("md") else "code"
-            tags = json.loads(m.group("tags")) if m.group("tags") else []
-            buf = []
+            kind = "markdown" if HEADER.match(line).group("md") else "code"
+            fields, buf = _header_fields(line, f"{src}:{n}"), []
         else:
             buf.append(line)
     flush()
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    for i, c in enumerate(nb.cells):
-        c["id"] = f"cell-{i:02d}"
+    taken = [i for i in ids if i]
+    twice = sorted({i for i in taken if taken.count(i) > 1})
+    if twice:
+        raise SystemExit(f"{src}: cell ids used twice: {', '.join(twice)}")
+    fresh = (f"cell-{i:02d}" for i in range(10**6) if f"cell-{i:02d}" not in set(taken))
+    for c, i in zip(nb.cells, ids):
+        c["id"] = i or next(fresh)
     dst.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
 
 
@@ -57,12 +84,15 @@ def dump(path: Path) -> str:
     nb = nbformat.read(path, as_version=4)
     out = []
     for c in nb.cells:
+        meta = {k: v for k, v in c.metadata.items() if k != "tags"}
+        head = "# %%" + (" [markdown]" if c.cell_type == "markdown" else "")
+        head += f" id={json.dumps(c.get('id'))}" if c.get("id") else ""
+        head += f" tags={json.dumps(c.metadata['tags'])}" if c.metadata.get("tags") else ""
+        head += f" metadata={json.dumps(meta, sort_keys=True)}" if meta else ""
+        out.append(head)
         if c.cell_type == "markdown":
-            out.append("# %% [markdown]")
             out.extend(("# " + line) if line else "#" for line in c.source.splitlines())
         else:
-            tags = c.metadata.get("tags")
-            out.append("# %%" + (f" tags={json.dumps(tags)}" if tags else ""))
             out.append(c.source)
         out.append("")
     return "\n".join(out)

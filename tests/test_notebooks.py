@@ -154,3 +154,39 @@ def test_executed_notebook_displays_every_artifact_it_writes(spec, smoke_run):
         for out in cell.get("outputs", []):
             text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
             assert not re.search(r"\bConfig\(", text), f"{spec.file}: a Config(...) repr in the outputs: {text[:120]!r}"
+
+
+def _nb_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("nb_tool", REPO / "scripts" / "nb.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_authoring_round_trip_changes_nothing(path, tmp_path):
+    """`scripts/nb.py dump` then `build` gives the committed notebook back byte for byte (cell ids and metadata kept)."""
+    nb = _nb_tool()
+    src = tmp_path / "nb.py"
+    src.write_text(nb.dump(path), encoding="utf-8")
+    nb.build(src, tmp_path / "nb.ipynb")
+    assert (tmp_path / "nb.ipynb").read_bytes() == path.read_bytes()
+
+
+def test_authoring_keeps_ids_when_a_cell_is_inserted_and_refuses_a_bad_header(tmp_path):
+    nb = _nb_tool()
+    src = tmp_path / "nb.py"
+    src.write_text('# %% [markdown] id="intro"\n# Title\n\n# %%\nx = 1\n\n'
+                   '# %% id="cell-00" metadata={"jupyter": {"source_hidden": true}}\ny = 2\n', encoding="utf-8")
+    nb.build(src, tmp_path / "out.ipynb")
+    cells = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+    assert [c.id for c in cells] == ["intro", "cell-01", "cell-00"]  # the new cell gets an id no other cell has
+    assert cells[2].metadata == {"jupyter": {"source_hidden": True}} and cells[0].source == "Title"
+    src.write_text('# %% id="a"\nx\n# %% id="a"\ny\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match="cell ids used twice: a"):
+        nb.build(src, tmp_path / "out.ipynb")
+    src.write_text('# %% colour="red"\nx\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"nb.py:1: cell header .*expected id=<JSON>"):
+        nb.build(src, tmp_path / "out.ipynb")
