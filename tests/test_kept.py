@@ -82,6 +82,8 @@ def test_concse_none_keeps_nothing_all_round_trips(tmp_path, backbones_dir, monk
     for spec, model in zip([s for s, _ in results], models):
         loaded = SentenceTransformer(str(tmp_path / "export" / kept.Row(**kept.read_meta(CE.kept_dir(cfg, spec))["row"]).folder()))
         np.testing.assert_allclose(loaded.encode(SENTENCES), model.encode(SENTENCES), atol=1e-6)
+        # trained without a pooler (the embedding never reads it), loaded without one: no weight newly initialised
+        assert model[0].auto_model.pooler is None and loaded[0].auto_model.pooler is None
     # the card names its row, its inputs and the scores beside the paper's
     card = (tmp_path / "export" / "concse/table3/ConCSE-mBERT-base" / "README.md").read_text(encoding="utf-8")
     spec = by_row["concse"]

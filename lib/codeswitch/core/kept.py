@@ -219,9 +219,38 @@ def keep(folder: str | Path, spec, row: Row, *, fmt: str, save: Callable[[Path],
     }
     with checkpoint_directory(folder) as tmp:
         save(tmp)
+        if fmt.startswith("sentence-transformers"):
+            _load_without_pooler(tmp)
         atomic_write_json(tmp / META, meta)
         atomic_write_text(tmp / CARD, model_card(json.loads((tmp / META).read_text(encoding="utf-8"))))
     return Path(folder)
+
+
+def _load_without_pooler(folder: Path) -> None:
+    """Every sentence-transformers encoder under ``folder`` whose weights hold no pooler (the trainers build BERT-like
+    encoders with ``add_pooling_layer=False``: the sentence embedding never reads it) is told to load the same way
+    (``model_kwargs`` in its ``sentence_bert_config.json``), so ``SentenceTransformer(folder)`` loads every weight it
+    saved and initialises none ("pooler MISSING" in transformers' load report otherwise)."""
+    import inspect
+
+    from safetensors import safe_open
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    for config_file in sorted(folder.rglob("sentence_bert_config.json")):
+        module = config_file.parent
+        weights = module / "model.safetensors"
+        if not (weights.is_file() and (module / "config.json").is_file()):
+            continue
+        with safe_open(str(weights), "pt") as f:
+            if any(k.startswith("pooler.") for k in f.keys()):
+                continue
+        model_class = MODEL_MAPPING.get(type(AutoConfig.from_pretrained(module)), None)
+        if model_class is None or "add_pooling_layer" not in inspect.signature(model_class.__init__).parameters:
+            continue
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        config.setdefault("model_kwargs", {})["add_pooling_layer"] = False
+        atomic_write_json(config_file, config)
 
 
 def kept_model(spec, profile, *, folder: str | Path, run_one: Callable, cache_dir: str | Path) -> Path:
