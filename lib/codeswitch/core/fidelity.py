@@ -230,6 +230,13 @@ LEDGER: tuple[Deviation, ...] = (
        "fine-tuned with the GLUECoS scripts", "those scripts load the tokenizer with do_lower_case=True (for mBERT this also strips Devanagari vowel signs)",
        "lower-cased for sentiment and NER (do_lower_case=True, as BertSequence.py/BertToken.py), cased for QA (train_qa.sh passes no --do_lower_case)",
        _O("alignment", "sentiment.do_lower_case", False), ("alignment_table3_1", "alignment_table3_2"), "named option", "#18.4"),
+    _D("al-qa-softmax", "Alignment", ("06",), "QA fine-tuning: positions the span softmax covers",
+       "fine-tuned with the GLUECoS scripts",
+       "run_squad.py pads every window to max_seq_length (384) and its start/end softmax covers the padding too",
+       "packed steps (alignment.gluecos_packing: true): each window's softmax covers its own tokens only (sentiment and "
+       "NER equal the padded step up to float order; QA's loss does not); the option pads each batch to its longest "
+       "window, nearer run_squad.py (the softmax covers that padding, not all 384 positions)",
+       _O("alignment", "gluecos_packing", False), ("alignment_table3_1", "alignment_table3_2"), "named option", "#24"),
     _D("al-selection", "Alignment", ("06",), "GLUECoS model selection",
        "GLUECoS protocol", "GLUECoS's evaluation scripts",
        "best validation epoch, test at that epoch", _O("alignment", "sentiment.selection", "last_epoch"),
