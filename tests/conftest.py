@@ -122,7 +122,22 @@ def _set_nodeid(item, nodeid: str) -> None:
 
 
 def pytest_configure(config):
+    # The token cache (common.tokens) of this test process: never the project's runs/.tokens, which a user's own
+    # runs read (a test that wants a cache of its own still sets CODESWITCH_TOKEN_CACHE itself).
+    if not os.environ.get("CODESWITCH_TOKEN_CACHE"):
+        import tempfile
+
+        os.environ["CODESWITCH_TOKEN_CACHE"] = config._codeswitch_token_cache = tempfile.mkdtemp(prefix="codeswitch-tokens-")
     # Tiny models on a small CPU: one torch thread avoids contention between threads.
     import torch
 
     torch.set_num_threads(1)
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_codeswitch_token_cache", None)
+    if made:
+        import shutil
+
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop("CODESWITCH_TOKEN_CACHE", None)
