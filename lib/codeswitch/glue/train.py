@@ -317,7 +317,8 @@ def build_trainer(
                                                      max_length=spec.max_length, seed=spec.seed)
         packed_forward(model)  # after the Trainer read the forward's signature
     if getattr(spec, "torch_compile", None):  # the model and its loss (computed in its forward), training steps only
-        compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows))
+        compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows), mode=spec.torch_compile,
+                             trainer=trainer)  # reduce-overhead: the Trainer marks each step for the CUDA graphs
     return trainer
 
 
