@@ -277,6 +277,16 @@ def test_cuda_graph_rows_are_skipped_on_a_cpu(backbones_dir):
     assert all(r.status == "skipped: CUDA graphs need a CUDA device" and r.step_time_s is None for r in rows)
 
 
+def test_fastest_step_counts_the_cuda_graph_row():
+    """The targets read the fastest variant a trainer can run: CUDA graphs (``_pk_cg``) are one; a skipped row is not."""
+    from benchmarks.cost import fastest_step
+
+    rows = {"e": {"step_time_s": 0.115}, "e_pk": {"step_time_s": 0.082}, "e_pk_cg": {"step_time_s": 0.004}}
+    assert fastest_step(rows, "e") is rows["e_pk_cg"]
+    rows["e_pk_cg"] = {"step_time_s": None, "status": "skipped: CUDA graphs need a CUDA device"}
+    assert fastest_step(rows, "e") is rows["e_pk"]
+
+
 def test_cuda_graph_rows_compile_in_reduce_overhead_and_mark_every_step(backbones_dir, monkeypatch):
     """What a ``_cg`` row runs on a GPU, on the CPU: ``torch.compile`` recorded (returning the eager function), the CUDA
     check bypassed.  Each row compiles its trainer's model once in reduce-overhead with static whole graphs, and
