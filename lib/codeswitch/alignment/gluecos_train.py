@@ -25,7 +25,8 @@ best epoch.  This module does the same:
 With the run's ``packing`` (``alignment.gluecos_packing``; issue 24) each training batch is one packed, fixed-shape
 forward for the three heads (:class:`PackedSteps`, :meth:`TaskModel._packed`); with ``torch_compile``
 (``alignment.torch_compile``) the task model's training forward is compiled
-(:func:`~codeswitch.common.fastpath.compile_for_training`).  Evaluation stays padded and eager.
+(:func:`~codeswitch.common.fastpath.compile_for_training`; ``reduce-overhead``: CUDA graphs over the budgets, each step
+marked by :func:`~codeswitch.common.fastpath.cudagraph_step_begin`).  Evaluation stays padded and eager.
 
 The loop is a plain PyTorch loop rather than the HF ``Trainer``: it is GLUECoS's
 own loop, and the smoke profile runs ~40 tiny fine-tunings, where ``Trainer``'s

@@ -30,7 +30,7 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
   the step's sentences in rows of ``PACK_WIDTH`` tokens, block-diagonal attention,
   per-sentence positions, at most four row counts (budgets) an epoch; the batch and
   its negatives unchanged; ``torch_compile`` compiles the backbone's training forward
-  (:func:`compile_backbone`);
+  (:func:`compile_backbone`; ``reduce-overhead``: CUDA graphs over the budgets);
 * no host synchronisation in the step (no NaN filter on the logged loss, batches
   copied to the GPU from pinned memory without blocking, the next one prefetched);
 * fused AdamW on GPU (``core.utils.trainer_optim``, as the GLUE and CalBERT trainers);

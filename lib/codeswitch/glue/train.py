@@ -59,7 +59,8 @@ The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performan
 * **torch.compile** (``glue.torch_compile``, off in every profile until a GPU row
   measures it): the model's training forward, loss included, compiled
   (:func:`~codeswitch.common.fastpath.compile_for_training`; packed: fixed shapes,
-  one whole graph per budget); evaluation runs eagerly.
+  one whole graph per budget; ``reduce-overhead``: CUDA graphs over the budgets, the
+  Trainer marking each step); evaluation runs eagerly.
 * **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
   (BERT, XLM-R and mBART all support it).
 * **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
