@@ -230,9 +230,9 @@ def _compiled_losses(spec, *, device="cpu", pairs=8 * STEPS) -> tuple[list[float
 def test_reduce_overhead_records_cuda_graphs_and_trains_as_true(backbones_dir, precision, rtol):
     """A packed alignment run on the GPU: its step's forward and backward recorded as CUDA graphs (no skip, a tree
     with recorded nodes), over 3 steps the per-step losses of `true`."""
+    pytest.importorskip("torch._inductor")
     from torch._inductor import cudagraph_trees
 
-    pytest.importorskip("torch._inductor")
     steps = 3
     plain, _ = _compiled_losses(_alignment_spec(torch_compile=True, precision=precision), device="cuda", pairs=8 * steps)
     graphs, skips = _compiled_losses(_alignment_spec(torch_compile=REDUCE_OVERHEAD, precision=precision), device="cuda",
