@@ -110,11 +110,9 @@ def paper_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
 
 
 def fastest_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
-    """The fastest measured variant of hot path ``key`` a trainer can run (padded or packed, eager, compiled or CUDA
-    graphs: ``key``, ``key_compiled``, ``key_pk``, ``key_pk_c``, ``key_pk_cg``), for the targets; None if none was
-    measured."""
-    found = [rows[k] for k in (key, f"{key}_compiled", f"{key}_pk", f"{key}_pk_c", f"{key}_pk_cg")
-             if k in rows and rows[k].get("step_time_s")]
+    """The fastest measured variant of hot path ``key`` a trainer can run (padded or packed, eager or compiled:
+    ``key``, ``key_compiled``, ``key_pk``, ``key_pk_c``, ``key_pk_cg`` with CUDA graphs), for the targets; None if none was measured."""
+    found = [rows[k] for k in (key, f"{key}_compiled", f"{key}_pk", f"{key}_pk_c", f"{key}_pk_cg") if k in rows and rows[k].get("step_time_s")]
     return min(found, key=lambda r: r["step_time_s"]) if found else rows.get(key)
 
 
