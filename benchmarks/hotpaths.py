@@ -329,12 +329,27 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
     return rows  # speed-ups against a_ref: benchmarks.__main__._with_speedups (every ConCSE row of the run)
 
 
-def _prewarm(step: Callable[[int], Step], indices: list[int], ctx: Context) -> None:
-    """Run ``step`` once at each of ``indices`` before the row is timed (a compiled packed step: one graph per
-    budget, so every budget the timed steps meet is compiled before the clock starts; not in an A/B capture)."""
+def _prewarm(step: Callable[[int], Step], indices: list[int], ctx: Context, *, times: int = 1) -> None:
+    """Run ``step`` ``times`` at each of ``indices`` before the row is timed (a compiled packed step: one graph per
+    budget, so every budget the timed steps meet is compiled before the clock starts; not in an A/B capture).  CUDA
+    graphs (``_cg`` rows) take :data:`CG_CALLS`: compiled, warmed up, recorded; replayed from then on."""
     if ctx.capture is None:
         for i in indices:
-            step(i)
+            for _ in range(times):
+                step(i)
+
+
+#: calls of a compiled function before CUDA graph trees replay it: the compile (and a warm-up run), the recording, one
+#: more to be safe
+CG_CALLS = 3
+CG_NOTE = "torch.compile(mode='reduce-overhead'): CUDA graph trees, each budget recorded before timing"
+
+
+def _cuda_graphs_skipped(ctx: Context, key: str, what: str, model: str, batch: str) -> list[Measurement] | None:
+    """A ``_cg`` row's answer on a CPU (CUDA graphs need a CUDA device): one row that says so; None on CUDA."""
+    if ctx.cuda:
+        return None
+    return [Measurement(key, what, model, batch, status="skipped: CUDA graphs need a CUDA device")]
 
 
 def _budget_firsts(budgets_of_steps: list[int]) -> list[int]:
@@ -351,18 +366,23 @@ def _packed_stats(packed: dict, lengths: torch.Tensor, fm: FlopModel, *, train: 
     return Step(int(lengths.numel()), int(lengths.sum()), positions, fm.train(lengths) if train else fm.forward(lengths))
 
 
-def concse_packed(ctx: Context) -> list[Measurement]:
+def concse_packed(ctx: Context, *, graphs: bool = False) -> list[Measurement]:
     """(a_pk) the ConCSE step as ``train.concse`` runs it with the section's ``packing`` (the paper profile): the
     step's six columns packed into one fixed-shape ``R × 256`` forward (``fastpath.pack_features``, ``R`` from at
     most four budgets, ``fastpath.token_budgets`` of the sampled steps), block-diagonal attention; (a_pk_c) the
-    same with ``concse.train.compile_backbone(fixed_shapes=True)`` (``concse.torch_compile``), each budget's graph
-    compiled before the clock starts.  The same batches (token ids, lengths) as (a)."""
-    from codeswitch.common.fastpath import PACK_WIDTH, pack_features, token_budgets
+    same with ``concse.train.compile_backbone(fixed_shapes=True)`` (``concse.torch_compile: true``), each budget's graph
+    compiled before the clock starts.  ``graphs``: (a_pk_cg) alone, ``concse.torch_compile: reduce-overhead`` (CUDA
+    graphs over the budgets, each step marked; CUDA only).  The same batches (token ids, lengths) as (a)."""
+    from codeswitch.common.fastpath import PACK_WIDTH, REDUCE_OVERHEAD, cudagraph_step_begin, pack_features, token_budgets
     from codeswitch.concse.loss import ConCSELoss
     from codeswitch.concse.train import compile_backbone
 
     s, arch = ctx.sizes, ctx.concse_arch
     B, Lmax = s.concse_batch, s.concse_max_length
+    what = "(a) ConCSE step, packed"
+    if graphs and (skipped := _cuda_graphs_skipped(ctx, "a_pk_cg", what + ", CUDA graphs", arch.describe(ctx.layers),
+                                                   f"{B} × 6 sentences, ≤ {Lmax} tokens")):
+        return skipped
     padded, lengths = _concse_batches(ctx)  # (a)'s batches
     width = max(PACK_WIDTH, Lmax)
     budgets = token_budgets([int(ln.sum()) for ln in lengths], sentences=6 * B, max_length=Lmax, width=width)
@@ -372,16 +392,18 @@ def concse_packed(ctx: Context) -> list[Measurement]:
     folder = _save_backbone(arch, ctx)
     out: list[Measurement] = []
     try:
-        for key, compiled in [("a_pk", False)] + ([("a_pk_c", True)] if ctx.compile else []):
+        variants = [("a_pk_cg", REDUCE_OVERHEAD)] if graphs else [("a_pk", None)] + ([("a_pk_c", True)] if ctx.compile else [])
+        for key, compiled in variants:
             encoder = _encoder(folder, ctx)
             fm = FlopModel.of(encoder[0].auto_model)
             if compiled:
-                compile_backbone(encoder, fixed_shapes=True)
+                compile_backbone(encoder, fixed_shapes=True, mode=compiled)
             loss_fn = ConCSELoss(encoder)
             opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=True)
             stats = [_packed_stats(p, ln, fm) for p, ln in zip(packs, lengths)]
 
-            def step(i: int, loss_fn=loss_fn, opt=opt, stats=stats) -> Step:
+            def step(i: int, loss_fn=loss_fn, opt=opt, stats=stats, compiled=compiled) -> Step:
+                cudagraph_step_begin(compiled)  # reduce-overhead: a new step for the CUDA graphs
                 feats = [_to(packs[i], ctx.device)]
                 with ctx.autocast():
                     terms = loss_fn(feats)
@@ -390,11 +412,14 @@ def concse_packed(ctx: Context) -> list[Measurement]:
                 return stats[i]
 
             if compiled:
-                _prewarm(step, _budget_firsts(rows_of), ctx)
-            row = Measurement(key, "(a) ConCSE step, packed" + (", torch.compile" if compiled else ""), arch.describe(ctx.layers),
+                _prewarm(step, _budget_firsts(rows_of), ctx, times=CG_CALLS if compiled == REDUCE_OVERHEAD else 1)
+            label = {None: "", True: ", torch.compile", REDUCE_OVERHEAD: ", CUDA graphs"}[compiled]
+            how = {None: "", True: "; compile_backbone(fixed_shapes=True), each budget compiled before timing",
+                   REDUCE_OVERHEAD: f"; compile_backbone(fixed_shapes=True, mode='reduce-overhead'), {CG_NOTE}"}[compiled]
+            row = Measurement(key, what + label, arch.describe(ctx.layers),
                               batch_words, note=f"{_precision(ctx)}, SDPA, one packed forward/step: rows of {width} tokens, "
                               f"budgets {list(budgets)} rows, {len(set(rows_of))} shapes in {len(rows_of)} steps, fused AdamW"
-                              + ("; compile_backbone(fixed_shapes=True), each budget compiled before timing" if compiled else ""))
+                              + how)
             out.append(ctx.time(step, row))
             del encoder, loss_fn, opt
             release(ctx.device)
@@ -475,13 +500,22 @@ def glue(ctx: Context, *, grouped: bool = True, packed: bool = False) -> list[Me
 
 
 # --------------------------------------------------------------------------- (c) ContrastiveMix
-def retrieval(ctx: Context, *, merged: bool = True, packed: bool = False) -> list[Measurement]:
-    """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives, one forward per encoder as ``train.retrieval`` runs it (c_sep: one forward per group)."""
+def retrieval(ctx: Context, *, merged: bool = True, packed: bool = False, graphs: bool = False) -> list[Measurement]:
+    """(c) one ContrastiveMix step (query-side mixing) with mDPR's in-batch negatives, one forward per encoder as ``train.retrieval`` runs it (c_sep: one forward per group).
+
+    ``graphs`` (with ``packed``): (c_pk_cg), the dual encoder compiled as ``contrastivemix.torch_compile:
+    reduce-overhead`` compiles it (``fastpath.compile_for_training``: CUDA graphs over the budgets, each step marked;
+    CUDA only)."""
+    from codeswitch.common.fastpath import REDUCE_OVERHEAD, compile_for_training, cudagraph_step_begin
     from codeswitch.core.distributed import gather_with_grad
     from codeswitch.contrastivemix.loss import contrastivemix_loss
     from codeswitch.core.encoders import DualEncoder
 
     s, arch = ctx.sizes, ctx.ir_arch
+    if graphs and (skipped := _cuda_graphs_skipped(ctx, "c_pk_cg", "(c) ContrastiveMix step, packed, CUDA graphs",
+                                                   f"2 × {arch.describe(ctx.layers)}", f"{s.ir_batch} queries")):
+        return skipped
+    mode = REDUCE_OVERHEAD if graphs else None
     q_dist, p_dist = L.mrtydi("queries", ctx.length_table), L.mrtydi("passages", ctx.length_table)
     rng = ctx.rng(4)
     B = s.ir_batch
@@ -509,12 +543,15 @@ def retrieval(ctx: Context, *, merged: bool = True, packed: bool = False) -> lis
     model = DualEncoder(_model(arch, ctx, model_kwargs=no_pooler), _model(arch, ctx, model_kwargs=no_pooler)).train()
     fm = FlopModel.of(model.query_model)  # both encoders have this architecture
     opt = _Optimizer(model.parameters(), ctx, lr=1e-5, fused=False)  # train.retrieval: AdamW(foreach=True), no clipping
+    if mode is not None:
+        compile_for_training(model, fixed_shapes=True, mode=mode)
     stats = []
     for r, step_in in zip(raw, inputs):
         ln = _lengths(list(r.values()))
         stats.append(Step(4 * B, int(ln.sum()), _positions(list(step_in.values())), fm.train(ln)))
 
     def step(i: int) -> Step:
+        cudagraph_step_begin(mode)  # reduce-overhead: a new step for the CUDA graphs
         feats = {g: _to(b, ctx.device) for g, b in inputs[i].items()}
         with ctx.autocast():
             emb = model(**feats)  # each (rows, H)
@@ -530,6 +567,11 @@ def retrieval(ctx: Context, *, merged: bool = True, packed: bool = False) -> lis
     if packed:
         key, what = "c_pk", "(c) ContrastiveMix step, packed"
         layout = f", each side packed into rows of {PACK_WIDTH} tokens (budgets {budgets['query']} / {budgets['passage']} rows)"
+    if mode is not None:
+        key, what = "c_pk_cg", what + ", CUDA graphs"
+        layout += f"; compile_for_training(fixed_shapes=True, mode='reduce-overhead'), {CG_NOTE}"
+        _prewarm(step, _budget_firsts([tuple(b["input_ids"].shape[0] for b in step_in.values()) for step_in in inputs]), ctx,
+                 times=CG_CALLS)
     row = Measurement(key, what, f"2 × {arch.describe(ctx.layers)}",
                       f"{B} queries + {B} mixed (≤ {s.query_max_length}), {B} × 2 passages (≤ {s.passage_max_length})",
                       note=f"{_precision(ctx)}, SDPA, {'2' if merged else '4'} forwards/step{layout}, AdamW (foreach)")
@@ -900,7 +942,7 @@ def glue_trainer(ctx: Context, *, packed: bool = False) -> list[Measurement]:
 XLMR_BASE = Arch("XLM-R-base", "xlm-roberta", 250002, 768, 12, 12, 3072, 514)
 
 
-def calbert_finetune(ctx: Context, *, packed: bool = False) -> list[Measurement]:
+def calbert_finetune(ctx: Context, *, packed: bool = False, graphs: bool = False) -> list[Measurement]:
     """(e) one CalBERT sentiment fine-tuning step at batch 4 (``calbert.train.finetune_classifier``, HF Trainer).
 
     CalBERT's paper protocol is hundreds of such fine-tunes, most at batch 4 on
@@ -908,21 +950,30 @@ def calbert_finetune(ctx: Context, *, packed: bool = False) -> list[Measurement]
     Trainer's loop, launches) is what it costs.  Texts: the shipped SAIL sample
     (``codeswitch/assets/calbert/sail``) repeated to the steps needed; XLM-R base
     (one of CalBERT's backbones) with random weights, or the tiny one CI-sized.
+    ``graphs`` (with ``packed``): (e_pk_cg), ``calbert.torch_compile: reduce-overhead`` (CUDA graphs over the
+    budgets; CUDA only); the Trainer owns the loop, so the warm-up is :data:`CG_CALLS` steps per budget longer
+    (each budget compiled and recorded before the clock starts, as far as the first steps meet every budget).
     """
     from codeswitch.calbert.train import finetune_classifier
+    from codeswitch.common.fastpath import REDUCE_OVERHEAD
     from codeswitch.common.sentiment import load_sentiment_splits
     from codeswitch.core.models import ASSETS
 
     arch = XLMR_BASE if ctx.glue_arch is XLMR_LARGE else TINY_XLMR
     batch = 4
+    what = "(e) CalBERT fine-tuning step, packed" if packed else "(e) CalBERT fine-tuning step"
+    batch_words = f"{batch} sentences (SAIL sample), ≤ 128 tokens"
+    if graphs and (skipped := _cuda_graphs_skipped(ctx, "e_pk_cg", what + ", CUDA graphs", arch.describe(ctx.layers), batch_words)):
+        return skipped
+    warmup = ctx.warmup + (4 * CG_CALLS if graphs else 0)  # ≤ 4 budgets (PackRows), each compiled, warmed, recorded
     examples = load_sentiment_splits(ASSETS / "calbert" / "sail", "sail")["train"]
-    n_rows = ctx.n_batches() * batch
+    n_rows = (warmup + ctx.steps) * batch
     train = [examples[i % len(examples)] for i in range(n_rows)]
     spec = SimpleNamespace(seed=ctx.seed, max_seq_length=128, precision=_spec_precision(ctx), batch_size=batch,
                            num_train_epochs=1, per_device_eval_batch_size=batch, learning_rate=2.5e-5, weight_decay=0.01,
-                           warmup_steps=0, packing=True if packed else None)
+                           warmup_steps=0, packing=True if packed else None, torch_compile=REDUCE_OVERHEAD if graphs else None)
     folder = _save_backbone(arch, ctx)
-    clock = _TrainerClock(ctx.device, ctx.warmup, ctx.steps)
+    clock = _TrainerClock(ctx.device, warmup, ctx.steps)
     try:
         if ctx.cuda:
             torch.cuda.reset_peak_memory_stats(ctx.device)
@@ -931,10 +982,14 @@ def calbert_finetune(ctx: Context, *, packed: bool = False) -> list[Measurement]
         finetune_classifier(spec, str(folder), {"train": train}, device=ctx.device.type, desc="bench (e)", callbacks=[clock.callback])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    key, what = ("e_pk", "(e) CalBERT fine-tuning step, packed") if packed else ("e", "(e) CalBERT fine-tuning step")
-    row = Measurement(key, what, arch.describe(ctx.layers), f"{batch} sentences (SAIL sample), ≤ 128 tokens",
+    key = "e_pk" if packed else "e"
+    if graphs:
+        key, what = key + "_cg", what + ", CUDA graphs"
+    row = Measurement(key, what, arch.describe(ctx.layers), batch_words,
                       note=f"{_precision(ctx)}, calbert.train.finetune_classifier (HF Trainer, fused AdamW"
-                      + (", calbert.packing: PackRows + packed_forward" if packed else "") + "); the Trainer's loop included",
+                      + (", calbert.packing: PackRows + packed_forward" if packed else "")
+                      + (f", calbert.torch_compile: reduce-overhead, {warmup} warm-up steps" if graphs else "")
+                      + "); the Trainer's loop included",
                       extra={"layers": fm.layers})  # benchmarks.cost prices a step's fixed cost per layer from this row
     return [clock.fill(row, fm, ctx.peak)]
 
@@ -949,23 +1004,31 @@ def _flop_numbers(arch: Arch, ctx: Context) -> tuple[int, int, int]:
     return fm.linear, fm.layers, fm.hidden
 
 
-def alignment(ctx: Context, *, packed: bool = False) -> list[Measurement]:
+def alignment(ctx: Context, *, packed: bool = False, graphs: bool = False) -> list[Measurement]:
     """(f) one alignment step (Lc, ``all_layers``, padded) as ``alignment.train.train_alignment`` runs it.
 
     Batch 8 of the shipped English–Hindi parallel sample (``align_bert.py``'s
     batch), mBERT-base (random weights) or the tiny BERT; the trainable encoder and
     its frozen copy f0 each encode both sides: four forwards (two with gradient).
     The pairs are tokenised once beforehand (``PairTokens``, as the trainer does); the step pads its rows.
+    ``graphs`` (with ``packed``): (f_pk_cg), the trained encoder f compiled as ``alignment.torch_compile:
+    reduce-overhead`` compiles it (CUDA graphs over the budgets, each step marked; f0 eager; CUDA only).
     """
     from transformers import AutoModel, AutoTokenizer
 
     from codeswitch.alignment.data import ParallelData, read_parallel
     from codeswitch.alignment.train import Aligner, PairTokens, _batch_loss, encode_words
     from codeswitch.alignment.data import words
+    from codeswitch.common.fastpath import REDUCE_OVERHEAD, compile_for_training, cudagraph_step_begin
     from codeswitch.core.models import ASSETS
     from codeswitch.core.utils import adamw_kind
 
     arch, batch = ctx.concse_arch, 8
+    what = "(f) alignment step (Lc, all layers), packed" if packed else "(f) alignment step (Lc, all layers)"
+    batch_words = f"{batch} English–Hindi pairs, ≤ 128 tokens"
+    if graphs and (skipped := _cuda_graphs_skipped(ctx, "f_pk_cg", what + ", CUDA graphs", arch.describe(ctx.layers), batch_words)):
+        return skipped
+    mode = REDUCE_OVERHEAD if graphs else None
     pairs = read_parallel(ASSETS / "alignment" / "parallel" / "train.tsv")
     data = ParallelData(tuple(pairs), None, "shipped", "train", "devanagari")
     args = SimpleNamespace(objective="sentence", temperature=0.001, reg_weight=0.1, contrastive_variant="released", max_length=128)
@@ -978,6 +1041,8 @@ def alignment(ctx: Context, *, packed: bool = False) -> list[Measurement]:
         shutil.rmtree(folder, ignore_errors=True)
     aligner = Aligner(encoder, "all_layers").to(ctx.device)
     aligner.freeze_reference()
+    if mode is not None:  # after the frozen copy, as train_alignment: f compiled, f0 not
+        compile_for_training(aligner.encoder, fixed_shapes=True, mode=mode)
     aligner.train()
     fm = FlopModel.of(encoder)
     params = [p for p in aligner.parameters() if p.requires_grad]
@@ -998,6 +1063,7 @@ def alignment(ctx: Context, *, packed: bool = False) -> list[Measurement]:
         stats.append(Step(2 * batch, int(ln.sum()), positions, fm.train(ln) + fm.forward(ln)))
 
     def step(i: int) -> Step:
+        cudagraph_step_begin(mode)  # reduce-overhead: a new step for the CUDA graphs
         with ctx.autocast():
             loss = _batch_loss(aligner, data, idxs[i], tokens, args, ctx.device)["total"]
         optimizer.zero_grad(set_to_none=True)
@@ -1005,9 +1071,13 @@ def alignment(ctx: Context, *, packed: bool = False) -> list[Measurement]:
         optimizer.step()
         return stats[i]
 
-    key, what = ("f_pk", "(f) alignment step (Lc, all layers), packed") if packed else ("f", "(f) alignment step (Lc, all layers)")
+    key = "f_pk" if packed else "f"
     forwards = "2 packed forwards (PairTokens.packed)" if packed else "4 forwards"
-    row = Measurement(key, what, arch.describe(ctx.layers), f"{batch} English–Hindi pairs, ≤ 128 tokens",
+    if mode is not None:
+        key, what = key + "_cg", what + ", CUDA graphs"
+        forwards += f"; f under compile_for_training(fixed_shapes=True, mode='reduce-overhead'), {CG_NOTE}"
+        _prewarm(step, _budget_firsts([int(tokens.batch(idx)[2]["input_ids"].shape[0]) for idx in idxs]), ctx, times=CG_CALLS)
+    row = Measurement(key, what, arch.describe(ctx.layers), batch_words,
                       note=f"{_precision(ctx)}, SDPA, alignment.train._batch_loss (tokenised once), f and frozen f0: {forwards}, "
                       "AdamW (fused on CUDA), as train_alignment")
     return [ctx.time(step, row)]
@@ -1074,6 +1144,14 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "b_hf_pk": ("Koglish-GLUE step inside the HF Trainer, packed (glue.packing)", lambda ctx: glue_trainer(ctx, packed=True)),
     "e_pk": ("CalBERT fine-tuning step at batch 4, packed (calbert.packing)", lambda ctx: calbert_finetune(ctx, packed=True)),
     "f_pk": ("alignment step, packed (alignment.packing)", lambda ctx: alignment(ctx, packed=True)),
+    "a_pk_cg": ("ConCSE step, packed, CUDA graphs (concse.torch_compile: reduce-overhead; CUDA only)",
+                lambda ctx: concse_packed(ctx, graphs=True)),
+    "c_pk_cg": ("ContrastiveMix step, packed, CUDA graphs (contrastivemix.torch_compile: reduce-overhead; CUDA only)",
+                lambda ctx: retrieval(ctx, packed=True, graphs=True)),
+    "e_pk_cg": ("CalBERT fine-tuning step at batch 4, packed, CUDA graphs (calbert.torch_compile: reduce-overhead; CUDA only)",
+                lambda ctx: calbert_finetune(ctx, packed=True, graphs=True)),
+    "f_pk_cg": ("alignment step, packed, CUDA graphs (alignment.torch_compile: reduce-overhead; CUDA only)",
+                lambda ctx: alignment(ctx, packed=True, graphs=True)),
     "e": ("CalBERT fine-tuning step at batch 4 (HF Trainer)", lambda ctx: calbert_finetune(ctx)),
     "f": ("alignment step (Lc, all layers, tokenisation inside)", lambda ctx: alignment(ctx)),
     "d": ("corpus encoding", lambda ctx: encoding(ctx)),
@@ -1084,4 +1162,4 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
 }
 DEFAULT_PATHS = ("host", "a", "a_pk", "b", "b_pk", "b_hf", "b_hf_pk", "b_rnd", "c", "c_pk", "c_sep", "d", "d_srt", "e", "e_pk",
                  "f", "f_pk", "t_a", "t_d")
-TRAINER_PATHS = ("b_hf", "b_hf_pk", "e", "e_pk")  # the Trainer owns their loop: timed by its callbacks, not comparable step by step (ab)
+TRAINER_PATHS = ("b_hf", "b_hf_pk", "e", "e_pk", "e_pk_cg")  # the Trainer owns their loop: timed by its callbacks, not comparable step by step (ab)

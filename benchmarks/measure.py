@@ -124,7 +124,7 @@ class Measurement:
     peak_mem_gib: float | None = None  # GPU: max allocated; CPU: the process's peak RSS so far
     speedup: float | None = None  # reference step time ÷ this step time (rows with a reference)
     host_syncs: int | None = None  # GPU: synchronising CUDA calls in one step (torch.cuda sync debug mode)
-    status: str = "ok"  # "ok" | "unavailable: <why>" | "failed: <why>"
+    status: str = "ok"  # "ok" | "unavailable: <why>" | "failed: <why>" | "skipped: <why>" (not on this device)
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

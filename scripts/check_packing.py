@@ -3,8 +3,9 @@
     python scripts/check_packing.py [--device cuda] [--steps-rows 2048] [--batch 128] [--layers 4]
 
 A random-weight BERT (hidden 256, WordPiece tokenizer from $CODESWITCH_BENCH_TOKENIZER or wheelhouse/tokenizer; nothing
-downloads) trained by the real trainer (``concse.train.train_encoder``) on synthetic NLI rows for one epoch, four ways:
-buckets, packing, packing + torch.compile, buckets + torch.compile.  Prints each run's seconds, steps, training loss and
+downloads) trained by the real trainer (``concse.train.train_encoder``) on synthetic NLI rows for one epoch, in the
+``--ways`` given: buckets, packing, packing + torch.compile, packing + CUDA graphs (``torch_compile: reduce-overhead``),
+buckets + torch.compile.  Prints each run's seconds, steps, training loss and
 dev Spearman as one JSON line.  A check that the settings run on a GPU, not a benchmark (``python -m benchmarks`` is).
 """
 
@@ -32,7 +33,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2048)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--ways", default="buckets,packing,packing+compile")
+    ap.add_argument("--ways", default="buckets,packing,packing+compile,packing+cudagraphs")
     args = ap.parse_args()
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
@@ -59,7 +60,8 @@ def main() -> None:
     profile = load_profile("smoke", {"device": args.device, "precision": precision}, output_root=tmp)
     for way in args.ways.split(","):
         config = C.Config(backbones=(Backbone("t", str(tmp / "model"), args.batch, args.batch, 5e-5),), ablation_backbone="t",
-                          num_train_epochs=1, max_length=64, packing="packing" in way, torch_compile="compile" in way)
+                          num_train_epochs=1, max_length=64, packing="packing" in way,
+                          torch_compile="reduce-overhead" if "cudagraphs" in way else "compile" in way)
         spec = C.spec(config, profile, config.backbones[0], "concse", 1, koglish="test")
         t0 = time.perf_counter()
         _, info = train_encoder(spec, str(tmp / "model"), nli, dev, profile=profile)

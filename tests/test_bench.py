@@ -261,6 +261,56 @@ def test_missing_module_is_reported_unavailable(monkeypatch, backbones_dir):
     assert rows[0].status.startswith("unavailable") and "codeswitch.core.encoders" in rows[0].status
 
 
+CG_PATHS = ("a_pk_cg", "c_pk_cg", "e_pk_cg", "f_pk_cg")
+
+
+def test_cuda_graph_rows_are_skipped_on_a_cpu(backbones_dir):
+    """The ``_cg`` rows (``torch_compile: reduce-overhead``) need a CUDA device: on a CPU each says so, and a full-size
+    run does not fail for them."""
+    from benchmarks.__main__ import main
+
+    assert main(["--threads", "1", "--paths", ",".join(CG_PATHS), "--full", "--device", "cpu"]) == 0
+    from benchmarks import run
+
+    rows, _ = run(["--threads", "1", "--paths", ",".join(CG_PATHS)])
+    assert [r.key for r in rows] == list(CG_PATHS)
+    assert all(r.status == "skipped: CUDA graphs need a CUDA device" and r.step_time_s is None for r in rows)
+
+
+def test_fastest_step_counts_the_cuda_graph_row():
+    """The targets read the fastest variant a trainer can run: CUDA graphs (``_pk_cg``) are one; a skipped row is not."""
+    from benchmarks.cost import fastest_step
+
+    rows = {"e": {"step_time_s": 0.115}, "e_pk": {"step_time_s": 0.082}, "e_pk_cg": {"step_time_s": 0.004}}
+    assert fastest_step(rows, "e") is rows["e_pk_cg"]
+    rows["e_pk_cg"] = {"step_time_s": None, "status": "skipped: CUDA graphs need a CUDA device"}
+    assert fastest_step(rows, "e") is rows["e_pk"]
+
+
+def test_cuda_graph_rows_compile_in_reduce_overhead_and_mark_every_step(backbones_dir, monkeypatch):
+    """What a ``_cg`` row runs on a GPU, on the CPU: ``torch.compile`` recorded (returning the eager function), the CUDA
+    check bypassed.  Each row compiles its trainer's model once in reduce-overhead with static whole graphs, and
+    marks every step it runs: each budget's first step ``CG_CALLS`` times before the clock, then the timed ones."""
+    import benchmarks.hotpaths as H
+    from benchmarks import run
+
+    calls, marks = [], []
+    monkeypatch.setattr(H, "_cuda_graphs_skipped", lambda *a, **kw: None)
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: calls.append(kw) or fn)
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
+    for key in CG_PATHS:
+        calls.clear()
+        marks.clear()
+        (row,) = run(["--threads", "1", "--steps", "2", "--warmup", "1", "--paths", key])[0]
+        assert row.key == key and row.status == "ok" and row.step_time_s > 0, (key, row.status)
+        assert "CUDA graphs" in row.path and "reduce-overhead" in row.note
+        assert calls == [{"dynamic": False, "fullgraph": True, "mode": "reduce-overhead"}], key
+        if key == "e_pk_cg":  # the Trainer's loop: its warm-up grows by CG_CALLS steps per budget (≤ 4)
+            assert len(marks) == 1 + 4 * H.CG_CALLS + 2
+        else:  # prewarmed budgets, then the harness's warm-up and timed steps
+            assert len(marks) > 3 and (len(marks) - 3) % H.CG_CALLS == 0, (key, len(marks))
+
+
 # --------------------------------------------------------------------------- the cost estimate
 def test_cost_estimate_follows_the_paper_grids():
     from benchmarks.cost import LINEAR_PARAMS, Rates, concse_hours, cost_table, glue_hours, retrieval_hours

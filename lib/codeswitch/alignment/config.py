@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, ClassVar
 
+from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import check_fields, section_prepare
@@ -114,10 +115,11 @@ class Config:
     # each window's softmax over its own tokens, not the batch's padding).
     gluecos_packing: bool = False
     # The trained encoder (alignment) and the task model (GLUECoS fine-tuning) under torch.compile in training steps
-    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); in both stages' keys
-    # when on (compiled kernels round differently).  CPU runs work either way; off in every profile until a GPU row
-    # measures it.
-    torch_compile: bool = False
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget): false | true |
+    # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing and gluecos_packing); in
+    # both stages' keys when on (compiled kernels round differently).  CPU runs work either way; off in every profile
+    # until a GPU row measures it.
+    torch_compile: TorchCompile = False
     sentence_vector: Literal["cls", "pooler"] = "cls"
     contrastive_variant: Literal["released", "paper"] = "released"
     word_reg_on: Literal["cls", "words"] = "cls"
@@ -147,6 +149,8 @@ class Config:
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.profiles.RANGES)
+        # both stages it compiles must pack: the alignment steps and GLUECoS's
+        check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing, "gluecos_packing": self.gluecos_packing})
         from .data import ROMANISATIONS
         from .loss import WORD_DISTANCES
 
@@ -234,7 +238,7 @@ class AlignRun(RunSpec):
     romanisation: str | None = None  # roman script only: "authors" | "itrans"
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     packing: bool | None = None  # True: one packed, fixed-shape forward per encoder a step (None: off, out of the key)
-    torch_compile: bool | None = None  # True: the trained encoder's training forward compiled (None: off, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the trained encoder's training forward compiled (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}
@@ -271,7 +275,7 @@ class FinetuneRun(RunSpec):
     files: str | None = None  # content hash of the shipped synthetic GLUECoS; None: keyed by its folder name
     backbone_id: str | None = None
     packing: bool | None = None  # True: packed training steps (alignment.gluecos_packing; None: off, out of the key)
-    torch_compile: bool | None = None  # True: the task model's training forward compiled (None: off, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the task model's training forward compiled (None: off, out of the key)
     table: str = not_in_key("")  # display: the table and row this cell belongs to
     row: str = not_in_key("")
 

@@ -190,7 +190,7 @@ def align_spec(cfg: Profile, ac: Config, system: System, mode: str) -> AlignRun 
         softmax_threshold=ac.softmax_threshold if word else None, align_prob_threshold=ac.align_prob_threshold if word else None,
         word_distance=ac.word_distance if word else None, romanisation=ac.romanisation if system.script == "roman" else None,
         backbone_id=_tiny_id(ac.backbone.model), packing=True if ac.packing else None,
-        torch_compile=True if ac.torch_compile else None,
+        torch_compile=ac.torch_compile or None,
     )
 
 
@@ -208,7 +208,7 @@ def finetune_spec(cfg: Profile, ac: Config, table: AlignTable, system: System, t
         do_lower_case=t.do_lower_case, warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
         per_device_eval_batch_size=t.per_device_eval_batch_size, doc_stride=t.doc_stride, max_answer_length=t.max_answer_length,
         selection=t.selection, files=_fingerprint(ac.gluecos_dir, SYNTHETIC_GLUECOS), backbone_id=_tiny_id(ac.backbone.model),
-        packing=True if ac.gluecos_packing else None, torch_compile=True if ac.torch_compile else None,
+        packing=True if ac.gluecos_packing else None, torch_compile=ac.torch_compile or None,
         table=table.table, row=system.row,
     )
 

@@ -25,7 +25,8 @@ best epoch.  This module does the same:
 With the run's ``packing`` (``alignment.gluecos_packing``; issue 24) each training batch is one packed, fixed-shape
 forward for the three heads (:class:`PackedSteps`, :meth:`TaskModel._packed`); with ``torch_compile``
 (``alignment.torch_compile``) the task model's training forward is compiled
-(:func:`~codeswitch.common.fastpath.compile_for_training`).  Evaluation stays padded and eager.
+(:func:`~codeswitch.common.fastpath.compile_for_training`; ``reduce-overhead``: CUDA graphs over the budgets, each step
+marked by :func:`~codeswitch.common.fastpath.cudagraph_step_begin`).  Evaluation stays padded and eager.
 
 The loop is a plain PyTorch loop rather than the HF ``Trainer``: it is GLUECoS's
 own loop, and the smoke profile runs ~40 tiny fine-tunings, where ``Trainer``'s
@@ -44,7 +45,7 @@ from torch import Tensor, nn
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
 from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
-from ..common.fastpath import compile_for_training, sdpa_ready, uses_sdpa
+from ..common.fastpath import compile_for_training, cudagraph_step_begin, sdpa_ready, uses_sdpa
 from ..common.tokens import pad_rows, tokenised, tokenised_words
 from ..core.encoders import packed_hidden
 from ..core.learning import chance_weighted_f1, learning
@@ -414,12 +415,13 @@ def finetune(
     sdpa = uses_sdpa(encoder)
     pack = _packed_steps(kind, encoder, train_feats, pad_id, args)
     if getattr(args, "torch_compile", None):  # training steps compiled (the loss is computed outside the model)
-        compile_for_training(model, fixed_shapes=pack is not None)
+        compile_for_training(model, fixed_shapes=pack is not None, mode=args.torch_compile)
     for epoch in range(1, args.num_train_epochs + 1):
         model.train()
         order = torch.randperm(len(train_feats), generator=generator).tolist()
         for k in range(0, len(order), args.batch_size):
             batch = _host_batch([train_feats[i] for i in order[k : k + args.batch_size]], pad_id, sdpa=sdpa, pack=pack)
+            cudagraph_step_begin(getattr(args, "torch_compile", None))  # reduce-overhead: a new step for the CUDA graphs
             _train_step(model, kind, batch, optimizer, scheduler, scaler, args.max_grad_norm, autocast, device)
         row = {"epoch": epoch}
         for split, feats in eval_feats.items():

@@ -44,7 +44,7 @@ from torch import Tensor, nn
 from .config import MODES, OBJECTIVES, AlignRun
 from .data import ParallelData, words
 from .loss import gather_aligned_words, pool_subwords, sentence_alignment_loss, word_alignment_loss
-from ..common.fastpath import compile_for_training
+from ..common.fastpath import compile_for_training, cudagraph_step_begin
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.encoders import packed_hidden
@@ -351,7 +351,8 @@ def train_alignment(
     if aligner.frozen is not None:
         aligner.frozen.to(device)
     if getattr(args, "torch_compile", None) and aligner.mode == "all_layers":  # after the frozen copy: f compiled, f0 not
-        compile_for_training(aligner.encoder, fixed_shapes=bool(getattr(args, "packing", None)))  # linear_head: f0 frozen
+        compile_for_training(aligner.encoder, fixed_shapes=bool(getattr(args, "packing", None)),  # linear_head: f0 frozen
+                             mode=args.torch_compile)
     params = [p for p in aligner.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.learning_rate, betas=(0.9, 0.98), eps=1e-8, weight_decay=args.weight_decay,
                                   **adamw_kind(device))  # fused on CUDA, foreach on CPU
@@ -373,6 +374,7 @@ def train_alignment(
         aligner.train()
         running, seen = torch.zeros((), dtype=torch.float64, device=device), 0  # summed on the device: no host read per step
         for idx in _batches(len(train), args.batch_size, generator):
+            cudagraph_step_begin(getattr(args, "torch_compile", None))  # reduce-overhead: a new step for the CUDA graphs
             with autocast():
                 loss = _batch_loss(aligner, train, idx, train_tokens, args, device)["total"]
             optimizer.zero_grad(set_to_none=True)

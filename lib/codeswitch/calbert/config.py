@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, ClassVar
 
+from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import backbones_from, check_fields, section_prepare
@@ -241,14 +242,16 @@ class Config:
     # RoBERTa, XLM-R; issue 24, as glue.packing); the same batches, float sums fall differently: in the run key when on
     packing: bool = False
     # fine-tuning: the model (and its loss, computed in its forward) under torch.compile in training steps
-    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); in the run key when
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget): false | true |
+    # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing); in the run key when
     # on.  CPU runs work either way; off in every profile until a GPU row measures it.
-    torch_compile: bool = False
+    torch_compile: TorchCompile = False
 
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
         check_fields(self)
+        check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {self.selection!r}")
 
@@ -394,7 +397,7 @@ class FinetuneRun(RunSpec):
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     backbone: str = not_in_key("")  # the row label (display)
     packing: bool | None = None  # True: packed, fixed-shape training steps where the head allows (None: off, out of the key)
-    torch_compile: bool | None = None  # True: the model's training forward compiled (None: off, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the model's training forward compiled (None: off, out of the key)
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -229,7 +229,7 @@ def finetune_spec(cfg: Profile, c: Config, task: str, backbone: Backbone | Scrat
         warmup_steps=t.warmup_steps, seed=seed, precision=cfg.precision_name(),
         itrans_lowercase=c.itrans_lowercase if t.romanise else None,
         backbone_id=_tiny_id(backbone.model), backbone=backbone.name, packing=True if c.packing else None,
-        torch_compile=True if c.torch_compile else None,
+        torch_compile=c.torch_compile or None,
     )
 
 

@@ -555,7 +555,7 @@ def finetune_classifier(
             if getattr(spec, "torch_compile", None):  # the model and its loss, training steps only (packed: fixed shapes)
                 from ..common.fastpath import compile_for_training
 
-                compile_for_training(trainer.model, fixed_shapes=packed)
+                compile_for_training(trainer.model, fixed_shapes=packed, mode=spec.torch_compile, trainer=trainer)
             trainer.train()
             if packed:
                 trainer.data_collator = trainer.data_collator.padded  # evaluation batches are padded

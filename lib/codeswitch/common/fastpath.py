@@ -7,8 +7,10 @@
   budgets, block-diagonal attention, per-sentence positions (issue 24).
 * :func:`uses_sdpa` / :func:`sdpa_ready`: padding masks decided on the host, so
   transformers never synchronises with the device to inspect them.
-* :func:`compile_for_training`: a model's training forward under ``torch.compile``
-  (every trainer's ``torch_compile`` setting).
+* :func:`compile_for_training` / :func:`cudagraph_step_begin`: a model's training forward
+  under ``torch.compile`` (every trainer's ``torch_compile`` setting: ``true`` or
+  ``reduce-overhead``, CUDA graphs over the packed budgets), and the step marks CUDA
+  graph trees need.
 * :func:`prefetched`: the next items computed in background threads.
 * :func:`encode_corpus` / :func:`encode_texts`: the resumable, length-sorted corpus
   encoder (``.npy`` rows written in windows, resumed after an interruption); the
@@ -17,12 +19,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar, Union
 
 import numpy as np
 import torch
@@ -35,7 +38,7 @@ from ..core.runs import atomic_write_json
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
     "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
-    "compile_for_training", "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
+    "REDUCE_OVERHEAD", "TorchCompile", "check_torch_compile", "compile_for_training", "cudagraph_step_begin", "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
 ]
 
 
@@ -286,7 +289,28 @@ def embed_packed(model: nn.Module, packed: Mapping[str, Any], n_columns: int) ->
     return list(emb.view(n_columns, -1, emb.shape[-1]).unbind(0))
 
 
-def compile_for_training(module: nn.Module, *, fixed_shapes: bool = False) -> nn.Module:
+#: ``torch_compile: reduce-overhead``: ``torch.compile(mode="reduce-overhead")``, inductor's CUDA graph trees
+REDUCE_OVERHEAD = "reduce-overhead"
+#: every trainer's ``torch_compile`` setting: ``false`` (eager), ``true`` (torch.compile's default mode) or
+#: ``reduce-overhead`` (its CUDA-graph mode, packed steps only: :func:`check_torch_compile`)
+TorchCompile = Union[bool, Literal["reduce-overhead"]]
+
+
+def check_torch_compile(value: Any, *, section: str, packing: Mapping[str, bool]) -> None:
+    """Check a section's ``torch_compile`` setting: ``false``, ``true`` or ``reduce-overhead``, the last only where every
+    trainer it compiles packs its steps (``packing``: ``{setting name: value}``): CUDA graphs replay fixed shapes, and
+    only the packed steps' token budgets give them (at most four a trainer).  A ``ValueError`` naming the settings."""
+    if not (isinstance(value, bool) or value == REDUCE_OVERHEAD):
+        raise ValueError(f"{section}.torch_compile must be false, true or {REDUCE_OVERHEAD}, got {value!r}")
+    off = [name for name, on in packing.items() if not on]
+    if value == REDUCE_OVERHEAD and off:
+        needs = " and ".join(f"{section}.{name}: true" for name in off)
+        raise ValueError(f"{section}.torch_compile: {REDUCE_OVERHEAD} needs {needs} "
+                         "(CUDA graphs need the fixed token budgets)")
+
+
+def compile_for_training(module: nn.Module, *, fixed_shapes: bool = False, mode: bool | str | None = None,
+                         trainer=None) -> nn.Module:
     """``torch.compile`` ``module``'s forward for training steps, in place (parameters and state-dict keys unchanged);
     returns ``module``.  The one compile of every trainer's ``torch_compile`` setting (issue 24).
 
@@ -299,18 +323,80 @@ def compile_for_training(module: nn.Module, *, fixed_shapes: bool = False) -> nn
     graph break falls back to eager.  Compiling on a CPU works (smoke, CI): it costs
     more than a few tiny steps save, so every profile has it off until a GPU row
     measures it.
-    """
-    import functools
 
+    ``mode``: the setting's value — ``None`` or ``True``, torch.compile's default mode;
+    ``"reduce-overhead"`` (:data:`REDUCE_OVERHEAD`), inductor's CUDA graph trees: each
+    budget's forward and backward are recorded once as CUDA graphs and replayed, one
+    launch instead of hundreds (a step that waits on the host's dispatch, not on the
+    GPU).  It needs ``fixed_shapes``; a model that cannot pack (mBART in GLUE, a
+    CalBERT head that does not read the first token) falls back to the default mode,
+    with a warning.  Each training step must then begin with :func:`cudagraph_step_begin`
+    (a step's outputs live until the next step begins, then the graphs' replay
+    overwrites them): ``trainer`` (an HF ``Trainer``) gets a callback that marks each of
+    its steps; a hand-written loop calls :func:`cudagraph_step_begin` itself.  On a CPU
+    inductor records no CUDA graph (it counts a ``cudagraph_skips``) and compiles as
+    ``True`` does.
+    """
+    mode = _compile_mode(mode)
+    if mode == REDUCE_OVERHEAD and not fixed_shapes:
+        import warnings
+
+        warnings.warn(f"torch_compile: {REDUCE_OVERHEAD} needs fixed shapes (packed steps); {type(module).__name__} "
+                      "trains padded, so it is compiled in torch.compile's default mode (no CUDA graphs)", stacklevel=2)
+        mode = None
     eager = module.forward
-    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None, fullgraph=fixed_shapes)
+    options = {"mode": mode} if mode is not None else {}  # `true`: exactly the call it always was
+    compiled = torch.compile(eager, dynamic=False if fixed_shapes else None, fullgraph=fixed_shapes, **options)
 
     @functools.wraps(eager)  # the signature the HF Trainer reads to drop unused columns
     def forward(*args, **kwargs):
         return compiled(*args, **kwargs) if module.training else eager(*args, **kwargs)
 
     module.forward = forward
+    if trainer is not None and mode == REDUCE_OVERHEAD:
+        trainer.add_callback(_cudagraph_steps_callback())
     return module
+
+
+def _compile_mode(mode: bool | str | None) -> str | None:
+    """torch.compile's ``mode`` for a ``torch_compile`` setting that is on: ``True`` (or ``None``) → the default mode."""
+    if mode is None or mode is True:
+        return None
+    if mode == REDUCE_OVERHEAD:
+        return mode
+    raise ValueError(f"compile_for_training: mode must be True or {REDUCE_OVERHEAD!r}, got {mode!r}")
+
+
+def cudagraph_step_begin(mode: bool | str | None) -> None:
+    """Mark the start of a training step for CUDA graph trees, when ``mode`` (a ``torch_compile`` setting) is
+    ``reduce-overhead``; nothing otherwise.
+
+    Called once per optimiser step, before its first compiled forward: a step may run
+    the compiled module more than once before its backward, and only the mark tells
+    the trees that the previous step's outputs (losses, embeddings) are done with and
+    their memory may be replayed into.  Anything kept across steps must therefore be a
+    copy (an eager op's result), never a compiled forward's output tensor.
+    """
+    if mode == REDUCE_OVERHEAD:
+        torch.compiler.cudagraph_mark_step_begin()
+
+
+@functools.cache
+def _cudagraph_steps_class():
+    from transformers import TrainerCallback
+
+    class CudagraphSteps(TrainerCallback):
+        """Marks each HF ``Trainer`` step's start for CUDA graph trees (:func:`cudagraph_step_begin`)."""
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            cudagraph_step_begin(REDUCE_OVERHEAD)
+
+    return CudagraphSteps
+
+
+def _cudagraph_steps_callback():
+    """A ``TrainerCallback`` whose ``on_step_begin`` marks the step for CUDA graph trees (built lazily: transformers)."""
+    return _cudagraph_steps_class()()
 
 
 def uses_sdpa(model: nn.Module) -> bool:

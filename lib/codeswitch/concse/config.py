@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, ClassVar
 
-from ..common.fastpath import DEFAULT_BUCKET_COST
+from ..common.fastpath import DEFAULT_BUCKET_COST, TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
@@ -97,9 +97,10 @@ class Config:
     # from at most four budgets (≤ 4 input shapes an epoch).  The same batch and negatives; float sums and dropout
     # masks fall differently, so it is part of a run's key.  ConCSE and SimCSE.
     packing: bool = False
-    # The encoder's backbone under torch.compile (fixed shapes with packing: one graph per budget); part of the key
+    # The encoder's backbone under torch.compile (fixed shapes with packing: one graph per budget): false | true |
+    # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing); part of the key when on
     # (compiled kernels round differently).  CPU runs work either way.
-    torch_compile: bool = False
+    torch_compile: TorchCompile = False
     # which runs keep their trained encoder, as a sentence-transformers model (codeswitch.core.kept):
     # "none" | "best" (per table row, the seed best on Koglish STS-B dev) | "all"; enters no run key
     keep_models: str = "none"
@@ -115,6 +116,7 @@ class Config:
         if self.ablation_backbone not in names:
             raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
         check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
+        check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
 
     def backbone(self, name: str) -> Backbone:
         return backbone_named(self.backbones, name, section=SECTION)
@@ -195,7 +197,7 @@ class ConCSERun(RunSpec):
     simcse_settings: str | None = None  # SimCSE: "matched" | "released_code"
     bucket_cost: int | None = None  # ConCSE: padded tokens an extra forward must save (None: one forward a step)
     packing: bool | None = None  # True: one packed, fixed-shape forward a step (None: off, out of the key)
-    torch_compile: bool | None = None  # True: the backbone under torch.compile (None: eager, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the backbone under torch.compile (None: eager, out of the key)
     max_train_rows: int | None = None
     max_eval_rows: int | None = None
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity

@@ -151,7 +151,7 @@ def spec(
         koglish_invalid_rows=None if profile.koglish_invalid_rows == "error" else profile.koglish_invalid_rows,
         # a tiny backbone changes with its recipe (corpus, size, build version)
         backbone_id=backbone_id(backbone.model) if is_tiny(backbone.model) else None,
-        packing=True if c.packing else None, torch_compile=True if c.torch_compile else None,
+        packing=True if c.packing else None, torch_compile=c.torch_compile or None,
     )
     tau = c.temperature if temperature is None else temperature
     if method == "simcse":

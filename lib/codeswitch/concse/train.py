@@ -30,7 +30,7 @@ The fast path (issue 8; measured by ``python -m benchmarks``):
   the step's sentences in rows of ``PACK_WIDTH`` tokens, block-diagonal attention,
   per-sentence positions, at most four row counts (budgets) an epoch; the batch and
   its negatives unchanged; ``torch_compile`` compiles the backbone's training forward
-  (:func:`compile_backbone`);
+  (:func:`compile_backbone`; ``reduce-overhead``: CUDA graphs over the budgets);
 * no host synchronisation in the step (no NaN filter on the logged loss, batches
   copied to the GPU from pinned memory without blocking, the next one prefetched);
 * fused AdamW on GPU (``core.utils.trainer_optim``, as the GLUE and CalBERT trainers);
@@ -179,18 +179,20 @@ def packing_collator(model, dataset, *, batch_size: int, max_length: int, seed: 
     return LengthBucketCollator(model.preprocess, bucket_cost=None, budgets=budgets, pack_width=width)
 
 
-def compile_backbone(model, *, fixed_shapes: bool = False) -> None:
+def compile_backbone(model, *, fixed_shapes: bool = False, mode: bool | str | None = None, trainer=None) -> None:
     """``torch.compile`` the encoder's backbone for training steps, in place (parameters and state-dict keys unchanged).
 
     In training mode the backbone's forward runs compiled, in evaluation mode (the
     dev/test scoring, with shapes of its own) eagerly, so scoring compiles nothing.
     ``fixed_shapes`` (packing): one static graph per budget, at most four, whole
     (``fullgraph``); else the shapes are left to dynamo (a bucketed step's widths
-    vary).  :func:`~codeswitch.common.fastpath.compile_for_training`.
+    vary).  ``mode``: the ``torch_compile`` setting (``True`` or ``"reduce-overhead"``,
+    CUDA graphs over the budgets; ``trainer`` then marks each step for them).
+    :func:`~codeswitch.common.fastpath.compile_for_training`.
     """
     from ..common.fastpath import compile_for_training
 
-    compile_for_training(model[0].auto_model, fixed_shapes=fixed_shapes)
+    compile_for_training(model[0].auto_model, fixed_shapes=fixed_shapes, mode=mode, trainer=trainer)
 
 
 class KeepBestEpoch(BestEpoch):
@@ -268,11 +270,11 @@ def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFr
             collator = collator or LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
         else:
             loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
-        if spec.torch_compile:
-            compile_backbone(model, fixed_shapes=bool(spec.packing))
         trainer = quiet_trainer(SentenceTransformerTrainer)(
             model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
         )
+        if spec.torch_compile:  # reduce-overhead: the Trainer marks each step for the CUDA graphs
+            compile_backbone(model, fixed_shapes=bool(spec.packing), mode=spec.torch_compile, trainer=trainer)
         try:
             out = trainer.train()
         finally:

@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
+from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import backbones_from, check_fields, section_prepare
@@ -105,9 +106,10 @@ class Config:
     # part of the training key (packing reorders float sums)
     packing: bool = False
     # the dual encoder (both encoders; the loss is computed outside it) under torch.compile in training steps
-    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget); part of the training
+    # (common.fastpath.compile_for_training; packed: fixed shapes, one whole graph per budget): false | true |
+    # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing); part of the training
     # key when on.  CPU runs work either way; off in every profile until a GPU row measures it (issue 24)
-    torch_compile: bool = False
+    torch_compile: TorchCompile = False
     search_chunk_size: int = 131072
     # which models are kept once evaluated, as a query/passage pair of sentence-transformers models (codeswitch.core.kept):
     # "none" | "best" (per table row, the seed best on the tuning split) | "all"; ≈1.4 GB per mBERT model; enters no key.
@@ -126,6 +128,7 @@ class Config:
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
         check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.profiles.RANGES)
+        check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
         if self.passage_align not in PASSAGE_ALIGN:
             raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
         if not 0 < self.hybrid_step <= 1:
@@ -239,7 +242,7 @@ class TrainRun(RunSpec):
     mixed_special_tokens: bool | None
     passage_align: str | None
     packing: bool | None = None  # True: each encoder's groups packed into one fixed-shape forward (None: padded, out of the key)
-    torch_compile: bool | None = None  # True: the dual encoder's training forward compiled (None: off, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the dual encoder's training forward compiled (None: off, out of the key)
 
     def __post_init__(self):
         if self.method not in METHODS:

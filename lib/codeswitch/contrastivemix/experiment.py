@@ -122,7 +122,7 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
         case_sensitive=c.case_sensitive if mixes else None,
         mixed_special_tokens=c.mixed_special_tokens if mixes else None,
         passage_align=c.passage_align if contrastive and v.mix_passage else None,
-        packing=True if c.packing else None, torch_compile=True if c.torch_compile else None,
+        packing=True if c.packing else None, torch_compile=c.torch_compile or None,
     )
 
 

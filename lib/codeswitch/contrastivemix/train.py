@@ -98,7 +98,7 @@ from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder
-from ..common.fastpath import compile_for_training, pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
+from ..common.fastpath import compile_for_training, cudagraph_step_begin, pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa
 from ..common.tokens import tokenised_arrays
 
 __all__ = [
@@ -386,7 +386,7 @@ def train_dual_encoder(
     tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
     budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
     if getattr(spec, "torch_compile", None):  # both encoders' training forwards (packed: fixed shapes, whole graphs)
-        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None)
+        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None, mode=spec.torch_compile)
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
 
@@ -432,6 +432,7 @@ def train_dual_encoder(
             sums.zero_()
             for b in range(n_batches):
                 sides, host = next(batches)
+                cudagraph_step_begin(getattr(spec, "torch_compile", None))  # reduce-overhead: a new step for the CUDA graphs
                 inputs = {side: {k: v.to(accelerator.device, non_blocking=cuda) for k, v in batch.items()} for side, batch in host.items()}
                 out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
                 emb = {}

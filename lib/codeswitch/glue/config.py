@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, ClassVar
 
+from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
@@ -66,9 +67,10 @@ class Config:
     # Encoder backbones (BERT, XLM-R); mBART, whose head reads the decoder, trains padded (its result says so).
     packing: bool = False
     # The model under torch.compile in training steps (common.fastpath.compile_for_training; with packing fixed shapes,
-    # one whole graph per budget); in the run key when on (compiled kernels round differently).  CPU runs work either
+    # one whole graph per budget): false | true | reduce-overhead (torch.compile's CUDA-graph mode over the packed
+    # budgets; needs packing); in the run key when on (compiled kernels round differently).  CPU runs work either
     # way; off in every profile until a GPU row measures it.
-    torch_compile: bool = False
+    torch_compile: TorchCompile = False
     log_epochs: bool = True  # one line per epoch of every run
     # which fine-tuned classifiers are kept (best epoch's weights), as AutoModelForSequenceClassification with their
     # label maps (codeswitch.core.kept): "none" | "best" (per Table 2 cell, the seed best on validation) | "all"; in no key
@@ -84,6 +86,7 @@ class Config:
             raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
         check_fields(self)  # epochs, batch sizes, ratios ... in their domains (core.profiles.RANGES)
+        check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
 
     def backbone(self, name: str) -> Backbone:
         return backbone_named(self.backbones, name, section=SECTION)
@@ -143,7 +146,7 @@ class GlueRun(RunSpec):
     group_by_length: bool
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     packing: bool | None = None  # True: packed training steps where the family allows (None: off, out of the key)
-    torch_compile: bool | None = None  # True: the model's training forward compiled (None: off, out of the key)
+    torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the model's training forward compiled (None: off, out of the key)
     max_train_samples: int | None = not_in_key(None)
     max_eval_samples: int | None = not_in_key(None)
     log_epochs: bool = not_in_key(True)

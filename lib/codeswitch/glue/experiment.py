@@ -103,7 +103,7 @@ def specs(profile: Profile, c: Config, *, koglish_source: str, data_fingerprints
                         max_length=c.max_length_pair if TASKS[task].pair else c.max_length_single,
                         per_device_eval_batch_size=c.per_device_eval_batch_size, precision=precision,
                         group_by_length=c.group_by_length,  # another batch order: another run
-                        packing=True if c.packing else None, torch_compile=True if c.torch_compile else None,
+                        packing=True if c.packing else None, torch_compile=c.torch_compile or None,
                         # a tiny backbone changes with its recipe (corpus, size, build version)
                         backbone_id=backbone_id(bb.model) if is_tiny(bb.model) else None,
                         max_train_samples=c.max_train_samples, max_eval_samples=c.max_eval_samples, log_epochs=c.log_epochs,

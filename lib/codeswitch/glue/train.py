@@ -59,7 +59,8 @@ The fast path (issue 8; the same rules as the ConCSE trainer, see docs/performan
 * **torch.compile** (``glue.torch_compile``, off in every profile until a GPU row
   measures it): the model's training forward, loss included, compiled
   (:func:`~codeswitch.common.fastpath.compile_for_training`; packed: fixed shapes,
-  one whole graph per budget); evaluation runs eagerly.
+  one whole graph per budget; ``reduce-overhead``: CUDA graphs over the budgets, the
+  Trainer marking each step); evaluation runs eagerly.
 * **SDPA attention**: the model is loaded with ``attn_implementation="sdpa"``
   (BERT, XLM-R and mBART all support it).
 * **mixed precision** from the profile (``precision`` → the Trainer's ``bf16`` /
@@ -317,7 +318,8 @@ def build_trainer(
                                                      max_length=spec.max_length, seed=spec.seed)
         packed_forward(model)  # after the Trainer read the forward's signature
     if getattr(spec, "torch_compile", None):  # the model and its loss (computed in its forward), training steps only
-        compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows))
+        compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows), mode=spec.torch_compile,
+                             trainer=trainer)  # reduce-overhead: the Trainer marks each step for the CUDA graphs
     return trainer
 
 
