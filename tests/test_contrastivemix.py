@@ -317,6 +317,37 @@ def test_synthetic_retrieval_set_is_consistent():
     assert CORPUS_FILE.read_text(encoding="utf-8").splitlines() == corpus_lines()
 
 
+def test_synthetic_passages_vary_so_bm25_scores_do_not_tie_in_blocks():
+    """The other worlds' passages end with 0-3 extra sentences (data.EXTRA_SENTENCES), as real passages vary in
+    length and wording: BM25 retrieves a long list for every Korean test question, with many distinct scores (the
+    templated passages alone gave 66 of 138 questions under 10 hits and ~4 distinct scores per question, so the hybrid
+    at w = 0 fell below BM25 and every tuning picked the smallest positive weight).  The answering sentence stays first,
+    and a fact's passage is the same text in the collection and in its query set's positives."""
+    from codeswitch.contrastivemix.data import EXTRA_SENTENCES, load_collection, load_queries, synthetic_facts
+    from codeswitch.contrastivemix.evaluate import bm25_rank
+
+    collection = load_collection("mrtydi", "synthetic", "ko")
+    texts = collection.texts(0, len(collection))
+    test = load_queries("mrtydi", "synthetic", "ko", "test")
+    ranking = bm25_rank(texts, {"test": test.queries}, "ko", depth=1000, k1=0.9, b=0.4)["test"]
+    hits = (ranking.indices >= 0).sum(1)
+    distinct = [len(np.unique(ranking.scores[i][ranking.indices[i] >= 0])) for i in range(len(hits))]
+    assert hits.min() >= 10 and np.median(hits) >= 100, (hits.min(), np.median(hits))
+    assert np.median(distinct) >= 30, np.median(distinct)
+    english = load_collection("mrtydi", "synthetic", "en")
+    en_texts, row_of = english.texts(0, len(english)), {d: i for i, d in enumerate(english.dataset["docid"])}
+    for world, grows in ((0, False), (1, True)):
+        facts = [f for f in synthetic_facts() if f.world == world]
+        assert all(f.text in en_texts[row_of[f"doc-{f.fact_id}"]] for f in facts)  # the fact is stated, first
+        longer = sum(not en_texts[row_of[f"doc-{f.fact_id}"]].endswith(f.text) for f in facts) / len(facts)
+        assert (longer > 0.5) if grows else longer == 0, (world, longer)  # the base world stays as templated
+    assert len(EXTRA_SENTENCES) >= 20
+    row_of = {d: i for i, d in enumerate(collection.dataset["docid"])}
+    for qid, positives in list(test.positives.items())[:20]:
+        docid = next(iter(test.qrels[qid]))
+        assert positives[0] == texts[row_of[docid]]
+
+
 def test_smoke_backbone_vocabulary_covers_every_smoke_text(tmp_path, monkeypatch):
     """minilm-l1l6 keeps only the word pieces of the synthetic set's words (issue 23: the other 29,900 embedding rows
     were three quarters of every training step): the word list is up to date, and every smoke text, code-mixed or
@@ -340,7 +371,8 @@ def test_smoke_backbone_vocabulary_covers_every_smoke_text(tmp_path, monkeypatch
     rng = random.Random(0)
     texts += [code_mix(t, _glossary(lang), 0.5, rng) for lang in languages for t in texts[:200]]
     texts += [_in_language(t, lang) for lang in languages for t in texts[:100]]
-    texts += load_collection("mrtydi", "synthetic", "ko").texts(0, 50)
+    collection = load_collection("mrtydi", "synthetic", "ko")
+    texts += collection.texts(0, 50) + collection.texts(len(collection) - 50, len(collection))  # base and other worlds
     assert [full_tok.tokenize(t) for t in texts] == [cut_tok.tokenize(t) for t in texts]
     # the same vectors: the full-vocabulary model cut to the same layers, on a padded batch
     full = AutoModel.from_pretrained(source, add_pooling_layer=False).eval()

@@ -39,7 +39,9 @@ the top 100 with probability 100/1,104); the other worlds ask four of the six
 questions a second way, the name in the possessive (:data:`SECOND_PHRASING`), so
 that BM25 cannot find every answer by its name.  The first world alone is the base world:
 the tiny tokenizer's corpus (:func:`corpus_lines`) and the paper-ci stand-ins
-(:mod:`.standins`) are drawn from it.  The target-language version of a text replaces every word of
+(:mod:`.standins`) are drawn from it.  In the collections (not in the training rows: NQ's passages are not
+Mr.TyDi's), every other-world passage ends with 0-3 extra sentences (:data:`EXTRA_SENTENCES`), so that
+passages vary in length and wording as real ones do and BM25's scores do not tie in blocks.  The target-language version of a text replaces every word of
 the shipped glossary (``assets/retrieval/en-<xx>.txt``, MUSE format) by its first
 translation — word order and names stay — so "target-language" retrieval differs
 from English exactly in the words code-mixing can switch.
@@ -462,6 +464,47 @@ DISTRACTORS: dict[str, str] = {
     "book": "{name} is a famous book .",
     "mountain": "{name} is a mountain near the sea .",
 }
+# Sentences that vary the other worlds' passages the way real text varies (issue 23): each passage there ends
+# with 0-3 of them, drawn per passage (``random.Random(docid)``).  They state no fact a query asks about (no
+# named answer; "{name}" is the passage's own title) but use the questions' words, so Lucene retrieves long
+# lists for every question and its scores, which depend on a passage's length and term counts, rarely tie
+# (with equal templated passages they tied in blocks: a median of 4 distinct scores per Korean query).
+# The answering sentence comes first, so an encoder that reads only the first tokens still sees it.
+EXTRA_SENTENCES: tuple[str, ...] = (
+    "the seat of government is in the capital .",
+    "the government of the country was in an old city .",
+    "the birthplace of the writer is a large city near the sea .",
+    "a famous writer was born in an old city .",
+    "the author of the book was a famous writer .",
+    "the book was written by an old author who lived near the sea .",
+    "the tallest peak of the country is a mountain near the sea .",
+    "the highest peak of the mountain is near the sea .",
+    "a long river runs through the old city .",
+    "the river flows through a large country and near the sea .",
+    "the city was established near a long river .",
+    "the old city which was founded near the sea is large .",
+    "the writer who wrote the book lived in the city where it was written .",
+    "the capital is the seat of government of the country .",
+    "{name} is old .",
+    "{name} is near the sea and near a long river .",
+    "the writer lived with a famous author in {name} .",
+    "{name} is famous .",
+    # other entities of the same world, in relations no question asks about
+    "{name} is near {city} .",
+    "{person} lived near {name} .",
+    "{person} lived with {person2} in {city} .",
+    "the {river} is near {country} .",
+    "{book} is a famous book in {country} .",
+    "{mountain} is near {city} and the {river} .",
+    "{city} is an old city near {name} .",
+    "{person} was a writer who lived in {city} with {person2} .",
+    "{name} is near {country} and the sea .",
+    "the famous writer {person} lived near the {river} .",
+    "{book} was a famous book with {person} and {person2} .",
+    "{name} is near {mountain} .",
+)
+EXTRA_MAX = 3  # extra sentences per passage: 0 to EXTRA_MAX
+
 _COUNTS = {"country": 12, "city": 24, "person": 16, "river": 12, "book": 16, "mountain": 12}
 SPLITS = ("train", "dev", "test")
 #: worlds in the synthetic set: the base world (0) and more of the same shape, with new names
@@ -649,14 +692,38 @@ def _synthetic_queries(benchmark: str, language: str, split: str) -> QuerySet:
     facts = [f for f in synthetic_facts() if f.split == split]
     queries = {f"q-{f.fact_id}": _in_language(f.query, language) for f in facts}
     qrels = {f"q-{f.fact_id}": {f"doc-{f.fact_id}": 1} for f in facts}
-    positives = {f"q-{f.fact_id}": [passage_text(_in_language(f.title, language), _in_language(f.text, language))] for f in facts}
+    text_of = {d: x for d, _, x in _collection_docs()}  # the passage as the collection holds it
+    positives = {f"q-{f.fact_id}": [passage_text(_in_language(f.title, language), _in_language(text_of[f"doc-{f.fact_id}"], language))]
+                 for f in facts}
     return QuerySet(benchmark, language, split, queries, qrels, positives)
+
+
+def _with_extras(text: str, docid: str, name: str, world: Mapping[str, Sequence[str]]) -> str:
+    """``text`` followed by 0-:data:`EXTRA_MAX` of :data:`EXTRA_SENTENCES`, drawn for passage ``docid`` (seeded by it);
+    their other entities are drawn from ``world``."""
+    rng = random.Random(docid)
+    extra = rng.sample(EXTRA_SENTENCES, rng.randint(0, EXTRA_MAX))
+    return " ".join([text, *(x.format(name=name, person2=rng.choice(world["person"]),
+                                      **{kind: rng.choice(names) for kind, names in world.items()}) for x in extra)])
+
+
+@lru_cache(maxsize=1)
+def _collection_docs() -> tuple[tuple[str, str, str], ...]:
+    """(docid, title, text) of the collection's passages (English): every fact's passage, then the passages that answer
+    nothing; outside the base world each ends with its extra sentences (:data:`EXTRA_SENTENCES`)."""
+    world_of = {f"doc-{f.fact_id}": f.world for f in synthetic_facts()}
+    docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in synthetic_facts()] + list(_distractors())
+    out = []
+    for docid, title, text in docs:
+        w = world_of[docid] if docid in world_of else int(docid.split("-")[2][1:]) if "-w" in docid else 0
+        out.append((docid, title, text if w == 0 else _with_extras(text, docid, title, _worlds()[w])))
+    return tuple(out)
 
 
 def _synthetic_collection(language: str) -> Collection:
     from datasets import Dataset
 
-    docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in synthetic_facts()] + list(_distractors())
+    docs = _collection_docs()
     return Collection(
         f"synthetic-{language}",
         Dataset.from_dict({
@@ -696,8 +763,7 @@ def vocabulary_words() -> list[str]:
     exactly as the full one does (``codeswitch.core.models.PRETRAINED_SLICES``, ``vocabulary``).
     """
     languages = sorted(p.stem.split("-")[1] for p in GLOSSARY_DIR.glob("en-*.txt"))
-    texts = [t for f in synthetic_facts() for t in (f.query, f.title, f.text)]
-    texts += [t for _, title, text in _distractors() for t in (title, text)]
+    texts = [f.query for f in synthetic_facts()] + [t for _, title, text in _collection_docs() for t in (title, text)]
     texts += [_in_language(t, lang) for lang in languages for t in list(texts)]
     texts += [w for lang in languages for en, tr in _glossary(lang).items() for w in (en, *tr)]
     return sorted({w for t in texts for w, _, _ in word_spans(t)})
