@@ -8,13 +8,16 @@
 # The clone bootstraps its own .venv first, timed apart (pip's download cache is reused if present:
 # say so when you quote the numbers), so that reproduce_s is the seven notebooks alone.  Where this
 # checkout has ../shared beside it, the clone gets it too (a link), as CI does, so that the tests
-# that read the authors' data samples run.  Nothing in this checkout changes except docs/bench/smoke.json.
+# that read the authors' data samples run.  Nothing in this checkout changes except docs/bench/smoke.json (and the
+# clone's logs, kept in runs/fresh-clone-logs/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 commit="$(git rev-parse HEAD)"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+logs="$root/runs/fresh-clone-logs"  # the clone's env, reproduce and test logs are kept here (runs/ is ignored by git)
+mkdir -p "$logs"
+trap 'cp "$work"/*.log "$logs"/ 2>/dev/null; rm -rf "$work"' EXIT
 git clone --quiet "$root" "$work/fresh"
 [ -d "$root/../shared" ] && ln -s "$(cd "$root/../shared" && pwd)" "$work/shared"
 cd "$work/fresh"
