@@ -534,13 +534,7 @@ def test_profiles_build_and_plan():
     smoke = load_profile("smoke")
     assert load(smoke).encode_sort_window == 32
     specs = plan(smoke)
-    # smoke: mDPR on Mr.TyDi Korean, MIRACL Arabic and MIRACL Korean
-    assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 3
-    # a language of both benchmarks has one model per method, evaluated on each (no model trained twice)
-    trained = [s for s in specs if isinstance(s, TrainRun)]
-    assert len({s.key_hash() for s in trained}) == len(trained) == 1 + 2 * 2 + 4
-    korean = next(s for s in trained if s.variant == "contrastivemix" and s.language == "ko")
-    assert sorted(e.bm25.benchmark for e in specs if isinstance(e, EvalRun) and e.model == korean) == ["miracl", "mrtydi"]
+    assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 2  # smoke: Korean and Chinese
     # dependency order: every run comes after the runs it holds
     kinds = [type(s).__name__ for s in specs]
     assert kinds == sorted(kinds, key=["TrainRun", "Bm25Run", "EvalRun", "EmbedRun", "UmapRun"].index)
