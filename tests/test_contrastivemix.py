@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from codeswitch.contrastivemix.codemix import MuseFormatError, code_mix, load_muse, word_spans
-from codeswitch.contrastivemix.evaluate import Ranking, SplitRuns, analyze, bm25_rank, dense_rank, evaluate_hybrid, evaluate_run, fuse, hybrid_grid, mean_scores, paired_t_test
+from codeswitch.contrastivemix.evaluate import Ranking, SplitRuns, _fusion_table, analyze, bm25_rank, dense_rank, evaluate_hybrid, evaluate_run, fuse, fuse_grid, hybrid_grid, mean_scores, paired_t_test
 from codeswitch.contrastivemix.loss import alignment_loss, contrastivemix_loss, ir_loss
 
 
@@ -260,6 +260,26 @@ def test_fuse_min_max_weight_on_dense():
     fused = fuse(runs.dense, runs.sparse, 1.0, depth=100)
     assert fused.indices[0, :4].tolist() == [0, 2, 1, 3]
     assert fused.scores[0, :4] == pytest.approx([1.0, 1.0, 5 / 6, 0.5])
+
+
+def test_fuse_grid_is_fuse_at_each_weight_with_ties_by_row():
+    """The grid's one sort per query gives, at every weight, the ranking a lexicographic sort (score descending,
+    then corpus row) gives, scores included; with ties (scores on a coarse lattice) and a short depth."""
+    rng = np.random.default_rng(0)
+    n, q = 60, 5
+    dense = Ranking([f"q{i}" for i in range(q)], np.stack([rng.permutation(n)[:40] for _ in range(q)]),
+                    np.round(rng.random((q, 40)), 1).astype(np.float32))
+    sparse = Ranking(list(dense.qids), np.stack([rng.permutation(n)[:30] for _ in range(q)]),
+                     np.round(rng.random((q, 30)), 1).astype(np.float32))
+    grid = hybrid_grid(0.25)
+    table = _fusion_table(dense, sparse)
+    for w, got in zip(grid, fuse_grid(dense, sparse, grid, depth=25)):
+        for i, (union, s_norm, d_norm) in enumerate(table):
+            score = s_norm + w * d_norm
+            order = np.lexsort((union, -score))[:25]
+            assert got.indices[i].tolist() == union[order].tolist()
+            assert got.scores[i].tolist() == score[order].astype(np.float32).tolist()
+    assert fuse(dense, sparse, 0.5, depth=25).indices.tolist() == fuse_grid(dense, sparse, [0.0, 0.5], depth=25)[1].indices.tolist()
 
 
 def test_fuse_refuses_rankings_of_different_queries():
@@ -517,6 +537,7 @@ def test_gather_with_grad_is_identity_on_one_process():
 # --------------------------------------------------------------------------- config and reported numbers
 def test_profiles_build_and_plan():
     from codeswitch.contrastivemix import load, plan
+    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
     from codeswitch.contrastivemix.config import Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun
     from codeswitch.core.profiles import load_profile
 
@@ -534,7 +555,16 @@ def test_profiles_build_and_plan():
     smoke = load_profile("smoke")
     assert load(smoke).encode_sort_window == 32
     specs = plan(smoke)
-    assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 2  # smoke: Korean and Chinese
+    # smoke: mDPR on Mr.TyDi and MIRACL, Korean and Arabic on each
+    assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 4
+    # a language of both benchmarks has one model per method, evaluated on each (no model trained twice); Table 3's
+    # four variants on the ablation language alone (ablation_languages: [ko])
+    trained = [s for s in specs if isinstance(s, TrainRun)]
+    assert len({s.key_hash() for s in trained}) == len(trained) == 1 + 2 * 2 + 4
+    assert {s.language for s in trained if s.variant in ABLATION_VARIANTS} == {"ko"}
+    for language in ("ko", "ar"):
+        model = next(s for s in trained if s.variant == "contrastivemix" and s.language == language)
+        assert sorted(e.bm25.benchmark for e in specs if isinstance(e, EvalRun) and e.model == model) == ["miracl", "mrtydi"]
     # dependency order: every run comes after the runs it holds
     kinds = [type(s).__name__ for s in specs]
     assert kinds == sorted(kinds, key=["TrainRun", "Bm25Run", "EvalRun", "EmbedRun", "UmapRun"].index)
@@ -577,6 +607,23 @@ def test_config_renamed_and_older_keys():
     assert [(b.name, b.model) for b in c.backbones] == [("tiny-xlmr", "tiny-xlmr")]
     with pytest.raises(ConfigError, match="exactly one"):
         load(load_profile("smoke", {"contrastivemix.backbones": [{"name": "a", "model": "tiny-bert"}, {"name": "b", "model": "tiny-bert"}]}))
+
+
+def test_ablation_languages_subset_the_low_similarity_group():
+    """Table 3's languages: the whole low-similarity group by default (the paper); a named subset trains the four
+    ablation variants on it alone; a language outside the group, or none, is refused, naming the group."""
+    from codeswitch.contrastivemix import load, plan
+    from codeswitch.contrastivemix.config import TrainRun
+    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    assert load(load_profile("paper")).table3_languages == ("ar", "th", "ja", "ko", "id", "fi")
+    both = load_profile("smoke", {"contrastivemix.ablation_languages": None})
+    assert load(both).table3_languages == ("ko", "ar")
+    assert {s.language for s in plan(both) if isinstance(s, TrainRun) and s.variant in ABLATION_VARIANTS} == {"ko", "ar"}
+    for bad in (["zh"], []):
+        with pytest.raises((ConfigError, ValueError), match=r"ablation_languages must be a non-empty subset of low_similarity \['ko', 'ar'\]"):
+            load(load_profile("smoke", {"contrastivemix.ablation_languages": bad}))
 
 
 def test_reported_averages_match_their_cells():

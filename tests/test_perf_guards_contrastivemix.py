@@ -114,9 +114,9 @@ def _reads_in_steps(tiny, spec, monkeypatch, **kw) -> list[str]:
             return _original(self, *a, **k)
 
         monkeypatch.setattr(torch.Tensor, name, wrapped)
-    # the GPU's optimiser (core.utils.adamw_kind): fused AdamW keeps its step counts on the device; the CPU's
-    # multi-tensor AdamW reads each parameter's step count on the host
-    monkeypatch.setattr(tr, "adamw_kind", lambda device: {"fused": True})
+    # the GPU's optimiser (core.utils.adamw_kind): fused AdamW keeps its step counts on the device (the trainer asks
+    # for it on CPU too; the multi-tensor AdamW would read each parameter's step count on the host)
+    monkeypatch.setattr(tr, "adamw_kind", lambda device, cpu="foreach": {"fused": True})
     try:
         _train(tiny, spec, **kw)
     finally:

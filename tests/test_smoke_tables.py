@@ -29,26 +29,11 @@ def test_counting_tables_are_skipped(tmp_path):
     assert scan_table(_csv(tmp_path, "concse_table1", "row,column,mean,std,n\nA,Train,0,,1\nB,Train,0,,1\n")) == []
 
 
-#: Smoke tables known to be degenerate, each with why: open work of issue 23.  Any finding in another table fails
-#: the test, and so does a listed table that is no longer degenerate (remove it), so the list cannot go stale.
-KNOWN_DEGENERATE = {
-    "contrastivemix_table2": "MIRACL Arabic, tuned on train vs on dev: the two-layer English MiniLM reads Arabic script "
-                             "letter by letter, and its Arabic dense rankings stay weak after training (dense-only MRR@100: "
-                             "mDPR 23.0, ContrastiveMix 25.3, NaiveMix 38.0, against BM25's 56.3), so tuning on dev picks "
-                             "w = 0 for mDPR and ContrastiveMix — a hybrid at w = 0 is BM25's ranking, so their 'tuned on "
-                             "dev' rows equal BM25's row and each other — and NaiveMix's two tunings pick one weight (0.6).  "
-                             "Earlier trials (sessions 8-10, measured): with 0.25 steps every Arabic tuning picked w = 0 on "
-                             "train; with 32, 42 and 50 steps mDPR and ContrastiveMix tune to {0, 0.05, 0.1} on both splits.  "
-                             "MIRACL Korean beside Arabic (Mr.TyDi's Korean models evaluated on MIRACL's splits too) made the "
-                             "table pass, but cost notebook 05 about 25-30 s: ./reproduce.sh took 365 and 369 s in two fresh "
-                             "clones, over the 360 s budget (commit ef8585e, reverted; measured)",
-    "contrastivemix_table4": "Recall@100 on Korean, one language column, 138 test questions (steps of 0.72): 'BM25' = "
-                             "'ContrastiveMix (ours) · dense only' (79.71, 110 of 138 questions), two different systems "
-                             "finding the same number of passages.  BM25 ranks a question's passage in its top 100 (110) or "
-                             "beyond 300 / not at all (24: the possessive-name questions), only 4 in 101-300, so ten rows "
-                             "within ~12 points of each other collide by chance at this size (session 10 trials: one to four "
-                             "equal pairs with 32, 42 and 50 training steps; measured)",
-}
+#: Smoke tables known to be degenerate, each with why.  Any finding in another table fails the test, and so does a
+#: listed table that is no longer degenerate (remove it), so the list cannot go stale.  Empty since session 11: the
+#: last two (ContrastiveMix Tables 2 and 4, each a single language column where two systems tied by chance or at
+#: w = 0) got a second language (MIRACL Korean; Mr.TyDi Arabic).
+KNOWN_DEGENERATE: dict[str, str] = {}
 
 
 @pytest.mark.slow

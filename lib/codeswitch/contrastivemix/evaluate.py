@@ -97,6 +97,7 @@ __all__ = [
     "bm25_rank",
     "dense_rank",
     "fuse",
+    "fuse_grid",
     "score_grid",
     "tune_hybrid",
     "evaluate_hybrid",
@@ -379,31 +380,39 @@ def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int, _table=N
 
     ``dense`` and ``sparse`` must hold the same queries in the same order (a :class:`ValueError` names the ones
     either lacks).  A passage one run did not retrieve gets that run's lowest retrieved score (the released code's
-    rule), so at ``weight = 0`` BM25's last passages tie with every passage it missed.
+    rule), so at ``weight = 0`` BM25's last passages tie with every passage it missed.  Equal scores are ordered by
+    corpus row.
     """
+    return fuse_grid(dense, sparse, (weight,), depth=depth, _table=_table)[0]
+
+
+def fuse_grid(dense: Ranking, sparse: Ranking, weights: Sequence[float], *, depth: int, _table=None) -> list[Ranking]:
+    """:func:`fuse` at each of ``weights``: one ranking per weight, each query's scores for every weight computed and
+    sorted at once (a stable sort of the descending scores over the row-ordered union: ties by corpus row)."""
     _same_queries(dense, sparse)
     table = _table if _table is not None else _fusion_table(dense, sparse)
-    indices = np.full((len(table), depth), -1, dtype=np.int64)
-    scores = np.full((len(table), depth), -np.inf, dtype=np.float32)
+    w = np.asarray(weights, dtype=np.float64)[:, None]
+    indices = np.full((len(w), len(table), depth), -1, dtype=np.int64)
+    scores = np.full((len(w), len(table), depth), -np.inf, dtype=np.float32)
     for i, (union, s_norm, d_norm) in enumerate(table):
-        score = s_norm + weight * d_norm
-        order = np.lexsort((union, -score))[:depth]
-        indices[i, : len(order)] = union[order]
-        scores[i, : len(order)] = score[order]
-    return Ranking(list(dense.qids), indices, scores)
+        score = s_norm[None, :] + w * d_norm[None, :]  # (weights, union)
+        order = np.argsort(-score, axis=1, kind="stable")[:, :depth]  # union is sorted: ties keep corpus-row order
+        k = order.shape[1]
+        indices[:, i, :k] = union[order]
+        scores[:, i, :k] = np.take_along_axis(score, order, axis=1)
+    return [Ranking(list(dense.qids), indices[j], scores[j]) for j in range(len(w))]
 
 
 def score_grid(runs: SplitRuns, grid: Sequence[float], *, depth: int) -> dict[float, dict[str, dict[str, float]]]:
     """Per weight of ``grid``: per-query MRR@100 and Recall@100 of the hybrid on ``runs``.
 
-    All weights are scored in one :func:`evaluate_run` call (query ids prefixed by the
-    weight's index), which saves the evaluator's per-call overhead.
+    All weights are fused at once (:func:`fuse_grid`) and scored in one :func:`evaluate_run` call (query ids
+    prefixed by the weight's index), which saves the evaluator's per-call overhead.
     """
-    table = _fusion_table(runs.dense, runs.sparse)
     run: Run = {}
     qrels: dict[str, Mapping[str, int]] = {}
-    for i, w in enumerate(grid):
-        for qid, docs in fuse(runs.dense, runs.sparse, w, depth=depth, _table=table).to_run(runs.docid_of, depth).items():
+    for i, ranking in enumerate(fuse_grid(runs.dense, runs.sparse, grid, depth=depth)):
+        for qid, docs in ranking.to_run(runs.docid_of, depth).items():
             run[f"{i}|{qid}"] = docs
         qrels.update({f"{i}|{q}": r for q, r in runs.qrels.items()})
     scores = evaluate_run(run, qrels, depth=depth)

@@ -375,9 +375,10 @@ def train_dual_encoder(
     model.train()
     sdpa = uses_sdpa(model.query_model) and uses_sdpa(model.passage_model)
     cuda = accelerator.device.type == "cuda"
-    # Fused AdamW on the GPU (one kernel for all parameters), the multi-tensor one elsewhere.
+    # Fused AdamW on every device (one kernel for all parameters; on 2 CPU cores 4 ms a step against the multi-tensor
+    # update's 26 ms, with ~7.6 M parameters: measured; since RESULT_VERSION 4)
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
-                                  **adamw_kind(accelerator.device))
+                                  **adamw_kind(accelerator.device, cpu="fused"))
     total = n_batches * spec.num_train_epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).
