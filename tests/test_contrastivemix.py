@@ -714,3 +714,44 @@ def test_section3_3_mixed_cosines_and_reported():
     assert cos == pytest.approx([1.0, 1 / math.sqrt(2), 0.0])
     assert lookup("contrastivemix", "section3_3", "queries", "all").value == 0.944
     assert lookup("contrastivemix", "section3_3", "passages", "all").std == 0.257
+
+
+def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backbones_dir, monkeypatch):
+    """The synthetic Mr.TyDi and MIRACL of a language share their passages: one model's two evaluations encode the
+    corpus once (its untrained baseline too), give the scores a fresh encoding gives, and the last one deletes it."""
+    from codeswitch.common import fastpath
+    from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
+    from codeswitch.contrastivemix.experiment import KINDS, _root, plan, run_one
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.runs import RunCache
+
+    profile = load_profile("smoke", {
+        "contrastivemix.low_similarity": ["ko"], "contrastivemix.miracl_target": ["ko"], "contrastivemix.ablations": False,
+        "contrastivemix.bm25_implementation": "bm25s", "contrastivemix.train_max_queries": 16,
+        "contrastivemix.num_train_epochs": 1,
+    }, output_root=tmp_path)
+    specs = plan(profile)
+    for b in (s for s in specs if isinstance(s, Bm25Run)):
+        RunCache(_root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
+    mdpr = next(s for s in specs if isinstance(s, TrainRun) and s.variant == "mdpr")
+    run_one(mdpr, profile)
+    mrtydi, miracl = (next(s for s in specs if isinstance(s, EvalRun) and s.model == mdpr and s.bm25.benchmark == b)
+                      for b in ("mrtydi", "miracl"))
+    encodings = []
+    original = fastpath._RowFile.open  # called when a corpus file is (re)encoded, not when a finished one is read
+    monkeypatch.setattr(fastpath._RowFile, "open", lambda self: (encodings.append(self.path.name), original(self))[1])
+    evals = RunCache(_root(profile) / KINDS[EvalRun])
+    embeddings = _root(profile) / "embeddings"
+
+    first = run_one(mrtydi, profile)
+    assert len(encodings) == 2  # the trained encoder and the untrained baseline, each over the 1,104 passages
+    assert len(list(embeddings.glob("corpus-*.npy"))) == 2  # kept: the MIRACL evaluation still needs both
+    evals.put(mrtydi.key(), first)
+    shared = run_one(miracl, profile)
+    assert len(encodings) == 2  # read, not encoded again
+    assert not list(embeddings.glob("corpus-*"))  # the last evaluation that needed them deleted them
+
+    fresh = run_one(miracl, profile)  # nothing to share: encoded again (the untrained scores are cached), same scores
+    assert len(encodings) == 3 and encodings[2] == encodings[0]
+    assert shared["dense"]["mean"] == fresh["dense"]["mean"] and shared["hybrid"]["mean"] == fresh["hybrid"]["mean"]
+    assert shared["learning"] == fresh["learning"] and shared["dense"]["mean"] != first["dense"]["mean"]

@@ -330,6 +330,13 @@ def load_queries(benchmark: str, ref: str, language: str, split: str, *, what: s
     raise ValueError(f"unknown benchmark {benchmark!r} (mrtydi | miracl)")
 
 
+def collection_identity(benchmark: str, ref: str, language: str) -> tuple[str, ...]:
+    """What :func:`load_collection` reads for these arguments: two equal identities are the same passages in the same
+    order.  The synthetic set has one collection per language (its Mr.TyDi and MIRACL share it); a real corpus is its
+    benchmark's files under ``ref``."""
+    return (SYNTHETIC, language) if ref == SYNTHETIC else (benchmark, ref, language)
+
+
 def load_collection(benchmark: str, ref: str, language: str, *, what: str = "") -> Collection:
     """The passage collection of one language (memory-mapped; never read whole)."""
     if ref == SYNTHETIC:

@@ -12,8 +12,9 @@ The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
    model                       trained for            evaluated on
    ==========================  ====================  =======================================
    mDPR                        (English only)         every configured language
-   NaiveMix, ContrastiveMix    each target language   that language
-   Table 3's four ablations    each low-similarity    that language
+   NaiveMix, ContrastiveMix    each target language   that language, on each benchmark that has it
+   Table 3's four ablations    each low-similarity    that language (Mr.TyDi)
+                               (ablation_languages)
    ==========================  ====================  =======================================
 
 3. :func:`run_one` — one run of any kind, computed.
@@ -58,7 +59,7 @@ from ..core import kept
 from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, RunSpec, Stage
 from ..core.profiles import Profile, seeds_for
-from ..core.runs import RunCache
+from ..core.runs import RunCache, glob_escape
 from .config import (ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun,
                      load)
 
@@ -336,9 +337,56 @@ def corpus_tokens(coll, tokenizer, max_length: int):
     return tokenised_corpus(tokenizer, coll.texts, len(coll), max_length=max_length, desc=f"tokenise {coll.name}")
 
 
+def corpus_embeddings_path(profile: Profile, encoder: str, b: Bm25Run, passage_max_length: int) -> Path:
+    """Where ``encoder``'s float16 embeddings of ``b``'s corpus are written: named by the encoder (a trained model's
+    key hash, or the untrained backbone's id), the passages (:func:`~.data.collection_identity`) and their length, so
+    the evaluations of one model on two benchmarks that share a corpus (the synthetic Mr.TyDi and MIRACL of a
+    language) encode it once.  Deleted once no evaluation still to be computed needs it, unless
+    ``keep_corpus_embeddings`` (:func:`_release_corpus_embeddings`)."""
+    from ..core.runs import config_hash
+    from .data import collection_identity
+
+    ident = {"encoder": encoder, "corpus": list(collection_identity(b.benchmark, b.corpus, b.language)),
+             "passage_max_length": passage_max_length}
+    return _root(profile) / "embeddings" / f"corpus-{config_hash(ident)}.npy"
+
+
+def _embedding_files(path: Path) -> list[Path]:
+    """An embeddings file and its resume-protocol companions (``.progress.json``, ``.done.json``)."""
+    return [p for p in path.parent.glob(f"{glob_escape(path.stem)}.*") if p.suffix in (".npy", ".json")]
+
+
+def _trained_embeddings(profile: Profile, e: EvalRun) -> Path:
+    return corpus_embeddings_path(profile, e.model.key_hash(), e.bm25, e.model.passage_max_length)
+
+
+def _untrained_embeddings(profile: Profile, e: EvalRun) -> Path:
+    m = e.model
+    return corpus_embeddings_path(profile, f"untrained {m.backbone_id} {m.precision}", e.bm25, m.passage_max_length)
+
+
+def _release_corpus_embeddings(spec: EvalRun, profile: Profile, *, untrained: bool = False) -> None:
+    """Delete the corpus embeddings ``spec``'s evaluation (``untrained``: its untrained baseline) used, unless kept,
+    or a computation of the plan still to come reads the same file (then the last of them deletes it; :func:`run`
+    sweeps what concurrent jobs left behind)."""
+    if spec.keep_corpus_embeddings:
+        return
+    where, done = (_untrained_embeddings, RunCache(_root(profile) / "untrained")) if untrained else (
+        _trained_embeddings, RunCache(_root(profile) / KINDS[EvalRun]))
+    ident = untrained_config if untrained else (lambda e: e.key())
+    path, mine = where(profile, spec), ident(spec)
+    waiting = [e for e in plan(profile) if isinstance(e, EvalRun) and where(profile, e) == path
+               and ident(e) != mine and ident(e) not in done]
+    if not waiting:
+        for f in _embedding_files(path):
+            f.unlink(missing_ok=True)
+
+
 def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path) -> dict:
-    """``{name: Ranking}``: each query set of ``query_sets`` ranked over the corpus by ``model``'s dense retriever."""
+    """``{name: Ranking}``: each query set of ``query_sets`` ranked over the corpus by ``model``'s dense retriever;
+    the corpus embeddings at ``path`` are computed (under a lock: another evaluation may share them) or read."""
     from ..common.fastpath import encode_corpus
+    from ..core.runs import run_lock
     from .evaluate import dense_rank
 
     enc_q, _ = encoders(model, tokenizer, profile, query_max_length=m.query_max_length, passage_max_length=m.passage_max_length,
@@ -348,21 +396,19 @@ def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_se
     # .npy that dense_rank memory-maps; an interrupted encoding resumes (see encode_corpus).
     # The corpus is tokenised once per tokenizer (the tokenise-once cache): every model of the grid and the untrained
     # baseline read its ids from there.
-    corpus = encode_corpus(
-        model.passage_model, tokenizer, coll.texts, len(coll), path,
-        max_length=m.passage_max_length, batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window,
-        device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
-        tokens=corpus_tokens(coll, tokenizer, m.passage_max_length),
-    )
+    with run_lock(path):
+        corpus = encode_corpus(
+            model.passage_model, tokenizer, coll.texts, len(coll), path,
+            max_length=m.passage_max_length, batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window,
+            device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
+            tokens=corpus_tokens(coll, tokenizer, m.passage_max_length),
+        )
     dense = {
         name: dense_rank(enc_q(list(qs.queries.values())), corpus, list(qs.queries), depth=spec.bm25.depth,
                          device=profile.torch_device(), chunk_size=spec.search_chunk_size)
         for name, qs in query_sets.items()
     }
     del corpus
-    if not spec.keep_corpus_embeddings:
-        for p in path.parent.glob(f"{path.stem}.*"):
-            p.unlink()
     return dense
 
 
@@ -375,7 +421,8 @@ def _evaluate(spec: EvalRun, profile: Profile) -> dict:
     coll = _collection(b.benchmark, b.corpus, b.language)
     model, tokenizer = trained_model(m, profile)
     dense = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q, "tune": tune_q}, profile,
-                            _root(profile) / "embeddings" / f"{spec.key_hash()}.npy")
+                            _trained_embeddings(profile, spec))
+    _release_corpus_embeddings(spec, profile)
     rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
     docid_of = coll.docids(rows)
     report = SplitRuns(b.report_split, report_q.qrels, dense["report"], sparse["report"], docid_of)
@@ -456,7 +503,8 @@ def untrained_scores(spec: EvalRun, profile: Profile) -> dict:
         coll = _collection(b.benchmark, b.corpus, b.language)
         model, tokenizer = _backbone(backbone_path(profile, m.model))
         ranking = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q}, profile,
-                                  _root(profile) / "embeddings" / f"untrained-{cache.path(config).stem}.npy")["report"]
+                                  _untrained_embeddings(profile, spec))["report"]
+        _release_corpus_embeddings(spec, profile, untrained=True)
         per_query = evaluate_run(ranking.to_run(coll.docids(ranking.indices.ravel()), spec.depth), report_q.qrels, depth=spec.depth)
         return {"mean": mean_scores(per_query), "per_query": per_query, "n_passages": len(coll)}
 
@@ -525,6 +573,10 @@ def run(profile: Profile) -> Results:
                 ckpt = checkpoint_dir(profile, m)
                 if ckpt.exists():
                     shutil.rmtree(ckpt)  # everything this model is needed for is cached (and kept, where it is)
+            if not c.keep_corpus_embeddings:  # what evaluations that ran side by side left (_release_corpus_embeddings)
+                for f in (_root(profile) / "embeddings").glob("corpus-*"):
+                    if f.suffix in (".npy", ".json"):
+                        f.unlink(missing_ok=True)
     return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
 
 
