@@ -599,14 +599,19 @@ def base_facts() -> tuple[Fact, ...]:
 
 
 @lru_cache(maxsize=None)
-def _distractors(base_only: bool = False) -> tuple[tuple[str, str, str], ...]:
-    """(docid, title, text) of the passages that answer no query (``base_only``: the base world's)."""
+def _distractors_by_world(base_only: bool = False) -> tuple[tuple[int, tuple[str, str, str]], ...]:
+    """(world, (docid, title, text)) of the passages that answer no query (``base_only``: the base world's)."""
     return tuple(
-        (f"doc-extra-{'' if w == 0 else f'w{w}-'}{kind}-{i:02d}", name, DISTRACTORS[kind].format(name=name))
+        (w, (f"doc-extra-{'' if w == 0 else f'w{w}-'}{kind}-{i:02d}", name, DISTRACTORS[kind].format(name=name)))
         for w, world in enumerate(_worlds()[:1] if base_only else _worlds())
         for kind, names in world.items()
         for i, name in enumerate(names)
     )
+
+
+def _distractors(base_only: bool = False) -> tuple[tuple[str, str, str], ...]:
+    """(docid, title, text) of the passages that answer no query (``base_only``: the base world's)."""
+    return tuple(doc for _, doc in _distractors_by_world(base_only))
 
 
 def muse_input(muse: str, language: str) -> str:
@@ -718,13 +723,9 @@ def _with_extras(text: str, docid: str, name: str, world: Mapping[str, Sequence[
 def _collection_docs() -> tuple[tuple[str, str, str], ...]:
     """(docid, title, text) of the collection's passages (English): every fact's passage, then the passages that answer
     nothing; outside the base world each ends with its extra sentences (:data:`EXTRA_SENTENCES`)."""
-    world_of = {f"doc-{f.fact_id}": f.world for f in synthetic_facts()}
-    docs = [(f"doc-{f.fact_id}", f.title, f.text) for f in synthetic_facts()] + list(_distractors())
-    out = []
-    for docid, title, text in docs:
-        w = world_of[docid] if docid in world_of else int(docid.split("-")[2][1:]) if "-w" in docid else 0
-        out.append((docid, title, text if w == 0 else _with_extras(text, docid, title, _worlds()[w])))
-    return tuple(out)
+    docs = [(f.world, (f"doc-{f.fact_id}", f.title, f.text)) for f in synthetic_facts()] + list(_distractors_by_world())
+    return tuple((docid, title, text if w == 0 else _with_extras(text, docid, title, _worlds()[w]))
+                 for w, (docid, title, text) in docs)
 
 
 def _synthetic_collection(language: str) -> Collection:
