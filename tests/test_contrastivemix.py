@@ -755,3 +755,30 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     assert len(encodings) == 3 and encodings[2] == encodings[0]
     assert shared["dense"]["mean"] == fresh["dense"]["mean"] and shared["hybrid"]["mean"] == fresh["hybrid"]["mean"]
     assert shared["learning"] == fresh["learning"] and shared["dense"]["mean"] != first["dense"]["mean"]
+
+
+@pytest.mark.parametrize("ablation_languages", [["ko"], None])
+def test_table3_averages_over_its_languages_and_says_which(tmp_path, ablation_languages):
+    """Table 3 averages every row over ``table3_languages``: Korean alone with ablation_languages [ko] (its note says
+    so, naming the configured group), the whole low-similarity group without it."""
+    import pandas as pd
+
+    from codeswitch.contrastivemix.experiment import VARIANTS
+    from codeswitch.contrastivemix.tables import Scores, table3
+    from codeswitch.core.profiles import load_profile
+
+    cfg = load_profile("smoke", {"contrastivemix.ablation_languages": ablation_languages}, output_root=tmp_path)
+    value = {"ko": 0.4, "ar": 0.2}
+    rows = [dict(variant=v.key, row=v.label or v.ablation_label, benchmark="mrtydi", language=lang, seed=1, setting="hybrid",
+                 metric=metric, value=value[lang] + (0.1 if metric == "recall@100" else 0.0), weight=0.5, report_split="test")
+            for v in VARIANTS.values() for lang in ("ko", "ar") for metric in ("mrr@100", "recall@100")]
+    paths = table3(Scores(pd.DataFrame(rows), {}), cfg)
+    csv = pd.read_csv(paths["csv"])
+    mrr = csv[(csv["row"] == "mDPR") & (csv["column"] == "MRR@100")]["mean"].item()
+    note = paths["md"].read_text(encoding="utf-8")
+    if ablation_languages:
+        assert mrr == pytest.approx(0.4)
+        assert "Averages over ['ko'] alone (ablation_languages; the paper averages over the whole low-similarity group, configured here as ['ko', 'ar'])" in note
+    else:
+        assert mrr == pytest.approx(0.3)
+        assert "Averages over the low-similarity languages ['ko', 'ar']" in note
