@@ -248,3 +248,12 @@ def test_pad_rows_is_the_tokenizers_padding(tokenizers, side):
     assert torch.equal(got_mask, want["attention_mask"])
     labels = pad_rows([[3], [1, 2, 4]], -100)
     assert labels.tolist() == [[3, -100, -100], [1, 2, 4]]
+
+
+def test_version_1_entries_are_deleted_when_an_entry_is_written(tokenizers, tmp_path):
+    """A version-1 entry (``<hash>.npz``, never read since version 2) goes when this version writes into its cache;
+    other files stay."""
+    old, other = tmp_path / ("0" * 64 + ".npz"), tmp_path / "notes.txt"
+    old.write_bytes(b"v1"), other.write_text("keep")
+    tokenised(tokenizers["tiny-bert"], [TEXTS], max_length=8, cache_dir=tmp_path)
+    assert not old.exists() and other.read_text() == "keep" and len(_entries(tmp_path)) == 1

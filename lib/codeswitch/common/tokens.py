@@ -22,7 +22,7 @@ It is built in a temporary sibling folder and renamed into place when complete
 (:func:`codeswitch.core.runs.atomic_directory`): a reader sees the whole entry or none.  Readers memory-map every
 file (``np.load(mmap_mode="r")``) and check the shapes against the offsets: a damaged entry (a truncated shard, a
 missing file) is tokenised again and replaced, never read.  Version-1 entries (``<hash>.npz``) have other hashes:
-they are simply not read.
+they are never read, and deleted when this version first writes an entry into their cache.
 
 Large inputs (at least :data:`PROCESS_MIN_TEXTS` rows) are tokenised by :func:`tokenise_processes` worker processes,
 :data:`CHUNK` rows a task, the results taken in order: the ids are byte-identical to the in-process path's.
@@ -30,6 +30,7 @@ Large inputs (at least :data:`PROCESS_MIN_TEXTS` rows) are tokenised by :func:`t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -395,12 +396,21 @@ def _npy_bytes(a: np.ndarray) -> bytes:
     return b.getvalue()
 
 
+@functools.lru_cache(maxsize=None)
+def _drop_version_1(cache: Path) -> None:
+    """Delete the version-1 entries (``<hash>.npz``) of ``cache``, once per process and cache, when an entry is written:
+    no version reads them (their hashes are not version 2's)."""
+    for old in cache.glob("*.npz"):
+        old.unlink(missing_ok=True)
+
+
 def _write_entry(path: Path, chunks: Iterator[dict[str, tuple[np.ndarray, np.ndarray]]], names_if_empty: Sequence[str]
                  ) -> TokenRows:
     """Build the entry at ``path`` from ``chunks`` (atomically: a temporary folder renamed into place) and read it."""
     from ..core.runs import atomic_directory
 
     damaged = path.exists()  # (an entry _read_entry refused: replaced)
+    _drop_version_1(path.parent)
     with atomic_directory(path, replace=damaged) as tmp:
         w = _EntryWriter(tmp, SHARD_IDS)
         try:
