@@ -214,7 +214,7 @@ def load(profile) -> Config:
 # --------------------------------------------------------------------------- the run specs
 # Bump when a change of this experiment's method code (data handling, training, evaluation)
 # changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 3  # 2: evaluations record their learning entries (issue 23); the synthetic set grew to 1,104 passages; 3: the other worlds' passages end with 0-3 extra sentences (data.EXTRA_SENTENCES); 4: fused AdamW on CPU too (train.py)
+RESULT_VERSION = 4  # 2: evaluations record their learning entries (issue 23); the synthetic set grew to 1,104 passages; 3: the other worlds' passages end with 0-3 extra sentences (data.EXTRA_SENTENCES); 4: fused AdamW on CPU too (train.py)
 
 
 @dataclass(frozen=True)

@@ -375,7 +375,7 @@ def _fusion_table(dense: Ranking, sparse: Ranking) -> list[tuple[np.ndarray, np.
     return table
 
 
-def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int, _table=None) -> Ranking:
+def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int) -> Ranking:
     """The hybrid ranking ``s_bm25 + weight · s_dense`` (both min–max normalised per query), top ``depth``.
 
     ``dense`` and ``sparse`` must hold the same queries in the same order (a :class:`ValueError` names the ones
@@ -383,14 +383,14 @@ def fuse(dense: Ranking, sparse: Ranking, weight: float, *, depth: int, _table=N
     rule), so at ``weight = 0`` BM25's last passages tie with every passage it missed.  Equal scores are ordered by
     corpus row.
     """
-    return fuse_grid(dense, sparse, (weight,), depth=depth, _table=_table)[0]
+    return fuse_grid(dense, sparse, (weight,), depth=depth)[0]
 
 
-def fuse_grid(dense: Ranking, sparse: Ranking, weights: Sequence[float], *, depth: int, _table=None) -> list[Ranking]:
+def fuse_grid(dense: Ranking, sparse: Ranking, weights: Sequence[float], *, depth: int) -> list[Ranking]:
     """:func:`fuse` at each of ``weights``: one ranking per weight, each query's scores for every weight computed and
     sorted at once (a stable sort of the descending scores over the row-ordered union: ties by corpus row)."""
     _same_queries(dense, sparse)
-    table = _table if _table is not None else _fusion_table(dense, sparse)
+    table = _fusion_table(dense, sparse)
     w = np.asarray(weights, dtype=np.float64)[:, None]
     indices = np.full((len(w), len(table), depth), -1, dtype=np.int64)
     scores = np.full((len(w), len(table), depth), -np.inf, dtype=np.float32)

@@ -351,9 +351,10 @@ def corpus_embeddings_path(profile: Profile, encoder: str, b: Bm25Run, passage_m
     return _root(profile) / "embeddings" / f"corpus-{config_hash(ident)}.npy"
 
 
-def _embedding_files(path: Path) -> list[Path]:
-    """An embeddings file and its resume-protocol companions (``.progress.json``, ``.done.json``)."""
-    return [p for p in path.parent.glob(f"{glob_escape(path.stem)}.*") if p.suffix in (".npy", ".json")]
+def _embedding_files(folder: Path, stem: str) -> list[Path]:
+    """The embeddings files of ``folder`` whose stem matches the glob ``stem``, with their resume-protocol companions
+    (``.progress.json``, ``.done.json``)."""
+    return [p for p in folder.glob(f"{stem}.*") if p.suffix in (".npy", ".json")]
 
 
 def _trained_embeddings(profile: Profile, e: EvalRun) -> Path:
@@ -378,7 +379,7 @@ def _release_corpus_embeddings(spec: EvalRun, profile: Profile, *, untrained: bo
     waiting = [e for e in plan(profile) if isinstance(e, EvalRun) and where(profile, e) == path
                and ident(e) != mine and ident(e) not in done]
     if not waiting:
-        for f in _embedding_files(path):
+        for f in _embedding_files(path.parent, glob_escape(path.stem)):
             f.unlink(missing_ok=True)
 
 
@@ -574,9 +575,8 @@ def run(profile: Profile) -> Results:
                 if ckpt.exists():
                     shutil.rmtree(ckpt)  # everything this model is needed for is cached (and kept, where it is)
             if not c.keep_corpus_embeddings:  # what evaluations that ran side by side left (_release_corpus_embeddings)
-                for f in (_root(profile) / "embeddings").glob("corpus-*"):
-                    if f.suffix in (".npy", ".json"):
-                        f.unlink(missing_ok=True)
+                for f in _embedding_files(_root(profile) / "embeddings", "corpus-*"):
+                    f.unlink(missing_ok=True)
     return Results(tuple(specs), tuple(by_key[s.key_hash()] for s in specs))
 
 
