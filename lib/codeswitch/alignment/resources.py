@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, model_resource
+from ..core.resources import Resource, model_resource
 from ..core.profiles import Profile
 
 NB = ("06",)
 
 
-def resources(cfg: Profile) -> list[Resource]:
+def resources(profile: Profile) -> list[Resource]:
     from .config import load as load_config
     from .gluecos_data import TASKS
 
-    ac = load_config(cfg)
+    ac = load_config(profile)
     out = [
         model_resource(NB, ("alignment", "backbones", 0, "model"), ac.backbone.model),
         Resource(NB, "dataset", "alignment.parallel_source", ac.parallel_source, key=("alignment", "parallel_source"),
                  repo_type="dataset", local_name=f"datasets/{ac.parallel_source.split('/')[-1]}"),
         Resource(NB, "file", "alignment.lexicon_source", ac.lexicon_source, key=("alignment", "lexicon_source"),
-                 cache_dir=str(cfg.runs_dir / "_downloads"), local_name="lexicon",
+                 cache_dir=str(profile.runs_dir / "_downloads"), local_name="lexicon",
                  value=f"lexicon/{ac.lexicon_source.rstrip('/').split('/')[-1]}", path_only=not ac.lexicon_source.startswith("http")),
     ]
     files = []

@@ -12,4 +12,11 @@ from .config import Config, FinetuneRun, PretrainRun, ScratchRun
 from .experiment import figures, plan, run, run_one, stages
 from .tables import tables
 
-__all__ = ["Config", "PretrainRun", "ScratchRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures"]
+from .config import SECTION, load
+from .resources import resources
+from .standins import build as build_standins
+from .experiment import SELECTION_RULE, kept_dir, kept_model, kept_plan, kept_row
+
+NOTEBOOKS = ('07',)  # the notebooks this package serves
+
+__all__ = ["Config", "PretrainRun", "ScratchRun", "FinetuneRun", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model"]

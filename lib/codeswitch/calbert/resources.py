@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, model_resource
+from ..core.resources import Resource, model_resource
 from ..core.profiles import Profile
 
 NB = ("07",)
 
 
-def resources(cfg: Profile) -> list[Resource]:
+def resources(profile: Profile) -> list[Resource]:
     from ..common.sentiment import FORMATS
     from .config import load as settings
     from .experiment import BUNDLED, TASK_HELP
@@ -16,7 +16,7 @@ def resources(cfg: Profile) -> list[Resource]:
     def needed(fmt: str) -> tuple[str, ...]:  # train and validation (test is optional), any accepted name
         return tuple("|".join(FORMATS[fmt].files[split]) for split in ("train", "validation"))
 
-    c = settings(cfg)
+    c = settings(profile)
     out = [
         Resource(NB, "package", f"calbert.backbones.{i}.model", BUNDLED[b.model], note=f"{b.model}: its weights ship in this package")
         if b.model in BUNDLED else

@@ -63,7 +63,7 @@ def token_cache_dir() -> Path:
 def tokenise_processes() -> int:
     """Worker processes that tokenise a large input: ``$CODESWITCH_TOKENIZE_PROCESSES``, else the usable cores less
     two (the main process and the device feeder keep theirs), at most 8 — 1 (no worker) on a machine of ≤ 3 cores."""
-    from ..core.executors import cores
+    from ..core.utils import cores
     from ..core.utils import gpu_host_workers
 
     env = os.environ.get("CODESWITCH_TOKENIZE_PROCESSES")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, model_resource
+from ..core.resources import Resource, model_resource
 from ..core.profiles import Profile
 
 
-def resources(cfg: Profile) -> list[Resource]:
+def resources(profile: Profile) -> list[Resource]:
     from .config import load as load_config
 
-    c = load_config(cfg)
+    c = load_config(profile)
     return [
         model_resource(("03", "04"), ("concse", "backbones", i, "model"), b.model)
         for i, b in enumerate(c.backbones)

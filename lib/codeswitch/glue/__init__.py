@@ -10,4 +10,11 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 from .config import Config, GlueRun
 from .experiment import figures, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "GlueRun", "plan", "stages", "run_one", "run", "tables", "figures"]
+from .config import SECTION, load
+from .resources import resources
+from .experiment import SELECTION_RULE, kept_dir, kept_model, kept_plan, kept_row
+
+NOTEBOOKS = ('02',)  # the notebooks this package serves
+build_standins = None  # no stand-in data: the paper path in CI reads the Koglish stand-ins (koglish.standins)
+
+__all__ = ["Config", "GlueRun", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model"]

@@ -14,4 +14,11 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 from .config import Config, KoglishRun
 from .experiment import figures, plan, run, run_one, stages, tables
 
-__all__ = ["Config", "KoglishRun", "plan", "stages", "run_one", "run", "tables", "figures"]
+from .config import SECTION, load
+from .resources import resources
+from .standins import build as build_standins
+
+NOTEBOOKS = ('01',)  # the notebooks this package serves
+SELECTION_RULE = None  # keeps no trained models
+
+__all__ = ["Config", "KoglishRun", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "SELECTION_RULE"]

@@ -1,8 +1,8 @@
-"""What notebooks 01-04 need from the Koglish side (for the preflight, :mod:`codeswitch.core.preflight`)."""
+"""What notebooks 01-04 need from the Koglish side (for the preflight, :mod:`codeswitch.pipeline.preflight`)."""
 
 from __future__ import annotations
 
-from ..core.preflight import MODEL_FILES, Resource, is_builtin, model_resource
+from ..core.resources import MODEL_FILES, Resource, is_builtin, model_resource
 from ..core.profiles import Profile
 from .data import GLUE_TASKS, is_local
 
@@ -50,11 +50,11 @@ def _benepar_fetch(name: str):
     return fetch
 
 
-def resources(cfg: Profile) -> list[Resource]:
+def resources(profile: Profile) -> list[Resource]:
     from .config import load as config
 
-    kc = config(cfg)
-    src = cfg.koglish_source
+    kc = config(profile)
+    src = profile.koglish_source
     out: list[Resource] = []
     if is_builtin(src):
         out.append(Resource(READERS, "dataset", "koglish_source", src, key=("koglish_source",)))
