@@ -26,7 +26,7 @@ case "${1:-}" in
     awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
     echo
     source scripts/env.sh
-    exec python -m codeswitch.core.pipeline --help ;;  # every option, from the one parser
+    exec python -m codeswitch.pipeline --help ;;  # every option, from the one parser
 esac
 source scripts/env.sh
-exec python -m codeswitch.core.pipeline "$@"
+exec python -m codeswitch.pipeline "$@"

@@ -768,8 +768,8 @@ def grid_jobs(
     encode_passages_per_s: float | None = None,
 ) -> list[Job]:
     """Every run of notebooks 02-07 as a :class:`Job` (01's translation is one short job: left out), with the same rates and sizes as :func:`notebook_costs`."""
-    from codeswitch.core.executors import executor_config
-    from codeswitch.core.experiment import EXPERIMENTS
+    from codeswitch.pipeline.executors import executor_config
+    from codeswitch.pipeline.registry import experiments
 
     rates, profile = _rates_and_profile(report, profile_name, overrides, encode_passages_per_s)
     jobs: list[Job] = []
@@ -779,7 +779,7 @@ def grid_jobs(
     alignment_hours(profile, rates, jobs=jobs)
     calbert_hours(_calbert_profile(profile_name, overrides), rates, jobs=jobs)
     ex = executor_config(profile)
-    section = {nb: sec for sec, notebooks in EXPERIMENTS.items() for nb in notebooks}  # a job is named "<notebook>/..."
+    section = {nb: sec for sec, notebooks in experiments().items() for nb in notebooks}  # a job is named "<notebook>/..."
     return [replace(j, gpus=max(1, ex.resources_for(section[j.name[:2]]).gpus)) for j in jobs]
 
 

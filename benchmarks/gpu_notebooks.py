@@ -140,7 +140,7 @@ def _finite_problems(csv: Path) -> list[str]:
 
 def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
     """The report of one scripts/gpu_notebooks.sh folder (see the module docstring)."""
-    from codeswitch.core.pipeline import NOTEBOOKS
+    from codeswitch.pipeline.cli import NOTEBOOKS
 
     folder = Path(folder)
     timings = {}

@@ -8,8 +8,8 @@
 #
 # On the GPU machine (python3 = the image's, with torch): installs the carried ./wheelhouse into a private folder
 # (only distributions the image lacks, and transformers at the project's pin), builds the paper-size stand-ins the
-# chosen notebooks need (python -m codeswitch.core.standins --sizes paper --only ...), runs each notebook through
-# the project's papermill runner (python -m codeswitch.core.pipeline --profile paper-gpu --only NN) with a time limit,
+# chosen notebooks need (python -m codeswitch.pipeline.standins --sizes paper --only ...), runs each notebook through
+# the project's papermill runner (python -m codeswitch.pipeline --profile paper-gpu --only NN) with a time limit,
 # then writes report.{md,json} (python -m benchmarks gpu-notebooks report): per notebook wall time, peak GPU memory,
 # precision/batch sizes/device its runs recorded, finite artifacts; per run kind steps/s, sequences/s, MFU.
 # Output ($OUT, else runs/gpu_notebooks): gpu_notebooks-<NN-NN>.tar.gz (logs, environment, nvidia-smi, the command,
@@ -48,7 +48,7 @@ if [ "${1:-}" = "--bm25" ]; then
   say "stand-in data (--sizes $sizes) into $CODESWITCH_STANDINS/data-paper"
   "$py" - "$sizes" <<'PY'
 import sys
-from codeswitch.core.standins import build_data, default_root
+from codeswitch.pipeline.standins import build_data, default_root
 print(build_data(default_root(), sys.argv[1]))
 PY
   rm -rf "$carry.partial" && mkdir -p "$carry.partial" && cp -a "$CODESWITCH_STANDINS/data-paper" "$carry.partial/data-paper"
@@ -151,7 +151,7 @@ env = {"python": platform.python_version(), "torch": torch.__version__, "cuda": 
        "peak_bf16_tflops": peak_for_name(gpu) if torch.cuda.is_available() else None}
 missing = []
 for mod in ("papermill", "nbclient", "ipykernel", "datasets", "umap", "pynndescent", "bm25s", "seqeval", "nltk", "torch_struct", "benepar",
-            "indic_transliteration", "ir_measures", "pytrec_eval", "submitit", "codeswitch.core.pipeline", "benchmarks.gpu_notebooks"):
+            "indic_transliteration", "ir_measures", "pytrec_eval", "submitit", "codeswitch.pipeline.cli", "benchmarks.gpu_notebooks"):
     try:
         m = importlib.import_module(mod)
         env.setdefault("modules", {})[mod] = getattr(m, "__version__", "") or ""
@@ -185,7 +185,7 @@ PY
 )"
 say "stand-ins (--sizes $sizes): ${names:-none} + benepar + data, into $CODESWITCH_STANDINS"
 s0=$(date +%s)
-timeout -k 5 "$(( $(left) - 30 ))" "$py" -m codeswitch.core.standins "$CODESWITCH_STANDINS" --sizes "$sizes" --only "${names:+$names,}benepar" \
+timeout -k 5 "$(( $(left) - 30 ))" "$py" -m codeswitch.pipeline.standins "$CODESWITCH_STANDINS" --sizes "$sizes" --only "${names:+$names,}benepar" \
   > "$work/logs/standins.log" 2>&1 || say "stand-ins: FAILED (logs/standins.log)"
 say "stand-ins built in $(( $(date +%s) - s0 )) s; $(du -sh "$CODESWITCH_STANDINS" | cut -f1) on disk"
 printf 'standins\t0\t%s\tbuilt\t%s\n' "$(( $(date +%s) - s0 ))" "$s0" >> "$work/timings.tsv"
@@ -204,7 +204,7 @@ for nb in "${notebooks[@]}"; do
   fi
   say "$nb: start (limit $budget s)"
   s0=$(date +%s)
-  timeout -k 10 "$budget" "$py" -m codeswitch.core.pipeline --profile paper-gpu --only "$nb" "${sets[@]}" > "$work/logs/$nb.log" 2>&1
+  timeout -k 10 "$budget" "$py" -m codeswitch.pipeline --profile paper-gpu --only "$nb" "${sets[@]}" > "$work/logs/$nb.log" 2>&1
   rc=$?
   status=ok; [ $rc -ne 0 ] && status=failed; [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=timeout
   printf '%s\t%s\t%s\t%s\t%s\n' "$nb" "$rc" "$(( $(date +%s) - s0 ))" "$status" "$s0" >> "$work/timings.tsv"

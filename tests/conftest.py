@@ -3,7 +3,7 @@
 * ``shared_data``: the folder ``../shared/data`` of real samples (tests that use it
   skip when it is absent, as in a user's clone).
 * ``smoke_run``: notebooks executed under the smoke profile, through
-  :func:`codeswitch.core.pipeline.run_notebook` (the path ``reproduce.sh`` takes), into a
+  :func:`codeswitch.pipeline.cli.run_notebook` (the path ``reproduce.sh`` takes), into a
   temporary output root shared by the whole session (each notebook at most once).
 """
 
@@ -56,7 +56,7 @@ class SmokeRun:
         self.executed: dict[str, Path] = {}
 
     def ensure(self, spec) -> Path:
-        from codeswitch.core import pipeline
+        from codeswitch.pipeline import cli as pipeline
 
         if spec.number not in self.executed:
             self.executed[spec.number] = pipeline.run_notebook(spec, "smoke", output_root=self.root, root=REPO, log_output=False)
@@ -64,7 +64,7 @@ class SmokeRun:
         return self.executed[spec.number]
 
     def ensure_all(self) -> "SmokeRun":
-        from codeswitch.core import pipeline
+        from codeswitch.pipeline import cli as pipeline
 
         for spec in pipeline.available(REPO):
             self.ensure(spec)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.core import pipeline
+from codeswitch.pipeline import cli as pipeline
 
 from .conftest import REPO
 
@@ -47,7 +47,7 @@ def dump_dom(exe: str, page: Path) -> str:
 def test_book_builds_and_every_page_renders(smoke_run):
     exe = chromium()
     smoke_run.ensure_all()
-    from codeswitch.core.book import build
+    from codeswitch.pipeline.book import build
 
     index = build("smoke", root=REPO, output_root=smoke_run.root)
     assert index.parent == smoke_run.root / "runs" / "smoke" / "book"

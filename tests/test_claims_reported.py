@@ -12,13 +12,12 @@ import pandas as pd
 import pytest
 
 from codeswitch.core import claims, reported
-from codeswitch.core.experiment import EXPERIMENTS, package
 from codeswitch.core.profiles import load_profile
+from codeswitch.pipeline.registry import packages
 
 
 def _load_all():
-    for section in EXPERIMENTS:
-        package(section)
+    packages()
     import codeswitch.calbert.tables  # noqa: F401  (Tables 4 and 10 register their claims)
     import codeswitch.contrastivemix.section3_3  # noqa: F401  (§3.3 registers its claim)
 

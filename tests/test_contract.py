@@ -1,10 +1,11 @@
 """The experiment contract (codeswitch.core.experiment): every paper package exposes the same verbs.
 
-``Config`` (frozen dataclass of its profile section), ``plan(profile) -> list[RunSpec]``,
+``Config`` (frozen dataclass of its profile section), ``load(profile)``, ``plan(profile) -> list[RunSpec]``,
 ``run_one(spec, profile)`` (module-level), ``run(profile) -> Results``,
-``tables(results, profile)``, ``figures(results, profile)``.  Packages not migrated
-yet are listed in ``NOT_YET`` and must fail the check (strict xfail): migrating one
-turns its xfail into a failure until it is removed from the list.
+``tables(results, profile)``, ``figures(results, profile)``, ``resources(profile)``, ``build_standins``,
+``SECTION``, ``NOTEBOOKS``, ``SELECTION_RULE`` and the kept-model functions (the whole contract:
+:data:`codeswitch.core.experiment.CONTRACT` and its neighbours).  The packages come from the one registry,
+:mod:`codeswitch.pipeline.registry`.
 """
 
 from __future__ import annotations
@@ -14,35 +15,52 @@ import importlib
 
 import pytest
 
-from codeswitch.core.experiment import EXPERIMENTS, Results, RunSpec, Stage, check, not_in_key
+from codeswitch.core.experiment import Results, RunSpec, Stage, check, not_in_key
 from codeswitch.core.profiles import load_profile
+from codeswitch.pipeline.registry import experiments, packages
 
 from .conftest import REPO
 
-PACKAGES = tuple(EXPERIMENTS)  # the one registry of the paper packages
-NOT_YET: set[str] = set()  # issue 13: every experiment follows the contract
+EXPERIMENTS = experiments()  # {section: notebooks}, from the one registry of the paper packages
+PACKAGES = tuple(EXPERIMENTS)
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="not migrated to the contract yet")) if n in NOT_YET else n
-             for n in PACKAGES]
-)
+@pytest.mark.parametrize("name", PACKAGES)
 def test_package_follows_the_contract(name):
-    package = importlib.import_module(f"codeswitch.{name}")
+    package = dict(zip(PACKAGES, packages()))[name]
     assert check(package) == []
 
 
+def test_the_contract_check_can_fail():
+    """A package missing a contract value, a kept-model function or with a wrong signature is reported."""
+    import types
+
+    from codeswitch import glue
+
+    broken = types.ModuleType("codeswitch.broken")
+    broken.__dict__.update({k: getattr(glue, k) for k in glue.__all__})
+    del broken.kept_plan
+    broken.NOTEBOOKS = ["02"]
+    broken.resources = lambda cfg: []
+    problems = check(broken)
+    assert any("kept_plan: missing" in p for p in problems), problems
+    assert any("NOTEBOOKS: not a" in p for p in problems), problems
+    assert any(".resources" in p and "expected the required arguments ['profile']" in p for p in problems), problems
+    assert any("<locals>" in p or "not a module-level function" in p for p in problems), problems
+
+
 def test_registry_lists_every_paper_package_and_notebook():
-    from codeswitch.core.pipeline import NOTEBOOKS
+    from codeswitch.pipeline.cli import NOTEBOOKS
 
     assert PACKAGES == ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
+    assert [p.__name__ for p in packages()] == [f"codeswitch.{n}" for n in PACKAGES]
     assert sorted(n for ns in EXPERIMENTS.values() for n in ns) == [s.number for s in NOTEBOOKS]
 
 
 @pytest.fixture(scope="module")
 def smoke_stages(tmp_path_factory):
     profile = load_profile("smoke", root=REPO, output_root=tmp_path_factory.mktemp("stages"))
-    return profile, {name: importlib.import_module(f"codeswitch.{name}") for name in PACKAGES}
+    return profile, dict(zip(PACKAGES, packages()))
 
 
 @pytest.mark.parametrize("name", PACKAGES)

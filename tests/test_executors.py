@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.core.executors import GridFailed, Task, _call_run_one, execute, executor_config
+from codeswitch.pipeline.executors import GridFailed, Task, _call_run_one, execute, executor_config
 from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.core.runs import RunCache, lock_held, run_grid, run_lock
 
@@ -162,7 +162,7 @@ def test_executor_section_is_validated_and_cli_wins(tmp_path):
 def test_profile_pickles_and_executor_flags_are_not_overrides(tmp_path):
     import pickle
 
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     prof = load_profile("smoke", output_root=tmp_path)
     assert pickle.loads(pickle.dumps(prof)) == prof
@@ -244,7 +244,7 @@ def test_run_lock_without_waiting_skips(tmp_path):
 def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path, monkeypatch, capsys):
     """`./reproduce.sh --only 03 --executor local --workers 2`: runs submitted first, the notebook finds them all
     cached, and its tables are byte-identical to the inline run's (the notebook suite's)."""
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     spec = next(s for s in pipeline.available(REPO) if s.number == "03")
     smoke_run.ensure(spec)
@@ -286,7 +286,7 @@ def test_contrastivemix_is_submitted_stage_by_stage_into_the_caches_run_reads(tm
     """Notebook 05's runs depend on each other (trainings, then BM25, evaluations, embeddings, UMAP fits): each kind is
     a stage, cached in the folder :func:`contrastivemix.experiment.run` reads, waiting only for the kinds it reads."""
     from codeswitch.contrastivemix import experiment as X
-    from codeswitch.core import executors
+    from codeswitch.pipeline import executors
 
     prof = load_profile("smoke", output_root=tmp_path)
     stages = {st.name: st for _, st in executors.plan_stages(["05"], prof)}
@@ -357,7 +357,7 @@ def test_local_pool_puts_several_runs_on_one_gpu(tmp_path, monkeypatch, capsys, 
     """Fractional GPUs (issue 24, item 5), no GPU needed: with ``executor.local.runs_per_gpu`` (or a share ``gpus: 1/k``
     in executor.resources) the pool starts that many workers per visible GPU, each told its GPU through
     CUDA_VISIBLE_DEVICES, and at most that many runs are computed on a GPU at once."""
-    from codeswitch.core import executors
+    from codeswitch.pipeline import executors
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     over = {"executor.resources": {"default": {"gpus": share}}} if share else {}
@@ -383,7 +383,7 @@ def test_local_pool_puts_several_runs_on_one_gpu(tmp_path, monkeypatch, capsys, 
 
 
 def test_gpu_share_must_be_one_over_k():
-    from codeswitch.core.executors import LocalConfig, Resources
+    from codeswitch.pipeline.executors import LocalConfig, Resources
 
     assert Resources(gpus=0.125).runs_per_gpu() == 8 and Resources(gpus=1).runs_per_gpu() == 1
     with pytest.raises(ValueError, match="1/k"):
@@ -431,7 +431,7 @@ def test_submitit_puts_the_runs_of_a_gpu_share_side_by_side_in_one_job(tmp_path,
     assert len(list((jobs / "side-by-side").glob("*.log"))) == 4  # a log per run
     text = capsys.readouterr().out
     assert "2 run(s) side by side on one GPU per job" in text and "at most 1 job(s) at once" in text  # 2 CPUs a job, 2 cores
-    from codeswitch.core.executors import Resources, _job_cpus, _job_units
+    from codeswitch.pipeline.executors import Resources, _job_cpus, _job_units
 
     tasks = [Task(str(tmp_path / "toy"), {"n": i}, _visible_devices) for i in range(10)]
     assert [len(u) for u in _job_units(tasks, Resources(gpus=0.25))] == [4, 4, 2]  # Slurm: the same units, one job each

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.core import executors, identity, runs
-from codeswitch.core.executors import GridFailed, Task, execute, executor_config
+from codeswitch.core import identity, runs
+
+from codeswitch.pipeline import executors
+from codeswitch.pipeline.executors import GridFailed, Task, execute, executor_config
 from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.core.runs import RunCache, run_grid
 
@@ -100,7 +102,7 @@ def test_a_killed_worker_fails_only_its_own_run_naming_it_and_its_log(tmp_path, 
 _PARENT = textwrap.dedent("""
     import functools, os, sys, time
     from pathlib import Path
-    from codeswitch.core.executors import Task, execute, executor_config
+    from codeswitch.pipeline.executors import Task, execute, executor_config
     from codeswitch.core.profiles import load_profile
 
     def sleeper(spec, out):
@@ -291,7 +293,7 @@ def test_scancel_on_a_real_slurm_without_accounting_is_reported(tmp_path, monkey
 # =========================================================================== 4. read-only runs/: checked before any output
 def test_an_unwritable_output_root_stops_before_any_output_is_opened(tmp_path, monkeypatch, capsys):
     """The progress log under runs/ was opened before the "not writable … CODESWITCH_OUTPUT_ROOT" check (a raw OSError)."""
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the output root should be\n")
@@ -382,7 +384,7 @@ def test_duplicate_seeds_are_rejected_naming_the_key(override):
     key = next(iter(override))
     with pytest.raises(ConfigError, match=rf"--set {key}=.*each seed must appear once; 11111 appear"):
         prof = load_profile("smoke", override)
-        from codeswitch.core.pipeline import validate_sections
+        from codeswitch.pipeline.cli import validate_sections
 
         validate_sections(prof)
 
@@ -447,7 +449,7 @@ def test_the_paper_profiles_verify_by_default_and_the_setting_is_checked(tmp_pat
 def test_device_is_validated_against_what_there_is_before_any_notebook(value, message, tmp_path, monkeypatch, capsys):
     import torch
 
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     if value == "cuda" and torch.cuda.is_available():
         pytest.skip("a CUDA GPU is visible")
@@ -463,7 +465,7 @@ def test_device_is_validated_against_what_there_is_before_any_notebook(value, me
     ({"koglish_invalid_rows": "ignore"}, r"^--set koglish_invalid_rows=\"ignore\" \(over configs/smoke\.yaml\).*not 'error' or 'drop'"),
 ])
 def test_errors_from_set_values_blame_the_set(override, message):
-    from codeswitch.core.pipeline import validate_sections
+    from codeswitch.pipeline.cli import validate_sections
 
     with pytest.raises(ConfigError, match=message):
         validate_sections(load_profile("smoke", override))
@@ -490,7 +492,7 @@ def test_a_truncated_safetensors_names_its_path(tmp_path):
 def test_warnings_reach_the_console_summary_and_index(tmp_path, monkeypatch, capsys):
     """Rows dropped, records moved aside, checkpoints rebuilt: each is printed by reproduce.sh and listed in INDEX.md,
     not only inside the executed notebook."""
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
     from codeswitch.core.checkpoints import checkpoint_ok
     from tests.test_faults import _load, write_stsb
 
@@ -522,7 +524,7 @@ def test_warnings_reach_the_console_summary_and_index(tmp_path, monkeypatch, cap
 
 # =========================================================================== 8. overrides on the failure path
 def test_a_failed_grid_with_overrides_does_not_rewrite_the_profiles_own_index(tmp_path, monkeypatch, capsys):
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     calls = []
 
@@ -547,7 +549,7 @@ _KILLS_ITS_DRIVER = textwrap.dedent("""
     import shutil, sys
     from pathlib import Path
     import nbformat
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     root = Path(sys.argv[1])
     shutil.copytree(sys.argv[2], root / "configs")

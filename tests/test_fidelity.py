@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from codeswitch.core import fidelity
-from codeswitch.core.pipeline import NOTEBOOKS
+from codeswitch.pipeline.cli import NOTEBOOKS
 from codeswitch.core.profiles import load_profile
 
 SECTION_CONFIGS = {

@@ -226,7 +226,7 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     # the command line: ./reproduce.sh export --profile smoke --only 07 DIR [--push-to-hub ORG], and --check's disk line
     import huggingface_hub
 
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
     hub = FakeHub(tmp_path / "hub")

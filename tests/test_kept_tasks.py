@@ -144,7 +144,7 @@ def test_calbert_siamese_encoder_round_trips(tmp_path, backbones_dir):
 
 def test_check_estimates_the_disk_the_plan_will_keep(tmp_path, backbones_dir):
     """On a profile whose sizes are known (tiny backbones): models x parameters x 4 bytes, per keep_models."""
-    from codeswitch.core import preflight
+    from codeswitch.pipeline import preflight
     from codeswitch.core.models import resolve_model
     from transformers import AutoModel
 

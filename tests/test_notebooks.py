@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from codeswitch.core import pipeline
+from codeswitch.pipeline import cli as pipeline
 
 from .conftest import REPO, SmokeRun
 from .helpers import check_artifacts
@@ -16,7 +16,7 @@ SPECS = pipeline.available(REPO)
 def test_notebooks_are_registered():
     files = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
     registered = {s.file for s in pipeline.NOTEBOOKS}
-    assert [f for f in files if f not in registered] == [], "every notebook in notebooks/ must be registered in codeswitch.core.pipeline.NOTEBOOKS"
+    assert [f for f in files if f not in registered] == [], "every notebook in notebooks/ must be registered in codeswitch.pipeline.cli.NOTEBOOKS"
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)

@@ -93,7 +93,7 @@ def test_the_drift_check_can_fail():
 
 #: paper-gpu (configs/paper-gpu.yaml: the paper's sizes on one GPU, bounded in steps) may differ from paper only in caps
 #: on steps and rows -- never a batch size, a length, a learning rate or a model dimension --, in paper-ci's grid subsets,
-#: and in references to the paper-size stand-ins (python -m codeswitch.core.standins --sizes paper)
+#: and in references to the paper-size stand-ins (python -m codeswitch.pipeline.standins --sizes paper)
 CAP_KEYS = {
     "seeds", "ablation_seeds", "num_train_epochs", "max_epochs", "patience", "max_train_samples", "max_eval_samples",
     "max_train_rows", "max_eval_rows", "construct_n", "train_max_queries", "tune_max_queries", "umap_points",
@@ -146,8 +146,8 @@ def test_the_paper_gpu_drift_check_can_fail():
 
 
 def test_every_paper_size_standin_is_used_by_paper_gpu_and_the_profile_validates():
-    from codeswitch.core import pipeline
-    from codeswitch.core.standins import PAPER_SIZES
+    from codeswitch.pipeline import cli as pipeline
+    from codeswitch.pipeline.standins import PAPER_SIZES
 
     refs = [str(v) for p, v in _leaves(_raw("paper-gpu")) if p[-1] in REFERENCE_KEYS]
     assert len(refs) >= 25 and all(r.startswith(PAPER_GPU_REFERENCES) for r in refs)
@@ -174,7 +174,7 @@ def test_every_reference_of_paper_ci_is_a_standin():
 
 def test_every_standin_model_is_used_by_paper_ci():
     """Grid subsets never drop a backbone: every model stand-in (so every model and tokenizer class) is named."""
-    from codeswitch.core.standins import STANDINS
+    from codeswitch.pipeline.standins import STANDINS
 
     used = {str(v).split("/models/")[1] for p, v in _leaves(_raw("paper-ci")) if "/models/" in str(v)}
     assert used == set(STANDINS)
@@ -184,7 +184,7 @@ def test_every_standin_model_is_used_by_paper_ci():
 def standins(tmp_path_factory):
     import os
 
-    from codeswitch.core.standins import build_all
+    from codeswitch.pipeline.standins import build_all
 
     root = tmp_path_factory.mktemp("standins")
     build_all(root)
@@ -198,7 +198,7 @@ def standins(tmp_path_factory):
 
 
 def test_paper_ci_resolves_to_the_standins_and_the_preflight_finds_them(standins):
-    from codeswitch.core import preflight
+    from codeswitch.pipeline import preflight
 
     cfg = load_profile("paper-ci")
     assert cfg.koglish_source == f"{standins}/data/koglish"
@@ -242,7 +242,7 @@ class PaperCiRun:
         self.executed: dict[str, object] = {}
 
     def ensure(self, spec):
-        from codeswitch.core import pipeline
+        from codeswitch.pipeline import cli as pipeline
 
         if spec.number not in self.executed:
             self.executed[spec.number] = pipeline.run_notebook(spec, "paper-ci", output_root=self.root, root=ROOT, log_output=False)
@@ -256,7 +256,7 @@ def paper_ci_run(standins, tmp_path_factory):
 
 
 def _specs():
-    from codeswitch.core import pipeline
+    from codeswitch.pipeline import cli as pipeline
 
     return pipeline.available(ROOT)
 

@@ -10,7 +10,7 @@ import pytest
 
 
 def test_paper_sizes_are_the_real_configurations():
-    from codeswitch.core.standins import FOR_HUB_ID, PAPER_SIZES, SIZES, STANDINS
+    from codeswitch.pipeline.standins import FOR_HUB_ID, PAPER_SIZES, SIZES, STANDINS
 
     assert set(PAPER_SIZES) == set(STANDINS) - {"benepar"} == set(FOR_HUB_ID.values())
     assert PAPER_SIZES["xlmr-large"]["num_hidden_layers"] == 24 and PAPER_SIZES["xlmr-large"]["hidden_size"] == 1024
@@ -21,7 +21,7 @@ def test_paper_sizes_are_the_real_configurations():
 def test_a_vocab_size_standin_has_the_real_vocabulary_and_loads(tmp_path):
     from transformers import AutoModel, AutoTokenizer
 
-    from codeswitch.core.standins import build_standin
+    from codeswitch.pipeline.standins import build_standin
 
     folder = build_standin("bert-cased", tmp_path, "vocab")
     model, tok = AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
@@ -32,7 +32,7 @@ def test_a_vocab_size_standin_has_the_real_vocabulary_and_loads(tmp_path):
 
 
 def test_every_model_of_paper_gpu_goes_to_models_paper_and_benepar_stays_ci(tmp_path, monkeypatch):
-    from codeswitch.core import standins
+    from codeswitch.pipeline import standins
 
     built = []
     monkeypatch.setattr(standins, "build_standin", lambda name, root, sizes: built.append((name, root.name, sizes)))
@@ -42,7 +42,7 @@ def test_every_model_of_paper_gpu_goes_to_models_paper_and_benepar_stays_ci(tmp_
 
 
 def test_training_files_are_repeated_in_their_formats(tmp_path):
-    from codeswitch.core.standins import _repeat_file
+    from codeswitch.pipeline.standins import _repeat_file
 
     csv = tmp_path / "en_train.csv"
     csv.write_text(',sentence,label\n0,"a, b",1\n1,c,0\n')

@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from codeswitch.core import pipeline
+from codeswitch.pipeline import cli as pipeline
 from codeswitch.core.profiles import figures_folder
 
 from .conftest import REPO

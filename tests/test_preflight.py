@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codeswitch.core import hub, pipeline, preflight
+from codeswitch.core import hub
+
+from codeswitch.pipeline import cli as pipeline, preflight
 from codeswitch.core.profiles import load_profile, project_root
 
 ROOT = project_root()
@@ -198,7 +200,7 @@ def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_n
 
     import benepar
 
-    from codeswitch.core.standins import build_standin
+    from codeswitch.pipeline.standins import build_standin
 
     parser = build_standin("benepar", tmp_path / "standins")  # what benepar.download unpacks, in its released format
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from codeswitch.core import pipeline
+from codeswitch.pipeline import cli as pipeline
 
 from codeswitch.core.profiles import ConfigError, as_dict, build_dataclass, load_profile
 
@@ -224,9 +224,9 @@ def test_a_bad_value_in_a_profile_file_names_the_file_and_key(tmp_path):
 
 def test_the_shipped_profiles_pass_every_check_and_every_section_is_validated():
     from codeswitch.core import profiles
-    from codeswitch.core.experiment import EXPERIMENTS
+    from codeswitch.pipeline.registry import experiments
 
-    assert set(EXPERIMENTS) | set(profiles.NOT_RESULT_CHANGING) == set(profiles.SECTIONS)
+    assert set(experiments()) | set(profiles.NOT_RESULT_CHANGING) == set(profiles.SECTIONS)
     for name in ("smoke", "paper", "paper-ci"):
         pipeline.validate_sections(load_profile(name, root=REPO))
 
@@ -249,7 +249,7 @@ def test_every_range_rule_names_a_key_some_section_has():
     done, keys = set(), set()
     for module, cls in (("koglish.config", "Config"), ("glue.config", "Config"), ("concse.config", "Config"),
                         ("contrastivemix.config", "Config"), ("alignment.config", "Config"), ("calbert.config", "Config"),
-                        ("core.executors", "ExecutorConfig"), ("core.profiles", "_TopLevel")):
+                        ("pipeline.executors", "ExecutorConfig"), ("core.profiles", "_TopLevel")):
         names(getattr(importlib.import_module(f"codeswitch.{module}"), cls), keys)
     assert set(profiles.RANGES) - keys == set(), "a rule for a key no section has (a typo?)"
 

@@ -9,7 +9,9 @@ import subprocess
 import pandas as pd
 import pytest
 
-from codeswitch.core import pipeline, provenance as P
+from codeswitch.core import provenance as P
+
+from codeswitch.pipeline import cli as pipeline
 from codeswitch.core.experiment import Results, RunSpec
 from codeswitch.core.profiles import figures_folder, load_profile, overrides_hash
 from codeswitch.core.report import comparison, save_figure, save_table

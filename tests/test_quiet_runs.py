@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-from codeswitch.core import hub, pipeline
+from codeswitch.core import hub
+
+from codeswitch.pipeline import cli as pipeline
 
 from .conftest import REPO
 
@@ -18,7 +20,7 @@ from .conftest import REPO
 @pytest.mark.slow
 def test_reproduce_log_is_one_start_and_one_end_line_per_notebook(tmp_path):
     env = dict(os.environ, CODESWITCH_OUTPUT_ROOT=str(tmp_path), PYTHONPATH=str(REPO / "lib"))
-    r = subprocess.run([sys.executable, "-m", "codeswitch.core.pipeline", "--only", "01"], cwd=REPO, env=env,
+    r = subprocess.run([sys.executable, "-m", "codeswitch.pipeline", "--only", "01"], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     log = (r.stdout + r.stderr).splitlines()

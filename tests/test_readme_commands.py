@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from codeswitch.core import pipeline
+from codeswitch.pipeline import cli as pipeline
 
 from .conftest import REPO
 

@@ -59,7 +59,8 @@ def test_split_tables_are_artifacts_with_the_sizes_read(tmp_path, table, task):
 
     from codeswitch.calbert.experiment import SPLIT_ROWS, task_splits
     from codeswitch.calbert.tables import split_table
-    from codeswitch.core import pipeline, reported
+    from codeswitch.core import reported
+    from codeswitch.pipeline import cli as pipeline
     from codeswitch.core.profiles import load_profile
 
     prof = load_profile("smoke", output_root=tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from codeswitch.core.standins import FOR_HUB_ID, STANDINS, build_standin
+from codeswitch.pipeline.standins import FOR_HUB_ID, STANDINS, build_standin
 
 EXPECTED = {  # stand-in -> (model class, tokenizer class) of the real hub model
     "mbert-cased": ("BertModel", "BertTokenizer"),

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from codeswitch.core.hub import MissingResourceError
-from codeswitch.core.standins import build_standin
+from codeswitch.pipeline.standins import build_standin
 from codeswitch.koglish import translate as T
 
 

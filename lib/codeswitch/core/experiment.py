@@ -1,9 +1,12 @@
 """The experiment contract: typed run specs, their results, and what every paper package exposes.
 
 Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastivemix``,
-``alignment``, ``calbert``) exposes, at package level::
+``alignment``, ``calbert``) exposes, at package level (:data:`CONTRACT`, :data:`CONTRACT_VALUES`,
+:data:`KEPT_CONTRACT`, :data:`STANDINS`; :func:`check` verifies them all)::
 
-    Config                       frozen dataclass of its profile section (``profile.section(NAME, Config)``)
+    SECTION, NOTEBOOKS           its profile section (= its name) and the notebooks it serves, in order
+    Config                       frozen dataclass of its profile section
+    load(profile)                -> Config          the section, built and validated once (``profile.section(SECTION, Config)``)
     plan(profile)                -> list[RunSpec]   every run the experiment needs, typed
     stages(profile)              -> list[Stage]     the runs of ``plan`` grouped into stages, in dependency
                                                     order, each with its cache folder (what ``run`` and the
@@ -13,6 +16,11 @@ Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastive
     run(profile)                 -> Results         every run of ``plan`` through ``core.runs.run_grid``
     tables(results, profile)     -> dict            writes the tables (figures/<profile>/), returns their paths
     figures(results, profile)    -> dict            writes the figures, returns their paths
+    resources(profile)           -> list[Resource]  what it needs from outside (:mod:`codeswitch.core.resources`)
+    build_standins(root)         -> {name: folder}  its stand-in data for the paper path in CI, or ``None``
+    SELECTION_RULE               the run of a row that ``keep_models: best`` keeps (``None``: it keeps no models);
+                                 where not ``None``: kept_row(spec), kept_dir(profile, spec), kept_plan(profile),
+                                 kept_model(spec, profile) (:mod:`codeswitch.core.kept`)
 
 A :class:`RunSpec` is built once from the config section and passed as it is to the
 runner and the trainer.  Its cache key is :meth:`RunSpec.key`: every field (as
@@ -28,10 +36,9 @@ such as ``tiny-bert`` or ``synthetic``, are identified by the spec's own fields)
 ``RESULT_VERSION`` (a class attribute, set per experiment) enters as
 ``"result_version"``: bumping it when method code changes retires every old record.
 
-``tests/test_contract.py`` checks the contract of every package with :func:`check`;
-:data:`EXPERIMENTS` is the one registry of the packages (the profile sections they read and
-the notebooks they serve), which ``reproduce.sh`` (section validation) and the executors
-(submitting every stage) both read.
+``tests/test_contract.py`` checks the contract of every package with :func:`check`.  The
+packages themselves are listed once, above them all, in :mod:`codeswitch.pipeline.registry`:
+``core`` imports none of them.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from .identity import input_identity
 from .profiles import as_dict
 from .runs import RunCache, config_hash, run_grid
 
-__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "plan_table", "EXPERIMENTS", "package", "CONTRACT", "check"]
+__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "plan_table", "CONTRACT", "CONTRACT_VALUES", "KEPT_CONTRACT", "STANDINS", "check"]
 
 _KEY = "key"
 
@@ -182,18 +189,6 @@ def run_specs(specs: Sequence[RunSpec], run_one: Callable[[RunSpec, Any], Mappin
     return Results(tuple(specs), tuple(records))
 
 
-# --------------------------------------------------------------------------- the registry
-# section (= the package ``codeswitch.<section>`` and its profile section) -> the notebooks it serves, in order
-EXPERIMENTS: Mapping[str, tuple[str, ...]] = {
-    "koglish": ("01",),
-    "glue": ("02",),
-    "concse": ("03", "04"),
-    "contrastivemix": ("05",),
-    "alignment": ("06",),
-    "calbert": ("07",),
-}
-
-
 def plan_table(specs: Sequence[RunSpec], *, show: Sequence[str] = ()) -> "pd.DataFrame":
     """A plan as a reader needs it: one row per spec, the fields of ``show`` (shown even when constant;
     a display field that is not in the key may be named), the key fields that *differ* between the specs,
@@ -217,15 +212,6 @@ def plan_table(specs: Sequence[RunSpec], *, show: Sequence[str] = ()) -> "pd.Dat
         out["key"] = config_hash(key)  # = spec.key_hash()
         rows.append(out)
     return pd.DataFrame(rows)
-
-
-def package(section: str):
-    """The paper package of a section of :data:`EXPERIMENTS` (imported)."""
-    import importlib
-
-    if section not in EXPERIMENTS:
-        raise KeyError(f"no experiment {section!r} (known: {', '.join(EXPERIMENTS)})")
-    return importlib.import_module(f"codeswitch.{section}")
 
 
 # --------------------------------------------------------------------------- the contract

@@ -729,7 +729,7 @@ _FIELDS_BY_RULE = {
     "neighbors": ("umap_neighbors",),
 }
 #: field name -> (rule, what it must be): the one table of value domains, applied to every profile key of that name
-#: (the executor section checks its own, in codeswitch.core.executors)
+#: (the executor section checks its own, in codeswitch.pipeline.executors)
 RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {f: _RULES[rule] for rule, names in _FIELDS_BY_RULE.items() for f in names}
 #: tuple-valued keys that must not be empty when given (None: the default applies)
 NON_EMPTY = ("seeds", "tasks", "scenarios", "variants", "temperatures", "margins", "triplet_weights")

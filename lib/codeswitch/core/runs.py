@@ -535,12 +535,12 @@ def run_grid(
     over the runs still to do.  A run that raises stops the grid (finished runs
     stay cached, so fixing the cause and re-running continues where it stopped).
 
-    ``executor`` (an :class:`codeswitch.core.executors.ExecutorConfig`, or ``None`` =
+    ``executor`` (an :class:`codeswitch.pipeline.executors.ExecutorConfig`, or ``None`` =
     inline, in this process): with ``local``, ``slurm`` or ``submitit-local`` the
     pending runs go to worker processes or jobs, which write their records
     themselves; ``fn`` must then be picklable (a module-level function or a
     ``functools.partial`` of one).  A failed run does not stop the others; at the
-    end :class:`codeswitch.core.executors.GridFailed` names each failed spec and its log.
+    end :class:`codeswitch.pipeline.executors.GridFailed` names each failed spec and its log.
     """
     configs = list(configs)
     todo = [c for c in configs if c not in cache]

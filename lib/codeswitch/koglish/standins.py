@@ -1,6 +1,6 @@
 """Koglish stand-in data in the *hub* layout (``Koglish_GLUE/COLA/{en,cs}_<split>.csv``, ...) and the
 original GLUE sentences in ``nyu-mll/glue``'s parquet layout, made from the mini Koglish
-(:mod:`codeswitch.koglish.synthetic`).  Used by the ``paper-ci`` profile (:mod:`codeswitch.core.standins`)."""
+(:mod:`codeswitch.koglish.synthetic`).  Used by the ``paper-ci`` profile (:mod:`codeswitch.pipeline.standins`)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ stand-in                   stands in for                                model / 
 =========================  ===========================================  ===========================================
 
 :data:`FOR_HUB_ID` maps each hub id of the paper profile to its stand-in.
-``python -m codeswitch.core.standins DIR`` builds them all into ``DIR/models/<name>``.
+``python -m codeswitch.pipeline.standins DIR`` builds them all into ``DIR/models/<name>``.
 
 Sizes (``--sizes``): ``ci`` (the default) builds the small models above into ``DIR/models/``;
 ``paper`` builds every model of :data:`PAPER_SIZES` with the real model's configuration (layers,
@@ -44,8 +44,8 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from .models import corpus_files
-from .runs import atomic_directory
+from ..core.models import corpus_files
+from ..core.runs import atomic_directory
 
 __all__ = ["STANDINS", "FOR_HUB_ID", "PAPER_SIZES", "SIZES", "build_standin", "build_all"]
 
@@ -267,7 +267,7 @@ def _benepar(dest: Path, *, d_model: int = 32, np_bias: float = 0.5, s_bias: flo
     from benepar.parse_chart import ChartParser
     from transformers import BertConfig, BertTokenizer
 
-    from .models import benepar_tokenizer_compat
+    from ..core.models import benepar_tokenizer_compat
 
     tok = BertTokenizer(vocab=_wordpiece(False), do_lower_case=False)
     enc = BertConfig(vocab_size=len(tok), max_position_embeddings=512, pad_token_id=tok.pad_token_id, **_SMALL)
@@ -340,8 +340,6 @@ def build_standin(name: str, root: str | Path, sizes: str = "ci") -> Path:
     return dest
 
 
-#: the packages with stand-in data (``codeswitch.<pkg>.standins.build(root) -> {name: folder}``), found by name
-DATA_PACKAGES = ("koglish", "contrastivemix", "alignment", "calbert")
 #: bump when the way stand-ins are built changes (the data folder is rebuilt)
 VERSION = 2
 
@@ -422,14 +420,15 @@ DATA_FOLDERS = {"ci": "data", "paper": "data-paper", "vocab": "data-paper"}
 def build_data(root: str | Path, sizes: str = "ci") -> Path:
     """Every stand-in dataset under ``root/data/`` in its released layout (built once, atomically); at ``paper`` or
     ``vocab`` sizes under ``root/data-paper/``, the training files repeated (:data:`TRAIN_COPIES`)."""
-    import importlib
+    from .registry import packages
 
     dest = Path(root) / DATA_FOLDERS[sizes]
     if (dest / f".complete-v{VERSION}").is_file():
         return dest
     with atomic_directory(dest, replace=True) as tmp:
-        for pkg in DATA_PACKAGES:
-            importlib.import_module(f"codeswitch.{pkg}.standins").build(Path(tmp))
+        for pkg in packages():  # each package's stand-in data (build_standins(root) -> {name: folder}; None: it has none)
+            if pkg.build_standins is not None:
+                pkg.build_standins(Path(tmp))
         shutil.rmtree(Path(tmp) / "_mini", ignore_errors=True)
         if DATA_FOLDERS[sizes] != "data":
             for pattern, (kind, copies) in TRAIN_COPIES.items():
@@ -462,7 +461,7 @@ def build_all(root: str | Path, sizes: str = "ci", only: Sequence[str] | None = 
 
 def default_root() -> Path:
     """Where the paper-ci profile's ``${CODESWITCH_STANDINS}`` points: the variable, else ``runs/_standins``."""
-    from .profiles import project_root, standins_root
+    from ..core.profiles import project_root, standins_root
 
     return standins_root(project_root())
 
@@ -470,7 +469,7 @@ def default_root() -> Path:
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m codeswitch.core.standins",
+    parser = argparse.ArgumentParser(prog="python -m codeswitch.pipeline.standins",
                                      description="Build the paper-ci profile's local stand-in models and datasets.")
     parser.add_argument("dir", nargs="?", default=None,
                         help="where to build them (default: $CODESWITCH_STANDINS or runs/_standins)")

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from .profiles import ConfigError, Profile, build_dataclass
-from .utils import cores
+from ..core.profiles import ConfigError, Profile, build_dataclass
+from ..core.utils import cores
 
 KINDS = ("inline", "local", "slurm", "submitit-local")
 SECTION = "executor"
@@ -183,13 +183,13 @@ class Task:
 
     @property
     def key(self) -> str:
-        from .runs import config_hash
+        from ..core.runs import config_hash
 
         return config_hash(self.spec)
 
     @property
     def record(self) -> Path:
-        from .runs import RunCache
+        from ..core.runs import RunCache
 
         return RunCache(self.cache_root).path(self.spec)
 
@@ -201,7 +201,7 @@ class Failure:
     log: str
 
     def describe(self) -> str:
-        from .runs import canonical_json
+        from ..core.runs import canonical_json
 
         spec = canonical_json(self.task.spec)
         spec = spec if len(spec) <= 400 else spec[:400] + "…"
@@ -220,7 +220,7 @@ class GridFailed(RuntimeError):
 
 def compute(task: Task) -> str:
     """Compute one run into its cache (holding its lock); the worker side of every executor. Returns the record path."""
-    from .runs import RunCache
+    from ..core.runs import RunCache
 
     cache = RunCache(task.cache_root)
     cache.run(task.spec, lambda: task.fn(task.spec))
@@ -259,7 +259,7 @@ def execute(
     ``started`` is called once the workers are up (local) or the computing begins: from then
     on this process's environment can change without reaching them.
     """
-    from .runs import RunCache
+    from ..core.runs import RunCache
 
     unique: dict[str, Task] = {}
     for t in tasks:
@@ -337,7 +337,7 @@ def _worker_environment(threads: int | None = None):
     environment does not set it already: N workers each spinning up one thread per core would
     oversubscribe the CPU (torch's own count is set in the worker, :func:`_init_worker`).
     """
-    from .profiles import project_root
+    from ..core.profiles import project_root
 
     pools = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     want = {k: str(threads) for k in pools if threads and k not in os.environ}
@@ -373,7 +373,7 @@ class _Queue:
         self._last_time = 0.0
 
     def counts(self) -> tuple[int, int, int, int]:
-        from .runs import lock_held
+        from ..core.runs import lock_held
 
         done = running = 0
         for t in self.tasks:
@@ -388,7 +388,7 @@ class _Queue:
         return done, running, len(self.tasks) - done - running - failed, failed
 
     def line(self, final: bool = False) -> None:
-        from .progress import _hms
+        from ..core.progress import _hms
 
         done, running, pending, failed = c = self.counts()
         now = time.monotonic()
@@ -598,7 +598,7 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
 
     import cloudpickle
 
-    from .runs import run_lock
+    from ..core.runs import run_lock
 
     gpus = visible_gpus()
     # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
@@ -796,7 +796,7 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
     on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
     import submitit
 
-    from .runs import lock_held
+    from ..core.runs import lock_held
 
     cluster = "slurm" if ex.kind == "slurm" else "local"
     by_experiment: dict[str, list[Task]] = {}
@@ -912,14 +912,15 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
 # --------------------------------------------------------------------------- submit everything, then build
 def plan_stages(numbers: Sequence[str], profile: Profile) -> list[tuple[str, Any]]:
     """``(section, stage)`` of every stage the selected notebooks read, from the one registry
-    (:data:`codeswitch.core.experiment.EXPERIMENTS`); each package's ``stages(profile)`` is called once."""
-    from .experiment import EXPERIMENTS, package
+    (:func:`codeswitch.pipeline.registry.packages`); each package's ``stages(profile)`` is called once."""
+    from .registry import packages
 
     out = []
-    for section, notebooks in EXPERIMENTS.items():
-        if not set(notebooks) & set(numbers):
+    for pkg in packages():
+        section = pkg.SECTION
+        if not set(pkg.NOTEBOOKS) & set(numbers):
             continue
-        stages = package(section).stages(profile)
+        stages = pkg.stages(profile)
         names = [st.name for st in stages]
         for st in stages:
             unknown = [a for a in st.after if a not in names[:names.index(st.name)]]
@@ -932,7 +933,7 @@ def plan_stages(numbers: Sequence[str], profile: Profile) -> list[tuple[str, Any
 
 def stage_tasks(section: str, stage, profile: Profile, after: Sequence[str] = ()) -> list[Task]:
     """One stage's runs as tasks (``after``: the records they wait for); a run listed twice is one task."""
-    from .experiment import package
+    from .registry import package
 
     run_one = package(section).run_one
     tasks: dict[str, Task] = {}
@@ -967,8 +968,9 @@ class Submission:
         self.tasks: list[Task] = []
         self.of_notebook: dict[str, list[Task]] = {n: [] for n in numbers}
         records: dict[tuple[str, str], list[str]] = {}
-        from .experiment import EXPERIMENTS
+        from .registry import experiments
 
+        EXPERIMENTS = experiments()
         for section, stage in plan_stages(numbers, profile):
             after = [r for a in stage.after for r in records.get((section, a), ())]
             got = stage_tasks(section, stage, profile, after)

@@ -15,8 +15,7 @@ offline GPU machine needs only that folder and ``--profile DIR/profile.yaml``.
 
 Each paper package declares what it needs in its ``resources.py``
 (``resources(profile) -> list[Resource]``); this module only checks and fetches.
-The packages are found by name (:data:`PACKAGES`), so ``core`` imports no layer
-above it.
+The packages come from the one registry (:mod:`codeswitch.pipeline.registry`).
 """
 
 from __future__ import annotations
@@ -35,21 +34,20 @@ from typing import Callable, Iterable, Sequence
 
 import yaml
 
-from .hub import _cached_snapshot
-from .resources import (BUILTIN_REFS, KINDS, MODEL_FILES, Resource, Status, is_builtin, is_local, is_url, local_path,
+from ..core.hub import _cached_snapshot
+from ..core.resources import (BUILTIN_REFS, KINDS, MODEL_FILES, Resource, Status, is_builtin, is_local, is_url, local_path,
                         missing_files, model_resource)
 
-__all__ = ["Resource", "Status", "PACKAGES", "collect", "check", "render", "prepare", "BUILTIN_REFS", "kept_estimates", "render_kept"]
+__all__ = ["Resource", "Status", "collect", "check", "render", "prepare", "BUILTIN_REFS", "kept_estimates", "render_kept"]
 
-#: the paper packages that declare resources, in notebook order
-PACKAGES = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert")
 # --------------------------------------------------------------------------- collecting
-def collect(profile, packages: Sequence[str] = PACKAGES, notebooks: Iterable[str] | None = None) -> list[Resource]:
+def collect(profile, notebooks: Iterable[str] | None = None) -> list[Resource]:
     """Every resource the profile needs (each package's ``resources(profile)``), optionally for some notebooks."""
+    from .registry import packages
+
     out: list[Resource] = []
-    for pkg in packages:
-        module = importlib.import_module(f"codeswitch.{pkg}.resources")
-        out.extend(module.resources(profile))
+    for pkg in packages():
+        out.extend(pkg.resources(profile))
     if notebooks is not None:
         wanted = set(notebooks)
         out = [r for r in out if wanted & set(r.notebooks)]
@@ -167,7 +165,7 @@ def _without_only(command: str) -> str:
 
 # --------------------------------------------------------------------------- preparing (network)
 def _download_url(url: str, dest: Path) -> Path:
-    from .runs import atomic_write_bytes
+    from ..core.runs import atomic_write_bytes
 
     if dest.is_file():
         return dest
@@ -236,7 +234,7 @@ def prepare(
             _set(data, r.key, str(dest / (r.value if r.value is not None else (r.local_name or target.name))))
     data["offline"] = True
     data["description"] = f"{data.get('description', '')} (prepared in {dest}: every reference local)".strip()
-    from .runs import atomic_write_text
+    from ..core.runs import atomic_write_text
 
     out = atomic_write_text(dest / "profile.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     for r in unresolved:
@@ -253,18 +251,16 @@ def kept_estimates(profile, notebooks: Iterable[str] | None = None) -> list:
     (:func:`codeswitch.core.kept.estimate` of the package's ``experiment.kept_plan``): parameters of each backbone, from its
     configuration (no weights, no network), x 4 bytes x the models ``keep_models`` keeps.  ``notebooks``: only the
     sections serving them."""
-    from .experiment import EXPERIMENTS
-    from .kept import estimate
+    from ..core.kept import estimate
+    from .registry import packages
 
     wanted = None if notebooks is None else set(notebooks)
     out = []
-    for section in PACKAGES:
-        setting = (profile.sections.get(section) or {}).get("keep_models", "none")
-        if setting == "none" or (wanted is not None and not wanted & set(EXPERIMENTS.get(section, ()))):
+    for pkg in packages():
+        setting = (profile.sections.get(pkg.SECTION) or {}).get("keep_models", "none")
+        if setting == "none" or pkg.SELECTION_RULE is None or (wanted is not None and not wanted & set(pkg.NOTEBOOKS)):
             continue
-        plan_of = getattr(importlib.import_module(f"codeswitch.{section}.experiment"), "kept_plan", None)
-        if plan_of is not None:
-            out.append(estimate(section, setting, plan_of(profile), profile.root))
+        out.append(estimate(pkg.SECTION, setting, pkg.kept_plan(profile), profile.root))
     return out
 
 

@@ -1,6 +1,6 @@
 """The headless driver behind ``./reproduce.sh``: every numbered notebook, in order, through papermill.
 
-``python -m codeswitch.core.pipeline --profile smoke [--only 01,03] [--list]``
+``python -m codeswitch.pipeline --profile smoke [--only 01,03] [--list]``
 
 * Executed notebooks go to ``runs/<profile>/notebooks/<name>.ipynb`` (written as
   ``<name>.running.ipynb`` while they run, renamed when they end); a run with overrides
@@ -35,8 +35,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .profiles import PROFILES, ConfigError, load_profile, parse_overrides, project_root
-from .runs import atomic_write_text, prepare_output
+from ..core.profiles import PROFILES, ConfigError, load_profile, parse_overrides, project_root
+from ..core.runs import atomic_write_text, prepare_output
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def run_notebook(
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
-    from .runs import _temp_prefix
+    from ..core.runs import _temp_prefix
 
     # the kernel's connection file (else /tmp/tmp*.json, left behind when this process is killed): a temp named
     # after this process, which the next run's prepare_output removes once this process is gone
@@ -240,9 +240,9 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     (and whether the tree was dirty); each artifact's row names the inputs its runs read.  ``warnings_file``: the
     warnings this run reported (:func:`codeswitch.core.runs.report_warning`), listed under the table.
     """
-    from .provenance import lines as provenance_lines, provenance
-    from .report import md_escape, read_index
-    from .runs import read_reported_warnings, remove_all_stale_temps, summarize_warnings
+    from ..core.provenance import lines as provenance_lines, provenance
+    from ..core.report import md_escape, read_index
+    from ..core.runs import read_reported_warnings, remove_all_stale_temps, summarize_warnings
 
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
@@ -277,7 +277,7 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     if stale:
         lines += ["", "Written by another commit than this index: " + ", ".join(stale)]
     if prof.name == "smoke":
-        from .claims import SMOKE_NOTE
+        from ..core.claims import SMOKE_NOTE
 
         lines += ["", SMOKE_NOTE]
     missing = [a for s in available(root) for a in s.artifacts if a not in by_name]
@@ -291,7 +291,7 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
 
 def _inputs_cell(entry: Mapping) -> str:
     """INDEX.md's inputs column: the input identities recorded with the artifact."""
-    from .report import md_escape
+    from ..core.report import md_escape
 
     inputs = (entry.get("provenance") or {}).get("inputs")
     if inputs is None:
@@ -334,32 +334,29 @@ class _ProgressTail:
 
 def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
     """The notebook's registered artifacts written during this run, as ``name (md, csv, tex)`` items."""
-    from .report import read_index
+    from ..core.report import read_index
 
     fresh = {e["name"]: e for e in read_index(figures_dir) if e.get("notebook") == spec.stem
              and (figures_dir / e["files"][0]).is_file() and (figures_dir / e["files"][0]).stat().st_mtime >= since}
     return f"{len(fresh)} artifact(s): " + (", ".join(sorted(fresh)) if fresh else "none")
 
 
-def validate_sections(prof) -> None:
-    """Build every section's typed config (``codeswitch.<section>.config.load``, for each section of the one registry,
-    :data:`codeswitch.core.experiment.EXPERIMENTS`), overrides applied, so a bad value stops the run before any notebook."""
-    import importlib
+def validate_sections(profile) -> None:
+    """Build every section's typed config (each package's ``load``, from the one registry,
+    :func:`codeswitch.pipeline.registry.packages`), overrides applied, so a bad value stops the run before any notebook."""
+    from .registry import packages
 
-    from .experiment import EXPERIMENTS
-
-    for section in EXPERIMENTS:
-        loader = importlib.import_module(f"codeswitch.{section}.config").load
+    for pkg in packages():
         try:
-            loader(prof)
+            pkg.load(profile)
         except ConfigError:
             raise
         except (ValueError, TypeError) as exc:
-            raise ConfigError(f"section '{section}': {exc}") from None
+            raise ConfigError(f"section '{pkg.SECTION}': {exc}") from None
 
 
 def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]:
-    """What the selected notebooks need and cannot get, one line each (the preflight, :mod:`codeswitch.core.preflight`).
+    """What the selected notebooks need and cannot get, one line each (the preflight, :mod:`codeswitch.pipeline.preflight`).
 
     A local file or folder that is not there, a package, a credential, and a hub model or dataset (or a URL)
     that is not in the local cache while the hub cannot be reached (offline mode, or no connection): each would
@@ -368,7 +365,7 @@ def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]
     names the setting and where its value came from (the profile file, or the ``--set`` that gave it).
     """
     from . import preflight
-    from .hub import hub_reachable
+    from ..core.hub import hub_reachable
 
     out = []
     for s in preflight.check(prof, notebooks=notebooks):
@@ -386,8 +383,8 @@ def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]
 
 def _claim_cell(entry: Mapping) -> str:
     """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table)."""
-    from .claims import Claim
-    from .report import md_escape
+    from ..core.claims import Claim
+    from ..core.report import md_escape
 
     c = entry.get("claim")
     if not c:
@@ -492,8 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PermissionError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
-    from .identity import VERIFY_VAR
-    from .runs import WARNINGS_FILE_VAR
+    from ..core.identity import VERIFY_VAR
+    from ..core.runs import WARNINGS_FILE_VAR
 
     if args.verify:
         os.environ[VERIFY_VAR] = "always"  # this process, its kernels and its workers
@@ -547,7 +544,7 @@ def fresh_warnings_file(runs_dir: Path) -> Path:
     live process of this machine, or another machine's file younger than a day)."""
     import re
 
-    from .runs import _HOST, _STALE_OTHER_HOST_S, _pid_alive
+    from ..core.runs import _HOST, _STALE_OTHER_HOST_S, _pid_alive
 
     folder = Path(runs_dir) / ".warnings"
     current = atomic_write_text(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{_HOST}-{os.getpid()}.jsonl", "")
@@ -568,7 +565,7 @@ def fresh_warnings_file(runs_dir: Path) -> Path:
 def _print_warnings(path: Path, shown: int = 0, *, live: bool = False) -> int:
     """Print the warnings the runs reported (:func:`codeswitch.core.runs.report_warning`): after a notebook the new
     ones (``live``; ``shown``: how many were printed before), at the end a summary of all.  Returns how many there are."""
-    from .runs import read_reported_warnings, summarize_warnings
+    from ..core.runs import read_reported_warnings, summarize_warnings
 
     reported = read_reported_warnings(path)
     if live:
@@ -581,7 +578,7 @@ def _print_warnings(path: Path, shown: int = 0, *, live: bool = False) -> int:
     return len(reported)
 
 
-# --------------------------------------------------------------------------- preflight (core/preflight.py)
+# --------------------------------------------------------------------------- preflight (pipeline/preflight.py)
 def _preflight_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="list every model, dataset, file, package and credential the profile needs, where each resolves "
@@ -624,8 +621,8 @@ def _preflight(args, root: Path) -> int:
 
 def _kept_models_line(prof, notebooks=None) -> str:
     """``--check``'s lines on kept models (issue 28): the disk each section's ``keep_models`` will take (estimated
-    from the plan) and the disk its kept models use now (:func:`codeswitch.core.preflight.render_kept`)."""
-    from .kept import disk_use
+    from the plan) and the disk its kept models use now (:func:`codeswitch.pipeline.preflight.render_kept`)."""
+    from ..core.kept import disk_use
     from .preflight import kept_estimates, render_kept
 
     return render_kept(kept_estimates(prof, notebooks), disk_use(prof.runs_dir))
@@ -647,7 +644,7 @@ def export_parser() -> argparse.ArgumentParser:
 
 def export_main(argv: Sequence[str]) -> int:
     """``./reproduce.sh export``: :func:`codeswitch.core.kept.export` (and :func:`~codeswitch.core.kept.push_to_hub`)."""
-    from .kept import export, push_to_hub
+    from ..core.kept import export, push_to_hub
 
     args = export_parser().parse_args(argv)
     root = project_root()
@@ -658,7 +655,7 @@ def export_main(argv: Sequence[str]) -> int:
         return 2
     numbers = None if not args.only else [s.number for s in select(NOTEBOOKS, args.only)]
     if args.dry_run:
-        from .kept import Row, kept_models
+        from ..core.kept import Row, kept_models
 
         found = kept_models(prof.runs_dir, numbers)
         print(f"export (dry run): profile {prof.name}; {len(found)} kept model(s) under {prof.runs_dir} would be copied into "
