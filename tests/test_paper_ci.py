@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from codeswitch.core.profiles import STANDINS_VAR, load_profile, project_root
+from codeswitch.core.profiles import STANDINS_VAR, load_profile, project_root, read_profile_data
 
 ROOT = project_root()
 
@@ -39,7 +39,25 @@ METADATA_KEYS = {"description"}
 
 
 def _raw(name: str) -> dict:
+    """A profile's settings as its file resolves them (``extends:`` applied)."""
+    return read_profile_data(ROOT / "configs" / f"{name}.yaml", ROOT)
+
+
+def _file(name: str) -> dict:
+    """A profile file's own keys (for a delta: what it changes)."""
     return yaml.safe_load((ROOT / "configs" / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", ["paper-ci", "paper-gpu", "quick"])
+def test_the_profiles_of_the_paper_path_are_deltas_on_paper(name):
+    """paper-ci, paper-gpu and quick say ``extends: paper`` and list only what differs (quick-ci extends quick)."""
+    own = _file(name)
+    assert own["extends"] == "paper"
+    resolved, paper = _raw(name), _raw("paper")
+    for key, value in own.items():  # nothing the delta says is what paper says already
+        if key != "extends":
+            assert value != paper.get(key), f"configs/{name}.yaml repeats paper's {key!r}"
+    assert "extends" not in resolved and set(paper) <= set(resolved)
 
 
 def _differences(a, b, path=()):

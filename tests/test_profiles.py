@@ -269,3 +269,47 @@ def test_configs_built_in_code_meet_the_same_rules():
         dataclasses.replace(ConcseConfig(), temperatures=(0.05, 0.0))
     with pytest.raises(ValueError, match=r"^qa.batch_size: must be >= 1, got 0"):  # nested sections too
         dataclasses.replace(AlignmentConfig(), qa=TaskConfig(num_train_epochs=1, batch_size=0, learning_rate=1e-5, max_length=64, do_lower_case=False))
+
+
+# --------------------------------------------------------------------------- profiles as deltas (extends:)
+def _delta(tmp_path, text: str, name: str = "mine.yaml"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_delta_profile_is_its_base_with_its_own_keys_over_it(tmp_path):
+    from codeswitch.core.profiles import read_profile_data
+
+    path = _delta(tmp_path, "extends: paper\nseeds: [1, 2]\nglue:\n  num_train_epochs: 1\n  tasks: [cola]\n"
+                            "  backbones:\n  - {name: XLM-R-base, batch_size: 8}\n")
+    data, paper = read_profile_data(path, REPO), read_profile_data(REPO / "configs" / "paper.yaml", REPO)
+    assert data["seeds"] == [1, 2] and data["glue"]["num_train_epochs"] == 1 and data["glue"]["tasks"] == ["cola"]
+    assert data["glue"]["warmup_ratio"] == paper["glue"]["warmup_ratio"]  # untouched keys: the base's
+    by_name = {b["name"]: b for b in data["glue"]["backbones"]}
+    assert [b["name"] for b in data["glue"]["backbones"]] == [b["name"] for b in paper["glue"]["backbones"]]  # by name, base order
+    assert by_name["XLM-R-base"] == {**paper["glue"]["backbones"][1], "batch_size": 8}
+    assert by_name["mBERT-base"] == paper["glue"]["backbones"][0]
+    profile = load_profile(path, root=REPO)
+    assert profile.seeds == (1, 2) and profile.source_file == str(path)
+
+
+def test_an_unknown_key_in_a_delta_names_the_file_and_the_key(tmp_path):
+    path = _delta(tmp_path, "extends: paper\nglue:\n  num_train_epochz: 1\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml: section 'glue': unknown key\(s\) \['num_train_epochz'\]"):
+        pipeline.validate_sections(load_profile(path, root=REPO))
+    path = _delta(tmp_path, "extends: paper\nglue_typo:\n  x: 1\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml: unknown key or section 'glue_typo'"):
+        load_profile(path, root=REPO)
+    path = _delta(tmp_path, "extends: paper\nglue:\n  backbones:\n  - {name: mBERT-large, batch_size: 8}\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml: key 'glue.backbones': no entry named 'mBERT-large'"):
+        load_profile(path, root=REPO)
+
+
+def test_extends_refuses_a_missing_base_and_a_circle(tmp_path):
+    with pytest.raises(ConfigError, match=r"key 'extends': .*nope.yaml does not exist"):
+        load_profile(_delta(tmp_path, "extends: nope\n"), root=REPO)
+    _delta(tmp_path, "extends: b.yaml\n", "a.yaml")
+    _delta(tmp_path, "extends: a.yaml\n", "b.yaml")
+    with pytest.raises(ConfigError, match="goes round in a circle"):
+        load_profile(tmp_path / "a.yaml", root=REPO)

@@ -344,12 +344,7 @@ def load_profile(
     if not path.is_file():
         known = sorted(p.stem for p in (root_p / "configs").glob("*.yaml"))
         raise ConfigError(f"no profile '{profile}': {path} does not exist (known: {', '.join(known)})")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping")
+    data = read_profile_data(path, root_p)
     data = _expand_standins(copy.deepcopy(data), root_p)
     source = str(path.relative_to(root_p)) if path.is_relative_to(root_p) else str(path)
     for name in data:  # the file's own keys, before any override
@@ -401,24 +396,94 @@ def load_profile(
     return prof
 
 
-def apply_process_settings(prof: Profile) -> None:
+def apply_process_settings(profile: Profile) -> None:
     """The process-wide settings a profile implies: torch threads on CPU, offline mode."""
-    if prof.cpu_threads and prof.device in ("cpu", "auto"):
+    if profile.cpu_threads and profile.device in ("cpu", "auto"):
         # Tiny models on a small CPU: one thread avoids contention (measured 5-30x faster per step on 2 shared cores).
         import torch
 
-        if prof.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
-            torch.set_num_threads(prof.cpu_threads)
-    source = Path(prof.source_file)
-    os.environ[PROFILE_ARG_VAR] = prof.name if source.parent.name == "configs" and source.stem == prof.name else str(source)
-    if prof.verify_hashes is None:
+        if profile.device == "cpu" or not torch.cuda.is_available():  # the same rule as Profile.torch_threads
+            torch.set_num_threads(profile.cpu_threads)
+    source = Path(profile.source_file)
+    os.environ[PROFILE_ARG_VAR] = profile.name if source.parent.name == "configs" and source.stem == profile.name else str(source)
+    if profile.verify_hashes is None:
         os.environ.pop(PROFILE_VERIFY_VAR, None)
     else:
-        os.environ[PROFILE_VERIFY_VAR] = str(prof.verify_hashes)  # read by identity in this process, its kernels and workers
-    if prof.offline:
+        os.environ[PROFILE_VERIFY_VAR] = str(profile.verify_hashes)  # read by identity in this process, its kernels and workers
+    if profile.offline:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["HF_DATASETS_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+# --------------------------------------------------------------------------- profiles as deltas: extends
+EXTENDS = "extends"
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    return data
+
+
+def _extended_path(ref: Any, path: Path, root: Path) -> Path:
+    """What ``extends: REF`` in ``path`` names: a profile name (``configs/REF.yaml``) or a YAML path (relative: from
+    the folder of the file that says it)."""
+    if not isinstance(ref, str) or not ref:
+        raise ConfigError(f"{path}: key '{EXTENDS}' must name a profile (e.g. paper) or a YAML file, not {ref!r}")
+    if Path(ref).suffix in (".yaml", ".yml"):
+        base = Path(os.path.expanduser(ref))
+        return base if base.is_absolute() else (path.parent / base).resolve()
+    return root / "configs" / f"{ref}.yaml"
+
+
+def merge_delta(base: Any, delta: Any, *, where: str, path: tuple = ()) -> Any:
+    """``base`` with ``delta`` over it: mappings merge key by key; a list of named entries (``backbones``:
+    ``[{name: ..., ...}]``) merges entry by entry, by name, in the base's order (a delta names only the entries it
+    changes, and only the keys it changes in them; a name the base lacks is a :class:`ConfigError`); any other value
+    (a number, a string, a list of plain values such as a grid) replaces the base's.  Unknown keys are left to the
+    typed sections, which refuse them naming the file and the key."""
+    if isinstance(base, dict) and isinstance(delta, dict):
+        out = dict(base)
+        for key, value in delta.items():
+            out[key] = merge_delta(base[key], value, where=where, path=(*path, key)) if key in base else value
+        return out
+    if _named_list(base) and _named_list(delta):
+        names = [entry["name"] for entry in base]
+        unknown = [entry["name"] for entry in delta if entry["name"] not in names]
+        if unknown:
+            dotted = ".".join(map(str, path))
+            raise ConfigError(f"{where}: key '{dotted}': no entry named {unknown[0]!r} in the profile it extends "
+                              f"(entries: {', '.join(map(str, names))})", path)
+        by_name = {entry["name"]: entry for entry in delta}
+        return [merge_delta(entry, by_name[entry["name"]], where=where, path=(*path, i)) if entry["name"] in by_name else entry
+                for i, entry in enumerate(base)]
+    return delta
+
+
+def _named_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) and "name" in x for x in value)
+
+
+def read_profile_data(path: str | Path, root: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict:
+    """A profile file's settings, resolved: a file that says ``extends: BASE`` is BASE's settings (themselves
+    resolved) with the file's own over them (:func:`merge_delta`).  The result has no ``extends`` key."""
+    path, root = Path(path).resolve(), Path(root)
+    if path in _seen:
+        raise ConfigError(f"{path}: '{EXTENDS}' goes round in a circle: {' -> '.join(str(p) for p in (*_seen, path))}")
+    data = _read_yaml(path)
+    if EXTENDS not in data:
+        return data
+    delta = dict(data)
+    base_path = _extended_path(delta.pop(EXTENDS), path, root)
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: key '{EXTENDS}': {base_path} does not exist")
+    base = read_profile_data(base_path, root, _seen=(*_seen, path))
+    return merge_delta(base, delta, where=str(path))
 
 
 STANDINS_VAR = "${CODESWITCH_STANDINS}"

@@ -123,11 +123,11 @@ def select(specs: Sequence[NotebookSpec], only: str | None) -> list[NotebookSpec
     return [s for s in specs if s.number in wanted]
 
 
-def executed_dir(prof) -> Path:
+def executed_dir(profile) -> Path:
     """Where a run's executed notebooks go: ``runs/<profile>/notebooks/``, or for a run with overrides
     ``runs/<profile>+<hash>/notebooks/``, named as its tables' folder (``figures/<profile>+<hash>/``) and never
     over the profile's own copies.  (The run cache stays ``runs/<profile>/``: runs are keyed by their spec.)"""
-    return prof.runs_dir.parent / prof.figures_dir.name / "notebooks"
+    return profile.runs_dir.parent / profile.figures_dir.name / "notebooks"
 
 
 def run_notebook(
@@ -355,7 +355,7 @@ def validate_sections(profile) -> None:
             raise ConfigError(f"section '{pkg.SECTION}': {exc}") from None
 
 
-def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]:
+def missing_resources(profile, notebooks: Sequence[str] | None = None) -> list[str]:
     """What the selected notebooks need and cannot get, one line each (the preflight, :mod:`codeswitch.pipeline.preflight`).
 
     A local file or folder that is not there, a package, a credential, and a hub model or dataset (or a URL)
@@ -368,11 +368,11 @@ def missing_resources(prof, notebooks: Sequence[str] | None = None) -> list[str]
     from ..core.hub import hub_reachable
 
     out = []
-    for s in preflight.check(prof, notebooks=notebooks):
+    for s in preflight.check(profile, notebooks=notebooks):
         if s.present or (s.source in ("hub", "url") and hub_reachable()):
             continue
         setting = s.resource.setting
-        origin = next((f"--set {k}" for k in prof.overrides if setting == k or setting.startswith(k + ".")), prof.source_file)
+        origin = next((f"--set {k}" for k in profile.overrides if setting == k or setting.startswith(k + ".")), profile.source_file)
         if s.source == "local":
             what = f"lacks {', '.join(s.missing_files)}" if s.missing_files and Path(s.where).exists() else "does not exist"
             out.append(f"{setting} = {s.resource.ref!r} ({origin}): {s.where} {what}")
@@ -427,78 +427,93 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["export"]:
-        return export_main(argv[1:])
-    args = parser().parse_args(argv)
-    root = project_root()
-    if args.check or args.prepare:
-        return _preflight(args, root)
-    if args.book:
-        from .book import BookError, build
+def _book(args, root: Path) -> int:
+    """``--book``: the static site of the last run (nothing is executed)."""
+    from .book import BookError, build
 
-        try:
-            index = build(args.profile, overrides=parse_overrides(args.overrides), root=root)
-        except (BookError, ConfigError) as exc:
-            print(f"reproduce.sh --book: {exc}", file=sys.stderr)
-            return 2
-        print(f"book: {index.relative_to(root) if index.is_relative_to(root) else index} (open it in a browser, or publish {index.parent.name}/ as it is)")
-        return 0
-    specs = available(root)
-    if args.list:
-        for s in NOTEBOOKS:
-            mark = " " if s in specs else "-"
-            print(f"{mark} {s.number}  {s.file:<32} {s.title}")
-            print(f"      writes: {', '.join(s.artifacts)}")
-        if len(specs) < len(NOTEBOOKS):
-            print("\n('-' = registered but not in notebooks/ yet)")
-        return 0
-    chosen = select(specs, args.only)
-    overrides = parse_overrides(args.overrides)
-    from .executors import SECTION, Submission, executor_config
+    try:
+        index = build(args.profile, overrides=parse_overrides(args.overrides), root=root)
+    except (BookError, ConfigError) as exc:
+        print(f"reproduce.sh --book: {exc}", file=sys.stderr)
+        return 2
+    print(f"book: {index.relative_to(root) if index.is_relative_to(root) else index} (open it in a browser, or publish {index.parent.name}/ as it is)")
+    return 0
+
+
+def _list(specs) -> int:
+    """``--list``: the notebooks and the artifacts each writes."""
+    for s in NOTEBOOKS:
+        mark = " " if s in specs else "-"
+        print(f"{mark} {s.number}  {s.file:<32} {s.title}")
+        print(f"      writes: {', '.join(s.artifacts)}")
+    if len(specs) < len(NOTEBOOKS):
+        print("\n('-' = registered but not in notebooks/ yet)")
+    return 0
+
+
+def _validated(args, overrides: dict, chosen, root: Path):
+    """The profile, every section, the resources and the executor, checked before any notebook starts:
+    ``(profile, missing resources, executor)``, or the exit code 2 after a clear error."""
+    from .executors import SECTION, executor_config
 
     if any(k == SECTION or k.startswith(SECTION + ".") for k in overrides):
         raise SystemExit(f"--set {SECTION}...: choose where runs are computed with --executor/--workers/--runs-per-gpu/--partition/--account "
                          f"or the profile's '{SECTION}:' section (it is not a result-changing override)")
     try:
-        prof = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
-        validate_sections(prof)  # ... and on a bad value, before any notebook starts
-        missing = missing_resources(prof, [s.number for s in chosen])  # ... and on anything they need that is not there
-        executor = executor_config(prof, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account,
+        profile = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
+        validate_sections(profile)  # ... and on a bad value, before any notebook starts
+        missing = missing_resources(profile, [s.number for s in chosen])  # ... and on anything they need that is not there
+        executor = executor_config(profile, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account,
                                    runs_per_gpu=args.runs_per_gpu)
-        prof.torch_device()  # ... and on a device this machine does not have (device: cuda, no GPU visible)
+        profile.torch_device()  # ... and on a device this machine does not have (device: cuda, no GPU visible)
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
+    return profile, missing, executor
+
+
+def _stop_before_running(args, profile, missing: list[str], executor, chosen, overrides: dict) -> int | None:
+    """What a dry run prints, or why a real run does not start (a missing resource, a read-only runs/): its exit code;
+    ``None``: go on."""
     check = shlex.join(["./reproduce.sh", *_command_args(args), "--check"])
     if missing and not args.dry_run:
         print(f"reproduce.sh: {len(missing)} resource(s) the selected notebooks need are not there; nothing was started "
               f"(fix them, or choose other notebooks with --only; `{check}` prints how):\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
     if args.dry_run:
-        print(f"reproduce (dry run): profile {prof.name} and {len(overrides)} override(s) valid; executor {executor.kind}; "
-              f"would run {', '.join(s.number for s in chosen)}; tables and figures into {prof.figures_dir.name}/")
+        print(f"reproduce (dry run): profile {profile.name} and {len(overrides)} override(s) valid; executor {executor.kind}; "
+              f"would run {', '.join(s.number for s in chosen)}; tables and figures into {profile.figures_dir.name}/")
         if missing:
             print(f"  a real run would stop here: {len(missing)} resource(s) not there (`{check}` prints how to get them):\n    "
                   + "\n    ".join(missing))
             return 1
         return 0
     try:
-        prepare_output(prof.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
+        prepare_output(profile.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
     except PermissionError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
+    return None
+
+
+def _run_environment(args, profile) -> Path:
+    """This run's process environment (``--verify``, the warnings file, logging); returns the warnings file."""
     from ..core.identity import VERIFY_VAR
     from ..core.runs import WARNINGS_FILE_VAR
 
     if args.verify:
         os.environ[VERIFY_VAR] = "always"  # this process, its kernels and its workers
-    warnings_file = fresh_warnings_file(prof.runs_dir)
+    warnings_file = fresh_warnings_file(profile.runs_dir)
     os.environ[WARNINGS_FILE_VAR] = str(warnings_file)
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stdout)
     logging.getLogger("papermill").setLevel(logging.WARNING)
-    print(f"reproduce: profile {prof.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
+    return warnings_file
+
+
+def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path, warnings_file: Path) -> int:
+    """Every chosen notebook in order (with an executor, after submitting every run at once); the index at the end."""
+    from .executors import Submission
+
     t_all = time.perf_counter()
     grid = None
     if executor.kind != "inline":  # submit everything; a notebook builds once its own runs are cached
@@ -519,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
         try:
-            with _ProgressTail(prof.runs_dir / f".{spec.stem}.progress.log") as tail:
+            with _ProgressTail(profile.runs_dir / f".{spec.stem}.progress.log") as tail:
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
@@ -528,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
-              f"{_written(spec, prof.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
+              f"{_written(spec, profile.figures_dir, wall0 - 1)}; executed notebook {rel}", flush=True)
         shown = _print_warnings(warnings_file, shown, live=True)
     if grid:
         grid.wait()  # every run is cached by now: the pool's shutdown
@@ -536,6 +551,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     index = write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``./reproduce.sh``: check everything first, then run the chosen notebooks one by one (or ``export``, ``--check``,
+    ``--prepare``, ``--book``, ``--list``, ``--dry-run``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:
+        return export_main(argv[1:])
+    args = parser().parse_args(argv)
+    root = project_root()
+    if args.check or args.prepare:
+        return _preflight(args, root)
+    if args.book:
+        return _book(args, root)
+    specs = available(root)
+    if args.list:
+        return _list(specs)
+    chosen = select(specs, args.only)
+    overrides = parse_overrides(args.overrides)
+    validated = _validated(args, overrides, chosen, root)
+    if isinstance(validated, int):
+        return validated
+    profile, missing, executor = validated
+    stop = _stop_before_running(args, profile, missing, executor, chosen, overrides)
+    if stop is not None:
+        return stop
+    warnings_file = _run_environment(args, profile)
+    print(f"reproduce: profile {profile.name}, {len(chosen)} notebook(s): {', '.join(s.number for s in chosen)}", flush=True)
+    return _run_notebooks(args, profile, executor, chosen, overrides, root, warnings_file)
 
 
 def fresh_warnings_file(runs_dir: Path) -> Path:
@@ -619,13 +663,13 @@ def _preflight(args, root: Path) -> int:
     return 0 if all(s.present for s in statuses) else 1
 
 
-def _kept_models_line(prof, notebooks=None) -> str:
+def _kept_models_line(profile, notebooks=None) -> str:
     """``--check``'s lines on kept models (issue 28): the disk each section's ``keep_models`` will take (estimated
     from the plan) and the disk its kept models use now (:func:`codeswitch.pipeline.preflight.render_kept`)."""
     from ..core.kept import disk_use
     from .preflight import kept_estimates, render_kept
 
-    return render_kept(kept_estimates(prof, notebooks), disk_use(prof.runs_dir))
+    return render_kept(kept_estimates(profile, notebooks), disk_use(profile.runs_dir))
 
 
 def export_parser() -> argparse.ArgumentParser:

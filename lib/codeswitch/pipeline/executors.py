@@ -587,19 +587,9 @@ class _LocalWorker:
         self.conn.close()
 
 
-def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: ExecutorConfig, jobs_dir: Path, desc: str,
-               threads: int | None = None, started: Callable[[], None] | None = None,
-               rank: Mapping[str, int] = {}) -> list[Failure]:
-    """The local pool: one process per worker, each told its task over a pipe.  A worker that dies (SIGKILL, OOM
-    killer) fails only the run it was computing, naming it and its log; a new worker takes its place, and the
-    others go on.  Workers die with this process (:func:`_die_with_parent`)."""
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
-    import cloudpickle
-
-    from ..core.runs import run_lock
-
+def _local_shape(tasks: Sequence[Task], ex: ExecutorConfig, jobs_dir: Path) -> tuple[list[str], int, dict[str, int], int, str]:
+    """The pool's shape: the GPU group of each worker, the runs a GPU holds at once (``slots``) and what each run
+    takes of them (``need``), the number of workers and why it is bounded."""
     gpus = visible_gpus()
     # a run of an experiment whose profile resources ask for g GPUs (accelerate inside the run) gets a
     # worker with g GPUs: every worker gets the largest such group, so any run fits any worker
@@ -609,6 +599,98 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
         raise ConfigError(f"executor local: a run asks for {per_run} GPUs (executor.resources), but only {len(gpus)} are visible")
     slots, need = gpu_slots(tasks, ex, jobs_dir, per_run) if groups else (1, {})
     workers, bounded = pool_size(ex.workers, groups, slots=slots)
+    return groups, slots, need, workers, bounded
+
+
+def _start_pool(ctx, groups: Sequence[str], workers: int, threads: int) -> list[_LocalWorker]:
+    """Every worker, started with the notebooks' environment and waited for until it is up (torch imported)."""
+    with _worker_environment(threads):
+        pool = [_LocalWorker(ctx, groups[i % len(groups)] if groups else None, threads) for i in range(workers)]
+        try:
+            for w in pool:  # up and warm (torch imported) before the notebooks change this process's environment
+                try:
+                    msg = w.conn.recv()
+                except EOFError:
+                    w.proc.join(5)
+                    raise RuntimeError(f"a local worker process died while starting ({_signal_name(w.proc.exitcode)})") from None
+                w.ready = msg[0] == "ready"
+        except BaseException:
+            for w in pool:
+                w.stop()
+            raise
+    return pool
+
+
+def _hand_out(pool: Sequence[_LocalWorker], waiting: list[Task], deps: Mapping[str, set[str]], ended: set[str], slots: int,
+              need: Mapping[str, int], logs: Path, jobs_dir: Path) -> None:
+    """A free worker takes the first ready run: lowest rank, then longest chain of dependants (not a FIFO of everything)."""
+    import cloudpickle
+
+    for w in pool:
+        if not w.ready or w.task is not None:
+            continue
+        ready = [t for t in waiting if deps[str(t.record)] <= ended]
+        if not ready:
+            break
+        free = slots - sum(need.get(str(o.task[0].record), 1) for o in pool if o.task is not None and o.gpu == w.gpu)
+        t = next((t for t in ready if need.get(str(t.record), 1) <= free), None)  # what fits this worker's GPU now
+        if t is None:
+            continue
+        waiting.remove(t)
+        log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
+        w.conn.send((cloudpickle.dumps(t), str(log)))
+        w.task = (t, log)
+
+
+def _take_messages(pool: list[_LocalWorker], ctx, threads: int, desc: str, failures: list[Failure], queue: _Queue,
+                   ended: set[str]) -> None:
+    """Read what each worker said: ready, a run done or failed, or the worker died (a fresh one takes its place)."""
+    from ..core.runs import run_lock
+
+    for i, w in enumerate(pool):
+        try:
+            msg = w.receive()
+        except (EOFError, OSError):
+            msg = ("died", None)
+        if msg is None:
+            continue
+        if msg[0] == "ready":
+            w.ready = True
+            continue
+        if msg[0] == "died":
+            w.proc.join(5)
+            why = _signal_name(w.proc.exitcode)
+            pool[i] = _LocalWorker(ctx, w.gpu, threads)  # a fresh worker takes its place (started with the
+            # environment of now: the notebooks' variables included, which a run does not read)
+            w.conn.close()
+            if w.task is None:
+                print(f"[{desc}] an idle local worker process ({w.proc.pid}) died ({why}); started another", flush=True)
+                continue
+            t, log = w.task
+            with contextlib.suppress(OSError), run_lock(t.record, wait=False):
+                pass  # its lock file (the kernel released the lock itself): removed, unless someone else holds it
+            failures.append(Failure(t, f"its worker process {w.proc.pid} died ({why}) while computing it; "
+                                       "the other runs went on", str(log)))
+        else:
+            t, log = w.task
+            w.task = None
+            if msg[0] == "error":
+                failures.append(Failure(t, msg[1], str(log)))
+        if msg[0] != "ok":
+            queue.failed[str(t.record)] = failures[-1]
+        ended.add(str(t.record))
+
+
+def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: ExecutorConfig, jobs_dir: Path, desc: str,
+               threads: int | None = None, started: Callable[[], None] | None = None,
+               rank: Mapping[str, int] = {}) -> list[Failure]:
+    """The local pool: one process per worker, each told its task over a pipe.  A worker that dies (SIGKILL, OOM
+    killer) fails only the run it was computing, naming it and its log; a new worker takes its place, and the
+    others go on.  Workers die with this process (:func:`_die_with_parent`)."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    groups, slots, need, workers, bounded = _local_shape(tasks, ex, jobs_dir)
     threads = threads or max(1, cores() // workers)
     ctx = mp.get_context("spawn")
     logs = jobs_dir / f"local-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -626,69 +708,16 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     ended: set[str] = set()
     pool: list[_LocalWorker] = []
     try:
-        with _worker_environment(threads):  # every worker starts now, with the notebooks' environment
-            pool = [_LocalWorker(ctx, groups[i % len(groups)] if groups else None, threads) for i in range(workers)]
-            for w in pool:  # up and warm (torch imported) before the notebooks change this process's environment
-                try:
-                    msg = w.conn.recv()
-                except EOFError:
-                    w.proc.join(5)
-                    raise RuntimeError(f"a local worker process died while starting ({_signal_name(w.proc.exitcode)})") from None
-                w.ready = msg[0] == "ready"
+        pool = _start_pool(ctx, groups, workers, threads)
         if started:
             started()
         while waiting or any(w.task for w in pool):
-            # a free worker takes the first ready run: lowest rank, then longest chain of dependants (not a FIFO of everything)
-            for w in pool:
-                if not w.ready or w.task is not None:
-                    continue
-                ready = [t for t in waiting if deps[str(t.record)] <= ended]
-                if not ready:
-                    break
-                free = slots - sum(need.get(str(o.task[0].record), 1) for o in pool if o.task is not None and o.gpu == w.gpu)
-                t = next((t for t in ready if need.get(str(t.record), 1) <= free), None)  # what fits this worker's GPU now
-                if t is None:
-                    continue
-                waiting.remove(t)
-                log = logs / f"{_experiment_of(t, jobs_dir)}-{t.key}.log"
-                w.conn.send((cloudpickle.dumps(t), str(log)))
-                w.task = (t, log)
+            _hand_out(pool, waiting, deps, ended, slots, need, logs, jobs_dir)
             busy = [w for w in pool if w.task is not None or not w.ready]
             if not any(w.task for w in pool) and not any(not w.ready for w in pool):  # what is left waits on itself
                 raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
             wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=ex.poll_seconds)
-            for i, w in enumerate(pool):
-                try:
-                    msg = w.receive()
-                except (EOFError, OSError):
-                    msg = ("died", None)
-                if msg is None:
-                    continue
-                if msg[0] == "ready":
-                    w.ready = True
-                    continue
-                if msg[0] == "died":
-                    w.proc.join(5)
-                    why = _signal_name(w.proc.exitcode)
-                    pool[i] = _LocalWorker(ctx, w.gpu, threads)  # a fresh worker takes its place (started with the
-                    # environment of now: the notebooks' variables included, which a run does not read)
-                    w.conn.close()
-                    if w.task is None:
-                        print(f"[{desc}] an idle local worker process ({w.proc.pid}) died ({why}); started another", flush=True)
-                        continue
-                    t, log = w.task
-                    with contextlib.suppress(OSError), run_lock(t.record, wait=False):
-                        pass  # its lock file (the kernel released the lock itself): removed, unless someone else holds it
-                    failures.append(Failure(t, f"its worker process {w.proc.pid} died ({why}) while computing it; "
-                                               "the other runs went on", str(log)))
-                else:
-                    t, log = w.task
-                    w.task = None
-                    if msg[0] == "error":
-                        failures.append(Failure(t, msg[1], str(log)))
-                if msg[0] != "ok":
-                    queue.failed[str(t.record)] = failures[-1]
-                ended.add(str(t.record))
+            _take_messages(pool, ctx, threads, desc, failures, queue, ended)
             queue.line()
     finally:
         for w in pool:
@@ -787,22 +816,11 @@ def _local_job_alive(job_id: str) -> bool:
     return False
 
 
-def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
-    """Submit ``tasks`` and wait for them.  ``slurm``: one job array per experiment.  ``submitit-local``: one job per
-    run, at most one per core (or GPU) at a time.  An experiment whose resources ask a share ``1/k`` of a GPU gets
-    one GPU per job and k of its runs side by side in it (:func:`compute_side_by_side`), with k times a run's CPUs
-    and memory.  A job whose controller died while its run goes on (its lock
-    held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
-    on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
+def _submitit_executors(by_experiment: Mapping[str, list[Task]], ex: ExecutorConfig, jobs_dir: Path, cluster: str,
+                        desc: str) -> tuple[dict[str, Any], dict[str, list[list[Task]]]]:
+    """One submitit executor per experiment, with its resources, and the runs of each of its jobs."""
     import submitit
 
-    from ..core.runs import lock_held
-
-    cluster = "slurm" if ex.kind == "slurm" else "local"
-    by_experiment: dict[str, list[Task]] = {}
-    for t in tasks:
-        by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
-    fn, bundle = _submitit_task(), _submitit_bundle()
     executors_of: dict[str, Any] = {}
     units_of: dict[str, list[list[Task]]] = {}
     for experiment, group in by_experiment.items():
@@ -827,6 +845,72 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
         how = f"{side} run(s) side by side on one GPU per job" if side > 1 else "each"
         print(f"[{desc}] {experiment}: {len(group)} run(s) submitted to {cluster} ({r.gpus} GPU, {r.cpus} CPU, {r.mem_gb:g} GB, "
               f"{r.time_min} min {how}); logs: {jobs_dir / experiment}/", flush=True)
+    return executors_of, units_of
+
+
+def _local_job_limit(by_experiment: Mapping[str, list[Task]], ex: ExecutorConfig) -> int:
+    """submitit's local executor starts whatever it is given at once: the jobs one may hand it at a time (a core's or
+    a GPU's worth each)."""
+    asked = [ex.resources_for(e) for e in by_experiment]
+    job_gpus, job_cpus = max(math.ceil(r.gpus) for r in asked), max(_job_cpus(r) for r in asked)
+    gpus = visible_gpus()
+    return max(1, min(ex.workers or cores(), cores() // job_cpus, len(gpus) // job_gpus if job_gpus and gpus else cores()))
+
+
+def _still_open(job: Any, t: Task, listed: set[str] | None, gone_since: dict[str, float], ex: ExecutorConfig,
+                fail: Callable[[Task, str, str], None]) -> bool:
+    """A job that is not done: whether to keep waiting for it.  A Slurm job that left the queue without a record
+    (and whose run holds no lock) fails after ``slurm.vanished_s``."""
+    from ..core.runs import lock_held
+
+    if listed is not None and str(job.job_id) not in listed and not lock_held(t.record):
+        since = gone_since.setdefault(str(job.job_id), time.monotonic())
+        if t.record.is_file():
+            return False  # finished; submitit has not seen its result yet
+        if time.monotonic() - since >= ex.slurm.vanished_s:
+            fail(t, f"Slurm job {job.job_id} left the queue without a result (cancelled, or "
+                    "its node lost; without accounting submitit cannot tell which)", str(job.paths.stderr))
+            return False
+    elif listed is not None:
+        gone_since.pop(str(job.job_id), None)
+    return True
+
+
+def _job_ended(job: Any, t: Task, cluster: str, desc: str, orphans: list[tuple[Any, Task]],
+               fail: Callable[[Task, str, str], None]) -> None:
+    """A done job: its result, or why it failed; a job whose controller died while its run goes on becomes an orphan."""
+    from ..core.runs import lock_held
+
+    try:
+        job.result()
+    except Exception as exc:  # noqa: BLE001 - submitit raises the job's exception (or why it died)
+        if lock_held(t.record) or (cluster == "local" and _local_job_alive(str(job.job_id))):
+            # its controller died, but the run goes on: wait for it, and count it by its record
+            print(f"[{desc}] job {job.job_id} ended ({type(exc).__name__}) while its run still computes; waiting for the run", flush=True)
+            orphans.append((job, t))
+            return
+        if t.record.is_file():
+            return  # the run finished and wrote its record; only the job's wrapper failed
+        msg = str(exc).strip().splitlines()
+        msg = [line for line in msg if t.key in line] or msg  # side by side: the line of this run
+        fail(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr))
+
+
+def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
+    """Submit ``tasks`` and wait for them.  ``slurm``: one job array per experiment.  ``submitit-local``: one job per
+    run, at most one per core (or GPU) at a time.  An experiment whose resources ask a share ``1/k`` of a GPU gets
+    one GPU per job and k of its runs side by side in it (:func:`compute_side_by_side`), with k times a run's CPUs
+    and memory.  A job whose controller died while its run goes on (its lock
+    held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
+    on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
+    from ..core.runs import lock_held
+
+    cluster = "slurm" if ex.kind == "slurm" else "local"
+    by_experiment: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_experiment.setdefault(_experiment_of(t, jobs_dir), []).append(t)
+    fn, bundle = _submitit_task(), _submitit_bundle()
+    executors_of, units_of = _submitit_executors(by_experiment, ex, jobs_dir, cluster, desc)
 
     def submit(experiment: str, unit: list[Task]) -> list[tuple[Any, Task]]:
         """One job for ``unit``; a pair (job, run) per run of it, so that each run is counted by its own record."""
@@ -847,13 +931,15 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
         limit = len(jobs)
     else:  # submitit's local executor starts whatever it is given at once: we hand it one core's (or GPU's) worth at a time
         unsubmitted = [(e, unit) for e, units in units_of.items() for unit in units]
-        asked = [ex.resources_for(e) for e in by_experiment]
-        job_gpus, job_cpus = max(math.ceil(r.gpus) for r in asked), max(_job_cpus(r) for r in asked)
-        gpus = visible_gpus()
-        limit = max(1, min(ex.workers or cores(), cores() // job_cpus, len(gpus) // job_gpus if job_gpus and gpus else cores()))
+        limit = _local_job_limit(by_experiment, ex)
         print(f"[{desc}] submitit-local: at most {limit} job(s) at once", flush=True)
     queue = _Queue(tasks, desc, ex.poll_seconds)
     failures: list[Failure] = []
+
+    def fail(t: Task, why: str, log: str) -> None:
+        failures.append(Failure(t, why, log))
+        queue.failed[str(t.record)] = failures[-1]
+
     open_jobs = list(jobs)
     orphans: list[tuple[Any, Task]] = []  # the job ended (its controller killed) but its run goes on, holding its lock
     gone_since: dict[str, float] = {}
@@ -867,41 +953,16 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
         still = []
         for job, t in open_jobs:
             if not job.done():
-                if listed is not None and str(job.job_id) not in listed and not lock_held(t.record):
-                    since = gone_since.setdefault(str(job.job_id), time.monotonic())
-                    if t.record.is_file():
-                        continue  # finished; submitit has not seen its result yet
-                    if time.monotonic() - since >= ex.slurm.vanished_s:
-                        failures.append(Failure(t, f"Slurm job {job.job_id} left the queue without a result (cancelled, or "
-                                                   "its node lost; without accounting submitit cannot tell which)",
-                                                str(job.paths.stderr)))
-                        queue.failed[str(t.record)] = failures[-1]
-                        continue
-                elif listed is not None:
-                    gone_since.pop(str(job.job_id), None)
-                still.append((job, t))
+                if _still_open(job, t, listed, gone_since, ex, fail):
+                    still.append((job, t))
                 continue
-            try:
-                job.result()
-            except Exception as exc:  # noqa: BLE001 - submitit raises the job's exception (or why it died)
-                if lock_held(t.record) or (cluster == "local" and _local_job_alive(str(job.job_id))):
-                    # its controller died, but the run goes on: wait for it, and count it by its record
-                    print(f"[{desc}] job {job.job_id} ended ({type(exc).__name__}) while its run still computes; waiting for the run", flush=True)
-                    orphans.append((job, t))
-                    continue
-                if t.record.is_file():
-                    continue  # the run finished and wrote its record; only the job's wrapper failed
-                msg = str(exc).strip().splitlines()
-                msg = [line for line in msg if t.key in line] or msg  # side by side: the line of this run
-                failures.append(Failure(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr)))
-                queue.failed[str(t.record)] = failures[-1]
+            _job_ended(job, t, cluster, desc, orphans, fail)
         open_jobs = still
         for job, t in list(orphans):
             if not lock_held(t.record) and not (cluster == "local" and _local_job_alive(str(job.job_id))):
                 orphans.remove((job, t))
                 if not t.record.is_file():
-                    failures.append(Failure(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr)))
-                    queue.failed[str(t.record)] = failures[-1]
+                    fail(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr))
         queue.line()
         if open_jobs or orphans or unsubmitted:
             time.sleep(ex.poll_seconds)

@@ -35,6 +35,7 @@ from typing import Callable, Iterable, Sequence
 import yaml
 
 from ..core.hub import _cached_snapshot
+from ..core.profiles import read_profile_data
 from ..core.resources import (BUILTIN_REFS, KINDS, MODEL_FILES, Resource, Status, is_builtin, is_local, is_url, local_path,
                         missing_files, model_resource)
 
@@ -203,7 +204,7 @@ def prepare(
     root = Path(profile.root)
     source = Path(profile.source_file)
     source = source if source.is_absolute() else root / source
-    data = copy.deepcopy(yaml.safe_load(source.read_text(encoding="utf-8")) or {})
+    data = copy.deepcopy(read_profile_data(source, root))  # resolved: a profile that extends another is written whole
     unresolved = []
     for r in collect(profile):
         if r.kind in ("package", "credential") or is_builtin(r.ref):
