@@ -32,6 +32,7 @@ def glue_spec(**fields):
         experiment="test", task="sst2", backbone="tiny", model="tiny-bert", train="en", select="en", test=("en",), seed=3,
         koglish_source="test", data="test", num_train_epochs=2, batch_size=8, learning_rate=3e-3, warmup_ratio=0.1,
         weight_decay=0.0, max_length=115, per_device_eval_batch_size=64, precision="fp32", group_by_length=True, log_epochs=False,
+        keep_models="none",
     )
     return GlueRun(**(base | fields))
 
@@ -130,3 +131,32 @@ def assert_compiles_whole(step, inputs, *more) -> None:
             assert 1 <= counters["stats"]["unique_graphs"] <= len(shapes), (counters["stats"]["unique_graphs"], shapes)
         finally:
             torch._dynamo.reset()
+
+
+# --- glue
+# The tiny Koglish-GLUE runs of tests/test_glue*.py, test_learning_glue.py and test_perf_guards_glue.py: on the CPU,
+# one torch thread, a tiny-* backbone; a spec from glue_spec (above).
+def glue_trainer(model: str, df: pd.DataFrame, spec, output_dir: str, callbacks=()):
+    """``glue.train.build_trainer`` of ``spec`` on the CPU, ``model`` a tiny-* name (or a folder), trained on ``df``;
+    its first 8 rows are the validation split and the English test split."""
+    from codeswitch.core.models import resolve_model
+    from codeswitch.glue.train import build_trainer
+
+    return build_trainer(spec, resolve_model(model), df, df.head(8), {"en": df.head(8)}, device="cpu", output_dir=output_dir,
+                         callbacks=callbacks)
+
+
+def glue_fine_tune(spec, model: str, train: pd.DataFrame, valid: pd.DataFrame | None = None, tests=None) -> dict:
+    """``glue.train.fine_tune`` of ``spec`` on the CPU with one thread, ``model`` a tiny-* name (or a folder); ``valid``
+    and ``tests`` (``{lang: split}``) default to the first 8 rows of ``train`` (the English test split)."""
+    from codeswitch.core.models import resolve_model
+    from codeswitch.glue.train import fine_tune
+
+    valid = train.head(8) if valid is None else valid
+    return fine_tune(spec, resolve_model(model), train, valid, {"en": train.head(8)} if tests is None else tests, device="cpu",
+                     cpu_threads=1)
+
+
+def toy_sentiment_splits(test_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Train (96 rows), validation (32) and test (``test_rows``) splits of the toy sentiment task, each its own draw."""
+    return toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(test_rows, 2)

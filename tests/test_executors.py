@@ -45,7 +45,7 @@ def glue_slice(tmp_path_factory, backbones_dir):
     Every engine below computes the same runs under the same output root (the mini Koglish
     is built once) into a cache folder of its own, ``runs/smoke/glue-<engine>/``.
     """
-    from codeswitch.glue import experiment as glue
+    from codeswitch import glue
 
     prof = load_profile("smoke", output_root=tmp_path_factory.mktemp("engines"))
     specs = glue.plan(prof)[:SLICE]
@@ -55,7 +55,7 @@ def glue_slice(tmp_path_factory, backbones_dir):
 
 
 def _run_with(glue_slice, kind: str, prof=None, **cli) -> Path:
-    from codeswitch.glue import experiment as glue
+    from codeswitch import glue
 
     base, specs, inline = glue_slice
     prof = prof or base

@@ -15,13 +15,18 @@ import pytest
 
 from codeswitch.core import reported
 from codeswitch.common import glue_metrics as gm
+from codeswitch.glue import config as gc
+from codeswitch.glue import data as gd
 from codeswitch.glue import experiment as eg
 from codeswitch.core.hub import MissingResourceError
 from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.glue import train as tg
+from codeswitch.glue.figures import gains
+from codeswitch.glue.plan import row_label, specs
+from codeswitch.glue.tables import AVG, frame, hypotheses, mark_best, table2, table2_long, verdicts
 
 from .conftest import REPO
-from .helpers import TOY_ADJ, glue_spec, toy_sentiment
+from .helpers import TOY_ADJ, glue_fine_tune, glue_spec, toy_sentiment_splits
 
 TASKS = ("cola", "sst2", "mrpc", "stsb", "qnli", "rte")
 
@@ -43,8 +48,8 @@ def test_en2en_and_en2cs_share_one_training_run():
     assert tg.training_runs(["EN2EN", "EN2CS", "CS2CS"]) == {("en", "en"): ("en", "cs"), ("cs", "cs"): ("cs",)}
     assert tg.training_runs(["EN2CS"]) == {("en", "en"): ("cs",)}
     assert tg.scenario_of("en", "en", "cs") == "EN2CS" and tg.scenario_of("cs", "cs", "en") is None
-    with pytest.raises(ValueError, match="unknown scenario"):
-        tg.training_runs(["EN2KO"])
+    with pytest.raises(ValueError, match="scenarios: unknown"):  # checked once, by the section's Config
+        gc.Config(scenarios=("EN2EN", "EN2KO"))
 
 
 class _RecordingTokenizer:
@@ -145,39 +150,39 @@ def test_best_epoch_is_the_first_best_on_validation():
 
 # --------------------------------------------------------------------------- config
 def test_paper_profile_restates_the_defaults_and_smoke_parses():
-    paper = eg.load(load_profile("paper", root=REPO))
+    paper = gc.load(load_profile("paper", root=REPO))
     # the paper profile turns on what the dataclass leaves off for the smoke profile: packing (issue 24), keep_models (28)
-    assert dataclasses.replace(paper, packing=False, keep_models="none") == eg.Config()
-    assert paper.backbone("XLM-R-large") == eg.Backbone("XLM-R-large", "xlm-roberta-large", 64, 1e-5)  # Table 8
+    assert dataclasses.replace(paper, packing=False, keep_models="none") == gc.Config()
+    assert paper.backbone("XLM-R-large") == gc.Backbone("XLM-R-large", "xlm-roberta-large", 64, 1e-5)  # Table 8
     assert paper.backbone("mBART-large").model == "facebook/mbart-large-50"
     assert (paper.num_train_epochs, paper.warmup_ratio, paper.max_length_single, paper.max_length_pair) == (5, 0.1, 115, 230)
-    smoke = eg.load(load_profile("smoke", root=REPO))
+    smoke = gc.load(load_profile("smoke", root=REPO))
     assert {b.name for b in smoke.backbones} <= {"tiny-bert", "tiny-xlmr", "tiny-mbart"} and smoke.tasks == TASKS
     assert paper.group_by_length and smoke.group_by_length  # the fast path in both profiles (the same code path)
     local = load_profile("paper", {"glue.backbones.mBART-large.model": "/models/mbart"}, root=REPO)  # an item by its name
-    assert eg.load(local).backbone("mBART-large").model == "/models/mbart"
+    assert gc.load(local).backbone("mBART-large").model == "/models/mbart"
 
 
 def test_older_backbone_mapping_is_converted_and_old_keys_name_the_new_ones():
     old = load_profile("smoke", {"glue.backbones": {"A": {"model": "tiny-bert", "batch_size": 8, "learning_rate": 1e-3}}}, root=REPO)
-    assert eg.load(old).backbones == (eg.Backbone("A", "tiny-bert", 8, 1e-3),)
+    assert gc.load(old).backbones == (gc.Backbone("A", "tiny-bert", 8, 1e-3),)
     with pytest.raises(ConfigError, match="'epochs' is now 'num_train_epochs'"):
-        eg.load(load_profile("smoke", {"glue.epochs": 2}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.epochs": 2}, root=REPO))
     with pytest.raises(ConfigError, match="'eval_batch_size' is now 'per_device_eval_batch_size'"):
-        eg.load(load_profile("smoke", {"glue.eval_batch_size": 2}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.eval_batch_size": 2}, root=REPO))
     with pytest.raises(ConfigError, match="no item named 'nope'"):
         load_profile("smoke", {"glue.backbones.nope.model": "x"}, root=REPO)
 
 
 def test_bad_glue_settings_name_the_key():
     with pytest.raises(ConfigError, match="epoch"):
-        eg.load(load_profile("smoke", {"glue.epoch": 2}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.epoch": 2}, root=REPO))
     with pytest.raises(ConfigError, match="backbones.tiny-bert"):
-        eg.load(load_profile("smoke", {"glue.backbones": {"tiny-bert": {"model": "tiny-bert", "lr": 1}}}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.backbones": {"tiny-bert": {"model": "tiny-bert", "lr": 1}}}, root=REPO))
     with pytest.raises(ConfigError, match=r"backbones\[0\].*unknown key"):
-        eg.load(load_profile("smoke", {"glue.backbones": [{"name": "a", "model": "tiny-bert", "lr": 1}]}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.backbones": [{"name": "a", "model": "tiny-bert", "lr": 1}]}, root=REPO))
     with pytest.raises(ConfigError, match="unknown"):
-        eg.load(load_profile("smoke", {"glue.tasks": ["mnli"]}, root=REPO))
+        gc.load(load_profile("smoke", {"glue.tasks": ["mnli"]}, root=REPO))
 
 
 # --------------------------------------------------------------------------- the grid, the cache, shared training
@@ -202,7 +207,7 @@ def fake_training(monkeypatch, tmp_path):
         return {"metric": gm.TASK_METRIC[spec.task], "best_epoch": 1, "valid": 1.0, "test": {lang: score[lang] + spec.seed % 7 for lang in test_dfs}, "test_all": {}, "epochs": []}
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "toy-source")
-    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue, **kw: {t: _toy_splits(t) for t in tasks})
+    monkeypatch.setattr(gd, "load_data", lambda source, tasks, **kw: {t: _toy_splits(t) for t in tasks})
     resolved = []
     monkeypatch.setattr(eg, "resolve_model", lambda ref, cfg, what="": resolved.append(ref) or f"/models/{ref}")
     monkeypatch.setattr(eg, "fine_tune", fake_fine_tune)
@@ -216,7 +221,7 @@ def fake_training(monkeypatch, tmp_path):
 
 def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     cfg, calls, resolved = fake_training
-    results = eg.frame(eg.run(cfg))
+    results = frame(eg.run(cfg))
     assert resolved[:2] == ["m-a", "m-b"]  # each backbone resolved before any training (a missing one fails fast)
     # 2 tasks x 2 backbones x 2 seeds x 2 training languages; never one per scenario
     assert len(calls) == 16
@@ -232,7 +237,7 @@ def test_run_trains_english_once_for_en2en_and_en2cs_and_resumes(fake_training):
     # resumable: a second call finds every run in the cache and trains nothing
     calls.clear()
     resolved.clear()
-    again = eg.frame(eg.run(cfg))
+    again = frame(eg.run(cfg))
     assert calls == [] and resolved == [] and again.equals(results)  # no training, no model needed
     assert len(list((cfg.runs_dir / "glue").glob("*.json"))) == 16
 
@@ -241,13 +246,13 @@ def test_plan_keys_cover_the_whole_config():
     from codeswitch.core.profiles import seeds_for
 
     cfg = load_profile("smoke", root=REPO)
-    glue = eg.load(cfg)
+    glue = gc.load(cfg)
     fps = {t: "x" for t in glue.tasks}
-    specs = eg.specs(cfg, glue, koglish_source="synthetic", data_fingerprints=fps)
+    planned = specs(cfg, glue, koglish_source="synthetic", data_fingerprints=fps)
     n = len(glue.tasks) * len(glue.backbones) * len(seeds_for(cfg, glue.seeds)) * 2
-    assert len(specs) == n and all(isinstance(s, eg.GlueRun) for s in specs)
-    assert len({s.key_hash() for s in specs}) == n
-    key = specs[0].key()
+    assert len(planned) == n and all(isinstance(s, gc.GlueRun) for s in planned)
+    assert len({s.key_hash() for s in planned}) == n
+    key = planned[0].key()
     for name in ("task", "model", "train", "select", "test", "seed", "koglish_source", "data", "num_train_epochs", "batch_size", "learning_rate",
                  "warmup_ratio", "max_length", "per_device_eval_batch_size", "precision", "group_by_length", "backbone_id"):
         assert name in key
@@ -255,20 +260,22 @@ def test_plan_keys_cover_the_whole_config():
     assert "log_epochs" not in key and "max_train_samples" not in key  # display only / covered by `data`
     import dataclasses
 
-    ungrouped = eg.specs(cfg, dataclasses.replace(glue, group_by_length=False), koglish_source="synthetic", data_fingerprints=fps)
-    assert ungrouped[0].key_hash() != specs[0].key_hash()  # another batch order: another run
-    changed = eg.specs(cfg, glue, koglish_source="synthetic", data_fingerprints={t: "y" for t in glue.tasks})
-    assert changed[0].key_hash() != specs[0].key_hash()  # other data: another run
-    quiet = eg.specs(cfg, dataclasses.replace(glue, log_epochs=not glue.log_epochs), koglish_source="synthetic", data_fingerprints=fps)
-    assert quiet[0].key_hash() == specs[0].key_hash()  # logging is not part of a run
+    ungrouped = specs(cfg, dataclasses.replace(glue, group_by_length=False), koglish_source="synthetic", data_fingerprints=fps)
+    assert ungrouped[0].key_hash() != planned[0].key_hash()  # another batch order: another run
+    changed = specs(cfg, glue, koglish_source="synthetic", data_fingerprints={t: "y" for t in glue.tasks})
+    assert changed[0].key_hash() != planned[0].key_hash()  # other data: another run
+    quiet = specs(cfg, dataclasses.replace(glue, log_epochs=not glue.log_epochs), koglish_source="synthetic", data_fingerprints=fps)
+    assert quiet[0].key_hash() == planned[0].key_hash()  # logging is not part of a run
+    keeping = specs(cfg, dataclasses.replace(glue, keep_models="all"), koglish_source="synthetic", data_fingerprints=fps)
+    assert keeping[0].keep_models == "all" and keeping[0].key_hash() == planned[0].key_hash()  # nor is keeping its model
 
 
 def test_data_fingerprint_changes_with_any_cell():
     splits = _toy_splits("sst2")
-    fp = eg.fingerprint(splits)
-    assert fp == eg.fingerprint({k: v.copy() for k, v in splits.items()})
+    fp = gd.fingerprint(splits)
+    assert fp == gd.fingerprint({k: v.copy() for k, v in splits.items()})
     splits["test"].loc[1, "cross"] = "나"
-    assert eg.fingerprint(splits) != fp
+    assert gd.fingerprint(splits) != fp
 
 
 def test_paper_profile_offline_fails_fast_naming_the_setting(monkeypatch, tmp_path):
@@ -276,7 +283,7 @@ def test_paper_profile_offline_fails_fast_naming_the_setting(monkeypatch, tmp_pa
     import codeswitch.koglish.data as koglish
 
     monkeypatch.setattr(koglish, "resolve_source", lambda cfg, src=None: "Jangyeong")
-    monkeypatch.setattr(eg, "load_data", lambda source, tasks, glue, **kw: {t: _toy_splits(t) for t in tasks})  # data present, models not
+    monkeypatch.setattr(gd, "load_data", lambda source, tasks, **kw: {t: _toy_splits(t) for t in tasks})  # data present, models not
     cfg = load_profile("paper", root=REPO, output_root=tmp_path)
     with pytest.raises(MissingResourceError, match=r"glue\.backbones\.mBERT-base\.model"):
         eg.run(cfg)
@@ -295,14 +302,14 @@ def _results(backbones=("mBART-large", "tiny-bert"), seeds=(1, 2)) -> pd.DataFra
 
 def test_table2_cells_average_and_best_marks(tmp_path):
     res = _results()
-    summary, rows, columns = eg.table2_long(res)
+    summary, rows, columns = table2_long(res)
     assert rows[0] == "EN2EN · mBART-large" and rows[-1] == "CS2CS · tiny-bert"
     assert columns == ["CoLA", "SST-2", "MRPC", "STS-B", "QNLI", "RTE", "Avg"]
     cell = summary.set_index(["row", "column"]).loc[("CS2CS · mBART-large", "Avg")]
     # per seed: mean over tasks of 80 + i + (seed-1) = 82.5 + (seed-1); then over seeds
     assert cell["mean"] == pytest.approx(83.0) and cell["std"] == pytest.approx(np.std([82.5, 83.5], ddof=1)) and cell["n"] == 2
     cfg = load_profile("smoke", root=REPO, output_root=tmp_path)
-    paths = eg.table2(res, cfg)
+    paths = table2(res, cfg)
     long = pd.read_csv(paths["csv"])
     best = long[long["best"]]
     assert set(best["scenario"]) == {"EN2CS", "CS2CS"}
@@ -320,16 +327,16 @@ def test_table2_cells_average_and_best_marks(tmp_path):
 def test_ties_are_all_marked_best():
     long = pd.DataFrame({"scenario": ["CS2CS"] * 2, "row": ["CS2CS · a", "CS2CS · b"], "column": ["QNLI"] * 2, "mean": [100.0, 100.0]})
     wide = pd.DataFrame({"QNLI": ["100.00", "100.00"]}, index=["CS2CS · a", "CS2CS · b"])
-    wide, long = eg.mark_best(wide, long)
+    wide, long = mark_best(wide, long)
     assert long["best"].all() and wide["QNLI"].tolist() == ["**100.00**", "**100.00**"]
 
 
 def test_gains_and_hypotheses():
     res = _results()
-    g = eg.gains(res)
+    g = gains(res)
     assert set(g["column"]) == {"CoLA", "SST-2", "MRPC", "STS-B", "QNLI", "RTE", "Avg"}
     assert g[g.backbone == "mBART-large"]["gain"].tolist() == pytest.approx([20.0] * len(g[g.backbone == "mBART-large"]))
-    h = eg.hypotheses(res).set_index("backbone")
+    h = hypotheses(res).set_index("backbone")
     assert h.loc["tiny-bert", "H2 gain (CS2CS−EN2CS)"] == pytest.approx(25.0)
     assert h.loc["tiny-bert", "H2 tasks won"] == "6/6" and h.loc["tiny-bert", "H2 holds"]
     # EN2EN is exactly one point above CS2CS everywhere: a consistent difference, hence significant
@@ -338,10 +345,10 @@ def test_gains_and_hypotheses():
     rng = np.random.default_rng(0)
     en2en = noisy.scenario == "EN2EN"
     noisy.loc[en2en, "score"] = noisy.loc[en2en, "score"] - 1.0 + rng.normal(0, 2, en2en.sum())
-    assert eg.hypotheses(noisy).set_index("backbone")["H1 holds"].all()  # zero-mean noise: no significant gap
+    assert hypotheses(noisy).set_index("backbone")["H1 holds"].all()  # zero-mean noise: no significant gap
     flipped = res.replace({"scenario": {"EN2CS": "CS2CS", "CS2CS": "EN2CS"}})
-    assert not eg.hypotheses(flipped)["H2 holds"].any()
-    assert any("H2 CS2CS > EN2CS holds" in line for line in eg.verdicts(h.reset_index()))
+    assert not hypotheses(flipped)["H2 holds"].any()
+    assert any("H2 CS2CS > EN2CS holds" in line for line in verdicts(h.reset_index()))
 
 
 # --------------------------------------------------------------------------- reported numbers
@@ -357,23 +364,20 @@ def test_reported_table2_keeps_only_the_surviving_row():
     assert all("inferred" in e.note for e in printed)
     assert np.mean([e.value for e in printed]) == pytest.approx(81.61, abs=0.005)  # the printed average
     # labels are the ones the measured table uses
-    cols = {gm.TASK_LABEL[t] for t in TASKS} | {eg.AVG}
+    cols = {gm.TASK_LABEL[t] for t in TASKS} | {AVG}
     assert {e.column for e in entries} == cols
-    assert {e.row for e in entries} == {eg._row_label(s, b) for s in tg.SCENARIOS for b in (bb.name for bb in eg.PAPER_BACKBONES)}
+    assert {e.row for e in entries} == {row_label(s, b) for s in tg.SCENARIOS for b in (bb.name for bb in gc.PAPER_BACKBONES)}
 
 
 # --------------------------------------------------------------------------- the real Trainer on a toy task
 @pytest.mark.slow
 def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbones_dir, tmp_path, monkeypatch):
-    from codeswitch.core.models import resolve_model
-
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a private temp dir: other processes' trainers cannot race this check
 
-    path = resolve_model("tiny-bert")
-    train, valid, test = toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(48, 2)
+    train, valid, test = toy_sentiment_splits(48)
     s = glue_spec(num_train_epochs=4, seed=11111)
-    en = tg.fine_tune(s, path, train, valid, {"en": test, "cs": test}, cpu_threads=1)
-    cs = tg.fine_tune(dataclasses.replace(s, train="cs", select="cs"), path, train, valid, {"cs": test}, cpu_threads=1)
+    en = glue_fine_tune(s, "tiny-bert", train, valid, {"en": test, "cs": test})
+    cs = glue_fine_tune(dataclasses.replace(s, train="cs", select="cs"), "tiny-bert", train, valid, {"cs": test})
     assert list(tmp_path.glob("glue-trainer-*")) == []  # no checkpoint left behind
     assert en["metric"] == "accuracy" and len(en["epochs"]) == 4
     valid_curve = [e["valid"] for e in en["epochs"]]
@@ -385,15 +389,12 @@ def test_fine_tune_tiny_bert_cs2cs_beats_en2cs_and_leaves_no_checkpoint(backbone
 
 @pytest.mark.slow
 def test_fine_tune_tiny_mbart_regression_head(backbones_dir):
-    from codeswitch.core.models import resolve_model
-
-    path = resolve_model("tiny-mbart")
     rng = random.Random(3)
     df = pd.DataFrame(
         [{"sentence1": f"the {a} movie", "cross1": f"{TOY_ADJ[a][0]} 영화", "sentence2": f"the {b} book", "cross2": f"{TOY_ADJ[b][0]} 책", "label": 5.0 * (TOY_ADJ[a][1] == TOY_ADJ[b][1])}
          for a, b in ((rng.choice(sorted(TOY_ADJ)), rng.choice(sorted(TOY_ADJ))) for _ in range(48))]
     )
     s = glue_spec(task="stsb", train="cs", select="cs", test=("cs",), batch_size=16, learning_rate=6e-3, seed=1, max_length=230)
-    r = tg.fine_tune(s, path, df, df.head(16), {"cs": df.head(16)}, cpu_threads=1)
+    r = glue_fine_tune(s, "tiny-mbart", df, df.head(16), {"cs": df.head(16)})
     assert r["metric"] == "spearman" and set(r["test_all"]["cs"]) == {"spearman", "pearson"}
     assert -100.0 <= r["test"]["cs"] <= 100.0 and len(r["epochs"]) == 2

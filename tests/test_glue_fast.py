@@ -12,9 +12,8 @@ import torch
 from codeswitch.core.training import BestEpoch
 from codeswitch.glue import train as tg
 
-from .helpers import glue_spec
+from .helpers import TOY_ADJ as _ADJ, glue_fine_tune, glue_spec, glue_trainer
 
-_ADJ = {"good": ("좋은", 1), "great": ("훌륭한", 1), "nice": ("멋진", 1), "bad": ("나쁜", 0), "awful": ("끔찍한", 0), "dull": ("따분한", 0)}
 _FILLER = "the a movie film song was shown really very quite long short story at home today".split()
 
 
@@ -27,14 +26,6 @@ def _varied(n: int, seed: int, max_words: int = 40) -> pd.DataFrame:
         pre = " ".join(rng.choice(_FILLER) for _ in range(rng.randint(1, max_words)))
         rows.append({"sentence": f"{pre} the {adj} movie", "cross": f"{pre} {_ADJ[adj][0]} 영화", "label": _ADJ[adj][1]})
     return pd.DataFrame(rows)
-
-
-def _settings(**kw):
-    return glue_spec(**kw)
-
-
-def _trainer(path: str, df: pd.DataFrame, spec, tmp: str, callbacks=()):
-    return tg.build_trainer(spec, path, df, df.head(8), {"en": df.head(8)}, device="cpu", output_dir=tmp, callbacks=callbacks)
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +57,7 @@ def test_length_column_is_the_attention_mask_sum(tiny_bert):
 # --------------------------------------------------------------------------- SDPA
 @pytest.mark.parametrize("name", ["tiny-bert", "tiny-xlmr", "tiny-mbart"])
 def test_models_use_sdpa(name, backbones_dir, tmp_path):
-    from codeswitch.core.models import resolve_model
-
-    trainer = _trainer(resolve_model(name), _varied(8, 0), _settings(), str(tmp_path))
+    trainer = glue_trainer(name, _varied(8, 0), glue_spec(), str(tmp_path))
     assert trainer.model.config._attn_implementation == "sdpa"
 
 
@@ -99,7 +88,7 @@ def test_group_by_length_cuts_padding(tiny_bert, tmp_path, monkeypatch):
 
     monkeypatch.setattr(hf_trainer, "LengthGroupedSampler", Spy)
     df = _varied(256, 0)
-    grouped = _trainer(tiny_bert, df, _settings(), str(tmp_path))
+    grouped = glue_trainer(tiny_bert, df, glue_spec(), str(tmp_path))
     assert grouped.args.train_sampling_strategy == "group_by_length"  # the profiles' default
     g_pad, g_real, g_sizes = _padding(grouped)
     # the Trainer read the precomputed column (None would mean re-scanning every row)
@@ -107,7 +96,7 @@ def test_group_by_length_cuts_padding(tiny_bert, tmp_path, monkeypatch):
     sampler = grouped._get_train_sampler()
     assert isinstance(sampler, LengthGroupedSampler) and isinstance(sampler.lengths, list)
 
-    random_ = _trainer(tiny_bert, df, _settings(group_by_length=False), str(tmp_path))
+    random_ = glue_trainer(tiny_bert, df, glue_spec(group_by_length=False), str(tmp_path))
     r_pad, r_real, r_sizes = _padding(random_)
     assert g_real == r_real == sum(grouped.train_dataset[tg.LENGTH][:])  # every row once per epoch
     assert g_sizes == r_sizes == [8] * 32
@@ -118,7 +107,7 @@ def test_grouped_order_is_a_function_of_the_data_seed(tiny_bert, tmp_path):
     df = _varied(64, 1)
 
     def order(seed: int, epochs: int = 2) -> list[list[int]]:
-        trainer = _trainer(tiny_bert, df, _settings(seed=seed), str(tmp_path))
+        trainer = glue_trainer(tiny_bert, df, glue_spec(seed=seed), str(tmp_path))
         torch.manual_seed(999)  # the global stream must not matter (it differs between processes)
         sampler = trainer._get_train_sampler()
         return [list(sampler) for _ in range(epochs)]
@@ -139,7 +128,7 @@ def _losses(path: str, df: pd.DataFrame, precision: str, tmp: str, dropout_seed:
     ``data_seed``) stay, only the dropout masks are drawn anew.
     """
     rec = BestEpoch("accuracy", ["valid", "test_en"])
-    trainer = _trainer(path, df, _settings(precision=precision), tmp, callbacks=[rec])
+    trainer = glue_trainer(path, df, glue_spec(precision=precision), tmp, callbacks=[rec])
     dtypes = set()
     first_linear = next(m for m in trainer.model.modules() if isinstance(m, torch.nn.Linear))
     first_linear.register_forward_hook(lambda m, i, out: dtypes.add(out.dtype) if m.training else None)
@@ -161,8 +150,8 @@ def test_bf16_matches_fp32_within_dropout_noise(tiny_bert, tmp_path):
     assert noise > 0 and 0 < gap < noise, (fp32, bf16, other_dropout)
     assert gap < 0.02 * np.abs(fp32).max()
     # the same run through fine_tune (what the experiment calls): the same losses
-    s = _settings(precision="bf16")
-    r = tg.fine_tune(s, tiny_bert, df, df.head(8), {"en": df.head(8)}, cpu_threads=1)
+    s = glue_spec(precision="bf16")
+    r = glue_fine_tune(s, tiny_bert, df)
     assert [e["loss"] for e in r["epochs"]] == pytest.approx(bf16.tolist(), rel=1e-6)
 
 
@@ -200,7 +189,7 @@ def test_no_host_sync_in_the_trainer_step(tiny_bert, tmp_path, monkeypatch):
 
     def run(nan_filter: bool) -> int:
         state["syncs"] = 0
-        trainer = _trainer(tiny_bert, _varied(32, 3), _settings(num_train_epochs=1), str(tmp_path), callbacks=[StepWindow()])
+        trainer = glue_trainer(tiny_bert, _varied(32, 3), glue_spec(num_train_epochs=1), str(tmp_path), callbacks=[StepWindow()])
         trainer.args.logging_nan_inf_filter = nan_filter
         trainer.model.register_forward_pre_hook(lambda m, i: state.update(in_forward=True))
         trainer.model.register_forward_hook(lambda m, i, o: state.update(in_forward=False))
@@ -219,7 +208,7 @@ def test_smoke_check_asserts_only_on_the_smoke_profile_as_shipped():
     import pytest
 
     from codeswitch.core.profiles import load_profile
-    from codeswitch.glue.experiment import smoke_check
+    from codeswitch.glue.tables import smoke_check
 
     from .conftest import REPO
 

@@ -17,7 +17,7 @@ import torch
 
 from codeswitch.glue import train as tg
 
-from .helpers import glue_spec
+from .helpers import glue_fine_tune, glue_spec, glue_trainer
 
 WORDS = "the a movie film song was shown really very quite long short story at home today 좋은 영화 나쁜".split()
 
@@ -29,8 +29,8 @@ def _pairs(n, seed):
                           "label": rng.choice([0, 1]) if seed % 2 else rng.uniform(0, 5)} for _ in range(n)])
 
 
-def _run(path, df, spec, tmp):
-    trainer = tg.build_trainer(spec, path, df, df.head(8), {"en": df.head(8)}, device="cpu", output_dir=tmp)
+def _run(backbone, df, spec, tmp):
+    trainer = glue_trainer(backbone, df, spec, tmp)
     for m in trainer.model.modules():
         if isinstance(m, torch.nn.Dropout):
             m.p = 0.0
@@ -53,13 +53,10 @@ def _run(path, df, spec, tmp):
 
 @pytest.mark.parametrize("backbone, task, seed", [("tiny-bert", "sst2", 1), ("tiny-bert", "stsb", 2), ("tiny-xlmr", "mrpc", 3)])
 def test_packed_glue_training_equals_the_padded_one(backbone, task, seed, tmp_path, backbones_dir):
-    from codeswitch.core.models import resolve_model
-
-    path = resolve_model(backbone)
     df = _pairs(48, seed)
     spec = glue_spec(task=task, max_length=64)
-    ref, ref_shapes, ref_scores, _ = _run(path, df, spec, str(tmp_path / "a"))
-    got, shapes, scores, trainer = _run(path, df, glue_spec(task=task, max_length=64, packing=True), str(tmp_path / "b"))
+    ref, ref_shapes, ref_scores, _ = _run(backbone, df, spec, str(tmp_path / "a"))
+    got, shapes, scores, trainer = _run(backbone, df, glue_spec(task=task, max_length=64, packing=True), str(tmp_path / "b"))
     assert isinstance(trainer.data_collator, tg.PackRows)
     assert len(got) == len(ref) == 12  # 48 rows / batch 8 × 2 epochs
     assert all(s[-1] for s in shapes) and not any(s[-1] for s in ref_shapes)
@@ -80,7 +77,7 @@ def test_mbart_trains_padded(tmp_path, backbones_dir):
 
     df = _pairs(16, 1)
     spec = glue_spec(task="sst2", max_length=32, packing=True, num_train_epochs=1)
-    r = tg.fine_tune(spec, resolve_model("tiny-mbart"), df, df.head(8), {"en": df.head(8)}, cpu_threads=1)
+    r = glue_fine_tune(spec, "tiny-mbart", df)
     assert r["packed"] is False
     with pytest.raises(ValueError, match="cannot be packed"):
         from transformers import AutoModelForSequenceClassification

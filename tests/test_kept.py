@@ -242,12 +242,12 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
 def test_glue_classifier_keeps_the_best_epoch_with_label_names(tmp_path, backbones_dir, monkeypatch):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from codeswitch.glue import experiment as G
+    from codeswitch.glue import experiment as G, plan
 
     cfg = load_profile("smoke", {"seeds": [1], "glue.tasks": ["sst2"], "glue.backbones": [
         {"name": "tiny-bert", "model": "tiny-bert", "batch_size": 16, "learning_rate": 6.0e-3}], "glue.num_train_epochs": 2,
         "glue.max_train_samples": 64, "glue.max_eval_samples": 32}, output_root=tmp_path)
-    spec = next(s for s in G.plan(cfg) if s.train == "en")
+    spec = next(s for s in plan(cfg) if s.train == "en")
     models, fine_tune = [], G.fine_tune
 
     def recording(*a, keep=None, **k):

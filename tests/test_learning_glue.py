@@ -7,26 +7,23 @@ language beside a predictor that always says the majority class (STS-B: a consta
 
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
 
 from codeswitch.glue import experiment as eg
-from codeswitch.glue import train as tg
 
-from .helpers import glue_spec, toy_sentiment
+from .helpers import glue_fine_tune, glue_spec, toy_sentiment_splits
+
 
 def _run(train: pd.DataFrame, valid: pd.DataFrame, test: pd.DataFrame) -> dict:
-    from codeswitch.core.models import resolve_model
-
     spec = glue_spec(train="cs", select="cs", test=("cs",), num_train_epochs=3, seed=11111)
-    result = tg.fine_tune(spec, resolve_model("tiny-bert"), train, valid, {"cs": test}, cpu_threads=1)
+    result = glue_fine_tune(spec, "tiny-bert", train, valid, {"cs": test})
     return eg.learning_entry(spec, train, test, result)
 
 
 @pytest.fixture(scope="module")
 def data():
-    return toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(64, 2)
+    return toy_sentiment_splits(64)
 
 
 def test_a_trained_classifier_beats_the_majority_class(backbones_dir, data):

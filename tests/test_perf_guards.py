@@ -28,17 +28,24 @@ def _columns(rng, *, rows: int, shortest: int, longest: int) -> list[dict]:
     return token_columns((rng.integers(shortest, longest, size=rows) for _ in range(6)), rng, 400)
 
 
+def _concse_parts(train: bool, rng: np.random.Generator | None = None, **lengths):
+    """The set-up every ConCSE step below starts from: tiny-bert's real ConCSE encoder (:func:`_encoder`) in training
+    (``train``) or evaluation mode, its ``ConCSELoss``, and, given ``rng``, ConCSE's six token columns drawn from it
+    (``lengths``: ``rows``, ``shortest``, ``longest``, as :func:`_columns` takes them; else ``None``)."""
+    from codeswitch.concse.loss import ConCSELoss
+
+    model = _encoder().train(train)
+    return model, ConCSELoss(model), None if rng is None else _columns(rng, **lengths)
+
+
 def _concse_step(backbones_dir, *, fused: bool = False):
     """One ConCSE training step (the real ``build_encoder``, length buckets, ``ConCSELoss``, clipping, AdamW) as a
     function of no arguments, and its warm state (the first step allocates the optimiser's moments).  ``fused``: the
     fused AdamW the GPU runs (``core.utils.adamw_kind``); else the multi-tensor one of CPU runs."""
     from codeswitch.common.fastpath import bucket_features
-    from codeswitch.concse.loss import ConCSELoss
 
-    model = _encoder().train()
-    cols = _columns(np.random.default_rng(0), rows=6, shortest=3, longest=16)
+    model, loss_fn, cols = _concse_parts(True, np.random.default_rng(0), rows=6, shortest=3, longest=16)
     buckets = bucket_features(cols, cost=8)
-    loss_fn = ConCSELoss(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if fused else {"foreach": True}))
 
     def step():
@@ -169,12 +176,9 @@ def test_packed_concse_step_is_one_forward(backbones_dir):
     """The matmuls of a packed ConCSE step are those of one encoder forward (a CPU profile of the loss's forward);
     the length buckets run one forward per bucket."""
     from codeswitch.common.fastpath import bucket_features, pack_features
-    from codeswitch.concse.loss import ConCSELoss
 
-    model = _encoder().eval()
+    model, loss, cols = _concse_parts(False, np.random.default_rng(3), rows=8, shortest=2, longest=30)
     linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())  # the matmuls of one forward
-    cols = _columns(np.random.default_rng(3), rows=8, shortest=2, longest=30)
-    loss = ConCSELoss(model)
 
     def forward_of(features):
         def run():
@@ -208,7 +212,7 @@ def test_packed_step_compiles_whole_and_recompiles_per_budget_at_most(backbones_
     from codeswitch.common.fastpath import embed_packed
     from codeswitch.concse.loss import concse_loss
 
-    model = _encoder().train()
+    model, _, _ = _concse_parts(True)
 
     def step_loss(packed):
         return concse_loss(*embed_packed(model, packed, 6))["total"]

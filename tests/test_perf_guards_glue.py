@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from codeswitch.glue import train as tg
 
-from .helpers import glue_spec
+from .helpers import glue_spec, glue_trainer
 from .test_glue_packing import _pairs
 from .test_perf_guards_calbert import StepProbe
 
@@ -32,12 +31,9 @@ def _data(source: str, request):
 
 
 def _probe(df, task, tmp, *, packing: bool, deterministic: bool = True):
-    from codeswitch.core.models import resolve_model
-
     probe = StepProbe()
     spec = glue_spec(task=task, max_length=64, num_train_epochs=1, packing=True if packing else None)
-    trainer = tg.build_trainer(spec, resolve_model("tiny-bert"), df, df.head(8), {"en": df.head(8)}, device="cpu",
-                               output_dir=tmp, callbacks=[probe])
+    trainer = glue_trainer("tiny-bert", df, spec, tmp, callbacks=[probe])
     if not deterministic:
         torch.use_deterministic_algorithms(False)
     trainer.train()

@@ -1,5 +1,7 @@
-"""Koglish-GLUE (notebook 02): ``config`` (the ``glue`` section and the run spec), ``train``
-(fine-tuning one backbone on one task), ``experiment`` (plan, run, tables, figures).
+"""Koglish-GLUE (notebook 02): ``config`` (the ``glue`` section and the run spec), ``data`` (the splits a run reads
+and their hash), ``train`` (fine-tuning one backbone on one task); the experiment contract: ``plan`` (the run specs,
+:func:`plan`, :func:`stages`), ``experiment`` (:func:`run_one`, :func:`run`, kept models), ``tables`` (Table 2 and
+its claims), ``figures``.
 
 The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 
@@ -8,7 +10,10 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, GlueRun
-from .experiment import figures, plan, run, run_one, stages, tables
+from .plan import plan, stages
+from .experiment import run, run_one
+from .tables import tables
+from .figures import figures
 
 from .config import SECTION, load
 from .resources import resources

@@ -19,7 +19,7 @@ from typing import Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
+from ..core.profiles import HF_RENAMED, Profile, backbone_named, backbones_from, check_fields, section_prepare
 from .train import SCENARIOS, TASKS
 
 SECTION = "glue"
@@ -103,27 +103,24 @@ RENAMED = HF_RENAMED
 _prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, paper=PAPER_BACKBONES, hub_ids=True)
 
 
-def load(profile) -> Config:
+def load(profile: Profile) -> Config:
     """The profile's ``glue`` section as a :class:`Config` (errors name the YAML file and key)."""
     return profile.section(SECTION, Config, prepare=_prepare)
 
 
 # --------------------------------------------------------------------------- the run spec
-# Bump when a change of this experiment's method code (data handling, training, evaluation)
-# changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 2  # 2: every result holds its learning entry (core.learning)
-
-
 @dataclass(frozen=True)
 class GlueRun(RunSpec):
     """One fine-tuning run: a (task, backbone, seed, training language) cell of Table 2, scored on its test languages.
 
-    Built by :func:`codeswitch.glue.experiment.plan`; passed as it is to
-    :func:`codeswitch.glue.train.fine_tune`.  The cache key is every field but the
-    three marked ``not_in_key`` (the sample limits are in ``data``, the rows' hash).
+    The package's one spec class.  Built by :func:`codeswitch.glue.plan.plan`; passed as it is to
+    :func:`codeswitch.glue.experiment.run_one` and :func:`codeswitch.glue.train.fine_tune`.  The cache key
+    is every field but the four marked ``not_in_key`` (the sample limits are in ``data``, the rows' hash).
     """
 
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+    # Bump when a change of this experiment's method code (data handling, training, evaluation)
+    # changes its results: every run key changes, so no old record is reused.
+    RESULT_VERSION: ClassVar[int] = 2  # 2: every result holds its learning entry (core.learning)
 
     experiment: str
     task: str
@@ -134,7 +131,7 @@ class GlueRun(RunSpec):
     test: tuple[str, ...]  # languages of the test splits scored
     seed: int
     koglish_source: str
-    data: str  # hash of the task's rows as this run reads them (glue.experiment.fingerprint)
+    data: str  # hash of the task's rows as this run reads them (glue.data.fingerprint)
     num_train_epochs: int
     batch_size: int  # the total batch over every device
     learning_rate: float
@@ -150,6 +147,7 @@ class GlueRun(RunSpec):
     max_train_samples: int | None = not_in_key(None)
     max_eval_samples: int | None = not_in_key(None)
     log_epochs: bool = not_in_key(True)
+    keep_models: str = not_in_key(kw_only=True)  # the section's keep_models: whether run_one keeps the classifier (core.kept)
 
     def inputs(self) -> Mapping[str, str]:
         from ..koglish.data import input_refs

@@ -162,13 +162,13 @@ SCENARIOS: Mapping[str, Scenario] = {
 def training_runs(scenarios: Sequence[str]) -> dict[tuple[str, str], tuple[str, ...]]:
     """One training per distinct (train, select) language pair, with every test language it serves.
 
+    ``scenarios``: names of :data:`SCENARIOS` (the ``glue`` Config checks a profile's).
+
     >>> training_runs(["EN2EN", "EN2CS", "CS2CS"])
     {('en', 'en'): ('en', 'cs'), ('cs', 'cs'): ('cs',)}
     """
     runs: dict[tuple[str, str], tuple[str, ...]] = {}
     for name in scenarios:
-        if name not in SCENARIOS:
-            raise ValueError(f"unknown scenario '{name}' (known: {', '.join(SCENARIOS)})")
         s = SCENARIOS[name]
         tests = runs.setdefault((s.train, s.select), ())
         if s.test not in tests:
@@ -218,8 +218,8 @@ def fine_tune(
     valid_df: pd.DataFrame,
     test_dfs: Mapping[str, pd.DataFrame],
     *,
-    device: str = "cpu",
-    cpu_threads: int | None = None,
+    device: str,
+    cpu_threads: int | None,
     desc: str = "",
     keep: Callable[[Any, Any, dict], Any] | None = None,
 ) -> dict:
