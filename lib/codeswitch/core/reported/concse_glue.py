@@ -1,6 +1,6 @@
 """ConCSE Table 2: Koglish-GLUE under EN2EN / EN2CS / CS2CS, four backbones (§5.1).
 
-Labels (the ones :mod:`codeswitch.glue.experiment` gives its measured table):
+Labels (the ones :mod:`codeswitch.glue.tables` gives its measured table):
 
 * rows ``"<scenario> · <backbone>"``, scenario ∈ EN2EN, EN2CS, CS2CS and backbone
   ∈ mBERT-base, XLM-R-base, XLM-R-large, mBART-large (Table 8's models);
