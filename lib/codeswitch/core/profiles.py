@@ -443,10 +443,10 @@ def _extended_path(ref: Any, path: Path, root: Path) -> Path:
 
 def merge_delta(base: Any, delta: Any, *, where: str, path: tuple = ()) -> Any:
     """``base`` with ``delta`` over it: mappings merge key by key; a list of named entries (``backbones``:
-    ``[{name: ..., ...}]``) merges entry by entry, by name, in the base's order (a delta names only the entries it
-    changes, and only the keys it changes in them; a name the base lacks is a :class:`ConfigError`); any other value
-    (a number, a string, a list of plain values such as a grid) replaces the base's.  Unknown keys are left to the
-    typed sections, which refuse them naming the file and the key."""
+    ``[{name: ..., ...}]``) is the entries the delta names, in its order, each the base's entry of that name with the
+    delta's keys over it (a delta lists every entry it keeps, and in each only the keys it changes; a name the base
+    lacks is a :class:`ConfigError`); any other value (a number, a string, a list of plain values such as a grid)
+    replaces the base's.  Unknown keys are left to the typed sections, which refuse them naming the file and the key."""
     if isinstance(base, dict) and isinstance(delta, dict):
         out = dict(base)
         for key, value in delta.items():
@@ -459,9 +459,8 @@ def merge_delta(base: Any, delta: Any, *, where: str, path: tuple = ()) -> Any:
             dotted = ".".join(map(str, path))
             raise ConfigError(f"{where}: key '{dotted}': no entry named {unknown[0]!r} in the profile it extends "
                               f"(entries: {', '.join(map(str, names))})", path)
-        by_name = {entry["name"]: entry for entry in delta}
-        return [merge_delta(entry, by_name[entry["name"]], where=where, path=(*path, i)) if entry["name"] in by_name else entry
-                for i, entry in enumerate(base)]
+        by_name = {entry["name"]: entry for entry in base}
+        return [merge_delta(by_name[entry["name"]], entry, where=where, path=(*path, i)) for i, entry in enumerate(delta)]
     return delta
 
 
