@@ -51,9 +51,9 @@ def invariant_report(source: str) -> pd.DataFrame:
     are skipped.  See :func:`codeswitch.koglish.construct.invariant_violations`.
     """
     rows = []
-    for group, task, split, load in _tables(source):
+    for group, task, split, read in _tables(source):
         try:
-            df = load()
+            df = read()
         except K.KoglishFormatError as exc:
             if "no file found" in str(exc):
                 continue
