@@ -14,13 +14,16 @@ import pytest
 from codeswitch.common.muse import first_translations
 from codeswitch.koglish import construct as C
 from codeswitch.koglish import data as K
+from codeswitch.koglish import layout as L
+from codeswitch.koglish import parse as P
 from codeswitch.koglish import synthetic as S
+from codeswitch.koglish import synthetic_grammar as G
 from codeswitch.koglish import translate as T
 from codeswitch.core.hub import MissingResourceError
 
 
 def tree(s: str):
-    return C.parse_ptb(s)
+    return P.parse_ptb(s)
 
 
 def select(s: str, **kw) -> C.Selection:
@@ -124,7 +127,7 @@ TREES = {
 
 
 def switcher(mt=None, **kw):
-    return C.CodeSwitcher(C.BracketParser(TREES), mt or FakeMT(), **kw)
+    return C.CodeSwitcher(P.BracketParser(TREES), mt or FakeMT(), **kw)
 
 
 def test_switch_replaces_first_occurrence_and_keeps_the_rest():
@@ -185,14 +188,14 @@ def test_build_single_pair_nli_layouts_and_exclusion_counts():
 
 
 def test_split_frame_sizes_cover_and_seed():
-    parts = C.split_frame(100, (0.64, 0.16, 0.20), seed=3)
+    parts = L.split_frame(100, (0.64, 0.16, 0.20), seed=3)
     assert [len(p) for p in parts] == [64, 16, 20]
     assert sorted(int(i) for p in parts for i in p) == list(range(100))
-    assert all((a == b).all() for a, b in zip(parts, C.split_frame(100, (0.64, 0.16, 0.20), seed=3)))
-    assert not (parts[0] == C.split_frame(100, (0.64, 0.16, 0.20), seed=4)[0]).all()
-    assert [len(p) for p in C.split_frame(7, (0.5, 0.5), seed=0)] == [4, 3]
+    assert all((a == b).all() for a, b in zip(parts, L.split_frame(100, (0.64, 0.16, 0.20), seed=3)))
+    assert not (parts[0] == L.split_frame(100, (0.64, 0.16, 0.20), seed=4)[0]).all()
+    assert [len(p) for p in L.split_frame(7, (0.5, 0.5), seed=0)] == [4, 3]
     with pytest.raises(ValueError, match="sum to 1"):
-        C.split_frame(10, (0.5, 0.4), seed=0)
+        L.split_frame(10, (0.5, 0.4), seed=0)
 
 
 def test_invariant_violations_finds_each_rule():
@@ -221,18 +224,18 @@ def test_bracket_parser_and_parse_cache(tmp_path):
             return [tree(TREES[s]) if s in TREES else None for s in sentences]
 
     inner = Counting()
-    cached = C.CachedParser(inner, tmp_path / "parses.sqlite")
+    cached = P.CachedParser(inner, tmp_path / "parses.sqlite")
     first = cached.parse_many(["The big dog ran .", "He slept .", "unknown ."])
     assert inner.seen == ["The big dog ran .", "He slept .", "unknown ."] and first[2] is None
-    again = C.CachedParser(Counting(), tmp_path / "parses.sqlite")  # a new process: the file persists
+    again = P.CachedParser(Counting(), tmp_path / "parses.sqlite")  # a new process: the file persists
     assert again.parse_many(["He slept ."])[0] == first[1] and again.parser.seen == []
-    assert C.BracketParser(TREES).parse_many(["The  big dog ran ."])[0].leaves()[:2] == ["The", "big"]
+    assert P.BracketParser(TREES).parse_many(["The  big dog ran ."])[0].leaves()[:2] == ["The", "big"]
     from nltk import Tree
 
     paren = Tree("S", [Tree("NP", [Tree("-LRB-", ["("]), Tree("CD", ["1953"])]), Tree(")", [")"])])
-    assert C._tree_from_json(C._tree_json(paren)) == paren  # leaves like "(" survive the cache
+    assert P._tree_from_json(P._tree_json(paren)) == paren  # leaves like "(" survive the cache
     with pytest.raises(ValueError, match="PTB"):
-        C.parse_ptb("(S (NP")
+        P.parse_ptb("(S (NP")
 
 
 def test_benepar_download_failure_is_a_clear_error(monkeypatch):
@@ -246,8 +249,8 @@ def test_benepar_download_failure_is_a_clear_error(monkeypatch):
     # and download() returns False, which is what nltk's downloader does offline
     fake = types.SimpleNamespace(Parser=no_model, download=lambda *a, **k: False)
     monkeypatch.setitem(sys.modules, "benepar", fake)
-    with pytest.raises(C.ParserUnavailable, match=r"(?s)benepar\.download returned False.*benepar\.download\('benepar_en3'\)"):
-        C.BeneparParser().parse_many(["A sentence ."])
+    with pytest.raises(P.ParserUnavailable, match=r"(?s)benepar\.download returned False.*benepar\.download\('benepar_en3'\)"):
+        P.BeneparParser().parse_many(["A sentence ."])
 
 
 def test_benepar_gets_pretokenised_words_and_batches(monkeypatch):
@@ -272,7 +275,7 @@ def test_benepar_gets_pretokenised_words_and_batches(monkeypatch):
 
     fake = types.SimpleNamespace(Parser=Parser, InputSentence=InputSentence, download=lambda *a, **k: True)
     monkeypatch.setitem(sys.modules, "benepar", fake)
-    trees = C.BeneparParser("benepar_en3").parse_many(["The film ( 1953 ) won .", "", "Two words"])
+    trees = P.BeneparParser("benepar_en3").parse_many(["The film ( 1953 ) won .", "", "Two words"])
     assert trees[0].leaves() == ["The", "film", "(", "1953", ")", "won", "."] and trees[1] is None and len(trees[2]) == 2
 
 
@@ -603,14 +606,14 @@ def test_korean_comes_out_right(mini):
 
 def test_glossary_covers_the_grammar_and_corpus_file_is_current():
     table = first_translations(S.GLOSSARY)
-    words = set(S.SST_NOUNS + S.POSITIVE + S.NEGATIVE + S.NEUTRAL + S.ATTRIBUTIVE + S.FINITE + S.PLAIN_ADJ)
-    words |= {w for forms in S.NOUN_CLASSES.values() for f in forms for w in f}
-    words |= {w for pairs in S.ADJ2.values() for p in pairs for w in p} | set(S.HYPERNYM.values())
+    words = set(G.SST_NOUNS + G.POSITIVE + G.NEGATIVE + G.NEUTRAL + G.ATTRIBUTIVE + G.FINITE + G.PLAIN_ADJ)
+    words |= {w for forms in G.NOUN_CLASSES.values() for f in forms for w in f}
+    words |= {w for pairs in G.ADJ2.values() for p in pairs for w in p} | set(G.HYPERNYM.values())
     assert sorted(words - set(table)) == []
     d = T.DictionaryTranslator(table)
-    assert [d.translate_one(f"all {p}").text for p in S.PLURAL.values()] == ["모든 사람들", "모든 동물들", "모든 탈것들"]
-    assert not set(S.OOV) & set(table)
-    assert S.CORPUS.read_text(encoding="utf-8") == S.corpus_text(), "run: python -m codeswitch.koglish.synthetic"
+    assert [d.translate_one(f"all {p}").text for p in G.PLURAL.values()] == ["모든 사람들", "모든 동물들", "모든 탈것들"]
+    assert not set(G.OOV) & set(table)
+    assert S.CORPUS.read_text(encoding="utf-8") == S.corpus_text(), "run: python -m codeswitch.koglish corpus"
     assert S.CORPUS.stat().st_size < 50_000
 
 
@@ -656,33 +659,35 @@ def test_pretokenize_matches_the_released_style():
 
 def test_write_sts_layouts(tmp_path):
     res = C.build(pd.DataFrame({"sentence1": ["The big dog ran ."] * 5, "sentence2": ["The old cat sat ."] * 5, "label": [1.0] * 5}), switcher(), "pair")
-    assert C.write_sts(tmp_path, "sts13", res, seed=0) == {"valid": 2, "test": 3}  # round(2.5) == 2
-    assert C.write_sts(tmp_path, "sick", res, seed=0, ratios=None) == {"test": 5}
-    assert C.write_sts(tmp_path, "stsb", res, seed=0) == {"valid": 2, "test": 3}
+    assert L.write_sts(tmp_path, "sts13", res, seed=0) == {"valid": 2, "test": 3}  # round(2.5) == 2
+    assert L.write_sts(tmp_path, "sick", res, seed=0, ratios=None) == {"test": 5}
+    assert L.write_sts(tmp_path, "stsb", res, seed=0) == {"valid": 2, "test": 3}
     assert len(K.load_sts(str(tmp_path), "sts13", "valid")) == 2 and len(K.load_sts(str(tmp_path), "sick")) == 5
     assert (tmp_path / "Koglish_STS/stsb_for_Koglish/en_valid.csv").read_text().startswith(",sentence1,source1_np0,")
 
 
 def test_table1_exclusions_and_figure(mini):
-    from codeswitch.koglish import experiment as E
+    from codeswitch.koglish.figures import figure1, pick_example
+    from codeswitch.koglish.tables import exclusions, table1
+    from codeswitch.koglish.walkthrough import gold_trees
 
-    wide, long = E.table1(str(mini))
+    wide, long = table1(str(mini))
     cola = long[(long["row"] == "GLUE/CoLA")].set_index("column")
     assert cola.loc["Train", "mean"] == len(K.load_glue(str(mini), "cola", "train")) and cola.loc["Train", "paper"] == 4341
     assert cola.loc["Total", "mean"] == sum(len(K.load_glue(str(mini), "cola", s)) for s in K.GLUE_SPLITS)
     assert "STS/STS12" in wide.index and wide.loc["STS/STS12", "Dev"] == "–"  # the repository layout has no STS12 dev
     stats = S.construction_stats(mini)
-    w, lg = E.exclusions({"cola": stats["glue"]["cola"], "nli:nli": stats["nli"]["nli"]})
+    w, lg = exclusions({"cola": stats["glue"]["cola"], "nli:nli": stats["nli"]["nli"]})
     row = lg[(lg["row"] == "GLUE/CoLA") & (lg["column"] == "excluded %")].iloc[0]
     assert row["paper"] == 29.1 and abs(row["mean"] - 100 * (1 - stats["glue"]["cola"]["kept"] / 400)) < 1e-9
     assert w.loc["GLUE/CoLA", "input"] == "400" and list(w.index) == ["GLUE/CoLA", "NLI/NLI"]
 
-    trees = E._synthetic_trees(str(mini))
-    sw = C.CodeSwitcher(C.BracketParser(trees), T.DictionaryTranslator.from_muse(S.GLOSSARY))
+    trees = gold_trees(str(mini))
+    sw = C.CodeSwitcher(P.BracketParser(trees), T.DictionaryTranslator.from_muse(S.GLOSSARY))
     sentence = next(s for s in trees if s.startswith("She said that"))
     (o,) = sw.switch_many([sentence])
-    ex = E.pick_example([(o, C.parse_ptb(trees[sentence]))])
-    fig = E.figure1(ex)
+    ex = pick_example([(o, P.parse_ptb(trees[sentence]))])
+    fig = figure1(ex)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert "NP ✗" in texts and o.target_np0 in " ".join(texts).replace("\u00a0", " ")
     import matplotlib.pyplot as plt
@@ -692,7 +697,9 @@ def test_table1_exclusions_and_figure(mini):
 
 def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypatch):
     """The paper-profile path (construct_source: glue) with the hub and the parser replaced by fakes."""
+    from codeswitch import koglish as KG
     from codeswitch.koglish import experiment as E
+    from codeswitch.koglish.plan import spec
     from codeswitch.core.profiles import load_profile
 
     cfg = load_profile("smoke", {"koglish.construct_source": "glue", "koglish.parser": "benepar"}, output_root=tmp_path)
@@ -707,7 +714,7 @@ def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypat
         return raw[K.GLUE_KIND[task]].copy()
 
     monkeypatch.setattr(E, "_raw_glue", fake_raw)
-    monkeypatch.setattr(E, "make_switcher", lambda cfg_, kc_, trees=None: switcher())
+    monkeypatch.setattr(E, "make_switcher", lambda profile_, c_, trees=None: switcher())
     results = E.run(cfg)
     stats = {spec.task: record for spec, record in results}
     assert [s.task for s in results.specs] == list(K.GLUE_TASKS)  # real text: the six GLUE tasks
@@ -719,7 +726,7 @@ def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypat
     folder = E.built_folder(cfg, results.specs[0])
     assert len(K.load_glue(str(folder), "cola", "train")) == 1
     with pytest.raises(Exception, match="koglish.translator"):
-        E.load(load_profile("smoke", {"koglish.translator": "babelfish"}))
-    other = E.spec(E.load(load_profile("smoke", {"koglish.construct_source": "glue", "koglish.min_np_tokens": 3})), "cola")
+        KG.load(load_profile("smoke", {"koglish.translator": "babelfish"}))
+    other = spec(KG.load(load_profile("smoke", {"koglish.construct_source": "glue", "koglish.min_np_tokens": 3})), "cola")
     with pytest.raises(ValueError, match="not the one the profile"):
         E.run_one(other, cfg)  # a spec of another setting is refused, not run under this profile's switcher

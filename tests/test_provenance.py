@@ -130,7 +130,7 @@ def test_a_local_input_is_recorded_with_the_content_hash_its_key_holds(tmp_path)
 def test_every_experiment_records_the_inputs_of_its_results():
     import importlib
 
-    for mod, fns in {"koglish.experiment": ("tables", "figures"), "glue.tables": ("tables",), "glue.figures": ("figures",),
+    for mod, fns in {"koglish.tables": ("tables",), "koglish.figures": ("figures",), "glue.tables": ("tables",), "glue.figures": ("figures",),
                      "concse.experiment": ("tables", "figures"), "contrastivemix.tables": ("tables",),
                      "contrastivemix.figures": ("figures",), "alignment.experiment": ("tables", "figures"),
                      "calbert.tables": ("tables",), "calbert.experiment": ("figures",)}.items():

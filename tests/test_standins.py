@@ -33,7 +33,7 @@ def test_every_paper_backbone_has_a_standin():
 def test_benepar_standin_parses_through_benepar(root):
     """The parser stand-in is a folder in benepar's released format: benepar.Parser(folder) loads it (with the
     transformers-5 tokenizer shim of BeneparParser) and returns constituency trees over the given tokens."""
-    from codeswitch.koglish.construct import BeneparParser
+    from codeswitch.koglish.parse import BeneparParser
 
     folder = build_standin("benepar", root)
     assert (folder / "benepar_model.bin").is_file() and (folder / "config.json").is_file()

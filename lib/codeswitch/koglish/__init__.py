@@ -1,9 +1,11 @@
-"""Koglish (notebook 01): ``construct`` (code-switching by constituency trees),
-``translate`` (the translators and the MUSE reader they use), ``synthetic`` (the mini
-Koglish of the smoke profile), ``data`` (loading Koglish splits), ``config`` (the
-``koglish`` section and the run spec), ``experiment`` (the construction runs, the
-dataset statistics, the tables and figure of notebook 01).  The data source of ``glue``
-and ``concse``.
+"""Koglish (notebook 01): ``construct`` (code-switching by constituency trees; the parsers
+in ``parse``, the released file layout in ``layout``), ``translate`` (the translators and
+the MUSE reader they use), ``synthetic`` (the mini Koglish of the smoke profile; its grammar
+in ``synthetic_grammar``, its tasks' label rules in ``synthetic_tasks``), ``data`` (loading
+Koglish splits), ``config`` (the ``koglish`` section and the run spec), ``plan`` (the
+construction runs), ``experiment`` (running them), ``walkthrough`` (sentences step by
+step), ``tables`` (Table 1, the exclusion table, their claims), ``figures`` (Figure 1).
+The data source of ``glue`` and ``concse``.
 
 The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 
@@ -12,7 +14,10 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, KoglishRun
-from .experiment import figures, plan, run, run_one, stages, tables
+from .plan import plan, stages
+from .experiment import run, run_one
+from .tables import tables
+from .figures import figures
 
 from .config import SECTION, load
 from .resources import resources

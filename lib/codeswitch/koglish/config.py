@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, ClassVar
 
 from . import data as K
-from ..core.experiment import RunSpec, not_in_key
+from ..core.experiment import RunSpec
 from ..core.profiles import check_fields
 from .synthetic import SyntheticConfig
 
@@ -64,16 +64,11 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run spec
-# Bump when a change of this experiment's method code (data handling, training, evaluation)
-# changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 1
-
-
 @dataclass(frozen=True)
 class KoglishRun(RunSpec):
     """One construction run: one task through parse -> NP walk -> translation -> switch; its statistics are the result.
 
-    Built by :func:`codeswitch.koglish.experiment.plan`; its key is everything that
+    Built by :func:`codeswitch.koglish.plan.spec`; its key is everything that
     determines the statistics, and only that: the settings of the other source are
     ``None`` and stay out of it (e.g. no ``glue_hub`` for the synthetic source).  For
     the synthetic source the data identity is the generator's settings and ``code``
@@ -81,7 +76,10 @@ class KoglishRun(RunSpec):
     ``glue_hub`` with ``construct_n``.
     """
 
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+    # the package's one spec class, so the one place its version is set: bump it when a change of this
+    # experiment's method code (data handling, construction) changes its results; every run key changes,
+    # so no old record is reused
+    RESULT_VERSION: ClassVar[int] = 1
 
     experiment: str
     task: str  # a GLUE task, or "nli:nli" / "sts:<task>" (synthetic source only)

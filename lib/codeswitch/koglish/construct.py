@@ -4,8 +4,9 @@ The authors released the Koglish data but not the code that made it; this is an
 open implementation of the recipe of §3.2, checked against the released files.
 
 1. **Parse** every English sentence into a constituency tree (benepar
-   ``benepar_en3`` via :class:`BeneparParser`, or gold PTB bracket strings via
-   :class:`BracketParser`; both cached).
+   ``benepar_en3`` via :class:`~codeswitch.koglish.parse.BeneparParser`, or gold PTB
+   bracket strings via :class:`~codeswitch.koglish.parse.BracketParser`; both cached:
+   :mod:`codeswitch.koglish.parse`).
 2. **Select** one noun phrase, :func:`select_np`: walk the tree top-down (pre-order,
    left to right) over NP nodes and take the first that qualifies —
    at least two tokens, not only pronouns (*It, That, This* mistranslate), not
@@ -20,23 +21,18 @@ Every dropped item is counted by reason (:data:`REASONS`); the paper reports 29.
 of CoLA excluded.  Builders (:func:`build`) keep a pair only if both sentences
 switch and an NLI triplet only if all three do, and emit the released column
 layout (``parsed_*``/``cross_*``), so one loader (:mod:`codeswitch.koglish.data`)
-reads built and released data alike.
+reads built and released data alike; :mod:`codeswitch.koglish.layout` writes them.
 """
 
 from __future__ import annotations
 
 import collections
-import io
-import json
-import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Mapping, Protocol, Sequence
+from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
-from ..core.models import benepar_tokenizer_compat
+from .parse import Parser
 from .translate import Translator
 
 __all__ = [
@@ -45,25 +41,14 @@ __all__ = [
     "Candidate",
     "Selection",
     "Outcome",
-    "Parser",
-    "ParserUnavailable",
-    "BracketParser",
-    "BeneparParser",
-    "CachedParser",
-    "parse_ptb",
     "select_np",
     "CodeSwitcher",
     "FIELDS",
     "KINDS",
     "BuildResult",
     "build",
-    "split_frame",
+    "build_stats",
     "invariant_violations",
-    "csv_text",
-    "write_files",
-    "write_glue",
-    "write_nli",
-    "write_sts",
 ]
 
 # --------------------------------------------------------------------------- exclusion reasons
@@ -89,138 +74,6 @@ PRONOUNS = frozenset(
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "EX", "WP", "WP$", "WDT"})
 PUNCT_TAGS = frozenset({".", ",", ":", "``", "''", "-LRB-", "-RRB-", "#", "$", "HYPH", "NFP"})
 _WRAPPERS = frozenset({"ROOT", "TOP", ""})
-
-
-# --------------------------------------------------------------------------- parsing
-class ParserUnavailable(RuntimeError):
-    """The constituency parser (benepar) or its model cannot be loaded."""
-
-
-class Parser(Protocol):
-    key: str
-
-    def parse_many(self, sentences: Sequence[str]) -> list:  # list[nltk.Tree | None]
-        ...
-
-
-def parse_ptb(bracketed: str):
-    """A PTB bracket string -> ``nltk.Tree`` (raises ``ValueError`` naming the string on bad input)."""
-    from nltk import Tree
-
-    try:
-        return Tree.fromstring(bracketed)
-    except ValueError as exc:
-        raise ValueError(f"not a PTB bracket string: {bracketed[:80]!r}: {exc}") from exc
-
-
-class BracketParser:
-    """Trees given in advance as PTB bracket strings, looked up by sentence (gold trees, or a treebank)."""
-
-    def __init__(self, trees: Mapping[str, str]):
-        self.trees = {" ".join(s.split()): t for s, t in trees.items()}
-        self.key = "ptb"
-
-    def parse_many(self, sentences: Sequence[str]) -> list:
-        out = []
-        for s in sentences:
-            t = self.trees.get(" ".join(s.split()))
-            out.append(parse_ptb(t) if t is not None else None)
-        return out
-
-
-class BeneparParser:
-    """The Berkeley Neural Parser (``benepar_en3``; Kitaev & Klein), imported lazily.
-
-    Sentences are passed pre-tokenised (split on spaces, as the Koglish text is),
-    so the tree's leaves are the sentence's tokens one for one.  When the model
-    is not installed, ``benepar.download`` is called; it *returns False* rather
-    than raising when it fails (no network), which becomes a
-    :class:`ParserUnavailable` saying how to install the model by hand.
-    """
-
-    def __init__(self, model: str = "benepar_en3", *, batch_size: int = 64, download: bool = True):
-        self.model, self.batch_size, self._download = model, batch_size, download
-        self._parser = None
-        self.key = f"benepar:{model}"
-
-    def _load(self):
-        if self._parser is not None:
-            return self._parser
-        try:
-            import benepar
-        except ImportError as exc:  # pragma: no cover - benepar is in requirements.txt
-            raise ParserUnavailable("benepar is not installed: pip install benepar (see requirements.txt)") from exc
-        try:
-            with benepar_tokenizer_compat():
-                self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
-        except LookupError:
-            ok = benepar.download(self.model, quiet=True, raise_on_error=False) if self._download else False
-            if not ok:
-                raise ParserUnavailable(
-                    f"benepar model '{self.model}' is not installed and could not be downloaded "
-                    f"(benepar.download returned {ok!r}). On a machine with network run\n"
-                    f"    python -c \"import benepar; benepar.download('{self.model}')\"\n"
-                    "and copy the nltk_data/models folder here (or set NLTK_DATA), "
-                    "or give gold trees as PTB bracket strings (koglish.parser: ptb)."
-                ) from None
-            with benepar_tokenizer_compat():
-                self._parser = benepar.Parser(self.model, batch_size=self.batch_size)
-        return self._parser
-
-    def parse_many(self, sentences: Sequence[str]) -> list:
-        import benepar
-
-        parser = self._load()
-        # escaped_words = words keeps the leaves identical to the tokens (no -LRB- etc.)
-        inputs = [benepar.InputSentence(words=s.split(), escaped_words=s.split()) if s.split() else None for s in sentences]
-        todo = [x for x in inputs if x is not None]
-        trees = iter(parser.parse_sents(todo)) if todo else iter(())
-        return [None if x is None else next(trees) for x in inputs]
-
-
-def _tree_json(tree) -> str:
-    """A tree as JSON ``[label, child, ...]`` (leaves are strings): unlike a bracket string, safe for ``(`` leaves."""
-
-    def enc(t):
-        return t if isinstance(t, str) else [t.label(), *[enc(c) for c in t]]
-
-    return json.dumps(enc(tree), ensure_ascii=False)
-
-
-def _tree_from_json(text: str):
-    from nltk import Tree
-
-    def dec(x):
-        return x if isinstance(x, str) else Tree(x[0], [dec(c) for c in x[1:]])
-
-    return dec(json.loads(text))
-
-
-class CachedParser:
-    """A persistent parse cache (SQLite, keyed by parser and sentence) in front of any parser."""
-
-    def __init__(self, parser: Parser, path: str | Path):
-        self.parser, self.path, self.key = parser, Path(path), parser.key
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with sqlite3.connect(self.path) as db:
-            db.execute("CREATE TABLE IF NOT EXISTS trees (parser TEXT, sentence TEXT, tree TEXT, PRIMARY KEY (parser, sentence))")
-
-    def parse_many(self, sentences: Sequence[str]) -> list:
-        found: dict[str, str] = {}
-        uniq = sorted(set(sentences))
-        with sqlite3.connect(self.path) as db:
-            for i in range(0, len(uniq), 500):
-                chunk = uniq[i : i + 500]
-                q = f"SELECT sentence, tree FROM trees WHERE parser = ? AND sentence IN ({','.join('?' * len(chunk))})"
-                found.update(db.execute(q, [self.key, *chunk]).fetchall())
-        todo = [s for s in dict.fromkeys(sentences) if s not in found]
-        fresh = dict(zip(todo, self.parser.parse_many(todo))) if todo else {}
-        with sqlite3.connect(self.path) as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO trees VALUES (?, ?, ?)",
-                [(self.key, s, _tree_json(t)) for s, t in fresh.items() if t is not None],
-            )
-        return [_tree_from_json(found[s]) if s in found else fresh[s] for s in sentences]
 
 
 # --------------------------------------------------------------------------- NP selection
@@ -522,68 +375,14 @@ def build(df: pd.DataFrame, switcher: CodeSwitcher, kind: str) -> BuildResult:
     return BuildResult(english, cross, n, exclusions, details)
 
 
-def split_frame(n: int, ratios: Sequence[float], seed: int) -> list[np.ndarray]:
-    """Seeded random split of ``range(n)`` into parts of the given ratios (GLUE 0.64/0.16/0.20, STS 0.5/0.5).
-
-    Part sizes are ``round(ratio * n)`` for all but the last part, which takes
-    the rest, so the sizes always add up to ``n``.
-    """
-    if abs(sum(ratios) - 1.0) > 1e-9:
-        raise ValueError(f"split ratios must sum to 1, got {list(ratios)}")
-    perm = np.random.default_rng(seed).permutation(n)
-    sizes = [int(round(r * n)) for r in ratios[:-1]]
-    bounds = np.cumsum([0, *sizes])
-    parts = [perm[bounds[k] : bounds[k + 1]] for k in range(len(sizes))] + [perm[bounds[-1] :]]
-    return parts
-
-
-# --------------------------------------------------------------------------- writing the released layout
-def csv_text(df: pd.DataFrame) -> str:
-    """A table as the released files are: UTF-8 CSV with pandas' unnamed index column, ``\\n`` line ends."""
-    buf = io.StringIO()
-    df.reset_index(drop=True).to_csv(buf, index=True, lineterminator="\n")
-    return buf.getvalue()
-
-
-def write_files(root: str | Path, en_rel: str, cs_rel: str, result: BuildResult, rows: Sequence[int] | None = None) -> None:
-    """Write the English and code-switched tables of ``result`` (rows ``rows``, default all), each atomically."""
-    from ..core.runs import atomic_write_text
-
-    rows = range(result.n_kept) if rows is None else sorted(int(r) for r in rows)
-    atomic_write_text(Path(root) / en_rel, csv_text(result.english.iloc[list(rows)]))
-    atomic_write_text(Path(root) / cs_rel, csv_text(result.cross.iloc[list(rows)]))
-
-
-def write_glue(root: str | Path, task: str, result: BuildResult, *, seed: int, ratios: Sequence[float] = (0.64, 0.16, 0.20)) -> dict[str, int]:
-    """``Koglish_GLUE/<task>/{parsed,cross}_{train,valid,test}.csv``, split with ``ratios`` (ConCSE §3.2 step 3)."""
-    sizes = {}
-    for split, rows in zip(("train", "valid", "test"), split_frame(result.n_kept, ratios, seed)):
-        write_files(root, f"Koglish_GLUE/{task}/parsed_{split}.csv", f"Koglish_GLUE/{task}/cross_{split}.csv", result, rows)
-        sizes[split] = len(rows)
-    return sizes
-
-
-def write_nli(root: str | Path, result: BuildResult) -> None:
-    """``Koglish_NLI/{parsed,cross}_train.csv`` (NLI is not split)."""
-    write_files(root, "Koglish_NLI/parsed_train.csv", "Koglish_NLI/cross_train.csv", result)
-
-
-def write_sts(root: str | Path, task: str, result: BuildResult, *, seed: int, ratios: Sequence[float] | None = (0.5, 0.5)) -> dict[str, int]:
-    """An STS set in the repository layout, split 0.5/0.5 into valid/test (``ratios=None``: all rows in test).
-
-    ``stsb`` -> ``Koglish_STS/stsb_for_Koglish/{en,cross}_<split>.csv``; ``sick`` ->
-    ``Koglish_STS/sick/{parsed,cross}_<split>.csv``; ``sts12``..``sts16`` ->
-    ``Koglish_STS/sts_12_16/<task>/{parsed,cross}_<split>.csv``.
-    """
-    folder = {"stsb": "stsb_for_Koglish", "sick": "sick"}.get(task, f"sts_12_16/{task}")
-    english = "en" if task == "stsb" else "parsed"
-    parts = [range(result.n_kept)] if ratios is None else split_frame(result.n_kept, ratios, seed)
-    splits = ("test",) if ratios is None else ("valid", "test")
-    sizes = {}
-    for split, rows in zip(splits, parts):
-        write_files(root, f"Koglish_STS/{folder}/{english}_{split}.csv", f"Koglish_STS/{folder}/cross_{split}.csv", result, rows)
-        sizes[split] = len(rows)
-    return sizes
+def build_stats(result: BuildResult) -> dict:
+    """What a build did, as a construction run records it: items in, kept, excluded per reason, details."""
+    return {
+        "input": result.n_input,
+        "kept": result.n_kept,
+        "excluded": dict(sorted(result.exclusions.items())),
+        "details": dict(sorted(result.details.items())),
+    }
 
 
 # --------------------------------------------------------------------------- invariants

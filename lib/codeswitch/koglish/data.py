@@ -124,22 +124,22 @@ def input_refs(source: str, datasets: Sequence[str] = tuple(_REPO)) -> dict[str,
     return {f"koglish_{d}": f"{source}/{_REPO[d]}" for d in datasets}
 
 
-def resolve_source(cfg, koglish_source: str | None = None) -> str:
+def resolve_source(profile, koglish_source: str | None = None) -> str:
     """Turn a ``koglish_source`` setting into something the loaders read.
 
     ``None`` means the profile's ``koglish_source``.  ``"synthetic"`` builds the
     mini Koglish of the smoke profile once (deterministic; cached under
-    ``cfg.runs_dir / "koglish_synthetic" / <hash of its settings>``; written to a
+    ``profile.runs_dir / "koglish_synthetic" / <hash of its settings>``; written to a
     temporary folder and renamed into place) and returns that folder.  An
     existing folder is returned as is.  Anything else that looks like a path
     but does not exist is an error; the rest is a hub namespace (``"Jangyeong"``).
     """
-    src = koglish_source if koglish_source not in (None, "") else cfg.koglish_source
+    src = koglish_source if koglish_source not in (None, "") else profile.koglish_source
     src = str(src)
     if src == "synthetic":
         from .synthetic import ensure_mini_koglish
 
-        return str(ensure_mini_koglish(cfg))
+        return str(ensure_mini_koglish(profile))
     path = Path(os.path.expanduser(src))
     if path.is_dir():
         return str(path.resolve())

@@ -51,9 +51,9 @@ def _benepar_fetch(name: str):
 
 
 def resources(profile: Profile) -> list[Resource]:
-    from .config import load as config
+    from .config import load
 
-    kc = config(profile)
+    c = load(profile)
     src = profile.koglish_source
     out: list[Resource] = []
     if is_builtin(src):
@@ -66,20 +66,20 @@ def resources(profile: Profile) -> list[Resource]:
         for repo in REPOS:
             out.append(Resource(READERS, "dataset", "koglish_source", f"{src}/{repo}", key=("koglish_source",), repo_type="dataset",
                                 files=("*.csv|**/*.csv",), local_name=f"koglish/{repo}", value="koglish"))
-    if kc.construct_source == "glue":
-        out.append(Resource(("01",), "dataset", "koglish.glue_hub", kc.glue_hub, key=("koglish", "glue_hub"), repo_type="dataset",
+    if c.construct_source == "glue":
+        out.append(Resource(("01",), "dataset", "koglish.glue_hub", c.glue_hub, key=("koglish", "glue_hub"), repo_type="dataset",
                             files=tuple(f"{t}/train-*" for t in GLUE_TASKS), local_name="datasets/glue"))
-    if kc.parser == "benepar":
+    if c.parser == "benepar":
         out.append(Resource(("01",), "package", "koglish.parser", "benepar"))
-        out.append(Resource(("01",), "file", "koglish.benepar_model", kc.benepar_model, key=("koglish", "benepar_model"),
-                            probe=_benepar_probe(kc.benepar_model), fetch=_benepar_fetch(kc.benepar_model), local_name="nltk_data",
-                            fix="" if "/" in kc.benepar_model else
-                            f"python -c \"import benepar; benepar.download('{kc.benepar_model}')\"   # into ~/nltk_data, where nltk finds it",
+        out.append(Resource(("01",), "file", "koglish.benepar_model", c.benepar_model, key=("koglish", "benepar_model"),
+                            probe=_benepar_probe(c.benepar_model), fetch=_benepar_fetch(c.benepar_model), local_name="nltk_data",
+                            fix="" if "/" in c.benepar_model else
+                            f"python -c \"import benepar; benepar.download('{c.benepar_model}')\"   # into ~/nltk_data, where nltk finds it",
                             note="benepar's parser: an NLTK data package (benepar.download) or a folder in its released format"))
-    if kc.translator == "hf":
-        out.append(model_resource(("01",), ("koglish", "hf_model"), kc.hf_model, files=(*MODEL_FILES, "tokenizer*|sentencepiece*")))
-    elif kc.translator == "google":
-        out.append(Resource(("01",), "credential", "koglish.google_key_env", kc.google_key_env))
-    elif kc.dictionary:
-        out.append(Resource(("01",), "file", "koglish.dictionary", kc.dictionary, key=("koglish", "dictionary"), path_only=True))
+    if c.translator == "hf":
+        out.append(model_resource(("01",), ("koglish", "hf_model"), c.hf_model, files=(*MODEL_FILES, "tokenizer*|sentencepiece*")))
+    elif c.translator == "google":
+        out.append(Resource(("01",), "credential", "koglish.google_key_env", c.google_key_env))
+    elif c.dictionary:
+        out.append(Resource(("01",), "file", "koglish.dictionary", c.dictionary, key=("koglish", "dictionary"), path_only=True))
     return out
