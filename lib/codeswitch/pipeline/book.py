@@ -129,7 +129,8 @@ def build(profile: str = "smoke", *, overrides: Mapping | None = None, root: Pat
     root = Path(root or project_root())
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
     executed = prof.runs_dir / "notebooks"
-    notebooks = sorted(p for p in executed.glob("[0-9][0-9]_*.ipynb") if not p.name.endswith(".running.ipynb"))
+    # the complete copies only (<name>.ipynb): never a running, failed or interrupted one (<name>.<what>.ipynb)
+    notebooks = sorted(p for p in executed.glob("[0-9][0-9]_*.ipynb") if "." not in p.stem)
     if not notebooks:
         raise BookError(f"no executed notebooks in {executed}: run ./reproduce.sh"
                         f"{'' if prof.name == 'smoke' else ' --profile ' + profile} first")

@@ -166,7 +166,7 @@ def run_notebook(
     )
     # progress lines go to a side file (reproduce.sh prints it); the notebook keeps one final line per loop
     own_progress = progress_file is None
-    progress_file = Path(progress_file) if progress_file is not None else out_dir / f".{spec.stem}.progress.log"
+    progress_file = Path(progress_file) if progress_file is not None else progress_path(out_dir, spec)
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
@@ -189,22 +189,56 @@ def run_notebook(
             kernel_manager_class=_kernel_manager_class(connection),  # a class: the client still owns, and stops, the kernel
         )
     except PapermillExecutionError as exc:
-        os.replace(running, final)
-        raise NotebookFailed(spec, final, exc.exec_count, f"{exc.ename}: {exc.evalue}") from None
+        kept = set_aside(running, final, "failed")
+        raise NotebookFailed(spec, kept, exc.exec_count, f"{exc.ename}: {exc.evalue}") from None
     except BaseException as exc:
-        if running.exists():
-            os.replace(running, final)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        interrupted = isinstance(exc, (KeyboardInterrupt, SystemExit))
+        kept = set_aside(running, final, "interrupted" if interrupted else "failed")
+        if interrupted:
             raise
-        raise NotebookFailed(spec, final, None, f"{type(exc).__name__}: {exc}") from None
+        raise NotebookFailed(spec, kept, None, f"{type(exc).__name__}: {exc}") from None
     finally:
         os.environ.clear()
         os.environ.update(env_before)
         if own_progress:
             progress_file.unlink(missing_ok=True)
         connection.unlink(missing_ok=True)
-    os.replace(running, final)
+    os.replace(running, final)  # a complete copy: the only thing that ever replaces one
+    for what in PARTIAL:  # the partial copies of earlier runs are out of date now
+        partial_copy(final, what).unlink(missing_ok=True)
     return final
+
+
+#: the partial executed copies a notebook may leave beside its complete one (:func:`set_aside`)
+PARTIAL = ("failed", "interrupted")
+
+
+def partial_copy(final: Path, what: str) -> Path:
+    """``<name>.<what>.ipynb`` beside ``<name>.ipynb``: where a run that did not complete leaves its executed copy."""
+    return final.with_name(f"{final.stem}.{what}.ipynb")
+
+
+def set_aside(running: Path, final: Path, what: str) -> Path:
+    """Move the executed copy of a run that did not complete (``what``: failed, interrupted) beside the complete copy,
+    never over it: a complete executed notebook is replaced only by another complete one.  Returns where it went
+    (``final`` when no copy was written: nothing ran)."""
+    if not running.exists():
+        return final
+    target = partial_copy(final, what)
+    os.replace(running, target)
+    for other in PARTIAL:  # one partial copy: that of the last run
+        if other != what:
+            partial_copy(final, other).unlink(missing_ok=True)
+    return target
+
+
+def progress_path(folder: Path, spec: NotebookSpec) -> Path:
+    """This process's progress file for ``spec`` in ``folder``: named after the host and the process, so two runs of one
+    notebook at once never share one (each console would print both runs' bars); a killed run's is a temp the next
+    run's :func:`codeswitch.core.runs.prepare_output` removes."""
+    from ..core.runs import _temp_prefix
+
+    return Path(folder) / f"{_temp_prefix(Path(folder) / f'{spec.stem}.progress.log')}log"
 
 
 def _kernel_manager_class(connection: Path) -> type:
@@ -534,7 +568,7 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
         try:
-            with _ProgressTail(profile.runs_dir / f".{spec.stem}.progress.log") as tail:
+            with _ProgressTail(progress_path(profile.runs_dir, spec)) as tail:
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
@@ -553,9 +587,22 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
     return 0
 
 
+#: what Ctrl-C prints (and nothing else), with the exit code 130 (128 + SIGINT, as a shell reports it)
+INTERRUPTED = "interrupted: rerun to resume"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``./reproduce.sh``: check everything first, then run the chosen notebooks one by one (or ``export``, ``--check``,
-    ``--prepare``, ``--book``, ``--list``, ``--dry-run``)."""
+    ``--prepare``, ``--book``, ``--list``, ``--dry-run``).  Ctrl-C: one line, :data:`INTERRUPTED`, and exit 130
+    (finished runs are cached; a complete executed notebook is kept, the interrupted copy lies beside it)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
         return export_main(argv[1:])
