@@ -146,9 +146,8 @@ def run_notebook(
 
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
-    prepare_output(prof.runs_dir)  # a non-writable runs/ fails here, before any training; temps of killed runs go
+    check_outputs(prof)  # a non-writable runs/ or figures/ fails here, before any training; temps of killed runs go
     out_dir = executed_dir(prof)
-    out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f"{spec.stem}.running.ipynb"
     final = out_dir / spec.file
     env_before = dict(os.environ)
@@ -523,11 +522,33 @@ def _stop_before_running(args, profile, missing: list[str], executor, chosen, ov
             return 1
         return 0
     try:
-        prepare_output(profile.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
+        check_outputs(profile)  # before any output is opened: a read-only runs/ or figures/ stops here, with the fix
     except PermissionError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
     return None
+
+
+def check_outputs(profile) -> None:
+    """Every folder a run writes, checked writable before any work (``PermissionError`` naming the folder): the run
+    cache (with its kept models), the executed notebooks' folder, and the tables' and figures' folder (a read-only
+    ``figures/`` was found only after all training, in the cell that saved the first table)."""
+    from ..core.runs import ensure_writable
+
+    prepare_output(profile.runs_dir)
+    ensure_writable(executed_dir(profile), what="the executed notebooks' folder")
+    ensure_writable(profile.figures_dir, what="the tables' and figures' folder")
+
+
+def _after_failure(args, root: Path, overrides: dict, warnings_file: Path) -> None:
+    """What a failed run still does (print the warnings, write INDEX.md), never raising over the first error: a failure
+    here (a read-only figures/, the cause of the first error, often) is one more line on stderr."""
+    for step in (lambda: _print_warnings(warnings_file),
+                 lambda: write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)):
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - reported, never over the error that stopped the run
+            print(f"reproduce.sh: also: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
 
 def _run_environment(args, profile) -> Path:
@@ -562,8 +583,7 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
                 print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
             print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
                   "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
-            _print_warnings(warnings_file)
-            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
+            _after_failure(args, root, overrides, warnings_file)
             return 1
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
@@ -572,8 +592,7 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
-            _print_warnings(warnings_file)
-            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
+            _after_failure(args, root, overrides, warnings_file)
             return 1
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
