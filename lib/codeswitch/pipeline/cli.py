@@ -606,6 +606,67 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
     return 0
 
 
+# --------------------------------------------------------------------------- one rule for relative paths
+CWD_VAR = "CODESWITCH_CWD"  # where the command was typed (reproduce.sh exports it before it changes into the repository)
+
+
+def command_cwd() -> Path:
+    """The directory the command was typed in: ``$CODESWITCH_CWD`` (set by ``reproduce.sh``), else the process's."""
+    return Path(os.environ.get(CWD_VAR) or os.getcwd())
+
+
+def _is_path(text: str, cwd: Path) -> bool:
+    """A command-line value that names a local path: ``./``, ``../``, ``~``, absolute, or a relative path with a ``/``
+    that exists from ``cwd`` (``data/sail2017``).  ``nyu-mll/glue`` (no such folder here) is a hub id, ``synthetic`` a
+    word: both are left as they are."""
+    if text.startswith(("/", "./", "../", "~")) or text in (".", ".."):
+        return True
+    return "/" in text and "://" not in text and (cwd / text).exists()
+
+
+def absolute_paths(value, cwd: Path | None = None):
+    """``value`` (an override's value: a string, or lists and mappings of them) with every relative path made
+    absolute from ``cwd`` (default :func:`command_cwd`): the one rule, that of every command-line tool.  Resolved
+    once here, so the preflight, the kernel (papermill's parameters: its cwd is ``notebooks/``) and the provenance
+    all receive the same absolute path."""
+    cwd = Path(cwd or command_cwd())
+    if isinstance(value, str):
+        if not _is_path(value, cwd):
+            return value
+        return str((cwd / os.path.expanduser(value)).resolve()) if not Path(value).is_absolute() else value
+    if isinstance(value, list):
+        return [absolute_paths(v, cwd) for v in value]
+    if isinstance(value, dict):
+        return {k: absolute_paths(v, cwd) for k, v in value.items()}
+    return value
+
+
+def _profile_path(profile: str, cwd: Path) -> str:
+    """``--profile``: a name stays a name; a YAML path is made absolute from where the command was typed."""
+    if Path(profile).suffix not in (".yaml", ".yml"):
+        return profile
+    return str((cwd / os.path.expanduser(profile)).resolve())
+
+
+def resolve_cli_paths(args, cwd: Path | None = None):
+    """``args`` with ``--profile``, every ``--set`` value, ``--prepare`` and ``export``'s DIR absolute (:func:`absolute_paths`)."""
+    import json
+
+    cwd = Path(cwd or command_cwd())
+    args.profile = _profile_path(args.profile, cwd)
+    if getattr(args, "overrides", None):
+        out = []
+        for item in args.overrides:
+            (key, value), = parse_overrides([item]).items()
+            resolved = absolute_paths(value, cwd)
+            out.append(item if resolved == value else f"{key}={json.dumps(resolved, ensure_ascii=False)}")
+        args.overrides = out
+    for name in ("prepare", "dir"):
+        if getattr(args, name, None):
+            setattr(args, name, str((cwd / os.path.expanduser(getattr(args, name))).resolve()))
+    return args
+
+
 #: what Ctrl-C prints (and nothing else), with the exit code 130 (128 + SIGINT, as a shell reports it)
 INTERRUPTED = "interrupted: rerun to resume"
 
@@ -625,7 +686,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
         return export_main(argv[1:])
-    args = parser().parse_args(argv)
+    args = resolve_cli_paths(parser().parse_args(argv))
     root = project_root()
     if args.check or args.prepare:
         return _preflight(args, root)
@@ -756,7 +817,7 @@ def export_main(argv: Sequence[str]) -> int:
     """``./reproduce.sh export``: :func:`codeswitch.core.kept.export` (and :func:`~codeswitch.core.kept.push_to_hub`)."""
     from ..core.kept import export, push_to_hub
 
-    args = export_parser().parse_args(argv)
+    args = resolve_cli_paths(export_parser().parse_args(argv))
     root = project_root()
     try:
         prof = load_profile(args.profile, root=root)
