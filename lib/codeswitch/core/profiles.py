@@ -244,6 +244,30 @@ def overrides_hash(overrides: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+def _result_settings(node: Any) -> Any:
+    """``node`` without the keys of :data:`NOT_RESULT_CHANGING_KEYS`, at any depth."""
+    if isinstance(node, Mapping):
+        return {str(k): _result_settings(v) for k, v in node.items() if k not in NOT_RESULT_CHANGING_KEYS}
+    if isinstance(node, (list, tuple)):
+        return [_result_settings(v) for v in node]
+    return node
+
+
+def profile_hash(profile: "Profile") -> str:
+    """12 hex digits of the SHA-256 of the resolved profile's result-changing settings (overrides applied): seeds,
+    device, precision, the Koglish source and rule, and every section but :data:`NOT_RESULT_CHANGING` (and the keys of
+    :data:`NOT_RESULT_CHANGING_KEYS`).  Each artifact records it (:func:`codeswitch.core.provenance.provenance`);
+    ``INDEX.md`` marks an artifact whose hash is not the current profile's as stale.  A profile edited and then
+    reverted hashes as before; the description, the thread count and ``verify_hashes`` do not count."""
+    settings = {
+        "seeds": list(profile.seeds), "device": profile.device, "precision": profile.precision,
+        "koglish_source": profile.koglish_source, "koglish_invalid_rows": profile.koglish_invalid_rows,
+        "sections": {k: _result_settings(v) for k, v in sorted(profile.sections.items()) if k not in NOT_RESULT_CHANGING},
+    }
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def figures_folder(profile_name: str, overrides: Mapping[str, Any] | None = None) -> str:
     """The folder name under ``figures/`` for a profile and its overrides: the one place this is decided.
 

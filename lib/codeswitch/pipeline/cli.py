@@ -298,15 +298,28 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         "|---|---|---|---|---|---|---|---|---|",
     ]
     stale = []
+    other_settings = []
     for n in names:
         e = by_name[n]
         files = ", ".join(f"[{f}]({f})" for f in e["files"])
         caption = md_escape(e["caption"])
-        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | "
+        made_with = (e.get("provenance") or {}).get("profile_hash")
+        mark = "" if made_with == prov["profile_hash"] else " **STALE**"
+        lines.append(f"| `{n}`{mark} | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | "
                      f"{_inputs_cell(e)} | {_claim_cell(e)} |")
+        if mark:
+            other_settings.append(f"`{n}` ({made_with or 'settings not recorded'})")
         written_by = (e.get("provenance") or {}).get("git_commit")
         if written_by and written_by != prov["git_commit"]:
             stale.append(f"`{n}` ({written_by})")
+    failed = failed_notebooks(prof)
+    if failed:
+        lines += ["", "**The last run of these notebooks did not complete**; their artifacts above are from an earlier run:", "",
+                  *(f"- `{stem}`: {md_escape(reason)} (log: [{log.name}]({Path(os.path.relpath(log, prof.figures_dir)).as_posix()}))"
+                    for stem, reason, log in failed)]
+    if other_settings:
+        lines += ["", f"**STALE**: made with other profile settings than this profile's now (settings hash "
+                      f"{prov['profile_hash']}): " + ", ".join(other_settings) + ". Run their notebooks again."]
     if stale:
         lines += ["", "Written by another commit than this index: " + ", ".join(stale)]
     if prof.name == "smoke":
@@ -320,6 +333,34 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     if reported:
         lines += ["", "Warnings of the run that wrote this index:", "", *(f"- {md_escape(w)}" for w in summarize_warnings(reported))]
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
+
+
+def failed_notebooks(profile) -> list[tuple[str, str, Path]]:
+    """``(notebook stem, reason, executed copy)`` of each notebook whose last run did not complete: the partial copy
+    it left beside the complete one (:func:`set_aside`; a later complete run removes it), and the error in it."""
+    import json
+
+    folder = executed_dir(profile)
+    out = []
+    for spec in NOTEBOOKS:
+        for what in PARTIAL:
+            copy = partial_copy(folder / spec.file, what)
+            if copy.is_file():
+                out.append((spec.stem, _failure_reason(copy, what, json), copy))
+    return out
+
+
+def _failure_reason(copy: Path, what: str, json) -> str:
+    """The error a partial executed copy shows (its first error output), else what happened to it."""
+    try:
+        nb = json.loads(copy.read_text(encoding="utf-8"))
+        for cell in nb.get("cells", []):
+            for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                if o.get("output_type") == "error":
+                    return f"{what} in cell {cell.get('execution_count')}: {o.get('ename')}: {o.get('evalue')}"
+    except (OSError, ValueError):
+        pass
+    return "interrupted (Ctrl-C or a signal)" if what == "interrupted" else f"{what} (no error recorded in the copy)"
 
 
 def _inputs_cell(entry: Mapping) -> str:
