@@ -174,3 +174,18 @@ def test_the_console_tails_this_process_s_progress_file_only(tmp_path, monkeypat
         time.sleep(0.5)
     out = capsys.readouterr().out
     assert "my bar" in out and "the other run's bar" not in out
+
+
+def test_help_mentions_export_and_the_one_exit_code_convention(capsys):
+    """Issue 42 (CLI): --help's usage line named no `export`; the exit codes of a paper run offline (2) and of its
+    --check / --dry-run (1) were documented nowhere."""
+    with pytest.raises(SystemExit):
+        pipeline.main(["--help"])
+    out = capsys.readouterr().out
+    usage = out.split("\n\n", 1)[0]
+    assert usage.startswith("usage: reproduce.sh [options]") and "reproduce.sh export DIR" in usage
+    for code in ("0 ", "1 ", "2 ", "130 "):
+        assert f"\n  {code}" in out, code
+    assert "`./reproduce.sh --profile paper` offline" in out and "`--check` and `--dry-run` of the same profile exit 1" in out
+    docs = (REPO / "docs" / "running.md").read_text()
+    assert "**Exit codes**" in docs and "| 130 | interrupted" in docs

@@ -467,11 +467,26 @@ def _claim_cell(entry: Mapping) -> str:
     return f"{claim.index_cell(entry.get('profile'))}: {md_escape(claim.text)}"
 
 
+#: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")
+EXIT_CODES = """exit codes (one convention for every command):
+  0    done: the run completed; --check / --dry-run: everything the selected notebooks need is there
+  1    done, with a problem found: --check / --dry-run found something missing (a report, not a failure to run);
+       a notebook or a run failed (the others are cached; run again to resume); export: a row without a kept model
+  2    nothing was started: a bad option, profile or --set value, an unwritable output folder, or (a real run)
+       a resource the selected notebooks need is not there -- e.g. `./reproduce.sh --profile paper` offline
+       without local copies exits 2, while `--check` and `--dry-run` of the same profile exit 1
+  130  interrupted (Ctrl-C): finished runs are cached; rerun to resume"""
+
+
 def parser() -> argparse.ArgumentParser:
     """``./reproduce.sh``'s options (``./reproduce.sh --help`` prints them all)."""
     parser = argparse.ArgumentParser(
         prog="reproduce.sh",
+        usage="%(prog)s [options]\n       %(prog)s export DIR [--profile P] [--only N,M] [--dry-run] [--push-to-hub ORG]"
+              "   (copy the kept models; %(prog)s export --help)",
         description="Run the numbered notebooks headlessly and regenerate every table and figure into figures/<profile>/.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--profile", default="smoke", help=f"profile name or YAML path (shipped: {', '.join(PROFILES)}; default smoke)")
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 02,03")
