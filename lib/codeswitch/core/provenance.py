@@ -35,7 +35,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from .profiles import Profile, figures_folder, overrides_hash
+from .profiles import Profile, figures_folder, overrides_hash, profile_hash
 
 __all__ = ["provenance", "inputs_of", "recording_inputs", "records_inputs", "current_inputs", "git_state", "lines"]
 
@@ -116,6 +116,7 @@ def provenance(profile: Profile, inputs: Mapping[str, Any] | None = None) -> dic
     return {
         "profile": profile.name,
         "profile_file": profile.source_file,
+        "profile_hash": profile_hash(profile),  # the resolved profile's settings: INDEX.md marks a stale artifact
         "overrides": {k: profile.overrides[k] for k in sorted(profile.overrides)},
         "overrides_hash": overrides_hash(profile.overrides),
         "folder": figures_folder(profile.name, profile.overrides),
@@ -143,6 +144,7 @@ def lines(prov: Mapping[str, Any]) -> list[str]:
     overrides = prov.get("overrides") or {}
     out = [
         f"profile: {prov['profile']} ({prov['profile_file']})",
+        f"profile settings hash: {prov.get('profile_hash') or 'not recorded'}",
         "overrides: " + (", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in overrides.items()) + f" (hash {prov['overrides_hash']})"
                          if overrides else "none"),
         f"git commit: {prov['git_commit']}" + (" (working tree dirty: uncommitted changes)" if prov.get("git_dirty") else ""),

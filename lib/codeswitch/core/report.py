@@ -42,7 +42,7 @@ from . import reported as _reported
 from .claims import SMOKE_NOTE, Claim
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
-from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text
+from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
 
 DIGITS = 2  # decimals shown in human tables; CSVs keep 4
 
@@ -461,9 +461,65 @@ def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profi
     )
 
 
-def read_index(figures_dir: Path) -> list[dict]:
+class IndexWarning(UserWarning):
+    """A damaged index entry (``figures/<profile>/.index/<name>.json``) was moved aside and rebuilt."""
 
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((figures_dir / ".index").glob("*.json"))]
+
+def read_index(figures_dir: Path) -> list[dict]:
+    """The index entries of ``figures_dir`` (``.index/<name>.json``), by name.
+
+    A damaged entry (truncated, not JSON, not an entry) is moved aside to ``<name>.json.damaged`` and rebuilt from
+    the artifact's files and its ``<name>.provenance.json`` (its caption and claim are lost: the next run of its
+    notebook writes them again), with a warning naming both files; without a readable provenance file it is left
+    out, with a warning saying so.  It crashed every later run with a raw ``JSONDecodeError``.
+    """
+    out = []
+    for p in sorted((Path(figures_dir) / ".index").glob("*.json")):
+        try:
+            entry = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(entry, dict) or not {"name", "kind", "files"} <= set(entry):
+                raise ValueError("not an index entry (it needs name, kind and files)")
+        except (ValueError, UnicodeDecodeError) as exc:  # (JSONDecodeError is a ValueError)
+            entry = _rebuild_entry(p, exc)
+        if entry is not None:
+            out.append(entry)
+    return out
+
+
+def _rebuild_entry(path: Path, problem: BaseException) -> dict | None:
+    from .runs import report_warning
+
+    name = path.stem
+    figures = path.parent.parent
+    aside = path.with_name(path.name + ".damaged")
+    os.replace(path, aside)
+    files = sorted(f.name for f in figures.glob(f"{glob_escape(name)}.*")
+                   if f.suffix in (".md", ".tex", ".csv", ".png", ".pdf") and f.stem == name)
+    try:
+        prov = json.loads((figures / f"{name}.provenance.json").read_text(encoding="utf-8"))
+        if not isinstance(prov, dict) or not files:
+            raise ValueError("no provenance or no files")
+    except (OSError, ValueError):
+        report_warning(f"{path}: damaged index entry ({problem}); moved aside to {aside.name}; it cannot be rebuilt (no "
+                       f"readable {name}.provenance.json or no files of {name}): run its notebook again", IndexWarning)
+        return None
+    written = max((figures / f).stat().st_mtime for f in files)
+    entry = {
+        "name": name,
+        "kind": "table" if f"{name}.csv" in files else "figure",
+        "caption": "(caption lost with a damaged index entry: run its notebook again)",
+        "files": files,
+        "notebook": "unknown",
+        "profile": prov.get("profile", figures.name.split("+", 1)[0]),
+        "written": datetime.fromtimestamp(written, timezone.utc).isoformat(timespec="seconds"),
+        "claim": None,
+        "provenance": prov,
+        "rebuilt": True,
+    }
+    atomic_write_json(path, entry)
+    report_warning(f"{path}: damaged index entry ({problem}); moved aside to {aside.name} and rebuilt from "
+                   f"{name}.provenance.json and its files", IndexWarning)
+    return entry
 
 
 def show(paths: Mapping[str, Path]) -> None:

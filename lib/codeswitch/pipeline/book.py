@@ -123,25 +123,48 @@ def _index_page(profile: str, notebooks: list[Path], has_teaching: bool) -> str:
     return "\n".join(lines)
 
 
+BANNER = ("```{{warning}}\nThe last run of this notebook did not complete: {reason}. This page shows the previous "
+          "complete run; its tables may not match the current settings. The failed run's executed copy: `{log}`.\n```")
+
+
+def _banner(notebook: Path, reason: str, log: Path) -> None:
+    """Put a warning banner atop the book's copy of a notebook whose last run failed (the failed copy itself is never
+    published: its traceback would stand beside good figures)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(BANNER.format(reason=reason, log=log.name)))
+    nbformat.write(nb, notebook)
+
+
 def build(profile: str = "smoke", *, overrides: Mapping | None = None, root: Path | None = None,
           output_root: Path | None = None, quiet: bool = True) -> Path:
-    """Build the book of ``profile`` into ``runs/<profile>/book/`` and return its ``index.html``."""
+    """Build the book of ``profile`` into ``runs/<profile>/book/`` and return its ``index.html``; with overrides, the
+    book of that run, from its own executed copies, into ``runs/<profile>+<hash>/book/``.  A notebook whose last run
+    failed is shown from its last complete run, under a banner naming the failure (never its failed copy)."""
+    from .cli import executed_dir, failed_notebooks
+
     root = Path(root or project_root())
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
-    executed = prof.runs_dir / "notebooks"
-    notebooks = sorted(p for p in executed.glob("[0-9][0-9]_*.ipynb") if not p.name.endswith(".running.ipynb"))
+    executed = executed_dir(prof)  # the override's own copies with --set (runs/<profile>+<hash>/notebooks/)
+    book_home = executed.parent  # ... and its own book beside them, never over the profile's
+    # the complete copies only (<name>.ipynb): never a running, failed or interrupted one (<name>.<what>.ipynb)
+    notebooks = sorted(p for p in executed.glob("[0-9][0-9]_*.ipynb") if "." not in p.stem)
     if not notebooks:
         raise BookError(f"no executed notebooks in {executed}: run ./reproduce.sh"
                         f"{'' if prof.name == 'smoke' else ' --profile ' + profile} first")
     figures = prof.figures_dir
     if not (figures / "INDEX.md").is_file():
         raise BookError(f"{figures / 'INDEX.md'} is missing: run ./reproduce.sh{'' if prof.name == 'smoke' else ' --profile ' + profile} first")
-    src = prof.runs_dir / ".book-src"
-    out = prof.runs_dir / "book"
+    src = book_home / ".book-src"
+    out = book_home / "book"
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
+    failed = {stem: (reason, log) for stem, reason, log in failed_notebooks(prof)}
     for nb in notebooks:
         shutil.copy2(nb, src / "notebooks" / nb.name)
+        if nb.stem in failed:  # the page of the last complete run, under a banner saying the last run failed
+            _banner(src / "notebooks" / nb.name, *failed[nb.stem])
     shutil.copytree(figures, src / "figures", ignore=shutil.ignore_patterns(".index", "*.provenance.json"))
     teaching = root / TEACHING_PAGE
     if teaching.is_file():
