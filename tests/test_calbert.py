@@ -141,7 +141,7 @@ def test_classification_metrics_hand_computed():
 
 
 def test_task_table_mean_std_and_best_run():
-    from codeswitch.calbert.experiment import task_table
+    from codeswitch.calbert.results import task_table
 
     rows = []
     for seed, f1, p in ((1, 0.50, 0.40), (2, 0.70, 0.60), (3, 0.70, 0.90), (4, 0.60, 0.50)):
@@ -163,7 +163,7 @@ def test_frame_reads_the_scored_splits_only(tmp_path):
     """A fine-tune's record also holds keys that are not splits (example predictions, the packing flag, the learning
     entry): frame reads the named splits (train.SCORED_SPLITS), so a new key cannot break it (the "packed" flag did)."""
     from codeswitch import calbert as CB
-    from codeswitch.calbert.experiment import frame
+    from codeswitch.calbert.results import frame
     from codeswitch.calbert.train import SCORED_SPLITS
     from codeswitch.core.experiment import Results
 
@@ -182,7 +182,9 @@ def test_frame_reads_the_scored_splits_only(tmp_path):
 
 
 def test_reported_labels_match_the_tables():
-    from codeswitch.calbert.experiment import PAPER_BACKBONES, _column_order, row_label
+    from codeswitch.calbert.config import PAPER_BACKBONES
+    from codeswitch.calbert.plan import row_label
+    from codeswitch.calbert.tables import _column_order
 
     assert reported.lookup("calbert", "table6", "CalBERT-XLM-RoBERTa", "F1 (val, best run)").value == 0.620
     assert reported.lookup("calbert", "table7", "IndicBERT", "F1 (val)").value == 0.544
@@ -279,6 +281,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
 
     from codeswitch import calbert as CB
     from codeswitch.calbert import experiment as calbert
+    from codeswitch.calbert import results as R
 
     cfg = load_profile(
         "smoke",
@@ -302,17 +305,17 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         output_root=tmp_path,
     )
     results = CB.run(cfg)
-    diag = calbert.pretraining_summary(results)
+    diag = R.pretraining_summary(results)
     assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
     assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
     (pre, scratch), _ = CB.stages(cfg)
-    assert isinstance(scratch, CB.ScratchRun) and calbert.scratch_summary(results)["texts"].tolist() == [8]
+    assert isinstance(scratch, CB.ScratchRun) and R.scratch_summary(results)["texts"].tolist() == [8]
     assert AutoModel.from_pretrained(calbert.checkpoint_dir(cfg, scratch)).config.hidden_size == 128  # smoke's scratch size
     ckpt = calbert.checkpoint_dir(cfg, pre)
     assert (ckpt / "model.safetensors").is_file()
     assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder
 
-    df = calbert.frame(results)
+    df = R.frame(results)
     # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4; from scratch: 2 tasks x 2 x 2 x 4
     assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4 + 2 * 2 * 2 * 4
     assert df["value"].between(0, 1).all()
@@ -336,7 +339,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         m.setattr(calbert, "mlm_from_scratch", boom)
         m.setattr(calbert, "finetune_classifier", boom)
         again = CB.run(cfg)
-    pd.testing.assert_frame_equal(calbert.frame(again), df)
+    pd.testing.assert_frame_equal(R.frame(again), df)
 
     # A deleted checkpoint is pre-trained again (its record alone cannot serve fine-tuning); fine-tuning stays cached.
     import shutil

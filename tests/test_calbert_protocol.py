@@ -64,7 +64,7 @@ def test_sample_fraction_rekeys_only_when_set(tmp_path):
 
 def test_selection_sets_the_headline_column_of_the_claims():
     from codeswitch.calbert.config import Backbone, Config
-    from codeswitch.calbert.experiment import _claim
+    from codeswitch.calbert.tables import _claim
 
     long = pd.DataFrame({"row": ["CalBERT-B", "CalBERT-B", "BERT-small", "BERT-small"],
                          "column": ["F1 (val)", "F1 (val, best run)", "F1 (val)", "F1 (val, best run)"],
@@ -102,7 +102,8 @@ def test_split_sizes_beside_table4(tmp_path, shared_data):
     """The real SAIL files (GLUECoS layout) against Table 4: 10,080 / 1,260 here, 9,945 / 1,240 in the paper."""
     import shutil
 
-    from codeswitch.calbert.experiment import _split_note, split_sizes
+    from codeswitch.calbert.config import load
+    from codeswitch.calbert.tables import _split_note, split_sizes
 
     sail = tmp_path / "sail"
     shutil.copytree(shared_data / "sail2017", sail)
@@ -111,7 +112,8 @@ def test_split_sizes_beside_table4(tmp_path, shared_data):
     s = t[t["task"] == "SAIL 2017"].set_index("split")
     assert s.loc["train", "here"] == 10_080 and s.loc["train", "paper"] == 9945
     assert s.loc["validation", "here"] == 1260 and s.loc["validation", "paper"] == 1240
-    assert "10,080 / 1,260 / —" in _split_note(cfg, "sail") and "9,945 / 1,240 / 1,238" in _split_note(cfg, "sail")
+    note = _split_note(cfg, load(cfg), "sail")
+    assert "10,080 / 1,260 / —" in note and "9,945 / 1,240 / 1,238" in note
 
 
 def test_scratch_runs_are_planned_and_keyed(tmp_path):
@@ -200,7 +202,7 @@ def test_scratch_initializer_range_keeps_the_first_token_input_dependent(tmp_pat
     assert CB.config.load(load_profile("paper", {"offline": True})).scratch.initializer_range is None  # the released 0.02
     tok = train_scratch_tokenizer(small, pretraining_pairs(small, cfg)[0])
     assert _scratch_config(default, tok).initializer_range == 0.02
-    enc = tok([e.text for e in task_splits(cfg, "sail")["train"]], padding=True, truncation=True, max_length=32,
+    enc = tok([e.text for e in task_splits(cfg, CB.load(cfg), "sail")["train"]], padding=True, truncation=True, max_length=32,
               return_tensors="pt")
 
     def spread(spec) -> float:  # the first token's std across inputs, relative to its scale, untrained

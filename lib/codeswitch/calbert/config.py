@@ -287,7 +287,7 @@ FINETUNE_RESULT_VERSION = 4
 class PretrainRun(RunSpec):
     """One Siamese pre-training of a backbone with an objective (stage 1).
 
-    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    Built by :func:`codeswitch.calbert.plan.plan`; passed as it is to
     :func:`codeswitch.calbert.train.siamese_pretrain`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
@@ -328,7 +328,7 @@ class PretrainRun(RunSpec):
 class ScratchRun(RunSpec):
     """One masked-language-model pre-training from scratch (Tables 8, 13): tokenizer and model, on the Siamese pairs.
 
-    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    Built by :func:`codeswitch.calbert.plan.plan`; passed as it is to
     :func:`codeswitch.calbert.train.mlm_from_scratch`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """

@@ -37,7 +37,8 @@ from typing import Iterable, Sequence
 
 from ..common.textio import read_text
 from ..common.romanize import to_itrans
-from ..core.hub import is_dataset_snapshot
+from ..core.hub import MissingResourceError, is_dataset_snapshot
+from ..core.profiles import Profile
 
 __all__ = [
     "Pair",
@@ -49,9 +50,16 @@ __all__ = [
     "load_iitb_pairs",
     "load_pairs",
     "split_heldout",
+    "ASSETS",
+    "TASKS",
+    "TASK_HELP",
+    "local_source",
+    "fingerprint_files",
+    "pairs_files",
 ]
 
-SHIPPED_PAIRS = Path(__file__).resolve().parents[1] / "assets" / "calbert" / "pairs.json"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
+SHIPPED_PAIRS = ASSETS / "pairs.json"
 PAIR_FIELDS = ("transliteration", "cleaned-transliteration")
 
 
@@ -214,3 +222,42 @@ def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | Non
     return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]
 
 
+# --------------------------------------------------------------------------- where the data lives (run keys read it)
+TASKS = {"sail": "SAIL 2017", "iitp": "IITP product reviews"}
+TASK_HELP = {
+    "sail": "SAIL 2017 Hindi–English: the CalBERT authors' splits (train.csv, validation.csv [, test.csv], "
+    "'sentence,label' with a header; evaluation/sail2017/data/ of github.com/aditeyabaral/calbert at 701612e), or "
+    "GLUECoS's processed layout (train.txt, validation.txt [, test.txt], 'text<TAB>label'; GLUECoS's download script, "
+    "github.com/microsoft/GLUECoS, Data/Processed_Data/Sentiment_EN_HI/Romanized): point calbert.sail.source at the folder",
+    "iitp": "IndicGLUE's IITP product reviews (hi-train.csv, hi-valid.csv [, hi-test.csv], 'label,text' without "
+    "header): download IndicGLUE (indicnlp.ai4bharat.org/indic-glue) and point calbert.iitp.source at its "
+    "iitp-product-reviews/hi folder",
+}
+
+
+def local_source(source: str, profile: Profile, task: str) -> Path:
+    """The folder of a sentiment task's splits: ``shipped`` (the smoke sets), or a folder (relative: to the project root)."""
+    if source == "shipped":
+        return ASSETS / task
+    path = Path(source).expanduser()
+    if not path.is_absolute():
+        path = profile.root / path
+    if not path.is_dir():
+        raise MissingResourceError(f"calbert.{task}.source: {path} is not a folder.\n  {TASK_HELP[task]}.")
+    return path
+
+
+def fingerprint_files(path: Path) -> str:
+    """A content hash of a data file or folder (relative names and bytes), for run keys
+    (:func:`codeswitch.core.identity.content_id`: digests cached by path, size and mtime)."""
+    from ..core.identity import content_id
+
+    return content_id(path)
+
+
+def pairs_files(source: str, profile: Profile) -> str | None:
+    """The content hash of the pre-training pairs when they are local; ``None`` for a hub id."""
+    path = SHIPPED_PAIRS if source == "shipped" else Path(source).expanduser()
+    if source != "shipped" and not path.is_absolute():
+        path = profile.root / path
+    return fingerprint_files(path) if path.exists() else None
