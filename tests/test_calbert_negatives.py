@@ -15,8 +15,8 @@ import math
 import pytest
 import torch
 
-from codeswitch.calbert.data import Pair
-from codeswitch.calbert.train import build_siamese_model, corpus_tokens, released_negatives, siamese_objective
+from codeswitch.calbert.data import Pair, corpus_tokens, released_negatives
+from codeswitch.calbert.train import build_siamese_model, siamese_objective
 from codeswitch.core.profiles import ConfigError, load_profile
 
 PAIRS = [Pair(f"english sentence {i} .", f"hinglish vaakya {i} hai") for i in range(10)]

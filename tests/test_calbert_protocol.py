@@ -48,8 +48,10 @@ def test_sample_fraction_keeps_a_seeded_share_of_the_training_pairs():
     assert part == full[:15]  # a prefix of the seeded shuffle: a random sample, the same every time
     capped, _ = split_heldout(pairs, 10, max_train=40, fraction=0.5, seed=0)
     assert capped == full[:20]  # the cap first, then the share of it (147,731 -> 22,160 in the paper profile)
-    with pytest.raises(ValueError, match="fraction"):
-        split_heldout(pairs, 10, fraction=0.0)
+    from codeswitch.calbert.config import load  # the share's range is the section's to check, once
+
+    with pytest.raises(ConfigError, match="sample_fraction"):
+        load(load_profile("smoke", {"calbert.pretrain.sample_fraction": 0.0}))
 
 
 def test_sample_fraction_rekeys_only_when_set(tmp_path):
@@ -145,7 +147,7 @@ def test_mlm_from_scratch_builds_a_classifiable_checkpoint(tmp_path, architectur
 
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs
-    from codeswitch.calbert.train import mlm_from_scratch, train_scratch_tokenizer
+    from codeswitch.calbert.scratch import mlm_from_scratch, train_scratch_tokenizer
 
     cfg = load_profile("smoke", {"calbert.scratch.architectures": [architecture], "calbert.scratch.tokenizers": ["small", "big"],
                                  "calbert.scratch.num_train_epochs": 1},  # one epoch: the near-uniform start is checked below
@@ -171,7 +173,7 @@ def test_byte_level_scratch_tokenizer_is_deterministic(tmp_path):
     """Smoke's from-scratch architecture (RoBERTa): the same pairs give the same vocabulary every time (byte-identical CSVs)."""
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs
-    from codeswitch.calbert.train import train_scratch_tokenizer
+    from codeswitch.calbert.scratch import train_scratch_tokenizer
 
     cfg = load_profile("smoke", output_root=tmp_path)
     big = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][-1]
@@ -192,7 +194,7 @@ def test_scratch_initializer_range_keeps_the_first_token_input_dependent(tmp_pat
 
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs, task_splits
-    from codeswitch.calbert.train import _scratch_config, train_scratch_tokenizer
+    from codeswitch.calbert.scratch import _scratch_config, train_scratch_tokenizer
 
     cfg = load_profile("smoke", output_root=tmp_path)
     small = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][0]

@@ -33,7 +33,7 @@ from typing import Any, Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import backbones_from, check_fields, section_prepare
+from ..core.profiles import Profile, backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -268,7 +268,7 @@ RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "ii
 _prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, item_renamed={"ref": "model"})
 
 
-def load(profile) -> Config:
+def load(profile: Profile) -> Config:
     """The profile's ``calbert`` section as a :class:`Config` (errors name the YAML file and key)."""
     return profile.section(SECTION, Config, prepare=_prepare)
 

@@ -38,8 +38,9 @@ from ..core.models import bundled_model_path, resolve_model
 from ..core.profiles import Profile, seeds_for
 from .config import OBJECTIVES, SCRATCH, SECTION, Backbone, Config, FinetuneRun, PretrainRun, ScratchRun, load
 from .data import TASKS, Pair, load_pairs, local_source, split_heldout
-from .plan import objectives_needed, pretrain_seed, row_label, stage_dir, stages
-from .train import SCORED_SPLITS, finetune_classifier, mlm_from_scratch, siamese_pretrain
+from .plan import build_stages, objectives_needed, pretrain_seed, row_label, stage_dir
+from .scratch import mlm_from_scratch
+from .train import SCORED_SPLITS, finetune_classifier, siamese_pretrain
 
 
 # --------------------------------------------------------------------------- the data the runs read
@@ -203,7 +204,7 @@ def run(profile: Profile) -> Results:
         resolve_backbone(b.model, profile)  # fail fast, before hours of training, on a missing backbone...
     for task in TASKS:
         task_splits(profile, c, task)  # ...or missing or malformed task data
-    pre, fine = stages(profile)
+    pre, fine = build_stages(profile, c)
     cache = _cache(profile, "pretrain")
     for spec in pre:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):

@@ -111,7 +111,11 @@ def stages(profile: Profile) -> list[Stage]:
     """The two stages, run in this order: every pre-training some task's variants need — Siamese, then from scratch
     for Tables 8 and 13 (``runs/<profile>/calbert/pretrain/``) — then every fine-tuning (``.../finetune/``), which
     starts from the pre-trained checkpoints."""
-    c = load(profile)
+    return build_stages(profile, load(profile))
+
+
+def build_stages(profile: Profile, c: Config) -> list[Stage]:
+    """:func:`stages` of the section ``c`` (already built from ``profile``)."""
     siamese = [pretrain_spec(profile, c, b, o) for b in c.backbones for o in objectives_needed(c)]
     scratch = [scratch_spec(profile, c, a, t) for a in c.scratch.architectures for t in c.scratch.tokenizers]
     seeds = seeds_for(profile, c.seeds)
