@@ -130,3 +130,15 @@ def assert_compiles_whole(step, inputs, *more) -> None:
             assert 1 <= counters["stats"]["unique_graphs"] <= len(shapes), (counters["stats"]["unique_graphs"], shapes)
         finally:
             torch._dynamo.reset()
+
+
+# --- calbert
+def calbert_stages(output_root, overrides: dict | None = None):
+    """``(profile, pre-training specs, fine-tuning specs)`` of a tiny CalBERT run: the smoke profile without the
+    from-scratch baselines (Tables 8/13: test_calbert_protocol), ``overrides`` on top, writing below ``output_root``."""
+    from codeswitch import calbert as CB
+    from codeswitch.core.profiles import load_profile
+
+    profile = load_profile("smoke", {"calbert.scratch.architectures": [], **(overrides or {})}, output_root=output_root)
+    pre, fine = CB.stages(profile)
+    return profile, list(pre), list(fine)

@@ -19,6 +19,8 @@ from codeswitch.core import hub
 from codeswitch.core.hub import MissingResourceError
 from codeswitch.core.profiles import load_profile
 
+from .helpers import calbert_stages
+
 
 # --------------------------------------------------------------------------- pairs
 def _write(tmp_path, records, name="pairs.json"):
@@ -162,13 +164,11 @@ def test_task_table_mean_std_and_best_run():
 def test_frame_reads_the_scored_splits_only(tmp_path):
     """A fine-tune's record also holds keys that are not splits (example predictions, the packing flag, the learning
     entry): frame reads the named splits (train.SCORED_SPLITS), so a new key cannot break it (the "packed" flag did)."""
-    from codeswitch import calbert as CB
     from codeswitch.calbert.results import frame
     from codeswitch.calbert.train import SCORED_SPLITS
     from codeswitch.core.experiment import Results
 
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)
-    _, fine = CB.stages(cfg)
+    _, _, fine = calbert_stages(tmp_path)
     a, b = fine[0], fine[1]
     scores = {"f1": 0.5, "precision": 0.4, "recall": 0.6, "accuracy": 0.55, "n": 30}
     with_test = {"validation": scores, "test": dict(scores, f1=0.25), "packed": True, "learning": {"score": 0.5},
@@ -230,8 +230,7 @@ def test_renamed_keys_are_errors_naming_the_new_key(override, message):
 def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     from codeswitch import calbert as CB
 
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)  # Tables 8/13: test_calbert_protocol
-    pre, fine = CB.stages(cfg)
+    cfg, pre, fine = calbert_stages(tmp_path)
     assert CB.plan(cfg) == [*pre, *fine]  # pre-training first: fine-tuning reads its checkpoints
     assert [s.objective for s in pre] == ["cosine", "mnrl"]
     c = CB.config.load(cfg)
@@ -246,14 +245,12 @@ def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     assert next(s for s in fine if s.variant == "none").key()["pretrain"] is None
     assert set(tuned.inputs()) == {"data", "model"} and set(cosine.inputs()) == {"pairs", "model"}
     # a pre-training setting re-keys the pre-training and every fine-tuning that starts from it, nothing else
-    pre2, fine2 = CB.stages(load_profile("smoke", {"calbert.pretrain.learning_rate": 3e-4, "calbert.scratch.architectures": []},
-                                         output_root=tmp_path))
+    _, pre2, fine2 = calbert_stages(tmp_path, {"calbert.pretrain.learning_rate": 3e-4})
     changed = {s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}
     assert pre2[0].key_hash() != cosine.key_hash()
     assert len(changed) == 2 * sum(s.variant != "none" for s in fine)
     # the in-batch-negatives scale re-keys only the mnrl pre-training
-    pre3, _ = CB.stages(load_profile("smoke", {"calbert.pretrain.mnrl_scale": 10.0, "calbert.scratch.architectures": []},
-                                     output_root=tmp_path))
+    _, pre3, _ = calbert_stages(tmp_path, {"calbert.pretrain.mnrl_scale": 10.0})
     assert pre3[0].key_hash() == cosine.key_hash() and pre3[1].key_hash() != mnrl.key_hash()
 
 

@@ -29,14 +29,13 @@ from codeswitch.calbert.data import ASSETS
 from codeswitch.calbert.train import finetune_classifier, siamese_pretrain
 from codeswitch.common.sentiment import SentimentExample
 from codeswitch.core.learning import chance_weighted_f1
-from codeswitch.core.profiles import load_profile
+
+from .helpers import calbert_stages
 
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path_factory.mktemp("calbert-learning"))
-    pre, fine = CB.stages(cfg)
-    return cfg, pre.specs, fine.specs
+    return calbert_stages(tmp_path_factory.mktemp("calbert-learning"))
 
 
 def _off_by_one(examples, n_labels=3):
