@@ -133,7 +133,7 @@ def test_every_experiment_records_the_inputs_of_its_results():
     for mod, fns in {"koglish.tables": ("tables",), "koglish.figures": ("figures",), "glue.tables": ("tables",), "glue.figures": ("figures",),
                      "concse.experiment": ("tables", "figures"), "contrastivemix.tables": ("tables",),
                      "contrastivemix.figures": ("figures",), "alignment.experiment": ("tables", "figures"),
-                     "calbert.tables": ("tables",), "calbert.experiment": ("figures",)}.items():
+                     "calbert.tables": ("tables",), "calbert.figures": ("figures",)}.items():
         m = importlib.import_module(f"codeswitch.{mod}")
         for fn in fns:
             assert getattr(getattr(m, fn), "__wrapped__", None) is not None, f"{mod}.{fn} is not @records_inputs"
