@@ -317,6 +317,8 @@ class PretrainRun(CalbertRun):
     # the released negative sampling (cosine only): label-0 pairs per kept positive and side; None: positives only
     negatives: int | None = None
     added_tokens_min_count: int | None = None  # corpus words added to the tokenizer; None: its own vocabulary
+    # how max_pairs cut the training pairs (core.sampling): "random"; None: the first of the seeded shuffle
+    train_sample: str | None = None
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs, "model": self.model}
@@ -356,6 +358,7 @@ class ScratchRun(CalbertRun):
     precision: str
     backbone: str = not_in_key("")  # the row label: "BERT-small"
     initializer_range: float | None = None  # None: transformers' default (0.02), left out of the key
+    train_sample: str | None = None  # as PretrainRun's
 
     def inputs(self) -> Mapping[str, str]:
         return {"pairs": self.pairs}

@@ -43,6 +43,7 @@ from ..common.textio import read_text
 from ..common.romanize import to_itrans
 from ..core.hub import MissingResourceError, is_dataset_snapshot
 from ..core.profiles import Profile
+from ..core.sampling import sample_indices
 
 __all__ = [
     "Pair",
@@ -208,11 +209,13 @@ def load_pairs(
 
 
 def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | None = None, fraction: float | None = None,
-                  seed: int = 0) -> tuple[list[Pair], list[Pair]]:
+                  seed: int = 0, train_sample: str = "head") -> tuple[list[Pair], list[Pair]]:
     """A seeded shuffle, then ``(train, heldout)``: the last ``n_heldout`` pairs are held out for diagnostics.
 
-    ``max_train`` caps the training pairs (a random subset of that size); ``fraction``
-    then keeps a random ``round(fraction * n)`` of them (CalBERT's "15% sample").
+    ``max_train`` caps the training pairs (a random subset of that size: the first of the shuffle; ``train_sample:
+    random``, the quick profile's rule, draws them from the shuffle with :mod:`codeswitch.core.sampling`'s fixed seed
+    instead, so a profile that says so names another, fixed sample in its keys); ``fraction`` then keeps a random
+    ``round(fraction * n)`` of them (CalBERT's "15% sample").
     """
     if n_heldout < 0 or n_heldout >= len(pairs):
         raise ValueError(f"cannot hold out {n_heldout} of {len(pairs)} pairs")
@@ -220,7 +223,7 @@ def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | Non
     random.Random(seed).shuffle(order)
     train_idx, held_idx = order[: len(order) - n_heldout], order[len(order) - n_heldout :]
     if max_train is not None:
-        train_idx = train_idx[:max_train]
+        train_idx = [train_idx[i] for i in sample_indices(len(train_idx), max_train, train_sample)]  # in shuffle order
     if fraction is not None:  # in (0, 1]: checked by the section (calbert.pretrain.sample_fraction)
         train_idx = train_idx[: max(1, round(fraction * len(train_idx)))]  # a prefix of a shuffle: a random sample
     return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]

@@ -60,7 +60,8 @@ def pretraining_pairs(spec: PretrainRun | ScratchRun, profile: Profile) -> tuple
     split; ``max_pairs`` caps the training pairs and ``sample_fraction`` keeps a random share of them (the paper's 15%)."""
     sample = None if spec.max_pairs is None else spec.max_pairs + spec.heldout_pairs
     pairs = _pairs(spec.pairs, spec.pair_field, spec.itrans_lowercase, str(profile.root), sample)
-    return split_heldout(pairs, spec.heldout_pairs, max_train=spec.max_pairs, fraction=spec.sample_fraction, seed=0)
+    return split_heldout(pairs, spec.heldout_pairs, max_train=spec.max_pairs, fraction=spec.sample_fraction, seed=0,
+                         train_sample=spec.train_sample or "head")
 
 
 @lru_cache(maxsize=8)
@@ -85,7 +86,7 @@ def preview(profile: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
     p = c.pretrain
     sample = None if p.max_pairs is None else p.max_pairs + p.heldout_pairs
     train, heldout = split_heldout(_pairs(p.pairs, p.pair_field, c.itrans_lowercase, str(profile.root), sample), p.heldout_pairs,
-                                   max_train=p.max_pairs, fraction=p.sample_fraction, seed=0)
+                                   max_train=p.max_pairs, fraction=p.sample_fraction, seed=0, train_sample=profile.train_sample)
     out = {f"pairs ({len(train)} train, {len(heldout)} held out)": pd.DataFrame([dataclasses.asdict(x) for x in train[:n]])}
     for task in TASKS:
         t = c.task(task)

@@ -43,6 +43,11 @@ def _tiny_id(model: str) -> str | None:
     return backbone_id(model) if is_tiny(model) else None  # a tiny backbone changes with its recipe
 
 
+def train_sample(profile: Profile, cap: int | None) -> str | None:
+    """The profile's ``train_sample`` where it cuts the pairs (a cap, drawn at random); ``None`` (out of the key) else."""
+    return profile.train_sample if cap is not None and profile.train_sample != "head" else None
+
+
 def pretrain_spec(profile: Profile, c: Config, backbone: Backbone, objective: str) -> PretrainRun:
     """The Siamese pre-training of ``backbone`` with ``objective``, typed."""
     p = c.pretrain
@@ -58,7 +63,7 @@ def pretrain_spec(profile: Profile, c: Config, backbone: Backbone, objective: st
         backbone_id=_tiny_id(backbone.model), backbone=backbone.name, sample_fraction=p.sample_fraction,
         # the released negatives carry labels: the cosine objective's only (in-batch negatives need none)
         negatives=p.negative_sample_size if p.sample_negative and objective == "cosine" else None,
-        added_tokens_min_count=p.added_tokens_min_count,
+        added_tokens_min_count=p.added_tokens_min_count, train_sample=train_sample(profile, p.max_pairs),
     )
 
 
@@ -79,6 +84,7 @@ def scratch_spec(profile: Profile, c: Config, architecture: str, tokenizer: str)
         num_train_epochs=s.num_train_epochs, batch_size=s.batch_size, learning_rate=s.learning_rate,
         max_seq_length=s.max_seq_length, seed=pretrain_seed(profile, c), precision=profile.precision_name(),
         backbone=f"{architecture}-{tokenizer}", initializer_range=s.initializer_range,
+        train_sample=train_sample(profile, p.max_pairs),
     )
 
 

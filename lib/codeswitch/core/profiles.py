@@ -39,12 +39,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import yaml
 
+from .sampling import RULES as SAMPLE_RULES
+
 T = TypeVar("T")
 
 PROFILES = ("smoke", "paper", "paper-ci", "paper-gpu")
 _LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads",
-              "verify_hashes")
+              "verify_hashes", "train_sample")
 #: the sections a profile may have: one per experiment, and where runs are computed
 SECTIONS = ("koglish", "glue", "concse", "contrastivemix", "alignment", "calbert", "executor")
 #: sections that choose where runs are computed, not what they compute: overriding them keeps the figures folder
@@ -108,6 +110,9 @@ class Profile:
     # when a cached digest whose size and mtime match is computed again: "always" (once per process), seconds, or
     # None (never: trust the stat entry); see codeswitch.core.identity, "Trusting the stat entry"
     verify_hashes: str | int | None = None
+    # how a section's row cap on a training set cuts it (codeswitch.core.sampling): "head" (the first rows, as the
+    # released code) | "random" (a sample drawn with one fixed seed, in file order: the quick profile's rule)
+    train_sample: str = "head"
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: Path = field(default_factory=Path.cwd)  # project root; outputs live below it
     output_root: Path | None = None  # where runs/ and figures/ go (default: root)
@@ -193,6 +198,7 @@ class Profile:
             f"offline      {self.offline}",
             f"cpu threads  {self.cpu_threads or 'default'}",
             f"koglish      {self.koglish_source}",
+            f"train caps   {self.train_sample}",
             f"runs         {self.runs_dir}",
             f"figures      {self.figures_dir}",
             f"sections     {', '.join(sorted(self.sections)) or '-'}",
@@ -264,6 +270,8 @@ def profile_hash(profile: "Profile") -> str:
         "koglish_source": profile.koglish_source, "koglish_invalid_rows": profile.koglish_invalid_rows,
         "sections": {k: _result_settings(v) for k, v in sorted(profile.sections.items()) if k not in NOT_RESULT_CHANGING},
     }
+    if profile.train_sample != "head":  # the default leaves every hash recorded before the key existed as it was
+        settings["train_sample"] = profile.train_sample
     text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
@@ -410,6 +418,7 @@ def load_profile(
         koglish_invalid_rows=kwargs.koglish_invalid_rows,
         cpu_threads=kwargs.cpu_threads,
         verify_hashes=kwargs.verify_hashes,
+        train_sample=kwargs.train_sample,
         sections=types.MappingProxyType(sections),
         root=root_p,
         output_root=out,
@@ -540,6 +549,7 @@ class _TopLevel:
     koglish_invalid_rows: str = "error"
     cpu_threads: int | None = None
     verify_hashes: str | int | None = None
+    train_sample: str = "head"
 
     def __post_init__(self):
         try:
@@ -550,6 +560,9 @@ class _TopLevel:
         if self.koglish_invalid_rows not in ("error", "drop"):
             raise ConfigError(f"key 'koglish_invalid_rows': {self.koglish_invalid_rows!r} is not 'error' or 'drop'",
                               ("koglish_invalid_rows",))
+        if self.train_sample not in SAMPLE_RULES:
+            raise ConfigError(f"key 'train_sample': {self.train_sample!r} is not one of {', '.join(SAMPLE_RULES)} (how a row cap "
+                              "cuts a training set: its first rows, or a sample drawn with one fixed seed)", ("train_sample",))
         if not DEVICE.fullmatch(self.device):
             raise ConfigError(f"key 'device': {self.device!r} is not 'auto', 'cpu', 'cuda' or 'cuda:N'", ("device",))
 

@@ -147,6 +147,8 @@ class GlueRun(RunSpec):
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the model's training forward compiled (None: off, out of the key)
     max_train_samples: int | None = not_in_key(None)
     max_eval_samples: int | None = not_in_key(None)
+    # how max_train_samples cut the training split (core.sampling): "random" (a seeded sample); None: the first rows
+    train_sample: str | None = None
     log_epochs: bool = not_in_key(True)
     keep_models: str = not_in_key(kw_only=True)  # the section's keep_models: whether run_one keeps the classifier (core.kept)
 

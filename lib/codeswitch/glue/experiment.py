@@ -49,7 +49,8 @@ def run_one(spec: GlueRun, profile: Profile) -> dict:
     from ..koglish.data import resolve_source
 
     splits = data.load_data(resolve_source(profile, spec.koglish_source), [spec.task], max_train_samples=spec.max_train_samples,
-                       max_eval_samples=spec.max_eval_samples, invalid_rows=profile.koglish_invalid_rows)[spec.task]
+                       max_eval_samples=spec.max_eval_samples, invalid_rows=profile.koglish_invalid_rows,
+                       train_sample=spec.train_sample or "head")[spec.task]
     if data.fingerprint(splits) != spec.data:
         raise RuntimeError(f"glue {spec.task}: the data changed since the plan was made (hash {data.fingerprint(splits)}, planned {spec.data}); plan again")
     path = resolve_model(spec.model, profile, what=f"glue.backbones.{spec.backbone}.model")

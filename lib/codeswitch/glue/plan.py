@@ -44,7 +44,7 @@ def plan_for(profile: Profile, c: Config) -> list[GlueRun]:
     from ..koglish.data import resolve_source
 
     rows = data.load_data(resolve_source(profile), c.tasks, max_train_samples=c.max_train_samples, max_eval_samples=c.max_eval_samples,
-                     invalid_rows=profile.koglish_invalid_rows)
+                     invalid_rows=profile.koglish_invalid_rows, train_sample=profile.train_sample)
     return specs(profile, c, koglish_source=profile.koglish_source, data_fingerprints={t: data.fingerprint(d) for t, d in rows.items()})
 
 
@@ -68,6 +68,8 @@ def specs(profile: Profile, c: Config, *, koglish_source: str, data_fingerprints
                         # a tiny backbone changes with its recipe (corpus, size, build version)
                         backbone_id=backbone_id(bb.model) if is_tiny(bb.model) else None,
                         max_train_samples=c.max_train_samples, max_eval_samples=c.max_eval_samples, log_epochs=c.log_epochs,
+                        # a capped training split drawn at random: named in the key (head, the default, leaves it out)
+                        train_sample=profile.train_sample if c.max_train_samples and profile.train_sample != "head" else None,
                         keep_models=c.keep_models,
                     ))
     return out

@@ -1,0 +1,99 @@
+"""The top-level ``train_sample`` (head | random): how each package's row cap on a training set cuts it.
+
+``head`` (the default) keeps every smoke and paper run key as it was: the rule enters a key only when it is
+``random`` (an optional spec field left ``None`` otherwise).  ``random`` draws a different sample than ``head``, the
+same one every time (:mod:`codeswitch.core.sampling`: one fixed seed, never a run's seed).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from codeswitch.core.profiles import ConfigError, load_profile, profile_hash
+
+RANDOM = {"train_sample": "random"}
+
+
+# --------------------------------------------------------------------------- the profile key
+def test_train_sample_defaults_to_head_and_refuses_other_rules():
+    assert load_profile("smoke").train_sample == "head" and load_profile("paper").train_sample == "head"
+    assert load_profile("smoke", RANDOM).train_sample == "random"
+    with pytest.raises(ConfigError, match=r"train_sample.*'first' is not one of head, random"):
+        load_profile("smoke", {"train_sample": "first"})
+
+
+def test_train_sample_enters_the_profile_hash_only_when_random():
+    smoke = load_profile("smoke")
+    head = load_profile("smoke", {"train_sample": "head"})
+    assert profile_hash(head) == profile_hash(smoke)  # the default: every recorded hash stays as it was
+    assert profile_hash(load_profile("smoke", RANDOM)) != profile_hash(smoke)
+
+
+def test_an_unknown_rule_in_a_file_names_the_file_and_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("extends: smoke\ntrain_sample: shuffled\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml.*train_sample.*'shuffled'"):
+        load_profile(str(bad))
+
+
+# --------------------------------------------------------------------------- glue: max_train_samples
+def _glue(overrides):
+    from codeswitch.glue import plan
+
+    return plan(load_profile("smoke", {"glue.tasks": ["cola"], "glue.seeds": [1], **overrides}))
+
+
+def test_glue_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
+    from codeswitch.glue import data
+    from codeswitch.koglish.data import resolve_source
+
+    profile = load_profile("smoke")
+    src = resolve_source(profile)
+    kw = dict(max_train_samples=20, max_eval_samples=None, invalid_rows="error")
+    full = data.load_data(src, ["cola"], max_train_samples=None, max_eval_samples=None, invalid_rows="error")["cola"]
+    head = data.load_data(src, ["cola"], **kw)["cola"]
+    rand = data.load_data(src, ["cola"], **kw, train_sample="random")["cola"]
+    again = data.load_data(src, ["cola"], **kw, train_sample="random")["cola"]
+    assert len(full["train"]) > 20 and len(head["train"]) == len(rand["train"]) == 20
+    assert head["train"].equals(full["train"].head(20).reset_index(drop=True))
+    assert not rand["train"].equals(head["train"]) and rand["train"].equals(again["train"])  # another sample, the same each time
+    assert rand["valid"].equals(head["valid"]) and rand["test"].equals(head["test"])  # evaluation splits: as before
+    assert data.fingerprint(rand) != data.fingerprint(head)
+
+    capped = {"glue.max_train_samples": 20}
+    heads, rands = _glue(capped), _glue({**capped, **RANDOM})
+    assert all("train_sample" not in s.key() for s in heads)
+    assert all(s.key()["train_sample"] == "random" for s in rands)
+    assert {s.key_hash() for s in heads}.isdisjoint(s.key_hash() for s in rands)
+    # no cap: nothing is sampled, so the rule stays out of the key (the run is the head run)
+    assert [s.key_hash() for s in _glue(RANDOM)] == [s.key_hash() for s in _glue({})]
+
+
+# --------------------------------------------------------------------------- calbert: pretrain.max_pairs
+def test_calbert_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
+    from codeswitch.calbert.data import Pair, split_heldout
+    from codeswitch.calbert.plan import pretrain_spec, scratch_spec
+    from codeswitch.calbert import load
+
+    pairs = [Pair(f"en {i}", f"cm {i}") for i in range(200)]
+    head, held = split_heldout(pairs, 10, max_train=30, seed=0)
+    rand, held_r = split_heldout(pairs, 10, max_train=30, seed=0, train_sample="random")
+    assert held_r == held and len(rand) == len(head) == 30  # the same held-out pairs; a cap of the same size
+    assert rand != head and rand == split_heldout(pairs, 10, max_train=30, seed=0, train_sample="random")[0]
+    full, _ = split_heldout(pairs, 10, seed=0)
+    assert set(rand) <= set(full) and head == full[:30]
+    # the 15% fraction is then taken of the capped pairs, as before
+    assert len(split_heldout(pairs, 10, max_train=30, fraction=0.5, seed=0, train_sample="random")[0]) == 15
+
+    def specs(overrides):
+        profile = load_profile("smoke", {"calbert.pretrain.max_pairs": 20, **overrides})
+        c = load(profile)
+        return [pretrain_spec(profile, c, c.backbones[0], "cosine"), scratch_spec(profile, c, "BERT", "small")]
+
+    heads, rands = specs({}), specs(RANDOM)
+    assert all("train_sample" not in s.key() for s in heads) and all(s.key()["train_sample"] == "random" for s in rands)
+    assert [s.key_hash() for s in heads] != [s.key_hash() for s in rands]
+    # smoke reads every pair (max_pairs: null): no cap, no rule in the key
+    uncapped = load_profile("smoke", RANDOM)
+    c = load(uncapped)
+    assert "train_sample" not in pretrain_spec(uncapped, c, c.backbones[0], "cosine").key()
