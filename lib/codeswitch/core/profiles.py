@@ -43,7 +43,7 @@ from .sampling import RULES as SAMPLE_RULES
 
 T = TypeVar("T")
 
-PROFILES = ("smoke", "paper", "paper-ci", "paper-gpu")
+PROFILES = ("smoke", "paper", "paper-ci", "paper-gpu", "quick", "quick-ci")
 _LOGGED_CPU_AUTO: set[str] = set()
 _TOP_LEVEL = ("description", "seeds", "device", "precision", "offline", "koglish_source", "koglish_invalid_rows", "cpu_threads",
               "verify_hashes", "train_sample")
