@@ -181,6 +181,21 @@ def greater(
     return Claim(text, (checked - len(failed)) >= min_share * checked - 1e-9, detail, source, contradiction)
 
 
+def all_of(text: str, parts: Sequence[tuple[str, Claim]], *, source: str = "", contradiction: str = "") -> Claim:
+    """A claim made of several checks (``(label, claim)``: "aligned rows beat the Baseline", "Lm is the highest on dev"):
+    it holds when every part holds, is ``None`` when any part is, and its detail says first **why** it fails, naming
+    each failing part, then what held, so that "does not hold (6/6 comparisons hold; …)" never reads as a contradiction."""
+    if any(c.holds is None for _, c in parts):
+        label, c = next((lb, c) for lb, c in parts if c.holds is None)
+        return Claim(text, None, f"{label}: {c.detail}" if c.detail else label, source, contradiction)
+    failed = [(lb, c) for lb, c in parts if not c.holds]
+    held = [(lb, c) for lb, c in parts if c.holds]
+    detail = "; ".join(f"fails: {lb} ({c.detail})" if c.detail else f"fails: {lb}" for lb, c in failed)
+    if held:
+        detail += ("; " if detail else "") + "; ".join(f"holds: {lb} ({c.detail})" if c.detail else f"holds: {lb}" for lb, c in held)
+    return Claim(text, not failed, detail, source, contradiction)
+
+
 def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row", where: str | None = None, source: str = "") -> Claim:
     """The highest mean along ``along`` ("row" or "column", restricted to ``where`` in the other axis) is ``expected``.
 
