@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import reported as _reported
-from .claims import SMOKE_NOTE, Claim
+from .claims import SMOKE_NOTE, Claim, inputs_note, real_data
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
 from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
@@ -348,9 +348,10 @@ def save_table(
     md = header + to_markdown(wide)
     lines = list(notes)
     if claim is not None:
-        lines.append(claim.line(profile.name))
-    if profile.name == "smoke":
-        lines.append(SMOKE_NOTE)  # once, on every smoke table; experiments add no note of their own saying so
+        lines.append(claim.line(profile.name, real_data=real_data(prov["inputs"])))
+    note = inputs_note(profile.name, prov["inputs"])  # what the inputs were, read from them: synthetic or real, tiny or not
+    if note:
+        lines.append(note)  # once, on every smoke table; experiments add no note of their own saying so
     if lines:
         md += "\n" + "\n".join(f"- {n}" for n in lines) + "\n"
     md += "\nProvenance:\n\n" + "\n".join(f"- {md_escape(n)}" for n in provenance_lines(prov)) + "\n"
@@ -415,6 +416,35 @@ def check_fonts(fig, name: str) -> None:
                       FontWarning, stacklevel=3)
 
 
+def profile_stamp(prov: Mapping) -> str:
+    """The line a figure carries: ``profile: <folder>``, and under the smoke profile what its inputs were (read from them,
+    :func:`codeswitch.core.provenance.input_kinds`): the pipeline on synthetic data, or smoke settings on real data."""
+    from .provenance import input_kinds
+
+    text = f"profile: {prov['folder']}"
+    if prov.get("profile") != "smoke":
+        return text
+    kinds = input_kinds(prov.get("inputs"))
+    if kinds and kinds["real_data"]:
+        models = {"tiny": ", tiny models", "pretrained": ", real pretrained models", "mixed": ", real and tiny models"}.get(kinds["model"], "")
+        return text + f" (smoke settings on real data{models}: not the paper's budget)"
+    return text + " (smoke: tests the pipeline, not the paper)"
+
+
+#: the stamp's gap below everything else the figure draws, in inches
+STAMP_GAP_IN = 0.04
+
+
+def stamp(fig, text: str):
+    """Write ``text`` small and grey under everything the figure draws (axes, tick labels, legends, notes): placed from
+    the figure's tight bounding box, right-aligned with it, so that it overlaps no artist; savefig's tight bounding box
+    then takes it in.  Returns the text artist."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)  # inches, every visible artist
+    width, height = fig.get_size_inches()
+    return fig.text(box.x1 / width, (box.y0 - STAMP_GAP_IN) / height, text, ha="right", va="top", fontsize=6, color="0.45")
+
+
 def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 150, inputs: Mapping | None = None) -> dict[str, Path]:
     """Write a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
@@ -426,10 +456,7 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
     prov = provenance(profile, inputs)
     text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
     check_fonts(fig, name)
-    # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
-    # (below the figure's edge, where savefig's tight bounding box makes room: it covers no legend or tick label)
-    fig.text(0.995, -0.005, f"profile: {prov['folder']}" + (" (smoke: tests the pipeline, not the paper)" if profile.name == "smoke" else ""),
-             ha="right", va="top", fontsize=6, color="0.45")
+    stamp(fig, profile_stamp(prov))  # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
     with atomic_files(out, name) as tmp:  # the files as one unit (see save_table)
         for ext in ("png", "pdf"):
             buf = io.BytesIO()
