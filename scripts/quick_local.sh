@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The quick profile on local copies of the real data (issue 38, item 4):
+#
+#   scripts/quick_local.sh DATA_DIR [--only 02,03,04,06,07] [--out DIR] [--record FILE] [reproduce.sh options...]
+#
+# DATA_DIR has the layout of ../shared/data/README.md (koglish_sample, sail2017, iitp_product_reviews, cfilt_en_hi,
+# hinglish_pairs, muse).  The script
+#   1. writes a delta profile, DIR/quick-local.yaml (default DIR: runs/quick-local), that extends this repository's
+#      configs/quick.yaml and points every dataset at DATA_DIR and every fine-tuned encoder at the bundled MiniLM
+#      (sentence-transformers/all-MiniLM-L6-v2), offline (codeswitch.pipeline.quick_local);
+#   2. runs ./reproduce.sh --profile DIR/quick-local.yaml --only NN for each notebook, timing each;
+#   3. writes the record (default docs/quick.md): every table with its claim verdicts, each notebook's wall time, the
+#      commit and the machine.
+# Relative paths are relative to the directory the command is typed in.  Exit code: reproduce.sh's worst.
+set -euo pipefail
+export CODESWITCH_CWD="${CODESWITCH_CWD:-$PWD}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$CODESWITCH_CWD/$1" ;; esac; }
+if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+  [[ $# -lt 1 ]] && exit 2 || exit 0
+fi
+data_dir="$(abs "$1")"; shift
+only="02,03,04,06,07"; out="$here/runs/quick-local"; record="$here/docs/quick.md"; extra=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --only) only="$2"; shift 2 ;;
+    --only=*) only="${1#--only=}"; shift ;;
+    --out) out="$(abs "$2")"; shift 2 ;;
+    --record) record="$(abs "$2")"; shift 2 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+cd "$here"
+source scripts/env.sh
+profile="$(python -m codeswitch.pipeline.quick_local delta "$data_dir" "$out/quick-local.yaml" --only "$only")"
+times="$out/times.tsv"
+: > "$times.partial"
+worst=0
+for nb in ${only//,/ }; do
+  start=$(date +%s%N)
+  rc=0
+  ./reproduce.sh --profile "$profile" --only "$nb" ${extra[@]+"${extra[@]}"} || rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  printf '%s\t%d.%03d\t%d\n' "$nb" $((ms / 1000)) $((ms % 1000)) "$rc" >> "$times.partial"
+  (( rc > worst )) && worst=$rc
+done
+mv "$times.partial" "$times"
+# the figures folder of that profile (with --set: <name>+<hash>), as the CLI names it
+figures="$(python - "$profile" ${extra[@]+"${extra[@]}"} <<'PY'
+import sys
+from codeswitch.core.profiles import load_profile, parse_overrides
+args, sets = sys.argv[2:], []
+for i, a in enumerate(args):
+    if a == "--set" and i + 1 < len(args):
+        sets.append(args[i + 1])
+    elif a.startswith("--set="):
+        sets.append(a[len("--set="):])
+print(load_profile(sys.argv[1], parse_overrides(sets)).figures_dir)
+PY
+)"
+python -m codeswitch.pipeline.quick_local record "$figures" "$times" "$record" --data-dir "$data_dir" --profile "$profile"
+exit "$worst"

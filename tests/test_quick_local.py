@@ -1,0 +1,165 @@
+"""scripts/quick_local.sh: the quick profile on local copies of the real data (issue 38, items 4 and 7).
+
+* the delta it writes points every dataset at DATA_DIR and every fine-tuned encoder at the bundled MiniLM, offline,
+  and changes nothing else of configs/quick.yaml;
+* bad local copies (a wrong folder layout, a missing split, a malformed row) give the same errors as under the paper
+  profile: the same loaders read them;
+* the record (docs/quick.md) holds every table, the wall times, the commit and the machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codeswitch.core.profiles import load_profile, project_root, read_profile_data
+from codeswitch.pipeline import quick_local as Q
+
+ROOT = project_root()
+SHARED = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    """A DATA_DIR in the ../shared/data layout, small: the parts of the real samples the checks read (or made-up
+    rows in the same formats where ../shared is absent, as in a user's clone)."""
+    d = tmp_path / "data"
+    if SHARED.is_dir():
+        shutil.copytree(SHARED / "koglish_sample" / "Koglish_GLUE" / "cola", d / "koglish_sample" / "Koglish_GLUE" / "cola")
+        shutil.copytree(SHARED / "sail2017", d / "sail2017")
+    else:
+        pytest.skip("../shared/data (the real samples) is absent")
+    for name in ("iitp_product_reviews", "cfilt_en_hi", "hinglish_pairs", "muse"):
+        (d / name).mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _delta_profile(data_dir: Path, tmp_path: Path, overrides=None):
+    yaml_path = Q.write_delta(data_dir, tmp_path / "ql" / "quick-local.yaml", root=ROOT)
+    return load_profile(str(yaml_path), overrides or {}, root=ROOT)
+
+
+def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path):
+    path = Q.write_delta(data_dir, tmp_path / "ql" / "quick-local.yaml", root=ROOT)
+    resolved, quick = read_profile_data(path, ROOT), read_profile_data(ROOT / "configs" / "quick.yaml", ROOT)
+    assert resolved["offline"] is True and resolved["train_sample"] == "random" and resolved["seeds"] == quick["seeds"]
+    assert resolved["koglish_source"] == str(data_dir / "koglish_sample")
+    for section, name in Q.BACKBONES.items():  # one backbone a section, MiniLM, with the paper row's other settings
+        (bb,) = resolved[section]["backbones"]
+        assert bb["name"] == name and bb["model"] == Q.MINILM
+        paper_row = next(b for b in quick[section]["backbones"] if b["name"] == name)
+        assert {k: v for k, v in bb.items() if k != "model"} == {k: v for k, v in paper_row.items() if k != "model"}
+    assert resolved["calbert"]["sail"]["source"] == str(data_dir / "sail2017")
+    assert resolved["alignment"]["lexicon_source"] == str(data_dir / "muse" / "en-hi.txt")
+    # everything else is quick's: the rule as written
+    for section in ("glue", "concse", "calbert", "alignment"):
+        for key, value in quick[section].items():
+            if key not in ("backbones", "parallel_source", "lexicon_source", "pretrain", "sail", "iitp"):
+                assert resolved[section][key] == value, (section, key)
+    assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
+
+
+def test_a_missing_sample_folder_or_data_dir_is_named(data_dir, tmp_path):
+    shutil.rmtree(data_dir / "sail2017")
+    with pytest.raises(SystemExit, match=r"sail2017 is missing: notebook 06 reads it"):
+        Q.write_delta(data_dir, tmp_path / "x.yaml", root=ROOT)
+    Q.write_delta(data_dir, tmp_path / "x.yaml", root=ROOT, notebooks=["02"])  # 02 does not read it
+    with pytest.raises(SystemExit, match="is not a folder"):
+        Q.write_delta(tmp_path / "nowhere", tmp_path / "x.yaml", root=ROOT)
+
+
+# --------------------------------------------------------------------------- bad local copies: the paper's errors
+def _error(fn) -> str:
+    with pytest.raises(Exception) as info:
+        fn()
+    return f"{type(info.value).__name__}: {info.value}"
+
+
+def _glue_error(profile) -> str:
+    from codeswitch import glue
+
+    return _error(lambda: glue.plan(profile))
+
+
+def _break_koglish(data_dir: Path, how: str) -> str:
+    cola = data_dir / "koglish_sample" / "Koglish_GLUE" / "cola"
+    if how == "layout":  # the task folders one level too high: no Koglish_GLUE/
+        shutil.move(str(cola), str(data_dir / "koglish_sample" / "cola"))
+        shutil.rmtree(data_dir / "koglish_sample" / "Koglish_GLUE")
+        return "no such folder|Koglish_GLUE"
+    if how == "split":
+        (cola / "cross_valid.csv").unlink()
+        return "cross_valid.csv"
+    lines = (cola / "cross_train.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    cells = lines[3].split(",")
+    cross = header.index("cross")
+    cells[cross] = "a sentence that is not the switched one"
+    lines[3] = ",".join(cells)
+    (cola / "cross_train.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "cross"
+
+
+@pytest.mark.parametrize("how", ["layout", "split", "row"])
+def test_bad_koglish_copies_fail_as_under_the_paper_profile(data_dir, tmp_path, how):
+    expected = _break_koglish(data_dir, how)
+    quick_err = _glue_error(_delta_profile(data_dir, tmp_path, {"glue.tasks": ["cola"]}))
+    paper_err = _glue_error(load_profile("paper", {"koglish_source": str(data_dir / "koglish_sample"), "glue.tasks": ["cola"]},
+                                         root=ROOT))
+    assert quick_err == paper_err
+    import re
+
+    assert re.search(expected, quick_err), quick_err
+    if how == "row":
+        assert "cross_train.csv" in quick_err and "row" in quick_err  # the file and the row are named
+
+
+def _sail_error(profile) -> str:
+    from codeswitch.calbert import load
+    from codeswitch.calbert.experiment import task_splits
+
+    return _error(lambda: task_splits(profile, load(profile), "sail"))  # what the fine-tunings read
+
+
+@pytest.mark.parametrize("how", ["layout", "split", "row"])
+def test_bad_sail_copies_fail_as_under_the_paper_profile(data_dir, tmp_path, how):
+    sail = data_dir / "sail2017"
+    if how == "layout":  # the files one folder down
+        (sail / "Romanized").mkdir()
+        for f in list(sail.glob("*.txt")):
+            shutil.move(str(f), str(sail / "Romanized" / f.name))
+    elif how == "split":
+        (sail / "validation.txt").unlink()
+    else:
+        lines = (sail / "train.txt").read_text(encoding="utf-8").splitlines()
+        lines[4] = lines[4].rsplit("\t", 1)[0] + "\tvery positive"
+        (sail / "train.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    quick_err = _sail_error(_delta_profile(data_dir, tmp_path))
+    paper_err = _sail_error(load_profile("paper", {"calbert.sail.source": str(sail)}, root=ROOT))
+    assert quick_err == paper_err
+    assert str(sail) in quick_err
+    if how == "row":
+        assert "train.txt" in quick_err and "very positive" in quick_err
+
+
+# --------------------------------------------------------------------------- the record
+def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_path):
+    figures = tmp_path / "figures" / "quick-local"
+    figures.mkdir(parents=True)
+    (figures / "concse_table3.md").write_text("| row | mean |\n|---|---|\n| ConCSE | 80.1 |\n\n**Claim** holds: 1 of 1 go the paper's way\n")
+    (figures / "glue_table2.md").write_text("| task | acc |\n|---|---|\n| CoLA | 0.5 |\n")
+    (figures / "INDEX.md").write_text("# Index\n- concse_table3\n")
+    times = tmp_path / "times.tsv"
+    times.write_text("02\t61.5\t0\n03\t120.0\t1\n")
+    out = Q.write_record(figures, times, tmp_path / "quick.md", data_dir="../shared/data", profile_yaml="runs/quick-local/quick-local.yaml",
+                         root=ROOT)
+    text = out.read_text()
+    assert "| 02 | 1.0 min (62 s) | 0 |" in text and "| 03 | 2.0 min (120 s) | 1 (failed) |" in text
+    assert text.index("glue_table2") < text.index("concse_table3")  # notebook order
+    assert "**Claim** holds: 1 of 1" in text and "# Index" in text and "commit: `" in text and "cores visible" in text
+    assert Q.MINILM in text and "STS-B" in text  # the backbone and what the samples lack, stated
+    times.write_text("02 61.5\n")
+    with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
+        Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)
