@@ -376,7 +376,9 @@ def targets_block(m: Measurements, costs: Mapping | None = None) -> str:
         ok = None if use is None else (got <= ms and use >= mfu)
         if key == "a":
             s_ = r.get("speedup")
-            vals += f", {s_:.2f}× the released-code row (same machine)" if s_ else ", no reference row"
+            same = r["key"] in ("a", "a_compiled")  # measured in the process that measured a_ref
+            vals += (f", {s_:.2f}× the released-code row (same machine" + (", same process)" if same else
+                     "; the rows may come from separate calls: not a measured ratio)")) if s_ else ", no reference row"
             ok = None if ok is None or not s_ else (ok and s_ >= TARGET_SPEEDUP)
         lines.append(f"| ({key}) {name}: {want} | {vals} (`{r['key']}`, {m.gpu_name}) | {_verdict(ok)} |")
 
