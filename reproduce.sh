@@ -20,6 +20,9 @@
 # Interrupt at any moment and run again: finished runs are cached under runs/<profile>/
 # and are not redone.
 set -euo pipefail
+# relative paths on the command line (--profile ./my.yaml, --set key=../data, export DIR) are relative to the
+# directory the command was typed in, not to the repository this script changes into: codeswitch.pipeline.cli
+export CODESWITCH_CWD="${CODESWITCH_CWD:-$PWD}"
 cd "$(dirname "${BASH_SOURCE[0]}")"
 case "${1:-}" in
   -h|--help)

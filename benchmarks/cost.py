@@ -592,7 +592,7 @@ MUSE_TOKENS_PER_ROW = 4
 def _calbert_split_sizes(task: str) -> tuple[float, float, float]:
     """CalBERT's train / validation / test rows of ``task`` as the paper reports them (Table 4: SAIL, Table 10: IITP),
     read from :mod:`codeswitch.core.reported` like ConCSE's Table 1."""
-    from codeswitch.calbert.experiment import PAPER_SPLIT_TABLE, SPLIT_ROWS
+    from codeswitch.calbert.tables import PAPER_SPLIT_TABLE, SPLIT_ROWS
     from codeswitch.core.reported import lookup
 
     out = []

@@ -49,7 +49,9 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs" / "performance.md"
 COST = ROOT / "docs" / "cost.md"
 #: which generated blocks each file holds
-BLOCKS = {README: ("smoke", "summary"), COST: ("cost", "money", "cluster"), DOCS: ("results", "cpu_memory", "targets")}
+TEACHING = ROOT / "docs" / "teaching.md"
+BLOCKS = {README: ("smoke", "summary"), COST: ("cost", "money", "cluster"), DOCS: ("results", "cpu_memory", "targets"),
+          TEACHING: ("teaching",)}
 
 # The issue's targets.
 # issue 24's per-step targets on one H100 (bf16, MFU on non-padding tokens): (key, what, ms per step, MFU)
@@ -354,6 +356,20 @@ def smoke_block(m: Measurements) -> str:
             "later runs reuse the run cache (finished runs are not redone).")
 
 
+def teaching_block(m: Measurements) -> str:
+    """docs/teaching.md's run times: each notebook's first run, from the same record as the README's (docs/bench/smoke.json)."""
+    s = m.smoke
+    if not s:
+        return "Run times: not recorded yet (`scripts/time_fresh_clone.sh` times the notebooks in a fresh clone)."
+    per = s.get("notebooks_s") or {}
+    times = (", ".join(f"{nb} {sec} s" if sec < 60 else f"{nb} {_mmss(sec)}" for nb, sec in sorted(per.items())) if per
+             else "per notebook: not recorded")
+    return (f"Smoke profile, first run (nothing cached), in a fresh clone of {s['commit'][:7]} on {s['machine']}: {times}; "
+            f"{_mmss(s['reproduce_s'])} for `./reproduce.sh` in all (`docs/bench/smoke.json`, the README's record, written by "
+            "`scripts/time_fresh_clone.sh`, put here by `python -m benchmarks record`). A second run reads the cache. On a laptop "
+            "shared with other work, allow two to three times as long.")
+
+
 def _verdict(ok: bool | None) -> str:
     return "not measured" if ok is None else ("**met**" if ok else "**not met**")
 
@@ -530,7 +546,8 @@ def render(m: Measurements, files: Mapping[Path, str] | None = None) -> dict[Pat
     costs = _costs(m)
     make = {"results": lambda: results_block(m), "cpu_memory": lambda: cpu_memory_block(m), "cost": lambda: cost_block(m, costs),
             "targets": lambda: targets_block(m, costs), "cluster": lambda: cluster_block(m), "money": lambda: money_block(m, costs),
-            "summary": lambda: summary_block(m, costs), "smoke": lambda: smoke_block(m)}
+            "summary": lambda: summary_block(m, costs), "smoke": lambda: smoke_block(m),
+            "teaching": lambda: teaching_block(m)}
     out = {}
     for path, text in files.items():
         for name in BLOCKS.get(path, ()):

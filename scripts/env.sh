@@ -8,6 +8,11 @@
 # otherwise a local .venv at the repository root is created (once) and filled from
 # requirements.txt + constraints.txt (torch stays on 2.13.0, CPU build on a CPU
 # machine), then re-synced whenever those files change.
+# The caller's shell options (-e, -u, pipefail, …) are restored when this file returns, whatever they were: a batch
+# script or a Slurm setup line that runs under `set -euo pipefail` keeps it (tests/test_env_sh.py).
+_cs_saved_opts="$(set +o)"  # bash and zsh: the commands that set every option back
+case $- in *e*) _cs_saved_opts="$_cs_saved_opts; set -e" ;; esac  # a command substitution does not inherit -e: from $-
+_cs_restore_opts() { eval "$_cs_saved_opts"; unset _cs_saved_opts; }
 case $- in  # in an interactive shell, a failing command must not close the terminal: no -e there
   *i*) _cs_interactive=1 ;;
   *) _cs_interactive=""; set -euo pipefail ;;
@@ -44,18 +49,18 @@ else
   fi
   _cs_venv="$_cs_root/.venv"
   if [ ! -x "$_cs_venv/bin/python" ]; then
-    _cs_py="$(_cs_pick_python)" || return 1
+    _cs_py="$(_cs_pick_python)" || { _cs_restore_opts; return 1; }
     echo "[env] creating $_cs_venv with $_cs_py" >&2
-    "$_cs_py" -m venv "$_cs_venv" || return 1
+    "$_cs_py" -m venv "$_cs_venv" || { _cs_restore_opts; return 1; }
   fi
   _cs_want="$(_cs_stamp_of)"
   if [ "$(cat "$_cs_venv/.codeswitch-stamp" 2>/dev/null)" != "$_cs_want" ] || ! _cs_suitable "$_cs_venv/bin/python"; then
     echo "[env] installing the pinned dependency set into .venv (first time: several minutes)" >&2
     _cs_pip install --quiet --upgrade pip setuptools wheel >&2 || true
-    _cs_pip install --quiet -r "$_cs_root/requirements.txt" -c "$_cs_root/constraints.txt" >&2 || return 1
-    _cs_pip install --quiet --no-deps -r "$_cs_root/requirements-nodeps.txt" >&2 || return 1
-    _cs_pip install --quiet --no-deps --no-build-isolation -e "$_cs_root" >&2 || return 1
-    "$_cs_venv/bin/python" "$_cs_root/scripts/check_env.py" "$_cs_root" >&2 || return 1
+    _cs_pip install --quiet -r "$_cs_root/requirements.txt" -c "$_cs_root/constraints.txt" >&2 || { _cs_restore_opts; return 1; }
+    _cs_pip install --quiet --no-deps -r "$_cs_root/requirements-nodeps.txt" >&2 || { _cs_restore_opts; return 1; }
+    _cs_pip install --quiet --no-deps --no-build-isolation -e "$_cs_root" >&2 || { _cs_restore_opts; return 1; }
+    "$_cs_venv/bin/python" "$_cs_root/scripts/check_env.py" "$_cs_root" >&2 || { _cs_restore_opts; return 1; }
     echo "$_cs_want" > "$_cs_venv/.codeswitch-stamp"
   fi
   export VIRTUAL_ENV="$_cs_venv"
@@ -64,4 +69,4 @@ else
 fi
 export TOKENIZERS_PARALLELISM="${TOKENIZERS_PARALLELISM:-false}"
 export PYTHONHASHSEED="${PYTHONHASHSEED:-0}"
-if [ -z "$_cs_interactive" ]; then set +euo pipefail; fi
+_cs_restore_opts  # the caller's -e/-u/pipefail as they were (not switched off: issue 42)

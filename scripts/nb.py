@@ -68,7 +68,8 @@ def build(src: Path, dst: Path) -> None:
             buf.append(line)
     flush()
     nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    # the kernel ipykernel installs ("Python 3 (ipykernel)"): with another display name Lab marks a notebook unsaved on opening
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     taken = [i for i in ids if i]
     twice = sorted({i for i in taken if taken.count(i) > 1})

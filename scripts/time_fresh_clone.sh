@@ -35,10 +35,11 @@ t2=$(date +%s)
 tail -5 "$work/test.log"
 summary="$(grep -E '^[=]* ?[0-9]+ (passed|failed)' "$work/test.log" | tail -1 || true)"
 
-python3 - "$root/docs/bench/smoke.json" "$commit" "$((t1 - t0))" "$((t2 - t1))" "$test_rc" "$summary" "$(nproc)" "$((t0 - te))" <<'PY'
+CS_WORK="$work" python3 - "$root/docs/bench/smoke.json" "$commit" "$((t1 - t0))" "$((t2 - t1))" "$test_rc" "$summary" "$(nproc)" "$((t0 - te))" <<'PY'
 import json, os, re, sys, tempfile, time
 path, commit, rep, tst, rc, summary, cores, env = sys.argv[1:9]
 count = lambda word: int(m.group(1)) if (m := re.search(rf"(\d+) {word}", summary)) else 0
+reproduce_log = open(os.path.join(os.environ["CS_WORK"], "reproduce.log"), encoding="utf-8", errors="replace").read()
 record = {
     "commit": commit,
     "date": time.strftime("%Y-%m-%d"),
@@ -52,6 +53,8 @@ record = {
     "tests_failed": count("failed") + count("error"),
     "tests_skipped": count("skipped"),
     "pytest_summary": summary.strip("= "),
+    # each notebook's seconds, from reproduce.sh's end lines "[i/n] NN done in S s" (README and docs/teaching.md)
+    "notebooks_s": {m.group(1): int(m.group(2)) for m in re.finditer(r"^\[\d+/\d+\] (\d\d) done in (\d+) s", reproduce_log, re.M)},
     "how": "scripts/time_fresh_clone.sh: git clone, creating .venv (env_s), then ./reproduce.sh (reproduce_s) and CI=true ./test.sh -q (test_s, 2 xdist workers, as CI), each timed with date +%s (pip download cache reused when present)",
 }
 fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".partial")

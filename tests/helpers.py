@@ -160,3 +160,15 @@ def glue_fine_tune(spec, model: str, train: pd.DataFrame, valid: pd.DataFrame | 
 def toy_sentiment_splits(test_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Train (96 rows), validation (32) and test (``test_rows``) splits of the toy sentiment task, each its own draw."""
     return toy_sentiment(96, 0), toy_sentiment(32, 1), toy_sentiment(test_rows, 2)
+
+
+# --- calbert
+def calbert_stages(output_root, overrides: dict | None = None):
+    """``(profile, pre-training specs, fine-tuning specs)`` of a tiny CalBERT run: the smoke profile without the
+    from-scratch baselines (Tables 8/13: test_calbert_protocol), ``overrides`` on top, writing below ``output_root``."""
+    from codeswitch import calbert as CB
+    from codeswitch.core.profiles import load_profile
+
+    profile = load_profile("smoke", {"calbert.scratch.architectures": [], **(overrides or {})}, output_root=output_root)
+    pre, fine = CB.stages(profile)
+    return profile, list(pre), list(fine)

@@ -56,7 +56,7 @@ def test_packed_step_equals_padded_step(tiny, spec, mode, objective, source, req
     assert got_g.keys() == ref_g.keys() and len(ref_g) > 0
     scale = max(g.abs().max() for g in ref_g.values())
     for n in ref_g:
-        torch.testing.assert_close(got_g[n], ref_g[n], rtol=1e-5, atol=1e-5 * float(scale), msg=n)
+        assert (got_g[n] - ref_g[n]).norm() <= 1e-4 * torch.cat([g.flatten() for g in ref_g.values()]).norm(), n  # relative to the whole gradient's norm (issue 41): reordered fp32 sums stay near 1e-5 of it on any CPU, a packing bug moves it by O(1e-1)
 
 
 def test_packing_is_a_setting_of_the_section():

@@ -284,3 +284,14 @@ def test_random_backbone_and_tokenizer_folder(tmp_path, monkeypatch):
     assert max(ids) < model.config.vocab_size
     with pytest.raises(ValueError, match="random:gpt: unknown backbone"):
         H.save_random_backbone("gpt", tmp_path / "x")
+
+
+def test_teaching_times_come_from_the_readme_record():
+    """docs/teaching.md's run times are a block of the same record as the README's (issue 42)."""
+    import json
+
+    m = R.Measurements.load()
+    smoke = json.loads((R.DATA / "smoke.json").read_text())
+    block = R.teaching_block(m)
+    assert smoke["commit"][:7] in block and all(f"{nb} " in block for nb in smoke["notebooks_s"])
+    assert "teaching" in R.BLOCKS[R.TEACHING] and "<!-- bench:teaching -->" in R.TEACHING.read_text(encoding="utf-8")

@@ -1,15 +1,24 @@
 """The book (``./reproduce.sh --book``), built from the suite's smoke run, opened in headless Chromium.
 
+The tests are named ``test_website_*`` so that ``./test.sh -k website`` selects them alone (``-k book`` also matches
+every "notebook" test).
+
 Every page loads, every equation is typeset by the vendored KaTeX (no ``katex-error``, nothing left as
 raw TeX), every image a page shows is in the site, and every figure the notebooks wrote is shown on its
 notebook's page and linked from the index. The site must load nothing from the network. Skips without
 Chromium (Debian ``chromium``), unless ``CODESWITCH_REQUIRE_BOOK=1`` (``.ci/run`` sets it once it installed it).
+
+Hangul and Devanagari: every page with such text draws it with the font the book serves (its ``@font-face`` is
+loaded in the page), that font file has a glyph for every such character, and no character is drawn as the empty
+box (``.notdef``) a missing glyph falls back to: its width in the page's own font is compared with that of a
+character no font has (:func:`glyph_report`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -43,8 +52,131 @@ def dump_dom(exe: str, page: Path) -> str:
     return r.stdout
 
 
+#: appended to a copy of a page: once its fonts are loaded, it measures every Hangul/Devanagari character of the page in
+#: the font of the element holding it (a canvas, same CSS font) against a character no font has (an empty box), and
+#: writes which served faces loaded, and the characters drawn as boxes, into <body data-glyphs="…">
+GLYPH_PROBE = r"""
+<script>
+(async () => {
+  const SCRIPTS = /[\u0900-\u097F\u1100-\u11FF\u3130-\u318F\uAC00-\uD7AF]/u;
+  const NONE = "\u{10FFFD}";  // a private-use character of plane 16: no font has it, so it is drawn as the empty box
+  await document.fonts.ready;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const byFont = new Map();
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!SCRIPTS.test(n.data) || !n.parentElement) continue;
+    const st = getComputedStyle(n.parentElement);
+    const font = `${st.fontStyle} ${st.fontWeight} 32px ${st.fontFamily}`;
+    if (!byFont.has(font)) byFont.set(font, new Set());
+    for (const ch of n.data) if (SCRIPTS.test(ch)) byFont.get(font).add(ch);
+  }
+  const ctx = document.createElement("canvas").getContext("2d");
+  const boxes = [], fonts = [];
+  let checked = 0;
+  for (const [font, chars] of byFont) {
+    await document.fonts.load(font, [...chars].join(""));
+    ctx.font = font;
+    const box = ctx.measureText(NONE).width;
+    fonts.push(font);
+    for (const ch of chars) {
+      checked += 1;
+      if (Math.abs(ctx.measureText(ch).width - box) < 0.01 * box) boxes.push(ch);
+    }
+  }
+  const faces = [...document.fonts].map(f => [f.family.replace(/"/g, ""), f.status]);
+  const control = (() => { ctx.font = "32px serif"; return Math.abs(ctx.measureText(NONE + NONE).width - 2 * ctx.measureText(NONE).width) < 0.5; })();
+  document.body.setAttribute("data-glyphs", JSON.stringify({checked, boxes, faces, fonts, control}));
+})();
+</script>
+"""
+
+
+def glyph_report(exe: str, page: Path) -> dict:
+    """What :data:`GLYPH_PROBE` finds on ``page`` (a copy of it beside it, so that its relative links hold)."""
+    from bs4 import BeautifulSoup
+
+    probe = page.with_name(f".probe-{page.name}")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", GLYPH_PROBE + "</body>"), encoding="utf-8")
+    try:
+        dom = dump_dom(exe, probe)
+    finally:
+        probe.unlink()
+    body = BeautifulSoup(dom, "html.parser").body
+    assert body is not None and body.get("data-glyphs"), f"{page.name}: the glyph probe did not finish"
+    return json.loads(body["data-glyphs"])
+
+
+HANGUL = re.compile(r"[\u1100-\u11FF\u3130-\u318F\uAC00-\uD7AF]")
+DEVANAGARI = re.compile(r"[\u0900-\u097F]")
+
+
+def check_glyphs(exe: str, site: Path, pages: list[Path]) -> dict[str, int]:
+    """Every Hangul/Devanagari character of ``pages`` is drawn with the book's served font, none as a box; returns how
+    many pages had each script."""
+    from codeswitch.pipeline.book import covers
+
+    served = {p.name: p for p in (site / "_static" / "fonts").glob("*.ttf")}
+    css = (site / "_static" / "codeswitch.css").read_text(encoding="utf-8")
+    family_file = dict(re.findall(r'font-family: "([^"]+)"; src: url\("fonts/([^"]+)"\)', css))
+    seen = {"CS Hangul": 0, "CS Devanagari": 0}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        wanted = {family for family, rx in (("CS Hangul", HANGUL), ("CS Devanagari", DEVANAGARI)) if rx.search(text)}
+        if not wanted:
+            continue
+        report = glyph_report(exe, page)
+        assert report["control"] and report["checked"], f"{page.name}: the probe measured nothing: {report}"
+        assert not report["boxes"], f"{page.name}: drawn as empty boxes (no glyph in {report['fonts']}): {''.join(report['boxes'])}"
+        status = {fam: st for fam, st in report["faces"]}
+        for family in wanted:
+            seen[family] += 1
+            assert family in family_file, f"the book serves no {family} font (codeswitch.css: {css[:400]})"
+            assert status.get(family) == "loaded", f"{page.name}: the served {family} font did not load ({report['faces']})"
+            rx = HANGUL if family == "CS Hangul" else DEVANAGARI
+            chars = "".join(sorted(set(rx.findall(text))))
+            assert not covers(served[family_file[family]], chars), f"{page.name}: {family_file[family]} lacks {covers(served[family_file[family]], chars)}"
+    return seen
+
+
+@pytest.mark.slow  # a Sphinx build and three pages in Chromium: 25 s on an idle core
+def test_website_serves_hangul_and_devanagari_fonts(tmp_path):
+    """A book of one executed notebook with Korean and Hindi text (Markdown, a printed output, a table): both scripts
+    are drawn with the fonts it serves, and the index page states their licences."""
+    exe = chromium()
+    import nbformat
+
+    from codeswitch.pipeline.book import build
+
+    runs = tmp_path / "runs" / "smoke" / "notebooks"
+    figs = tmp_path / "figures" / "smoke"
+    runs.mkdir(parents=True)
+    figs.mkdir(parents=True)
+    (figs / "INDEX.md").write_text("# Index\n\n| table | text |\n|---|---|\n| t | 한국어 문장 |\n", encoding="utf-8")
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    code = nbformat.v4.new_code_cell("print(rows)", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="She said that 그 영화 relaxed her\nयह फ़िल्म अच्छी थी\n"),
+                    nbformat.v4.new_output("display_data", data={"text/html": "<table><tr><td>서울</td><td>नमस्ते</td></tr></table>",
+                                                                 "text/plain": "table"})]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 01 Fonts\n\n한국어 (Korean) and हिन्दी (Hindi) in a sentence."), code]
+    nbformat.write(nb, runs / "01_fonts.ipynb")
+    index = build("smoke", root=REPO, output_root=tmp_path)
+    site = index.parent
+    seen = check_glyphs(exe, site, [index, site / "figures" / "INDEX.html", site / "notebooks" / "01_fonts.html"])
+    assert seen["CS Hangul"] == 2 and seen["CS Devanagari"] == 1, seen
+    index_text = index.read_text(encoding="utf-8")
+    assert "NanumGothic" in index_text and "SIL Open Font License 1.1" in index_text
+    assert "Lohit" in index_text or "Noto" in index_text, "the index names no Devanagari font"
+    assert "Open Font License" in (site / "_static" / "fonts" / "FONTS-LICENSE.txt").read_text(encoding="utf-8")
+    # the check can fail: a character no served font has is reported missing, and one no font at all has is a box
+    from codeswitch.pipeline.book import covers
+
+    assert covers(site / "_static" / "fonts" / "CSHangul.ttf", "한\U0010FFFD") == "\U0010FFFD"
+    assert "NanumGothic" not in {r.toUnicode() for r in __import__("fontTools.ttLib").ttLib.TTFont(
+        str(site / "_static" / "fonts" / "CSHangul.ttf"))["name"].names if r.nameID in (1, 4, 6)}, "a modified font keeps its Reserved Font Name"
+
+
 @pytest.mark.slow
-def test_book_builds_and_every_page_renders(smoke_run):
+def test_website_builds_and_every_page_renders(smoke_run):
     exe = chromium()
     smoke_run.ensure_all()
     from codeswitch.pipeline.book import build
@@ -86,6 +218,8 @@ def check_site(exe: str, index: Path, fig_dir: Path) -> None:
                 if entry["kind"] == "figure":
                     assert (fig_dir / f"{art}.png").read_bytes() in shown, f"{name}: figure {art} is not shown"
     assert equations > 100, f"only {equations} equations typeset"
+    seen = check_glyphs(exe, site, pages)  # Korean (01-05's Koglish) and Hindi (07's reviews) drawn with the served fonts
+    assert seen["CS Hangul"] >= 1, seen
     index_soup = BeautifulSoup(doms[site / "figures" / "INDEX.html"], "html.parser")
     linked = {a["href"].split("/")[-1] for a in index_soup.find_all("a", href=True)}
     for png in fig_dir.glob("*.png"):

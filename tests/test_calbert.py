@@ -19,6 +19,8 @@ from codeswitch.core import hub
 from codeswitch.core.hub import MissingResourceError
 from codeswitch.core.profiles import load_profile
 
+from .helpers import calbert_stages
+
 
 # --------------------------------------------------------------------------- pairs
 def _write(tmp_path, records, name="pairs.json"):
@@ -141,7 +143,7 @@ def test_classification_metrics_hand_computed():
 
 
 def test_task_table_mean_std_and_best_run():
-    from codeswitch.calbert.experiment import task_table
+    from codeswitch.calbert.results import task_table
 
     rows = []
     for seed, f1, p in ((1, 0.50, 0.40), (2, 0.70, 0.60), (3, 0.70, 0.90), (4, 0.60, 0.50)):
@@ -162,13 +164,11 @@ def test_task_table_mean_std_and_best_run():
 def test_frame_reads_the_scored_splits_only(tmp_path):
     """A fine-tune's record also holds keys that are not splits (example predictions, the packing flag, the learning
     entry): frame reads the named splits (train.SCORED_SPLITS), so a new key cannot break it (the "packed" flag did)."""
-    from codeswitch import calbert as CB
-    from codeswitch.calbert.experiment import frame
+    from codeswitch.calbert.results import frame
     from codeswitch.calbert.train import SCORED_SPLITS
     from codeswitch.core.experiment import Results
 
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)
-    _, fine = CB.stages(cfg)
+    _, _, fine = calbert_stages(tmp_path)
     a, b = fine[0], fine[1]
     scores = {"f1": 0.5, "precision": 0.4, "recall": 0.6, "accuracy": 0.55, "n": 30}
     with_test = {"validation": scores, "test": dict(scores, f1=0.25), "packed": True, "learning": {"score": 0.5},
@@ -182,7 +182,9 @@ def test_frame_reads_the_scored_splits_only(tmp_path):
 
 
 def test_reported_labels_match_the_tables():
-    from codeswitch.calbert.experiment import PAPER_BACKBONES, _column_order, row_label
+    from codeswitch.calbert.config import PAPER_BACKBONES
+    from codeswitch.calbert.plan import row_label
+    from codeswitch.calbert.tables import _column_order
 
     assert reported.lookup("calbert", "table6", "CalBERT-XLM-RoBERTa", "F1 (val, best run)").value == 0.620
     assert reported.lookup("calbert", "table7", "IndicBERT", "F1 (val)").value == 0.544
@@ -228,8 +230,7 @@ def test_renamed_keys_are_errors_naming_the_new_key(override, message):
 def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     from codeswitch import calbert as CB
 
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)  # Tables 8/13: test_calbert_protocol
-    pre, fine = CB.stages(cfg)
+    cfg, pre, fine = calbert_stages(tmp_path)
     assert CB.plan(cfg) == [*pre, *fine]  # pre-training first: fine-tuning reads its checkpoints
     assert [s.objective for s in pre] == ["cosine", "mnrl"]
     c = CB.config.load(cfg)
@@ -244,14 +245,12 @@ def test_plan_gives_two_typed_stages_with_keys_from_the_specs(tmp_path):
     assert next(s for s in fine if s.variant == "none").key()["pretrain"] is None
     assert set(tuned.inputs()) == {"data", "model"} and set(cosine.inputs()) == {"pairs", "model"}
     # a pre-training setting re-keys the pre-training and every fine-tuning that starts from it, nothing else
-    pre2, fine2 = CB.stages(load_profile("smoke", {"calbert.pretrain.learning_rate": 3e-4, "calbert.scratch.architectures": []},
-                                         output_root=tmp_path))
+    _, pre2, fine2 = calbert_stages(tmp_path, {"calbert.pretrain.learning_rate": 3e-4})
     changed = {s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}
     assert pre2[0].key_hash() != cosine.key_hash()
     assert len(changed) == 2 * sum(s.variant != "none" for s in fine)
     # the in-batch-negatives scale re-keys only the mnrl pre-training
-    pre3, _ = CB.stages(load_profile("smoke", {"calbert.pretrain.mnrl_scale": 10.0, "calbert.scratch.architectures": []},
-                                     output_root=tmp_path))
+    _, pre3, _ = calbert_stages(tmp_path, {"calbert.pretrain.mnrl_scale": 10.0})
     assert pre3[0].key_hash() == cosine.key_hash() and pre3[1].key_hash() != mnrl.key_hash()
 
 
@@ -279,6 +278,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
 
     from codeswitch import calbert as CB
     from codeswitch.calbert import experiment as calbert
+    from codeswitch.calbert import results as R
 
     cfg = load_profile(
         "smoke",
@@ -302,17 +302,17 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         output_root=tmp_path,
     )
     results = CB.run(cfg)
-    diag = calbert.pretraining_summary(results)
+    diag = R.pretraining_summary(results)
     assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
     assert 0.0 <= diag["retrieval@1 after"].iloc[0] <= 1.0 and -1.0 <= diag["cos(parallel) after"].iloc[0] <= 1.0
     (pre, scratch), _ = CB.stages(cfg)
-    assert isinstance(scratch, CB.ScratchRun) and calbert.scratch_summary(results)["texts"].tolist() == [8]
+    assert isinstance(scratch, CB.ScratchRun) and R.scratch_summary(results)["texts"].tolist() == [8]
     assert AutoModel.from_pretrained(calbert.checkpoint_dir(cfg, scratch)).config.hidden_size == 128  # smoke's scratch size
     ckpt = calbert.checkpoint_dir(cfg, pre)
     assert (ckpt / "model.safetensors").is_file()
     assert AutoModel.from_pretrained(ckpt).config.hidden_size == 64  # an ordinary HF folder
 
-    df = calbert.frame(results)
+    df = R.frame(results)
     # sail: 2 variants x 2 seeds x (validation, test) x 4 metrics; iitp: 1 variant x 2 seeds x 2 x 4; from scratch: 2 tasks x 2 x 2 x 4
     assert len(df) == 2 * 2 * 2 * 4 + 1 * 2 * 2 * 4 + 2 * 2 * 2 * 4
     assert df["value"].between(0, 1).all()
@@ -336,7 +336,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         m.setattr(calbert, "mlm_from_scratch", boom)
         m.setattr(calbert, "finetune_classifier", boom)
         again = CB.run(cfg)
-    pd.testing.assert_frame_equal(calbert.frame(again), df)
+    pd.testing.assert_frame_equal(R.frame(again), df)
 
     # A deleted checkpoint is pre-trained again (its record alone cannot serve fine-tuning); fine-tuning stays cached.
     import shutil

@@ -73,23 +73,6 @@ def test_read_tsv_unlabelled_test_file(tmp_path):
     assert [r.label for r in read_text_label_tsv(p)] == [None, None]
 
 
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ("good\tpositive\nbad\tawful\n", r"train\.txt, row 2, field 'label': 'awful' is not one of"),
-        ("good\tpositive\n\tneutral\n", r"train\.txt, row 2, field 'text': empty"),
-        ("good\tpositive\na\tb\tc\n", r"train\.txt, row 2: expected 'text<TAB>label', found 3"),
-        ("good\tpositive\nno label here\n", r"train\.txt, row 2, field 'label': missing"),
-        ("\n", r"train\.txt: no rows"),
-    ],
-)
-def test_read_tsv_errors_name_file_row_field(tmp_path, content, message):
-    p = tmp_path / "train.txt"
-    p.write_text(content, encoding="utf-8")
-    with pytest.raises(SentimentFormatError, match=message):
-        read_text_label_tsv(p)
-
-
 def test_read_csv(tmp_path):
     p = tmp_path / "hi-train.csv"
     p.write_text('negative,यह थोड़ा पीछे है ।\npositive,"अच्छा, सस्ता और टिकाऊ"\n', encoding="utf-8")
@@ -98,18 +81,25 @@ def test_read_csv(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "content, message",
+    "name, content, message",
     [
-        ("negative,ok\nneutral,a,b\n", r"hi-train\.csv, row 2: expected 'label,text', found 3 fields"),
-        ('negative,ok\nneutral,"multi\nline"\ngood,x\n', r"hi-train\.csv, row 4, field 'label': 'good'"),
-        ("negative,ok\npositive,  \n", r"hi-train\.csv, row 2, field 'text': empty"),
+        ("train.txt", "good\tpositive\nbad\tawful\n", r"train\.txt, row 2, field 'label': 'awful' is not one of"),
+        ("train.txt", "good\tpositive\n\tneutral\n", r"train\.txt, row 2, field 'text': empty"),
+        ("train.txt", "good\tpositive\na\tb\tc\n", r"train\.txt, row 2: expected 'text<TAB>label', found 3"),
+        ("train.txt", "good\tpositive\nno label here\n", r"train\.txt, row 2, field 'label': missing"),
+        ("train.txt", "\n", r"train\.txt: no rows"),
+        ("hi-train.csv", "negative,ok\nneutral,a,b\n", r"hi-train\.csv, row 2: expected 'label,text', found 3 fields"),
+        ("hi-train.csv", 'negative,ok\nneutral,"multi\nline"\ngood,x\n', r"hi-train\.csv, row 4, field 'label': 'good'"),
+        ("hi-train.csv", "negative,ok\npositive,  \n", r"hi-train\.csv, row 2, field 'text': empty"),
     ],
 )
-def test_read_csv_errors(tmp_path, content, message):
-    p = tmp_path / "hi-train.csv"
+def test_read_errors_name_file_row_field(tmp_path, name, content, message):
+    """Both readers (SAIL's text<TAB>label, IITP's label,text) name the file, the row and the field of a bad row."""
+    p = tmp_path / name
     p.write_text(content, encoding="utf-8")
+    read = read_text_label_tsv if name.endswith(".txt") else read_label_text_csv
     with pytest.raises(SentimentFormatError, match=message):
-        read_label_text_csv(p)
+        read(p)
 
 
 def test_load_splits_folder(tmp_path):

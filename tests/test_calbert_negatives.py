@@ -15,9 +15,11 @@ import math
 import pytest
 import torch
 
-from codeswitch.calbert.data import Pair
-from codeswitch.calbert.train import build_siamese_model, corpus_tokens, released_negatives, siamese_objective
+from codeswitch.calbert.data import Pair, corpus_tokens, released_negatives
+from codeswitch.calbert.train import build_siamese_model, siamese_objective
 from codeswitch.core.profiles import ConfigError, load_profile
+
+from .helpers import calbert_stages
 
 PAIRS = [Pair(f"english sentence {i} .", f"hinglish vaakya {i} hai") for i in range(10)]
 
@@ -56,17 +58,14 @@ def test_corpus_tokens_are_lowercased_words_seen_min_count_times():
 def test_the_options_rekey_the_pretraining_they_change(tmp_path):
     from codeswitch import calbert as CB
 
-    base = {"calbert.scratch.architectures": []}
-    (cosine, mnrl), fine = CB.stages(load_profile("smoke", base, output_root=tmp_path))
+    _, (cosine, mnrl), fine = calbert_stages(tmp_path)
     assert not {"negatives", "added_tokens_min_count"} & (set(cosine.key()) | set(mnrl.key()))  # off: the old keys
-    (cos2, mnrl2), fine2 = CB.stages(load_profile("smoke", base | {"calbert.pretrain.sample_negative": True},
-                                                  output_root=tmp_path))
+    _, (cos2, mnrl2), fine2 = calbert_stages(tmp_path, {"calbert.pretrain.sample_negative": True})
     assert cos2.key()["negatives"] == 2 and cos2.key_hash() != cosine.key_hash()
     assert mnrl2.key_hash() == mnrl.key_hash()  # in-batch negatives read no labels: the option leaves them alone
     changed = {s.key_hash() for s in fine} ^ {s.key_hash() for s in fine2}
     assert len(changed) == 2 * sum(s.variant == "cosine" for s in fine)  # every fine-tuning that starts from it
-    (cos3, mnrl3), _ = CB.stages(load_profile("smoke", base | {"calbert.pretrain.added_tokens_min_count": 5},
-                                              output_root=tmp_path))
+    _, (cos3, mnrl3), _ = calbert_stages(tmp_path, {"calbert.pretrain.added_tokens_min_count": 5})
     assert cos3.key()["added_tokens_min_count"] == mnrl3.key()["added_tokens_min_count"] == 5
     assert cos3.key_hash() != cosine.key_hash() and mnrl3.key_hash() != mnrl.key_hash()
     for bad, message in (({"calbert.pretrain.negative_sample_size": 0}, "negative_sample_size"),
@@ -76,10 +75,8 @@ def test_the_options_rekey_the_pretraining_they_change(tmp_path):
 
 
 def _spec(tmp_path, **overrides):
-    from codeswitch import calbert as CB
-
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path)
-    return cfg, dataclasses.replace(CB.stages(cfg)[0][0], **overrides)
+    cfg, pre, _ = calbert_stages(tmp_path)
+    return cfg, dataclasses.replace(pre[0], **overrides)
 
 
 def test_the_cosine_loss_sees_the_negatives(tmp_path):

@@ -48,8 +48,10 @@ def test_sample_fraction_keeps_a_seeded_share_of_the_training_pairs():
     assert part == full[:15]  # a prefix of the seeded shuffle: a random sample, the same every time
     capped, _ = split_heldout(pairs, 10, max_train=40, fraction=0.5, seed=0)
     assert capped == full[:20]  # the cap first, then the share of it (147,731 -> 22,160 in the paper profile)
-    with pytest.raises(ValueError, match="fraction"):
-        split_heldout(pairs, 10, fraction=0.0)
+    from codeswitch.calbert.config import load  # the share's range is the section's to check, once
+
+    with pytest.raises(ConfigError, match="sample_fraction"):
+        load(load_profile("smoke", {"calbert.pretrain.sample_fraction": 0.0}))
 
 
 def test_sample_fraction_rekeys_only_when_set(tmp_path):
@@ -64,7 +66,7 @@ def test_sample_fraction_rekeys_only_when_set(tmp_path):
 
 def test_selection_sets_the_headline_column_of_the_claims():
     from codeswitch.calbert.config import Backbone, Config
-    from codeswitch.calbert.experiment import _claim
+    from codeswitch.calbert.tables import _claim
 
     long = pd.DataFrame({"row": ["CalBERT-B", "CalBERT-B", "BERT-small", "BERT-small"],
                          "column": ["F1 (val)", "F1 (val, best run)", "F1 (val)", "F1 (val, best run)"],
@@ -102,7 +104,8 @@ def test_split_sizes_beside_table4(tmp_path, shared_data):
     """The real SAIL files (GLUECoS layout) against Table 4: 10,080 / 1,260 here, 9,945 / 1,240 in the paper."""
     import shutil
 
-    from codeswitch.calbert.experiment import _split_note, split_sizes
+    from codeswitch.calbert.config import load
+    from codeswitch.calbert.tables import _split_note, split_sizes
 
     sail = tmp_path / "sail"
     shutil.copytree(shared_data / "sail2017", sail)
@@ -111,7 +114,8 @@ def test_split_sizes_beside_table4(tmp_path, shared_data):
     s = t[t["task"] == "SAIL 2017"].set_index("split")
     assert s.loc["train", "here"] == 10_080 and s.loc["train", "paper"] == 9945
     assert s.loc["validation", "here"] == 1260 and s.loc["validation", "paper"] == 1240
-    assert "10,080 / 1,260 / —" in _split_note(cfg, "sail") and "9,945 / 1,240 / 1,238" in _split_note(cfg, "sail")
+    note = _split_note(cfg, load(cfg), "sail")
+    assert "10,080 / 1,260 / —" in note and "9,945 / 1,240 / 1,238" in note
 
 
 def test_scratch_runs_are_planned_and_keyed(tmp_path):
@@ -143,7 +147,7 @@ def test_mlm_from_scratch_builds_a_classifiable_checkpoint(tmp_path, architectur
 
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs
-    from codeswitch.calbert.train import mlm_from_scratch, train_scratch_tokenizer
+    from codeswitch.calbert.scratch import mlm_from_scratch, train_scratch_tokenizer
 
     cfg = load_profile("smoke", {"calbert.scratch.architectures": [architecture], "calbert.scratch.tokenizers": ["small", "big"],
                                  "calbert.scratch.num_train_epochs": 1},  # one epoch: the near-uniform start is checked below
@@ -169,7 +173,7 @@ def test_byte_level_scratch_tokenizer_is_deterministic(tmp_path):
     """Smoke's from-scratch architecture (RoBERTa): the same pairs give the same vocabulary every time (byte-identical CSVs)."""
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs
-    from codeswitch.calbert.train import train_scratch_tokenizer
+    from codeswitch.calbert.scratch import train_scratch_tokenizer
 
     cfg = load_profile("smoke", output_root=tmp_path)
     big = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][-1]
@@ -190,7 +194,7 @@ def test_scratch_initializer_range_keeps_the_first_token_input_dependent(tmp_pat
 
     from codeswitch import calbert as CB
     from codeswitch.calbert.experiment import pretraining_pairs, task_splits
-    from codeswitch.calbert.train import _scratch_config, train_scratch_tokenizer
+    from codeswitch.calbert.scratch import _scratch_config, train_scratch_tokenizer
 
     cfg = load_profile("smoke", output_root=tmp_path)
     small = [s for s in CB.stages(cfg)[0] if isinstance(s, CB.ScratchRun)][0]
@@ -200,7 +204,7 @@ def test_scratch_initializer_range_keeps_the_first_token_input_dependent(tmp_pat
     assert CB.config.load(load_profile("paper", {"offline": True})).scratch.initializer_range is None  # the released 0.02
     tok = train_scratch_tokenizer(small, pretraining_pairs(small, cfg)[0])
     assert _scratch_config(default, tok).initializer_range == 0.02
-    enc = tok([e.text for e in task_splits(cfg, "sail")["train"]], padding=True, truncation=True, max_length=32,
+    enc = tok([e.text for e in task_splits(cfg, CB.load(cfg), "sail")["train"]], padding=True, truncation=True, max_length=32,
               return_tensors="pt")
 
     def spread(spec) -> float:  # the first token's std across inputs, relative to its scale, untrained

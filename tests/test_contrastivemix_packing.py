@@ -86,7 +86,7 @@ def test_packed_step_equals_the_padded_step(tiny, tmp_path, monkeypatch):
     torch.testing.assert_close(loss_pack, loss_pad, rtol=1e-5, atol=0)
     assert grads_pad.keys() == grads_pack.keys()
     for k in grads_pad:
-        torch.testing.assert_close(grads_pack[k], grads_pad[k], rtol=1e-4, atol=1e-6, msg=k)
+        assert (grads_pack[k] - grads_pad[k]).norm() <= 1e-4 * torch.cat([g.flatten() for g in grads_pad.values()]).norm(), k  # relative to the whole gradient's norm (issue 41): fp32 reordered sums differ by ~1e-5 of it (measured 1.4e-5; elementwise tolerances fail on tensors whose gradient is rounding noise, as key.bias ~1e-12, or token_type_embeddings on another CPU), a missing block mask by ~0.9
     # the check can fail: packing without the block-diagonal mask lets sentences attend to each other
     leaky = {side: {**b, "attention_mask": torch.ones_like(b["attention_mask"])} for side, b in packed.items()}
     loss_leaky, _ = _loss_and_grads(model, sides, leaky, spec)

@@ -40,13 +40,88 @@ def test_check_fails_on_a_stale_file(tmp_path):
     assert fidelity.main(["--check", "--out", str(out)]) == 1
 
 
+def _setting(opt: fidelity.Option, overrides: dict | None = None):
+    """The option's section as built from the paper profile, or its top-level value (section "")."""
+    if not opt.section:
+        return getattr(load_profile("paper", overrides=overrides), opt.key)
+    return _section(opt.section, overrides)
+
+
 @pytest.mark.parametrize("entry", [d for d in fidelity.LEDGER if d.option], ids=lambda d: d.id)
 def test_every_option_exists_and_changes_the_setting(entry):
     """The option builds into its profile section (unknown keys and wrong types are rejected) and is not the default."""
     opt = entry.option
-    default = _section(opt.section)
-    switched = _section(opt.section, {opt.dotted: opt.value})
+    default = _setting(opt)
+    switched = _setting(opt, {opt.dotted: opt.value})
     assert switched != default, f"{entry.id}: {opt} is the paper profile's default already"
+
+
+def test_a_top_level_option_is_dotted_as_its_key():
+    opt = fidelity.Option("", "precision", "fp32")
+    assert opt.dotted == "precision" and str(opt) == 'precision: "fp32"'
+    assert _setting(opt) == "auto" and _setting(opt, {"precision": "fp32"}) == "fp32"
+
+
+# --------------------------------------------------------------------------- sources of released-code rows (issue 39 §3)
+def _row(**kw):
+    base = dict(id="made-up", paper="ConCSE", notebooks=("03",), topic="t", paper_says="p",
+                released_code="model.py does X", default="d", option=None, artifacts=("concse_table3",), status="no option")
+    return fidelity.Deviation(**{**base, **kw})
+
+
+def test_every_released_code_row_names_its_file_and_commit():
+    """SOURCE_RULE: each row that cites released code names at least one owner/repo@commit:path of its paper's repository."""
+    citing = [d for d in fidelity.LEDGER if fidelity.cites_released_code(d.released_code)]
+    assert len(citing) >= 45  # most rows cite code; the rest say "—" or "not released ..."
+    assert [d.id for d in citing if not d.source] == []
+    for d in fidelity.LEDGER:
+        assert fidelity.source_problems(d) == [], d.id
+        for cite in d.source:
+            m = fidelity.SOURCE_RE.match(cite)
+            assert m["repo"] in fidelity.RELEASED_REPOS[d.paper] and len(m["commit"]) >= 7 and not m["path"].endswith("/"), cite
+    assert "jjy961228/ConCSE@84a0191:algorithms/Koglish_test_Sect5.1/run_mbert.sh" in next(
+        d for d in fidelity.LEDGER if d.id == "mbert-casing").source
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({}, "source must name the file"),  # cites code, no source
+    ({"source": ("jjy961228/ConCSE:algorithms/model.py",)}, "not 'owner/repo@commit:path'"),  # no commit
+    ({"source": ("jjy961228/ConCSE@84a0191",)}, "not 'owner/repo@commit:path'"),  # no file
+    ({"source": ("jjy961228/ConCSE@main:model.py",)}, "not 'owner/repo@commit:path'"),  # a branch, not a commit
+    ({"source": ("jjy961228/ConCSE@84a0191:algorithms/",)}, "names a folder"),
+    ({"source": ("someone/fork@84a0191:model.py",)}, "is not ConCSE's released repository"),
+    ({"source": "jjy961228/ConCSE@84a0191:model.py"}, "must be a tuple"),
+])
+def test_a_made_up_released_code_row_without_file_and_commit_fails(kw, message):
+    with pytest.raises(ValueError, match=message) as err:
+        _row(**kw)
+    assert "made-up" in str(err.value)  # the error names the row
+
+
+def test_rows_without_released_code_need_no_source():
+    assert _row(released_code="—").source == ()
+    assert _row(released_code="not released (the construction code); the released rows ...").source == ()
+    assert _row(source=("jjy961228/ConCSE@84a0191:algorithms/ConCSE_test_Sect5.2/model.py",)).source
+    assert fidelity.cites_released_code("not implemented: both scripts ...")  # a claim about the code: needs a source
+
+
+def test_issue_39_section_2_items_are_in_the_ledger():
+    by_id = {d.id: d for d in fidelity.LEDGER}
+    new = ["concse-dense-head", "precision-bf16", "glue-group-by-length", "glue-mbart-50", "cm-align-weight",
+           "cm-seeds-ttest", "cm-mixed-dropout", "al-tuning", "cb-pretrain-lr", "koglish-parser", "koglish-np-length",
+           "koglish-pronouns", "koglish-extra-exclusions", "koglish-exclusion-sample"]
+    assert [i for i in new if i not in by_id or by_id[i].issue != "#39.2"] == []
+    assert str(by_id["precision-bf16"].option) == 'precision: "fp32"'
+    assert str(by_id["cb-pretrain-lr"].option) == "calbert.pretrain.learning_rate: 2e-05"
+    assert _section("calbert").pretrain.learning_rate == 2.5e-5  # what cb-pretrain-lr calls the default
+
+
+def test_the_koglish_glue_mbert_default_is_the_released_uncased_model():
+    """issue 39 §3: the released run_mbert.sh runs mbert_uncased; the cased model is the option."""
+    glue = _section("glue")
+    assert glue.backbone("mBERT-base").model == "bert-base-multilingual-uncased"
+    row = next(d for d in fidelity.LEDGER if d.id == "mbert-casing")
+    assert row.option.value == "bert-base-multilingual-cased" and "Appendix A.1 names the cased" not in row.paper_says
 
 
 def test_artifacts_and_notebooks_are_registered():

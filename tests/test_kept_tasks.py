@@ -169,6 +169,9 @@ def test_check_estimates_the_disk_the_plan_will_keep(tmp_path, backbones_dir):
                                   "glue.backbones": [{"name": "x", "model": "no-such-org/no-such-model", "batch_size": 16, "learning_rate": 1e-3}]}, output_root=tmp_path)
     (est,) = preflight.kept_estimates(prof)
     assert (est.bytes, est.unknown, est.unsized, est.models) == (0, ("no-such-org/no-such-model",), len(rows), len(rows))
+    unknown = preflight.render_kept([est], {})  # issue 42: not "≈0.00 GB + 4 of unknown size"
+    assert "≈0.00 GB" not in unknown and f"glue: keep_models best, {len(rows)} model(s), size not known: " in unknown, unknown
+    assert "no-such-org/no-such-model" in unknown and f"not known for any of the {len(rows)} model(s)" in unknown
     text = preflight.render_kept(preflight.kept_estimates(load_profile("smoke", {**over, "glue.keep_models": "all"})), {})
     assert f"glue: keep_models all, {runs} model(s), ≈{runs * sizes['tiny-bert'] / 1e9:.2f} GB" in text
 

@@ -97,3 +97,16 @@ def test_lab_opens_the_repository_root_on_notebooks(clone):
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
+
+
+def test_notebooks_name_the_kernel_lab_starts():
+    """Issue 42: a notebook whose kernelspec display name differs from the kernel's ("Python 3" against
+    "Python 3 (ipykernel)") is marked unsaved as soon as Lab opens it. Each names ipykernel's python3 kernel as installed."""
+    import json
+
+    from ipykernel.kernelspec import get_kernel_dict
+
+    want = {"name": "python3", "display_name": get_kernel_dict()["display_name"], "language": "python"}
+    assert want["display_name"] == "Python 3 (ipykernel)"
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        assert json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"] == want, path.name

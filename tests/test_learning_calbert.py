@@ -24,17 +24,18 @@ import random
 import pytest
 
 from codeswitch.calbert import experiment as CB
+from codeswitch.calbert.config import load
+from codeswitch.calbert.data import ASSETS
 from codeswitch.calbert.train import finetune_classifier, siamese_pretrain
 from codeswitch.common.sentiment import SentimentExample
 from codeswitch.core.learning import chance_weighted_f1
-from codeswitch.core.profiles import load_profile
+
+from .helpers import calbert_stages
 
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    cfg = load_profile("smoke", {"calbert.scratch.architectures": []}, output_root=tmp_path_factory.mktemp("calbert-learning"))
-    pre, fine = CB.stages(cfg)
-    return cfg, pre.specs, fine.specs
+    return calbert_stages(tmp_path_factory.mktemp("calbert-learning"))
 
 
 def _off_by_one(examples, n_labels=3):
@@ -66,7 +67,7 @@ def _shuffled(examples, seed=0):
 def test_finetune_learns_and_wrong_or_shuffled_labels_do_not(smoke):
     cfg, _, fine = smoke
     spec = next(s for s in fine if s.task == "sail" and s.variant == "none" and s.seed == fine[0].seed)
-    splits = CB.task_splits(cfg, "sail")
+    splits = CB.task_splits(cfg, load(cfg), "sail")
     path = CB.resolve_backbone(spec.model, cfg)
     with cfg.torch_threads():
         good = finetune_classifier(spec, path, splits, desc="unbroken")["learning"]
@@ -105,12 +106,12 @@ def test_shipped_sentiment_sets_are_the_generators(tmp_path):
     from codeswitch.common.sentiment import load_sentiment_splits
 
     for task in FILES:
-        shutil.copytree(CB.ASSETS / task, tmp_path / task)
+        shutil.copytree(ASSETS / task, tmp_path / task)
     write_shipped(tmp_path)
     for task, files in FILES.items():
         for name in files.values():
-            assert (tmp_path / task / name).read_bytes() == (CB.ASSETS / task / name).read_bytes(), (task, name)
-        splits = load_sentiment_splits(CB.ASSETS / task, task)
+            assert (tmp_path / task / name).read_bytes() == (ASSETS / task / name).read_bytes(), (task, name)
+        splits = load_sentiment_splits(ASSETS / task, task)
         assert {s: len(v) for s, v in splits.items()} == SIZES
         assert all(sorted(e.label for e in v) == sorted(list(range(3)) * (len(v) // 3)) for v in splits.values())
         texts = [e.text for v in splits.values() for e in v]

@@ -174,7 +174,7 @@ def _fake_hub(model_folder: Path, calls: list):
 
 def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_network, tmp_path, monkeypatch, backbones_dir, capsys):
     from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
-    from codeswitch.calbert.experiment import ASSETS as CALBERT_ASSETS
+    from codeswitch.calbert.data import ASSETS as CALBERT_ASSETS
     from codeswitch.core.models import resolve_model
 
     # what is not on the hub (GLUECoS, SAIL, IITP) is given as local folders in the released layout

@@ -212,6 +212,45 @@ def test_values_out_of_their_domain_are_errors_naming_the_set_and_the_key(overri
         pipeline.validate_sections(load_profile("smoke", override, root=REPO))
 
 
+@pytest.mark.parametrize("override, match", [
+    # finite numbers only: json reads Infinity and NaN from --set (a run at lr=inf trains to one constant class)
+    ({"glue.backbones.0.learning_rate": float("inf")}, r"^--set glue.backbones.0.learning_rate=Infinity .*key 'learning_rate': must be a finite number, got inf"),
+    ({"concse.temperatures": [0.05, float("nan")]}, r"key 'temperatures': must be a finite number, got nan"),
+    ({"glue.weight_decay": float("-inf")}, r"key 'weight_decay': must be a finite number"),
+    # no value twice in any grid list (one run counted twice: n = 2, std 0)
+    ({"glue.tasks": ["sst2", "sst2"]}, r"^--set glue.tasks=.*key 'tasks': each value must appear once; sst2 appear\(s\) more than once"),
+    ({"glue.scenarios": ["EN2EN", "EN2CS", "EN2EN"]}, r"key 'scenarios': each value must appear once; EN2EN"),
+    ({"concse.temperatures": [0.05, 0.05]}, r"key 'temperatures': each value must appear once; 0.05"),
+    ({"concse.margins": [1, 1.0]}, r"key 'margins': each value must appear once"),
+    ({"contrastivemix.low_similarity": ["ko", "ko"]}, r"key 'low_similarity': each value must appear once; ko"),
+    ({"calbert.sail.variants": ["none", "none"]}, r"key 'variants': each value must appear once; none"),
+    ({"glue.seeds": [3, 3]}, r"key 'seeds': each seed must appear once; 3"),
+    # seeds in numpy's and torch's range, checked at load (it failed in cell 11 without naming the key)
+    ({"seeds": [-1]}, r"^--set seeds=\[-1\] \(over configs/smoke.yaml\): key 'seeds': must be an integer in \[0, 2\*\*32\)"),
+    ({"seeds": [2**32]}, r"key 'seeds': must be an integer in \[0, 2\*\*32\)"),
+    ({"glue.seeds": [-5]}, r"^--set glue.seeds=\[-5\] .*section 'glue': key 'seeds': must be an integer in"),
+    ({"koglish.split_seed": -1}, r"key 'split_seed': must be an integer in"),
+    ({"koglish.synthetic.seed": -1}, r"key 'synthetic': key 'seed': must be an integer in"),
+    ({"alignment.align_seed": -3}, r"key 'align_seed': must be an integer in"),
+])
+def test_infinite_values_repeated_grid_values_and_negative_seeds_are_errors_naming_the_key(override, match):
+    with pytest.raises(ConfigError, match=match):
+        pipeline.validate_sections(load_profile("smoke", override, root=REPO))
+
+
+def test_positional_lists_may_repeat_a_value_and_finite_values_pass():
+    from codeswitch.core.profiles import check_range
+
+    check_range("sts_split", (0.5, 0.5), where="koglish.synthetic")  # a split's fractions, not a grid
+    check_range("temperatures", (0.05, 0.1), where="concse")
+    pipeline.validate_sections(load_profile("smoke", {"seeds": [0, 2**32 - 1], "glue.backbones.0.learning_rate": 1e-3}, root=REPO))
+
+
+def test_a_negative_seed_fails_the_dry_run_naming_seeds(capsys):
+    assert pipeline.main(["--set", "seeds=[-1]", "--dry-run"]) == 2
+    assert "key 'seeds': must be an integer in [0, 2**32)" in capsys.readouterr().err
+
+
 def test_a_bad_value_in_a_profile_file_names_the_file_and_key(tmp_path):
     bad = tmp_path / "mine.yaml"
     bad.write_text("seeds: [1]\nconcse:\n  num_train_epochs: 0\n", encoding="utf-8")

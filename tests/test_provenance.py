@@ -13,7 +13,7 @@ from codeswitch.core import provenance as P
 
 from codeswitch.pipeline import cli as pipeline
 from codeswitch.core.experiment import Results, RunSpec
-from codeswitch.core.profiles import figures_folder, load_profile, overrides_hash
+from codeswitch.core.profiles import figures_folder, load_profile, overrides_hash, profile_hash
 from codeswitch.core.report import comparison, save_figure, save_table
 
 from .conftest import REPO
@@ -50,7 +50,7 @@ def test_tables_record_profile_overrides_commit_and_inputs(tmp_path):
     commit, dirty = P.git_state(REPO)
     prov = json.loads((cfg.figures_dir / "demo_table.provenance.json").read_text())
     assert prov == {
-        "profile": "smoke", "profile_file": "configs/smoke.yaml", "overrides": {"seeds": [3]},
+        "profile": "smoke", "profile_file": "configs/smoke.yaml", "profile_hash": profile_hash(cfg), "overrides": {"seeds": [3]},
         "overrides_hash": overrides_hash({"seeds": [3]}), "folder": cfg.figures_dir.name,
         "git_commit": commit, "git_dirty": dirty, "inputs": {"koglish": ["synthetic"], "model": ["tiny-bert"]},
     }
@@ -133,7 +133,7 @@ def test_every_experiment_records_the_inputs_of_its_results():
     for mod, fns in {"koglish.tables": ("tables",), "koglish.figures": ("figures",), "glue.tables": ("tables",), "glue.figures": ("figures",),
                      "concse.experiment": ("tables", "figures"), "contrastivemix.tables": ("tables",),
                      "contrastivemix.figures": ("figures",), "alignment.experiment": ("tables", "figures"),
-                     "calbert.tables": ("tables",), "calbert.experiment": ("figures",)}.items():
+                     "calbert.tables": ("tables",), "calbert.figures": ("figures",)}.items():
         m = importlib.import_module(f"codeswitch.{mod}")
         for fn in fns:
             assert getattr(getattr(m, fn), "__wrapped__", None) is not None, f"{mod}.{fn} is not @records_inputs"

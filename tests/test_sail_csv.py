@@ -57,16 +57,17 @@ def test_split_tables_are_artifacts_with_the_sizes_read(tmp_path, table, task):
     """Tables 4 and 10 are written as files; their numbers are the sizes of the splits the fine-tuning reads."""
     import pandas as pd
 
-    from codeswitch.calbert.experiment import SPLIT_ROWS, task_splits
-    from codeswitch.calbert.tables import split_table
+    from codeswitch.calbert.config import load
+    from codeswitch.calbert.experiment import task_splits
+    from codeswitch.calbert.tables import SPLIT_ROWS, split_table
     from codeswitch.core import reported
     from codeswitch.pipeline import cli as pipeline
     from codeswitch.core.profiles import load_profile
 
     prof = load_profile("smoke", output_root=tmp_path)
-    paths = split_table(prof, table)
+    paths = split_table(prof, load(prof), table)
     csv = pd.read_csv(paths["csv"])
-    seen = task_splits(prof, task)
+    seen = task_splits(prof, load(prof), task)
     assert dict(zip(csv["row"], csv["mean"])) == {SPLIT_ROWS[s]: len(v) for s, v in seen.items()}
     assert {r: v for r, v in zip(csv["row"], csv["paper"])} == {
         e.row: e.value for e in reported.table("calbert", table) if e.row in set(csv["row"])}

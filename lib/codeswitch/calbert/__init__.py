@@ -1,6 +1,8 @@
-"""CalBERT (notebook 07): ``config`` (the ``calbert`` section and the run specs of its two
-stages), ``data`` (the Siamese pre-training pairs), ``train`` (Siamese pre-training and
-classifier fine-tuning), ``experiment`` (plan, run, figures, Tables 6–8, 12, 13), ``tables`` (the tables contract, Tables 4, 9, 10, 14).
+"""CalBERT (notebook 07): ``config`` (the ``calbert`` section and the run specs of its two stages), ``data`` (the
+Siamese pre-training pairs, where the task data lives), ``train`` (Siamese pre-training, MLM from scratch, classifier
+fine-tuning), ``plan`` (the runs, typed, and the table rows), ``experiment`` (the data the runs read, run, kept
+models), ``results`` (the cached records as frames), ``tables`` (Tables 4, 6–10, 12–14 and their claims), ``figures``
+(Table 7 as bars).
 
 The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 
@@ -9,8 +11,10 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import Config, FinetuneRun, PretrainRun, ScratchRun
-from .experiment import figures, plan, run, run_one, stages
+from .plan import plan, stages
+from .experiment import run, run_one
 from .tables import tables
+from .figures import figures
 
 from .config import SECTION, load
 from .resources import resources

@@ -33,7 +33,7 @@ from typing import Any, Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import backbones_from, check_fields, section_prepare
+from ..core.profiles import Profile, backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -268,31 +268,29 @@ RENAMED = {"pretrain": {"epochs": "num_train_epochs"}, "sail": RENAMED_TASK, "ii
 _prepare = section_prepare(SECTION, Backbone, renamed=RENAMED, item_renamed={"ref": "model"})
 
 
-def load(profile) -> Config:
+def load(profile: Profile) -> Config:
     """The profile's ``calbert`` section as a :class:`Config` (errors name the YAML file and key)."""
     return profile.section(SECTION, Config, prepare=_prepare)
 
 
 # --------------------------------------------------------------------------- the run specs
-# Bump when a change of this experiment's method code (data handling, training, evaluation)
-# changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 2  # 2: every run records its learning entry (codeswitch.core.learning)
-# fine-tuning runs: 3 = the learning entry (2) and the predictions on the paper's example sentences (Tables 9, 14)
-# recorded with the run; 4: the learning entry is held to chance (guessing at the training label frequencies), not the
-# majority class (issue 23)
-FINETUNE_RESULT_VERSION = 4
+@dataclass(frozen=True)
+class CalbertRun(RunSpec):
+    """A run of CalBERT's either stage: the one place its result version is set."""
+
+    # Bump when a change of this experiment's method code (data handling, training, evaluation)
+    # changes its results: every run key changes, so no old record is reused.
+    RESULT_VERSION: ClassVar[int] = 2  # 2: every run records its learning entry (codeswitch.core.learning)
 
 
 @dataclass(frozen=True)
-class PretrainRun(RunSpec):
+class PretrainRun(CalbertRun):
     """One Siamese pre-training of a backbone with an objective (stage 1).
 
-    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    Built by :func:`codeswitch.calbert.plan.plan`; passed as it is to
     :func:`codeswitch.calbert.train.siamese_pretrain`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     model: str
@@ -325,15 +323,13 @@ class PretrainRun(RunSpec):
 
 
 @dataclass(frozen=True)
-class ScratchRun(RunSpec):
+class ScratchRun(CalbertRun):
     """One masked-language-model pre-training from scratch (Tables 8, 13): tokenizer and model, on the Siamese pairs.
 
-    Built by :func:`codeswitch.calbert.experiment.plan`; passed as it is to
+    Built by :func:`codeswitch.calbert.plan.plan`; passed as it is to
     :func:`codeswitch.calbert.train.mlm_from_scratch`.  Its key names the checkpoint
     folder the fine-tuning runs read.
     """
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     architecture: str  # "BERT" | "DistilBERT" | "RoBERTa"
@@ -366,7 +362,7 @@ class ScratchRun(RunSpec):
 
 
 @dataclass(frozen=True)
-class FinetuneRun(RunSpec):
+class FinetuneRun(CalbertRun):
     """One sentiment fine-tuning (stage 2): a (task, backbone, variant, seed) cell of Tables 6, 7, 8, 12, 13.
 
     ``pretrain`` is the Siamese pre-training it starts from (``None``: the backbone
@@ -374,7 +370,10 @@ class FinetuneRun(RunSpec):
     :func:`codeswitch.calbert.train.finetune_classifier`.
     """
 
-    RESULT_VERSION: ClassVar[int] = FINETUNE_RESULT_VERSION
+    # Its own version, ahead of the pre-training runs': its records changed where theirs did not.  3 = the learning
+    # entry (2) and the predictions on the paper's example sentences (Tables 9, 14) recorded with the run; 4: the
+    # learning entry is held to chance (guessing at the training label frequencies), not the majority class (issue 23)
+    RESULT_VERSION: ClassVar[int] = 4
 
     experiment: str
     task: str  # "sail" | "iitp"

@@ -23,6 +23,10 @@ record whose English or romanised side is empty carries nothing to align and is
 skipped (17–18 records of each released file are); the number skipped is
 reported.  A record that is not an object, lacks a field or holds a non-string is
 an error naming the file, the record (0-based index) and the field.
+
+Also here: what the released script builds from the pairs (its label-0 negatives, :func:`released_negatives`, and
+the corpus words it adds to the tokenizer, :func:`corpus_tokens`), and where the sentiment tasks' files live
+(:func:`local_source`; their content hash, :func:`fingerprint_files`, enters the run keys).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from typing import Iterable, Sequence
 
 from ..common.textio import read_text
 from ..common.romanize import to_itrans
-from ..core.hub import is_dataset_snapshot
+from ..core.hub import MissingResourceError, is_dataset_snapshot
+from ..core.profiles import Profile
 
 __all__ = [
     "Pair",
@@ -49,9 +54,18 @@ __all__ = [
     "load_iitb_pairs",
     "load_pairs",
     "split_heldout",
+    "corpus_tokens",
+    "released_negatives",
+    "ASSETS",
+    "TASKS",
+    "TASK_HELP",
+    "local_source",
+    "fingerprint_files",
+    "pairs_files",
 ]
 
-SHIPPED_PAIRS = Path(__file__).resolve().parents[1] / "assets" / "calbert" / "pairs.json"
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "calbert"
+SHIPPED_PAIRS = ASSETS / "pairs.json"
 PAIR_FIELDS = ("transliteration", "cleaned-transliteration")
 
 
@@ -207,10 +221,96 @@ def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | Non
     train_idx, held_idx = order[: len(order) - n_heldout], order[len(order) - n_heldout :]
     if max_train is not None:
         train_idx = train_idx[:max_train]
-    if fraction is not None:
-        if not 0 < fraction <= 1:
-            raise ValueError(f"sample fraction must be in (0, 1], got {fraction}")
+    if fraction is not None:  # in (0, 1]: checked by the section (calbert.pretrain.sample_fraction)
         train_idx = train_idx[: max(1, round(fraction * len(train_idx)))]  # a prefix of a shuffle: a random sample
     return [pairs[i] for i in train_idx], [pairs[i] for i in held_idx]
 
 
+# --------------------------------------------------------------------------- the released script's examples (an option)
+def corpus_tokens(pairs: Sequence[Pair], min_count: int) -> list[str]:
+    """The released script's new tokens: lower-cased words of both sides seen at least ``min_count`` times, in order of
+    first appearance.
+
+    Words are NLTK's ``word_tokenize`` on each lower-cased sentence, as released, but with ``preserve_line=True``: the
+    released call first splits sentences with the Punkt model, a download this project does not make, so a full stop
+    inside a text (not at its end) stays attached to its word here.
+    """
+    from collections import Counter
+
+    from nltk.tokenize import word_tokenize
+
+    counts = Counter()
+    for text in [p.english for p in pairs] + [p.codemixed for p in pairs]:  # translations, then transliterations
+        counts.update(word_tokenize(text.lower(), preserve_line=True))
+    return [word for word, n in counts.items() if n >= min_count]  # Counter keeps first-appearance order
+
+
+def released_negatives(pairs: Sequence[Pair], k: int, *, seed: int) -> tuple[list[str], list[str], list[float]]:
+    """``(first texts, second texts, labels)`` of the released script's ``sample_negative=True`` (``--sample_size`` ``k``).
+
+    A seeded random half (``int(0.5 n)``) of the pairs is kept; each kept pair ``(t, c)`` gives, in this order:
+    ``(t, c, 1)``; ``k`` pairs ``(t, c_j, 0)`` of other transliterations (redrawn until ``c`` is not among them); and
+    ``k`` pairs ``(t_j, t_1, 0)`` of other translations ``t_1 … t_k`` (redrawn until ``t`` is not among them) — the
+    released code pairs each ``t_j`` with the list ``[t_1 … t_k]`` and reads its first element, so these are
+    English–English pairs and the first is a sentence against itself with label 0.  ``2.5 n`` examples at ``k`` = 2.
+    """
+    translation = [p.english for p in pairs]
+    transliteration = [p.codemixed for p in pairs]
+    rng = random.Random(seed)
+
+    def draw(pool: list[str], avoid: str, side: str) -> list[str]:
+        if sum(x != avoid for x in pool) < k:
+            raise ValueError(f"cannot draw {k} negative {side}(s) other than {avoid!r} from {len(pool)} pairs")
+        while True:  # the released rejection loop: redraw the whole sample while it holds the pair's own text
+            sample = rng.sample(pool, k)
+            if avoid not in sample:
+                return sample
+
+    rows = []  # (first text, second text, label)
+    for t, c in rng.sample(list(zip(translation, transliteration)), int(0.5 * len(pairs))):
+        rows.append((t, c, 1.0))
+        rows += [(t, other, 0.0) for other in draw(transliteration, c, "transliteration")]
+        others = draw(translation, t, "translation")
+        rows += [(other, others[0], 0.0) for other in others]  # the released (s, [t_1 … t_k]), read as t_1
+    first, second, labels = zip(*rows)
+    return list(first), list(second), list(labels)
+
+# --------------------------------------------------------------------------- where the data lives (run keys read it)
+TASKS = {"sail": "SAIL 2017", "iitp": "IITP product reviews"}
+TASK_HELP = {
+    "sail": "SAIL 2017 Hindi–English: the CalBERT authors' splits (train.csv, validation.csv [, test.csv], "
+    "'sentence,label' with a header; evaluation/sail2017/data/ of github.com/aditeyabaral/calbert at 701612e), or "
+    "GLUECoS's processed layout (train.txt, validation.txt [, test.txt], 'text<TAB>label'; GLUECoS's download script, "
+    "github.com/microsoft/GLUECoS, Data/Processed_Data/Sentiment_EN_HI/Romanized): point calbert.sail.source at the folder",
+    "iitp": "IndicGLUE's IITP product reviews (hi-train.csv, hi-valid.csv [, hi-test.csv], 'label,text' without "
+    "header): download IndicGLUE (indicnlp.ai4bharat.org/indic-glue) and point calbert.iitp.source at its "
+    "iitp-product-reviews/hi folder",
+}
+
+
+def local_source(source: str, profile: Profile, task: str) -> Path:
+    """The folder of a sentiment task's splits: ``shipped`` (the smoke sets), or a folder (relative: to the project root)."""
+    if source == "shipped":
+        return ASSETS / task
+    path = Path(source).expanduser()
+    if not path.is_absolute():
+        path = profile.root / path
+    if not path.is_dir():
+        raise MissingResourceError(f"calbert.{task}.source: {path} is not a folder.\n  {TASK_HELP[task]}.")
+    return path
+
+
+def fingerprint_files(path: Path) -> str:
+    """A content hash of a data file or folder (relative names and bytes), for run keys
+    (:func:`codeswitch.core.identity.content_id`: digests cached by path, size and mtime)."""
+    from ..core.identity import content_id
+
+    return content_id(path)
+
+
+def pairs_files(source: str, profile: Profile) -> str | None:
+    """The content hash of the pre-training pairs when they are local; ``None`` for a hub id."""
+    path = SHIPPED_PAIRS if source == "shipped" else Path(source).expanduser()
+    if source != "shipped" and not path.is_absolute():
+        path = profile.root / path
+    return fingerprint_files(path) if path.exists() else None

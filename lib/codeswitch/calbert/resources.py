@@ -10,8 +10,9 @@ NB = ("07",)
 
 def resources(profile: Profile) -> list[Resource]:
     from ..common.sentiment import FORMATS
+    from ..core.models import BUNDLED
     from .config import load as settings
-    from .experiment import BUNDLED, TASK_HELP
+    from .data import TASK_HELP
 
     def needed(fmt: str) -> tuple[str, ...]:  # train and validation (test is optional), any accepted name
         return tuple("|".join(FORMATS[fmt].files[split]) for split in ("train", "validation"))

@@ -100,7 +100,7 @@ def write_shipped(assets: Path) -> None:
 
 
 def build(root: Path) -> dict[str, Path]:
-    from .experiment import ASSETS
+    from .data import ASSETS
 
     out = {}
     for task, name in (("sail", "sail2017"), ("iitp", "iitp-product-reviews")):
@@ -110,6 +110,6 @@ def build(root: Path) -> dict[str, Path]:
 
 
 if __name__ == "__main__":  # python -m codeswitch.calbert.standins: rewrite the shipped sentiment sets
-    from .experiment import ASSETS
+    from .data import ASSETS
 
     write_shipped(ASSETS)

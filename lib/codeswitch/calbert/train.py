@@ -1,4 +1,5 @@
-"""CalBERT: Siamese pre-training with sentence-transformers, then classification fine-tuning with the HF Trainer.
+"""CalBERT: Siamese pre-training with sentence-transformers, then classification fine-tuning with the HF Trainer
+(pre-training from scratch, Tables 8 and 13's baselines: :mod:`codeswitch.calbert.scratch`).
 
 Siamese pre-training (CalBERT §5.2, §6.5, Figure 1)
 ---------------------------------------------------
@@ -37,20 +38,6 @@ batch size 16 as in the released code.  AdamW is torch's fused implementation on
 (``core.utils.trainer_optim``; the same update, several times faster on CPU than the per-tensor loop).  The adapted transformer is then saved as
 an ordinary Hugging Face folder (safetensors) and fine-tuned like any backbone.
 
-Pre-training from scratch (Tables 8 and 13)
--------------------------------------------
-The paper's baselines: a transformer pre-trained only on the code-mixed pairs, with
-masked language modelling.  As the released script: a tokenizer trained with the
-``tokenizers`` library (``BertWordPieceTokenizer`` for BERT and DistilBERT,
-``ByteLevelBPETokenizer`` for RoBERTa) on the code-mixed side ("small") or on both
-sides ("big"); a randomly initialised 6-layer model; the MLM loss
-
-    L_mlm = mean over masked positions m of −log p(x_m | x with 15% of tokens masked)
-
-(transformers' ``DataCollatorForLanguageModeling``: of the chosen 15%, 80% become
-the mask token, 10% a random token, 10% stay; the released loop masks all of them
-and scores every token), AdamW at a constant learning rate.
-
 Fine-tuning
 -----------
 ``AutoModelForSequenceClassification`` on top of the (adapted or original)
@@ -63,15 +50,14 @@ does not say it selects an epoch).  Metrics: weighted F1, precision and recall
 from __future__ import annotations
 
 import math
-import random
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .config import OBJECTIVES, FinetuneRun, PretrainRun, ScratchRun
-from .data import Pair
+from .config import OBJECTIVES, FinetuneRun, PretrainRun
+from .data import Pair, corpus_tokens, released_negatives
 from ..common.sentiment import LABELS, SentimentExample
 from ..common.tokens import tokenised
 from ..core.checkpoints import checkpoint_directory
@@ -81,19 +67,15 @@ from ..core.utils import quiet_transformers, set_seed, trainer_optim
 
 __all__ = [
     "build_siamese_model",
-    "corpus_tokens",
-    "released_negatives",
     "siamese_pretrain",
     "alignment_diagnostics",
-    "train_scratch_tokenizer",
-    "mlm_from_scratch",
     "finetune_classifier",
     "classification_metrics",
 ]
 
 
 # --------------------------------------------------------------------------- helpers
-def _epoch_printer(desc: str, epochs: float):
+def epoch_printer(desc: str, epochs: float):
     """A Trainer callback printing one line per epoch (the Trainer's own tqdm and log printer are removed)."""
     from transformers import TrainerCallback
 
@@ -127,59 +109,6 @@ def build_siamese_model(model_path: str, *, max_seq_length: int, device: str = "
             encoder.auto_model.resize_token_embeddings(len(encoder.tokenizer), mean_resizing=False)
         pooling = modules.Pooling(encoder.get_embedding_dimension(), pooling_mode="mean")
         return SentenceTransformer(modules=[encoder, pooling], device=device)
-
-
-def corpus_tokens(pairs: Sequence[Pair], min_count: int) -> list[str]:
-    """The released script's new tokens: lower-cased words of both sides seen at least ``min_count`` times, in order of
-    first appearance.
-
-    Words are NLTK's ``word_tokenize`` on each lower-cased sentence, as released, but with ``preserve_line=True``: the
-    released call first splits sentences with the Punkt model, a download this project does not make, so a full stop
-    inside a text (not at its end) stays attached to its word here.
-    """
-    from collections import Counter
-
-    from nltk.tokenize import word_tokenize
-
-    if min_count < 1:
-        raise ValueError(f"min_count must be >= 1, got {min_count}")
-    counts = Counter()
-    for text in [p.english for p in pairs] + [p.codemixed for p in pairs]:  # translations, then transliterations
-        counts.update(word_tokenize(text.lower(), preserve_line=True))
-    return [word for word, n in counts.items() if n >= min_count]  # Counter keeps first-appearance order
-
-
-def released_negatives(pairs: Sequence[Pair], k: int, *, seed: int) -> tuple[list[str], list[str], list[float]]:
-    """``(first texts, second texts, labels)`` of the released script's ``sample_negative=True`` (``--sample_size`` ``k``).
-
-    A seeded random half (``int(0.5 n)``) of the pairs is kept; each kept pair ``(t, c)`` gives, in this order:
-    ``(t, c, 1)``; ``k`` pairs ``(t, c_j, 0)`` of other transliterations (redrawn until ``c`` is not among them); and
-    ``k`` pairs ``(t_j, t_1, 0)`` of other translations ``t_1 … t_k`` (redrawn until ``t`` is not among them) — the
-    released code pairs each ``t_j`` with the list ``[t_1 … t_k]`` and reads its first element, so these are
-    English–English pairs and the first is a sentence against itself with label 0.  ``2.5 n`` examples at ``k`` = 2.
-    """
-    if k < 1:
-        raise ValueError(f"negative sample size must be >= 1, got {k}")
-    translation = [p.english for p in pairs]
-    transliteration = [p.codemixed for p in pairs]
-    rng = random.Random(seed)
-
-    def draw(pool: list[str], avoid: str, side: str) -> list[str]:
-        if sum(x != avoid for x in pool) < k:
-            raise ValueError(f"cannot draw {k} negative {side}(s) other than {avoid!r} from {len(pool)} pairs")
-        while True:  # the released rejection loop: redraw the whole sample while it holds the pair's own text
-            sample = rng.sample(pool, k)
-            if avoid not in sample:
-                return sample
-
-    rows = []  # (first text, second text, label)
-    for t, c in rng.sample(list(zip(translation, transliteration)), int(0.5 * len(pairs))):
-        rows.append((t, c, 1.0))
-        rows += [(t, other, 0.0) for other in draw(transliteration, c, "transliteration")]
-        others = draw(translation, t, "translation")
-        rows += [(other, others[0], 0.0) for other in others]  # the released (s, [t_1 … t_k]), read as t_1
-    first, second, labels = zip(*rows)
-    return list(first), list(second), list(labels)
 
 
 def siamese_pretrain(
@@ -234,7 +163,7 @@ def siamese_pretrain(
         with quiet_transformers():
             # the quiet trainer: no model card (what is kept is the bare transformer, an HF folder)
             trainer = quiet_trainer(SentenceTransformerTrainer)(
-                model=model, args=targs, train_dataset=train, loss=loss, callbacks=[_epoch_printer(desc, spec.num_train_epochs)]
+                model=model, args=targs, train_dataset=train, loss=loss, callbacks=[epoch_printer(desc, spec.num_train_epochs)]
             )
             texts = [t for c in train.column_names if c != "label" for t in train[c]]
             trainer.data_collator.preprocess_fn = Pretokenised(model, texts)  # tokenised once, not in every batch
@@ -366,102 +295,6 @@ def alignment_diagnostics(model, pairs: Sequence[Pair], batch_size: int = 64) ->
     return {"cos_parallel": float(diag.mean()), "cos_other": float(off), "retrieval_at1": float(hits)}
 
 
-# --------------------------------------------------------------------------- pre-training from scratch (Tables 8, 13)
-# The released script's position table (RoBERTa's positions start after the padding index): room for the
-# fine-tuning lengths, which may exceed the pre-training's max_seq_length.
-MAX_POSITIONS = 514
-
-def train_scratch_tokenizer(spec: ScratchRun, pairs: Sequence[Pair]):
-    """The run's tokenizer, trained on its pairs (code-mixed side; both sides for "big"), as a transformers fast tokenizer."""
-    from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer
-    from transformers import BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast
-
-    texts = [p.codemixed for p in pairs] + ([p.english for p in pairs] if spec.tokenizer == "big" else [])
-    with tempfile.TemporaryDirectory(prefix="calbert-tok.") as tmp:
-        if spec.architecture == "RoBERTa":
-            tok = ByteLevelBPETokenizer()
-            tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
-                                    special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
-            tok.save_model(tmp)  # vocab.json + merges.txt: what from_pretrained reads
-            return RobertaTokenizerFast.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2)
-        tok = BertWordPieceTokenizer()  # lower-cases, as the released tokenizers
-        tok.train_from_iterator(texts, vocab_size=spec.vocab_size, min_frequency=spec.min_frequency,
-                                special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False)
-        tok.save_model(tmp)  # vocab.txt
-        cls = DistilBertTokenizerFast if spec.architecture == "DistilBERT" else BertTokenizerFast
-        return cls.from_pretrained(tmp, model_max_length=MAX_POSITIONS - 2, do_lower_case=True)
-
-
-def _scratch_config(spec: ScratchRun, tokenizer):
-    from transformers import BertConfig, DistilBertConfig, RobertaConfig
-
-    size = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
-    if spec.initializer_range is not None:  # else the config class's default, 0.02 (the released script's)
-        size["initializer_range"] = spec.initializer_range
-    if spec.architecture == "DistilBERT":
-        return DistilBertConfig(dim=spec.hidden_size, n_layers=spec.num_hidden_layers, n_heads=spec.num_attention_heads,
-                                hidden_dim=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size)
-    cls = RobertaConfig if spec.architecture == "RoBERTa" else BertConfig
-    extra = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, type_vocab_size=1) if cls is RobertaConfig else {}
-    return cls(hidden_size=spec.hidden_size, num_hidden_layers=spec.num_hidden_layers, num_attention_heads=spec.num_attention_heads,
-               intermediate_size=spec.intermediate_size, max_position_embeddings=MAX_POSITIONS, **size, **extra)
-
-
-def mlm_from_scratch(spec: ScratchRun, pairs: Sequence[Pair], *, output_dir: str | Path, device: str = "cpu",
-                     desc: str = "mlm") -> dict:
-    """Train a tokenizer and a masked language model from scratch on ``pairs`` as ``spec`` says; save both to ``output_dir``.
-
-    ``output_dir`` receives an ordinary Hugging Face folder (written atomically) that
-    ``AutoModelForSequenceClassification.from_pretrained`` opens.  Returns the
-    training loss, the step count, the number of texts and the vocabulary size.
-    """
-    from datasets import Dataset
-    from transformers import AutoModelForMaskedLM, DataCollatorForLanguageModeling, Trainer
-
-    if len(pairs) < 2:
-        raise ValueError(f"pre-training from scratch needs at least 2 pairs, got {len(pairs)}")
-    set_seed(spec.seed)  # before the model is built: its random initialisation
-    tokenizer = train_scratch_tokenizer(spec, pairs)
-    with quiet_transformers():
-        model = AutoModelForMaskedLM.from_config(_scratch_config(spec, tokenizer))
-    texts = [p.codemixed for p in pairs]  # the model learns from the code-mixed side (released: the transliterations)
-    enc = tokenizer(texts, truncation=True, max_length=spec.max_seq_length, return_special_tokens_mask=True)
-    train = Dataset.from_dict(dict(enc))
-    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=spec.mlm_probability)
-
-    output_dir = Path(output_dir)
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".trainer.", dir=output_dir.parent) as scratch:
-        targs = training_arguments(
-            output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
-            num_train_epochs=spec.num_train_epochs,
-            learning_rate=spec.learning_rate,
-            lr_scheduler_type="constant",  # the released loop: plain AdamW, no schedule
-            weight_decay=0.0,
-            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
-            logging_strategy="epoch",
-            save_strategy="no",
-            dataloader_num_workers=0,
-            dataloader_persistent_workers=False,
-        )
-        with quiet_transformers():
-            trainer = quiet_trainer(Trainer)(model=model, args=targs, train_dataset=train, data_collator=collator,
-                                             callbacks=[_epoch_printer(desc, spec.num_train_epochs)])
-            out = trainer.train()
-        with checkpoint_directory(output_dir) as tmp, quiet_transformers():
-            model.save_pretrained(tmp, safe_serialization=True)
-            tokenizer.save_pretrained(tmp)
-    loss = float(out.training_loss)
-    # chance: a model that predicts every masked token uniformly over the vocabulary has loss ln |V|
-    entry = learning("MLM loss (training, nats)", loss, math.log(len(tokenizer)), baseline_name="chance", margin=MLM_MARGIN,
-                     higher_is_better=False)
-    return {"train_loss": loss, "steps": int(out.global_step), "texts": len(texts), "vocab_size": len(tokenizer), "learning": entry}
-
-
-#: how far (nats) the mean MLM training loss must fall below ln |V|, the loss of uniform guessing
-MLM_MARGIN = 0.3
-
-
 # --------------------------------------------------------------------------- fine-tuning
 def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int]) -> dict:
     """Weighted F1 / precision / recall (support-weighted over classes) and accuracy."""
@@ -498,22 +331,10 @@ def finetune_classifier(
     ``keep(model, tokenizer, results)`` once training and evaluation are done (the kept model, issue 28).
     """
     from datasets import Dataset
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        Trainer,
-    )
+    from transformers import DataCollatorWithPadding, Trainer
 
     set_seed(spec.seed)  # the classifier head is initialised from this seed
-    with quiet_transformers():
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            model_path,
-            num_labels=len(labels),
-            id2label=dict(enumerate(labels)),
-            label2id={name: i for i, name in enumerate(labels)},
-        )
+    tokenizer, model = _classifier(model_path, labels)
 
     def encode(examples: Sequence[SentimentExample]):
         # Tokenised once per (tokenizer, limit, texts), shared by every seed and learning rate of the grid, not with
@@ -521,26 +342,9 @@ def finetune_classifier(
         enc = tokenised(tokenizer, [[e.text for e in examples]], max_length=spec.max_seq_length)
         return Dataset.from_dict(enc | {"labels": [e.label for e in examples]})
 
-    unknown = sorted(set(splits) - {"train", *SCORED_SPLITS})
-    if unknown:
-        raise ValueError(f"finetune_classifier: unknown split(s) {unknown}: expected train and {', '.join(SCORED_SPLITS)}")
-    evaluated = {name: splits[name] for name in SCORED_SPLITS
-                 if splits.get(name) and all(e.label is not None for e in splits[name])}
+    evaluated = _scored_splits(splits)
     with tempfile.TemporaryDirectory(prefix="calbert-ft.") as scratch:
-        targs = training_arguments(
-            output_dir=scratch, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
-            num_train_epochs=spec.num_train_epochs,
-            per_device_eval_batch_size=spec.per_device_eval_batch_size,
-            learning_rate=spec.learning_rate,
-            weight_decay=spec.weight_decay,
-            warmup_steps=spec.warmup_steps,
-            optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
-            logging_strategy="epoch",
-            eval_strategy="no",
-            save_strategy="no",
-            dataloader_num_workers=0,  # short sentences tokenised up front: no worker process pays off
-            dataloader_persistent_workers=False,
-        )
+        targs = _finetune_arguments(spec, device, scratch)
         with quiet_transformers():
             train_ds = encode(splits["train"])
             trainer = quiet_trainer(Trainer)(
@@ -549,7 +353,7 @@ def finetune_classifier(
                 train_dataset=train_ds,
                 data_collator=DataCollatorWithPadding(tokenizer),
                 processing_class=tokenizer,
-                callbacks=[_epoch_printer(desc, spec.num_train_epochs), *callbacks],
+                callbacks=[epoch_printer(desc, spec.num_train_epochs), *callbacks],
             )
             packed = _packed_training(trainer, spec, train_ds)
             if getattr(spec, "torch_compile", None):  # the model and its loss, training steps only (packed: fixed shapes)
@@ -559,15 +363,9 @@ def finetune_classifier(
             trainer.train()
             if packed:
                 trainer.data_collator = trainer.data_collator.padded  # evaluation batches are padded
-            results = {}
-            for name, examples in evaluated.items():
-                logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
-                y_pred = np.asarray(logits).argmax(axis=-1)
-                results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
+            results = _evaluate(trainer, encode, evaluated)
             if example_texts:  # the qualitative tables: predictions recorded with the run, the model is not kept
-                enc = tokenised(tokenizer, [list(example_texts)], max_length=spec.max_seq_length)
-                logits = trainer.predict(Dataset.from_dict(enc)).predictions  # (len(example_texts), num_labels)
-                results["examples"] = {"texts": list(example_texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
+                results["examples"] = _predict_texts(trainer, tokenizer, example_texts, spec.max_seq_length)
     if getattr(spec, "packing", None):
         results["packed"] = packed  # False: a family whose head does not read the first token trains padded
     if "validation" in results:
@@ -575,6 +373,69 @@ def finetune_classifier(
     if keep is not None:
         keep(model, tokenizer, results)
     return results
+
+
+def _classifier(model_path: str, labels: Sequence[str]):
+    """``(tokenizer, model)``: the transformer of ``model_path`` with a new classification head over ``labels``
+    (its weights drawn from torch's generator: seed before the call)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    with quiet_transformers():
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            model_path,
+            num_labels=len(labels),
+            id2label=dict(enumerate(labels)),
+            label2id={name: i for i, name in enumerate(labels)},
+        )
+    return tokenizer, model
+
+
+def _scored_splits(splits: Mapping[str, Sequence[SentimentExample]]) -> dict[str, Sequence[SentimentExample]]:
+    """The :data:`SCORED_SPLITS` of ``splits`` whose labels are known (an unknown split name is an error)."""
+    unknown = sorted(set(splits) - {"train", *SCORED_SPLITS})
+    if unknown:
+        raise ValueError(f"finetune_classifier: unknown split(s) {unknown}: expected train and {', '.join(SCORED_SPLITS)}")
+    return {name: splits[name] for name in SCORED_SPLITS
+            if splits.get(name) and all(e.label is not None for e in splits[name])}
+
+
+def _finetune_arguments(spec: FinetuneRun, device: str, output_dir: str):
+    """The Trainer's arguments of a fine-tuning: ``spec``'s settings (Table 5 / Table 11), no evaluation or saving
+    while training."""
+    return training_arguments(
+        output_dir=output_dir, device=device, precision=spec.precision, seed=spec.seed, total_batch_size=spec.batch_size,
+        num_train_epochs=spec.num_train_epochs,
+        per_device_eval_batch_size=spec.per_device_eval_batch_size,
+        learning_rate=spec.learning_rate,
+        weight_decay=spec.weight_decay,
+        warmup_steps=spec.warmup_steps,
+        optim=trainer_optim(device, cpu="fused"),  # fused AdamW (CPU too: smoke results)
+        logging_strategy="epoch",
+        eval_strategy="no",
+        save_strategy="no",
+        dataloader_num_workers=0,  # short sentences tokenised up front: no worker process pays off
+        dataloader_persistent_workers=False,
+    )
+
+
+def _evaluate(trainer, encode: Callable, evaluated: Mapping[str, Sequence[SentimentExample]]) -> dict:
+    """``{split: metrics | {"n": size}}``: the trained model's argmax predictions on each split (``encode``: its dataset)."""
+    results = {}
+    for name, examples in evaluated.items():
+        logits = trainer.predict(encode(examples)).predictions  # (N, num_labels)
+        y_pred = np.asarray(logits).argmax(axis=-1)
+        results[name] = classification_metrics([e.label for e in examples], y_pred.tolist()) | {"n": len(examples)}
+    return results
+
+
+def _predict_texts(trainer, tokenizer, texts: Sequence[str], max_length: int) -> dict:
+    """``{"texts", "predicted"}``: the trained model's label ids for unlabelled ``texts`` (the paper's examples)."""
+    from datasets import Dataset
+
+    enc = tokenised(tokenizer, [list(texts)], max_length=max_length)
+    logits = trainer.predict(Dataset.from_dict(enc)).predictions  # (len(texts), num_labels)
+    return {"texts": list(texts), "predicted": np.asarray(logits).argmax(axis=-1).tolist()}
 
 
 def _packed_training(trainer, spec: FinetuneRun, train_ds) -> bool:

@@ -40,6 +40,36 @@ SMOKE_NOTE = (
     "Smoke profile: small models, small (mostly synthetic) data and a few steps test the pipeline, not the papers; "
     "a claim's verdict is computed as in the paper profile and says nothing about the paper."
 )
+#: the note of a smoke run that read real data (``--set koglish_source=<a real copy>``): what it is, from its inputs
+SMOKE_REAL_NOTE = (
+    "Smoke profile settings (a few steps, small grids) on real data: {inputs}. The numbers come from these inputs, "
+    "not from the paper's training budget; a claim's verdict is computed as in the paper profile."
+)
+
+
+def inputs_note(profile: str, inputs) -> str | None:
+    """The note under a table on what its numbers are, read from the run's recorded inputs, not the profile's name.
+
+    Under the smoke profile: :data:`SMOKE_NOTE` when the data are the project's synthetic stand-ins (or no inputs are
+    recorded), followed by the models that ran (tiny ones built here or real pretrained ones); :data:`SMOKE_REAL_NOTE`
+    when any data are real.  ``None`` under another profile."""
+    from .provenance import describe_inputs, input_kinds
+
+    if profile != "smoke":
+        return None
+    kinds = input_kinds(inputs)
+    if not kinds or kinds["data"] in (None, "synthetic"):
+        said = describe_inputs(kinds) if kinds else ""
+        return SMOKE_NOTE + (f" Inputs: {said}." if said else "")
+    return SMOKE_REAL_NOTE.format(inputs=describe_inputs(kinds))
+
+
+def real_data(inputs) -> bool:
+    """Whether the recorded inputs hold any real (not synthetic) data (:func:`codeswitch.core.provenance.input_kinds`)."""
+    from .provenance import input_kinds
+
+    kinds = input_kinds(inputs)
+    return bool(kinds and kinds["real_data"])
 
 
 @dataclass(frozen=True)
@@ -58,17 +88,20 @@ class Claim:
     def mark(self) -> str:
         return {True: "✓", False: "✗", None: "–"}[self.holds]
 
-    def smoke_verdict(self) -> str:
-        """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper."""
-        return {True: "holds on the smoke data", False: "does not hold on the smoke data", None: "not checked"}[self.holds]
+    def smoke_verdict(self, real_data: bool = False) -> str:
+        """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper
+        (``real_data``: a smoke run on real data, "this run's real data")."""
+        data = "this smoke run's real data" if real_data else "the smoke data"
+        return {True: f"holds on {data}", False: f"does not hold on {data}", None: "not checked"}[self.holds]
 
-    def line(self, profile: str | None = None) -> str:
+    def line(self, profile: str | None = None, *, real_data: bool = False) -> str:
         """The note line of a table: ``Claim (source): text — supported by this run (detail).``
 
-        Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data"."""
+        Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data" (on
+        "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs)."""
         src = f" ({self.source})" if self.source else ""
         if profile == "smoke":
-            verdict = self.smoke_verdict()
+            verdict = self.smoke_verdict(real_data)
         else:
             verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
         line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
@@ -146,6 +179,21 @@ def greater(
     if skipped:
         detail += f"; {skipped} comparison(s) left out (contradicted by the paper's own numbers)"
     return Claim(text, (checked - len(failed)) >= min_share * checked - 1e-9, detail, source, contradiction)
+
+
+def all_of(text: str, parts: Sequence[tuple[str, Claim]], *, source: str = "", contradiction: str = "") -> Claim:
+    """A claim made of several checks (``(label, claim)``: "aligned rows beat the Baseline", "Lm is the highest on dev"):
+    it holds when every part holds, is ``None`` when any part is, and its detail says first **why** it fails, naming
+    each failing part, then what held, so that "does not hold (6/6 comparisons hold; …)" never reads as a contradiction."""
+    if any(c.holds is None for _, c in parts):
+        label, c = next((lb, c) for lb, c in parts if c.holds is None)
+        return Claim(text, None, f"{label}: {c.detail}" if c.detail else label, source, contradiction)
+    failed = [(lb, c) for lb, c in parts if not c.holds]
+    held = [(lb, c) for lb, c in parts if c.holds]
+    detail = "; ".join(f"fails: {lb} ({c.detail})" if c.detail else f"fails: {lb}" for lb, c in failed)
+    if held:
+        detail += ("; " if detail else "") + "; ".join(f"holds: {lb} ({c.detail})" if c.detail else f"holds: {lb}" for lb, c in held)
+    return Claim(text, not failed, detail, source, contradiction)
 
 
 def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row", where: str | None = None, source: str = "") -> Claim:

@@ -244,6 +244,30 @@ def overrides_hash(overrides: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+def _result_settings(node: Any) -> Any:
+    """``node`` without the keys of :data:`NOT_RESULT_CHANGING_KEYS`, at any depth."""
+    if isinstance(node, Mapping):
+        return {str(k): _result_settings(v) for k, v in node.items() if k not in NOT_RESULT_CHANGING_KEYS}
+    if isinstance(node, (list, tuple)):
+        return [_result_settings(v) for v in node]
+    return node
+
+
+def profile_hash(profile: "Profile") -> str:
+    """12 hex digits of the SHA-256 of the resolved profile's result-changing settings (overrides applied): seeds,
+    device, precision, the Koglish source and rule, and every section but :data:`NOT_RESULT_CHANGING` (and the keys of
+    :data:`NOT_RESULT_CHANGING_KEYS`).  Each artifact records it (:func:`codeswitch.core.provenance.provenance`);
+    ``INDEX.md`` marks an artifact whose hash is not the current profile's as stale.  A profile edited and then
+    reverted hashes as before; the description, the thread count and ``verify_hashes`` do not count."""
+    settings = {
+        "seeds": list(profile.seeds), "device": profile.device, "precision": profile.precision,
+        "koglish_source": profile.koglish_source, "koglish_invalid_rows": profile.koglish_invalid_rows,
+        "sections": {k: _result_settings(v) for k, v in sorted(profile.sections.items()) if k not in NOT_RESULT_CHANGING},
+    }
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def figures_folder(profile_name: str, overrides: Mapping[str, Any] | None = None) -> str:
     """The folder name under ``figures/`` for a profile and its overrides: the one place this is decided.
 
@@ -768,7 +792,12 @@ def _unit_open(v) -> bool:
     return 0 <= v < 1
 
 
+def _seed(v) -> bool:
+    return isinstance(v, int) and 0 <= v < 2**32
+
+
 _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "seed": (_seed, "an integer in [0, 2**32) (what numpy and torch accept as a seed)"),
     "positive": (_positive, "> 0"),
     "count": (_positive, ">= 1"),  # an integer count (> 0 is >= 1 for integers)
     "non_negative": (_non_negative, ">= 0"),
@@ -777,6 +806,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "neighbors": (lambda v: v >= 2, ">= 2"),
 }
 _FIELDS_BY_RULE = {
+    "seed": ("seeds", "seed", "split_seed", "pretrain_seed", "align_seed"),
     "positive": ("num_train_epochs", "learning_rate", "temperature", "temperatures", "max_grad_norm", "mnrl_scale",
                  "tsne_perplexity", "hybrid_step"),
     "count": ("batch_size", "simcse_batch_size", "concse_batch_size", "per_device_eval_batch_size", "released_simcse_batch_size",
@@ -797,6 +827,9 @@ _FIELDS_BY_RULE = {
 RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {f: _RULES[rule] for rule, names in _FIELDS_BY_RULE.items() for f in names}
 #: tuple-valued keys that must not be empty when given (None: the default applies)
 NON_EMPTY = ("seeds", "tasks", "scenarios", "variants", "temperatures", "margins", "triplet_weights")
+#: list-valued keys whose items are positions, not a grid (a split's fractions, a translator's model and languages,
+#: a job's setup lines): a repeated value there is meaningful.  Every other list must hold each value once.
+POSITIONAL_LISTS = ("glue_split", "sts_split", "hf", "setup")
 
 
 def check_range(key: str, value: Any, *, where: str, path: Sequence[str] = ()) -> None:
@@ -815,19 +848,25 @@ def check_range(key: str, value: Any, *, where: str, path: Sequence[str] = ()) -
         return
     if key in NON_EMPTY and isinstance(value, (tuple, list)) and not value:
         raise ConfigError(f"{where}: must not be empty (give at least one value, or leave the key out)", path)
-    if key.endswith("seeds") and isinstance(value, (tuple, list)):
-        twice = sorted({s for s in value if list(value).count(s) > 1}, key=str)
-        if twice:  # one run counted twice: n inflated, std and p-values from a copy
-            raise ConfigError(f"{where}: each seed must appear once; {', '.join(map(str, twice))} appear(s) more than once "
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    for v in items:  # Infinity and NaN are never a setting (json reads them from --set; YAML reads .inf/.nan)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ConfigError(f"{where}: must be a finite number, got {v!r}", path)
+    if isinstance(value, (tuple, list)) and key not in POSITIONAL_LISTS:
+        scalars = [v for v in value if v is None or isinstance(v, (str, int, float))]
+        twice = sorted({v for v in scalars if scalars.count(v) > 1}, key=str)
+        if twice:  # a grid with a value twice: one run counted twice, n inflated, std and p-values from a copy
+            what = "seed" if key.endswith("seeds") else "value"
+            raise ConfigError(f"{where}: each {what} must appear once; {', '.join(map(str, twice))} appear(s) more than once "
                               f"in {list(value)}", path)
     rule = RANGES.get(key)
     if rule is None:
         return
     ok, domain = rule
-    for v in value if isinstance(value, (tuple, list)) else (value,):
+    for v in items:
         if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        if math.isnan(v) or not ok(v):
+        if not ok(v):
             raise ConfigError(f"{where}: must be {domain}, got {v!r}", path)
 
 

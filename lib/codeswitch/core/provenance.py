@@ -35,9 +35,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from .profiles import Profile, figures_folder, overrides_hash
+from .profiles import Profile, figures_folder, overrides_hash, profile_hash
 
-__all__ = ["provenance", "inputs_of", "recording_inputs", "records_inputs", "current_inputs", "git_state", "lines"]
+__all__ = ["provenance", "inputs_of", "recording_inputs", "records_inputs", "current_inputs", "git_state", "lines", "input_kinds"]
 
 _INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("codeswitch_inputs", default=None)
 
@@ -116,6 +116,7 @@ def provenance(profile: Profile, inputs: Mapping[str, Any] | None = None) -> dic
     return {
         "profile": profile.name,
         "profile_file": profile.source_file,
+        "profile_hash": profile_hash(profile),  # the resolved profile's settings: INDEX.md marks a stale artifact
         "overrides": {k: profile.overrides[k] for k in sorted(profile.overrides)},
         "overrides_hash": overrides_hash(profile.overrides),
         "folder": figures_folder(profile.name, profile.overrides),
@@ -143,6 +144,7 @@ def lines(prov: Mapping[str, Any]) -> list[str]:
     overrides = prov.get("overrides") or {}
     out = [
         f"profile: {prov['profile']} ({prov['profile_file']})",
+        f"profile settings hash: {prov.get('profile_hash') or 'not recorded'}",
         "overrides: " + (", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in overrides.items()) + f" (hash {prov['overrides_hash']})"
                          if overrides else "none"),
         f"git commit: {prov['git_commit']}" + (" (working tree dirty: uncommitted changes)" if prov.get("git_dirty") else ""),
@@ -154,3 +156,68 @@ def lines(prov: Mapping[str, Any]) -> list[str]:
         out.append("inputs: " + ("; ".join(f"{k}: {', '.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in inputs.items())
                                  or "none"))
     return out
+
+
+#: data references that name the project's own stand-ins (built by a generator, or shipped under lib/codeswitch/assets/)
+SYNTHETIC_DATA = ("synthetic", "shipped")
+#: the input keys that name a model (every other key names data)
+MODEL_KEYS = ("model",)
+
+
+def _ref(text: Any) -> str:
+    return str(text).split(" @ ", 1)[0].strip()
+
+
+def is_synthetic_data(ref: Any) -> bool:
+    """A data reference of the project's own stand-ins: ``synthetic``/``shipped`` (maybe with a suffix), a file under
+    ``lib/codeswitch/assets/`` or the mini Koglish the generator builds (``…/koglish_synthetic/…``)."""
+    r = _ref(ref)
+    return (r in SYNTHETIC_DATA or r.startswith(tuple(f"{s}{sep}" for s in SYNTHETIC_DATA for sep in ":/-_ "))
+            or "codeswitch/assets/" in r or "koglish_synthetic" in r)
+
+
+def input_kinds(inputs: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What kind of inputs a run read, from its recorded inputs (:func:`inputs_of`); ``None`` when none are recorded.
+
+    ``{"data": "synthetic" | "real" | "mixed" | None, "model": "tiny" | "pretrained" | "mixed" | None,
+    "real_data": [refs], "synthetic_data": [refs], "tiny_models": [refs], "pretrained_models": [refs]}``: data is
+    synthetic when every reference is a stand-in (:func:`is_synthetic_data`); a model is tiny when the project builds it
+    (:func:`codeswitch.core.models.is_tiny`: ``tiny-*``, their masked-LM pre-trained versions, slices of a real model),
+    else a real pretrained model (a hub id or a local copy)."""
+    if inputs is None:
+        return None
+    from .models import is_tiny
+
+    out: dict[str, list[str]] = {"real_data": [], "synthetic_data": [], "tiny_models": [], "pretrained_models": []}
+    for key, refs in inputs.items():
+        for ref in refs if isinstance(refs, (list, tuple)) else [refs]:
+            r = _ref(ref)
+            if str(key) in MODEL_KEYS:
+                out["tiny_models" if is_tiny(r) else "pretrained_models"].append(r)
+            else:
+                out["synthetic_data" if is_synthetic_data(r) else "real_data"].append(f"{key}: {r}")
+    kinds: dict[str, Any] = {k: sorted(set(v)) for k, v in out.items()}
+
+    def kind(a: str, b: str, names: tuple[str, str]) -> str | None:
+        return None if not (kinds[a] or kinds[b]) else names[0] if not kinds[b] else names[1] if not kinds[a] else "mixed"
+
+    kinds["data"] = kind("synthetic_data", "real_data", ("synthetic", "real"))
+    kinds["model"] = kind("tiny_models", "pretrained_models", ("tiny", "pretrained"))
+    return kinds
+
+
+def describe_inputs(kinds: Mapping[str, Any]) -> str:
+    """``kinds`` (:func:`input_kinds`) in words: "real data (koglish/Koglish_STS: …); real pretrained models (…)"."""
+    parts = []
+    data = {"synthetic": "synthetic data (the project's stand-ins)",
+            "real": f"real data ({'; '.join(kinds['real_data'])})",
+            "mixed": f"real data ({'; '.join(kinds['real_data'])}) beside synthetic stand-ins ({'; '.join(kinds['synthetic_data'])})"}
+    models = {"tiny": f"tiny models built here ({', '.join(kinds['tiny_models'])})",
+              "pretrained": f"real pretrained models ({', '.join(kinds['pretrained_models'])})",
+              "mixed": f"real pretrained models ({', '.join(kinds['pretrained_models'])}) and tiny ones built here "
+                       f"({', '.join(kinds['tiny_models'])})"}
+    if kinds.get("data"):
+        parts.append(data[kinds["data"]])
+    if kinds.get("model"):
+        parts.append(models[kinds["model"]])
+    return "; ".join(parts)

@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from . import reported as _reported
-from .claims import SMOKE_NOTE, Claim
+from .claims import SMOKE_NOTE, Claim, inputs_note, real_data
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
-from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text
+from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
 
 DIGITS = 2  # decimals shown in human tables; CSVs keep 4
 
@@ -348,9 +348,10 @@ def save_table(
     md = header + to_markdown(wide)
     lines = list(notes)
     if claim is not None:
-        lines.append(claim.line(profile.name))
-    if profile.name == "smoke":
-        lines.append(SMOKE_NOTE)  # once, on every smoke table; experiments add no note of their own saying so
+        lines.append(claim.line(profile.name, real_data=real_data(prov["inputs"])))
+    note = inputs_note(profile.name, prov["inputs"])  # what the inputs were, read from them: synthetic or real, tiny or not
+    if note:
+        lines.append(note)  # once, on every smoke table; experiments add no note of their own saying so
     if lines:
         md += "\n" + "\n".join(f"- {n}" for n in lines) + "\n"
     md += "\nProvenance:\n\n" + "\n".join(f"- {md_escape(n)}" for n in provenance_lines(prov)) + "\n"
@@ -415,6 +416,35 @@ def check_fonts(fig, name: str) -> None:
                       FontWarning, stacklevel=3)
 
 
+def profile_stamp(prov: Mapping) -> str:
+    """The line a figure carries: ``profile: <folder>``, and under the smoke profile what its inputs were (read from them,
+    :func:`codeswitch.core.provenance.input_kinds`): the pipeline on synthetic data, or smoke settings on real data."""
+    from .provenance import input_kinds
+
+    text = f"profile: {prov['folder']}"
+    if prov.get("profile") != "smoke":
+        return text
+    kinds = input_kinds(prov.get("inputs"))
+    if kinds and kinds["real_data"]:
+        models = {"tiny": ", tiny models", "pretrained": ", real pretrained models", "mixed": ", real and tiny models"}.get(kinds["model"], "")
+        return text + f" (smoke settings on real data{models}: not the paper's budget)"
+    return text + " (smoke: tests the pipeline, not the paper)"
+
+
+#: the stamp's gap below everything else the figure draws, in inches
+STAMP_GAP_IN = 0.04
+
+
+def stamp(fig, text: str):
+    """Write ``text`` small and grey under everything the figure draws (axes, tick labels, legends, notes): placed from
+    the figure's tight bounding box, right-aligned with it, so that it overlaps no artist; savefig's tight bounding box
+    then takes it in.  Returns the text artist."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)  # inches, every visible artist
+    width, height = fig.get_size_inches()
+    return fig.text(box.x1 / width, (box.y0 - STAMP_GAP_IN) / height, text, ha="right", va="top", fontsize=6, color="0.45")
+
+
 def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 150, inputs: Mapping | None = None) -> dict[str, Path]:
     """Write a matplotlib figure as ``<name>.png`` and ``<name>.pdf`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
@@ -426,10 +456,7 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
     prov = provenance(profile, inputs)
     text = json.dumps(prov, sort_keys=True, ensure_ascii=False, default=str)
     check_fonts(fig, name)
-    # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
-    # (below the figure's edge, where savefig's tight bounding box makes room: it covers no legend or tick label)
-    fig.text(0.995, -0.005, f"profile: {prov['folder']}" + (" (smoke: tests the pipeline, not the paper)" if profile.name == "smoke" else ""),
-             ha="right", va="top", fontsize=6, color="0.45")
+    stamp(fig, profile_stamp(prov))  # which profile made it, on the figure itself (a PNG travels without its INDEX.md)
     with atomic_files(out, name) as tmp:  # the files as one unit (see save_table)
         for ext in ("png", "pdf"):
             buf = io.BytesIO()
@@ -461,9 +488,65 @@ def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profi
     )
 
 
-def read_index(figures_dir: Path) -> list[dict]:
+class IndexWarning(UserWarning):
+    """A damaged index entry (``figures/<profile>/.index/<name>.json``) was moved aside and rebuilt."""
 
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((figures_dir / ".index").glob("*.json"))]
+
+def read_index(figures_dir: Path) -> list[dict]:
+    """The index entries of ``figures_dir`` (``.index/<name>.json``), by name.
+
+    A damaged entry (truncated, not JSON, not an entry) is moved aside to ``<name>.json.damaged`` and rebuilt from
+    the artifact's files and its ``<name>.provenance.json`` (its caption and claim are lost: the next run of its
+    notebook writes them again), with a warning naming both files; without a readable provenance file it is left
+    out, with a warning saying so.  It crashed every later run with a raw ``JSONDecodeError``.
+    """
+    out = []
+    for p in sorted((Path(figures_dir) / ".index").glob("*.json")):
+        try:
+            entry = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(entry, dict) or not {"name", "kind", "files"} <= set(entry):
+                raise ValueError("not an index entry (it needs name, kind and files)")
+        except (ValueError, UnicodeDecodeError) as exc:  # (JSONDecodeError is a ValueError)
+            entry = _rebuild_entry(p, exc)
+        if entry is not None:
+            out.append(entry)
+    return out
+
+
+def _rebuild_entry(path: Path, problem: BaseException) -> dict | None:
+    from .runs import report_warning
+
+    name = path.stem
+    figures = path.parent.parent
+    aside = path.with_name(path.name + ".damaged")
+    os.replace(path, aside)
+    files = sorted(f.name for f in figures.glob(f"{glob_escape(name)}.*")
+                   if f.suffix in (".md", ".tex", ".csv", ".png", ".pdf") and f.stem == name)
+    try:
+        prov = json.loads((figures / f"{name}.provenance.json").read_text(encoding="utf-8"))
+        if not isinstance(prov, dict) or not files:
+            raise ValueError("no provenance or no files")
+    except (OSError, ValueError):
+        report_warning(f"{path}: damaged index entry ({problem}); moved aside to {aside.name}; it cannot be rebuilt (no "
+                       f"readable {name}.provenance.json or no files of {name}): run its notebook again", IndexWarning)
+        return None
+    written = max((figures / f).stat().st_mtime for f in files)
+    entry = {
+        "name": name,
+        "kind": "table" if f"{name}.csv" in files else "figure",
+        "caption": "(caption lost with a damaged index entry: run its notebook again)",
+        "files": files,
+        "notebook": "unknown",
+        "profile": prov.get("profile", figures.name.split("+", 1)[0]),
+        "written": datetime.fromtimestamp(written, timezone.utc).isoformat(timespec="seconds"),
+        "claim": None,
+        "provenance": prov,
+        "rebuilt": True,
+    }
+    atomic_write_json(path, entry)
+    report_warning(f"{path}: damaged index entry ({problem}); moved aside to {aside.name} and rebuilt from "
+                   f"{name}.provenance.json and its files", IndexWarning)
+    return entry
 
 
 def show(paths: Mapping[str, Path]) -> None:

@@ -161,6 +161,26 @@ def naming_path(exc: OSError, path: str | Path, doing: str = "writing") -> OSErr
         return OSError(exc.errno, f"{detail} ({doing} {path})", str(path))
 
 
+def _io_failure(exc: BaseException) -> bool:
+    """An error of a library's own type that is an I/O failure underneath (safetensors' ``SafetensorError: ...
+    No space left on device (os error 28)``, which is no ``OSError`` and names no file)."""
+    text = str(exc)
+    return type(exc).__name__ == "SafetensorError" or "No space left on device" in text or "(os error " in text
+
+
+def as_naming_path(exc: BaseException, path: str | Path, doing: str = "writing") -> BaseException | None:
+    """``exc`` as an ``OSError`` naming ``path`` when it is an I/O failure (:func:`naming_path`, :func:`_io_failure`);
+    ``None`` for any other error (raise it as it is)."""
+    if isinstance(exc, OSError):
+        return naming_path(exc, path, doing)
+    if isinstance(exc, Exception) and _io_failure(exc):
+        import errno as _errno
+
+        code = _errno.ENOSPC if "No space left" in str(exc) or "os error 28" in str(exc) else _errno.EIO
+        return OSError(code, f"{type(exc).__name__}: {exc} ({doing} {path})", str(path))
+    return None
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the whole new one, never a part.
 
@@ -225,8 +245,11 @@ def atomic_files(folder: str | Path, name: str) -> Iterator[Path]:
     try:
         yield tmp
         atomic_write_bytes(tmp / _COMPLETE, b"")  # (each file was written with atomic_write_*: fsync'ed)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        named = None if isinstance(exc, OSError) and exc.filename else as_naming_path(exc, dest)  # (savefig's ENOSPC)
+        if named is not None:
+            raise named from exc
         raise
     _roll_forward(tmp, folder)
 
@@ -267,8 +290,9 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
             shutil.rmtree(tmp, ignore_errors=True)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise naming_path(exc, dest, "building") from exc  # (a full disk while a model is saved names no file)
+        named = as_naming_path(exc, dest, "building")  # (a full disk while a model is saved names no file)
+        if named is not None:
+            raise named from exc
         raise
 
 

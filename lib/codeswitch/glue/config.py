@@ -35,10 +35,11 @@ class Backbone:
     learning_rate: float  # peak learning rate (Table 8)
 
 
-# Table 8 (Appendix A.1).  The paper says "mBERT"; its released ConCSE code loads
-# bert-base-multilingual-uncased — set the mBERT-base backbone's model to use it.
+# Table 8 (Appendix A.1).  The paper says "mBERT" (no casing); the released Koglish-GLUE script (run_mbert.sh:
+# mbert_uncased, jjy961228/ConCSE@84a0191) loads bert-base-multilingual-uncased, the default here; the cased model is
+# the option (ledger row mbert-casing).  mBART: the released code's facebook/mbart-large-50 (ledger row glue-mbart-50).
 PAPER_BACKBONES: tuple[Backbone, ...] = (
-    Backbone("mBERT-base", "bert-base-multilingual-cased", 128, 5e-5),
+    Backbone("mBERT-base", "bert-base-multilingual-uncased", 128, 5e-5),
     Backbone("XLM-R-base", "xlm-roberta-base", 128, 5e-5),
     Backbone("XLM-R-large", "xlm-roberta-large", 64, 1e-5),
     Backbone("mBART-large", "facebook/mbart-large-50", 64, 1e-5),

@@ -146,9 +146,8 @@ def run_notebook(
 
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
-    prepare_output(prof.runs_dir)  # a non-writable runs/ fails here, before any training; temps of killed runs go
+    check_outputs(prof)  # a non-writable runs/ or figures/ fails here, before any training; temps of killed runs go
     out_dir = executed_dir(prof)
-    out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f"{spec.stem}.running.ipynb"
     final = out_dir / spec.file
     env_before = dict(os.environ)
@@ -166,7 +165,7 @@ def run_notebook(
     )
     # progress lines go to a side file (reproduce.sh prints it); the notebook keeps one final line per loop
     own_progress = progress_file is None
-    progress_file = Path(progress_file) if progress_file is not None else out_dir / f".{spec.stem}.progress.log"
+    progress_file = Path(progress_file) if progress_file is not None else progress_path(out_dir, spec)
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
@@ -189,22 +188,56 @@ def run_notebook(
             kernel_manager_class=_kernel_manager_class(connection),  # a class: the client still owns, and stops, the kernel
         )
     except PapermillExecutionError as exc:
-        os.replace(running, final)
-        raise NotebookFailed(spec, final, exc.exec_count, f"{exc.ename}: {exc.evalue}") from None
+        kept = set_aside(running, final, "failed")
+        raise NotebookFailed(spec, kept, exc.exec_count, f"{exc.ename}: {exc.evalue}") from None
     except BaseException as exc:
-        if running.exists():
-            os.replace(running, final)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        interrupted = isinstance(exc, (KeyboardInterrupt, SystemExit))
+        kept = set_aside(running, final, "interrupted" if interrupted else "failed")
+        if interrupted:
             raise
-        raise NotebookFailed(spec, final, None, f"{type(exc).__name__}: {exc}") from None
+        raise NotebookFailed(spec, kept, None, f"{type(exc).__name__}: {exc}") from None
     finally:
         os.environ.clear()
         os.environ.update(env_before)
         if own_progress:
             progress_file.unlink(missing_ok=True)
         connection.unlink(missing_ok=True)
-    os.replace(running, final)
+    os.replace(running, final)  # a complete copy: the only thing that ever replaces one
+    for what in PARTIAL:  # the partial copies of earlier runs are out of date now
+        partial_copy(final, what).unlink(missing_ok=True)
     return final
+
+
+#: the partial executed copies a notebook may leave beside its complete one (:func:`set_aside`)
+PARTIAL = ("failed", "interrupted")
+
+
+def partial_copy(final: Path, what: str) -> Path:
+    """``<name>.<what>.ipynb`` beside ``<name>.ipynb``: where a run that did not complete leaves its executed copy."""
+    return final.with_name(f"{final.stem}.{what}.ipynb")
+
+
+def set_aside(running: Path, final: Path, what: str) -> Path:
+    """Move the executed copy of a run that did not complete (``what``: failed, interrupted) beside the complete copy,
+    never over it: a complete executed notebook is replaced only by another complete one.  Returns where it went
+    (``final`` when no copy was written: nothing ran)."""
+    if not running.exists():
+        return final
+    target = partial_copy(final, what)
+    os.replace(running, target)
+    for other in PARTIAL:  # one partial copy: that of the last run
+        if other != what:
+            partial_copy(final, other).unlink(missing_ok=True)
+    return target
+
+
+def progress_path(folder: Path, spec: NotebookSpec) -> Path:
+    """This process's progress file for ``spec`` in ``folder``: named after the host and the process, so two runs of one
+    notebook at once never share one (each console would print both runs' bars); a killed run's is a temp the next
+    run's :func:`codeswitch.core.runs.prepare_output` removes."""
+    from ..core.runs import _temp_prefix
+
+    return Path(folder) / f"{_temp_prefix(Path(folder) / f'{spec.stem}.progress.log')}log"
 
 
 def _kernel_manager_class(connection: Path) -> type:
@@ -265,15 +298,28 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
         "|---|---|---|---|---|---|---|---|---|",
     ]
     stale = []
+    other_settings = []
     for n in names:
         e = by_name[n]
         files = ", ".join(f"[{f}]({f})" for f in e["files"])
         caption = md_escape(e["caption"])
-        lines.append(f"| `{n}` | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | "
+        made_with = (e.get("provenance") or {}).get("profile_hash")
+        mark = "" if made_with == prov["profile_hash"] else " **STALE**"
+        lines.append(f"| `{n}`{mark} | {e['kind']} | {files} | `{e['notebook']}` | {e['profile']} | {e['written']} | {caption} | "
                      f"{_inputs_cell(e)} | {_claim_cell(e)} |")
+        if mark:
+            other_settings.append(f"`{n}` ({made_with or 'settings not recorded'})")
         written_by = (e.get("provenance") or {}).get("git_commit")
         if written_by and written_by != prov["git_commit"]:
             stale.append(f"`{n}` ({written_by})")
+    failed = failed_notebooks(prof)
+    if failed:
+        lines += ["", "**The last run of these notebooks did not complete**; their artifacts above are from an earlier run:", "",
+                  *(f"- `{stem}`: {md_escape(reason)} (log: [{log.name}]({Path(os.path.relpath(log, prof.figures_dir)).as_posix()}))"
+                    for stem, reason, log in failed)]
+    if other_settings:
+        lines += ["", f"**STALE**: made with other profile settings than this profile's now (settings hash "
+                      f"{prov['profile_hash']}): " + ", ".join(other_settings) + ". Run their notebooks again."]
     if stale:
         lines += ["", "Written by another commit than this index: " + ", ".join(stale)]
     if prof.name == "smoke":
@@ -287,6 +333,34 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     if reported:
         lines += ["", "Warnings of the run that wrote this index:", "", *(f"- {md_escape(w)}" for w in summarize_warnings(reported))]
     return atomic_write_text(prof.figures_dir / "INDEX.md", "\n".join(lines) + "\n")
+
+
+def failed_notebooks(profile) -> list[tuple[str, str, Path]]:
+    """``(notebook stem, reason, executed copy)`` of each notebook whose last run did not complete: the partial copy
+    it left beside the complete one (:func:`set_aside`; a later complete run removes it), and the error in it."""
+    import json
+
+    folder = executed_dir(profile)
+    out = []
+    for spec in NOTEBOOKS:
+        for what in PARTIAL:
+            copy = partial_copy(folder / spec.file, what)
+            if copy.is_file():
+                out.append((spec.stem, _failure_reason(copy, what, json), copy))
+    return out
+
+
+def _failure_reason(copy: Path, what: str, json) -> str:
+    """The error a partial executed copy shows (its first error output), else what happened to it."""
+    try:
+        nb = json.loads(copy.read_text(encoding="utf-8"))
+        for cell in nb.get("cells", []):
+            for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                if o.get("output_type") == "error":
+                    return f"{what} in cell {cell.get('execution_count')}: {o.get('ename')}: {o.get('evalue')}"
+    except (OSError, ValueError):
+        pass
+    return "interrupted (Ctrl-C or a signal)" if what == "interrupted" else f"{what} (no error recorded in the copy)"
 
 
 def _inputs_cell(entry: Mapping) -> str:
@@ -393,11 +467,26 @@ def _claim_cell(entry: Mapping) -> str:
     return f"{claim.index_cell(entry.get('profile'))}: {md_escape(claim.text)}"
 
 
+#: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")
+EXIT_CODES = """exit codes (one convention for every command):
+  0    done: the run completed; --check / --dry-run: everything the selected notebooks need is there
+  1    done, with a problem found: --check / --dry-run found something missing (a report, not a failure to run);
+       a notebook or a run failed (the others are cached; run again to resume); export: a row without a kept model
+  2    nothing was started: a bad option, profile or --set value, an unwritable output folder, or (a real run)
+       a resource the selected notebooks need is not there -- e.g. `./reproduce.sh --profile paper` offline
+       without local copies exits 2, while `--check` and `--dry-run` of the same profile exit 1
+  130  interrupted (Ctrl-C): finished runs are cached; rerun to resume"""
+
+
 def parser() -> argparse.ArgumentParser:
     """``./reproduce.sh``'s options (``./reproduce.sh --help`` prints them all)."""
     parser = argparse.ArgumentParser(
         prog="reproduce.sh",
+        usage="%(prog)s [options]\n       %(prog)s export DIR [--profile P] [--only N,M] [--dry-run] [--push-to-hub ORG]"
+              "   (copy the kept models; %(prog)s export --help)",
         description="Run the numbered notebooks headlessly and regenerate every table and figure into figures/<profile>/.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--profile", default="smoke", help=f"profile name or YAML path (shipped: {', '.join(PROFILES)}; default smoke)")
     parser.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 02,03")
@@ -489,11 +578,33 @@ def _stop_before_running(args, profile, missing: list[str], executor, chosen, ov
             return 1
         return 0
     try:
-        prepare_output(profile.runs_dir)  # before any output is opened: a read-only runs/ stops here, with the fix
+        check_outputs(profile)  # before any output is opened: a read-only runs/ or figures/ stops here, with the fix
     except PermissionError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
     return None
+
+
+def check_outputs(profile) -> None:
+    """Every folder a run writes, checked writable before any work (``PermissionError`` naming the folder): the run
+    cache (with its kept models), the executed notebooks' folder, and the tables' and figures' folder (a read-only
+    ``figures/`` was found only after all training, in the cell that saved the first table)."""
+    from ..core.runs import ensure_writable
+
+    prepare_output(profile.runs_dir)
+    ensure_writable(executed_dir(profile), what="the executed notebooks' folder")
+    ensure_writable(profile.figures_dir, what="the tables' and figures' folder")
+
+
+def _after_failure(args, root: Path, overrides: dict, warnings_file: Path) -> None:
+    """What a failed run still does (print the warnings, write INDEX.md), never raising over the first error: a failure
+    here (a read-only figures/, the cause of the first error, often) is one more line on stderr."""
+    for step in (lambda: _print_warnings(warnings_file),
+                 lambda: write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)):
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - reported, never over the error that stopped the run
+            print(f"reproduce.sh: also: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
 
 def _run_environment(args, profile) -> Path:
@@ -528,18 +639,16 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
                 print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
             print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. "
                   "Fix the cause and run again: only what is missing is submitted.", file=sys.stderr, flush=True)
-            _print_warnings(warnings_file)
-            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
+            _after_failure(args, root, overrides, warnings_file)
             return 1
         print(f"[{i}/{len(chosen)}] {spec.number} {spec.title} ...", flush=True)
         t0, wall0 = time.perf_counter(), time.time()
         try:
-            with _ProgressTail(profile.runs_dir / f".{spec.stem}.progress.log") as tail:
+            with _ProgressTail(progress_path(profile.runs_dir, spec)) as tail:
                 executed = run_notebook(spec, args.profile, overrides=overrides, root=root, progress_file=tail.path)
         except NotebookFailed as exc:
             print(f"\nFAILED: {exc}", file=sys.stderr, flush=True)
-            _print_warnings(warnings_file)
-            write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
+            _after_failure(args, root, overrides, warnings_file)
             return 1
         rel = executed.relative_to(root) if executed.is_relative_to(root) else executed
         print(f"[{i}/{len(chosen)}] {spec.number} done in {time.perf_counter() - t0:.0f} s; "
@@ -553,13 +662,87 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
     return 0
 
 
+# --------------------------------------------------------------------------- one rule for relative paths
+CWD_VAR = "CODESWITCH_CWD"  # where the command was typed (reproduce.sh exports it before it changes into the repository)
+
+
+def command_cwd() -> Path:
+    """The directory the command was typed in: ``$CODESWITCH_CWD`` (set by ``reproduce.sh``), else the process's."""
+    return Path(os.environ.get(CWD_VAR) or os.getcwd())
+
+
+def _is_path(text: str, cwd: Path) -> bool:
+    """A command-line value that names a local path: ``./``, ``../``, ``~``, absolute, or a relative path with a ``/``
+    that exists from ``cwd`` (``data/sail2017``).  ``nyu-mll/glue`` (no such folder here) is a hub id, ``synthetic`` a
+    word: both are left as they are."""
+    if text.startswith(("/", "./", "../", "~")) or text in (".", ".."):
+        return True
+    return "/" in text and "://" not in text and (cwd / text).exists()
+
+
+def absolute_paths(value, cwd: Path | None = None):
+    """``value`` (an override's value: a string, or lists and mappings of them) with every relative path made
+    absolute from ``cwd`` (default :func:`command_cwd`): the one rule, that of every command-line tool.  Resolved
+    once here, so the preflight, the kernel (papermill's parameters: its cwd is ``notebooks/``) and the provenance
+    all receive the same absolute path."""
+    cwd = Path(cwd or command_cwd())
+    if isinstance(value, str):
+        if not _is_path(value, cwd):
+            return value
+        return str((cwd / os.path.expanduser(value)).resolve()) if not Path(value).is_absolute() else value
+    if isinstance(value, list):
+        return [absolute_paths(v, cwd) for v in value]
+    if isinstance(value, dict):
+        return {k: absolute_paths(v, cwd) for k, v in value.items()}
+    return value
+
+
+def _profile_path(profile: str, cwd: Path) -> str:
+    """``--profile``: a name stays a name; a YAML path is made absolute from where the command was typed."""
+    if Path(profile).suffix not in (".yaml", ".yml"):
+        return profile
+    return str((cwd / os.path.expanduser(profile)).resolve())
+
+
+def resolve_cli_paths(args, cwd: Path | None = None):
+    """``args`` with ``--profile``, every ``--set`` value, ``--prepare`` and ``export``'s DIR absolute (:func:`absolute_paths`)."""
+    import json
+
+    cwd = Path(cwd or command_cwd())
+    args.profile = _profile_path(args.profile, cwd)
+    if getattr(args, "overrides", None):
+        out = []
+        for item in args.overrides:
+            (key, value), = parse_overrides([item]).items()
+            resolved = absolute_paths(value, cwd)
+            out.append(item if resolved == value else f"{key}={json.dumps(resolved, ensure_ascii=False)}")
+        args.overrides = out
+    for name in ("prepare", "dir"):
+        if getattr(args, name, None):
+            setattr(args, name, str((cwd / os.path.expanduser(getattr(args, name))).resolve()))
+    return args
+
+
+#: what Ctrl-C prints (and nothing else), with the exit code 130 (128 + SIGINT, as a shell reports it)
+INTERRUPTED = "interrupted: rerun to resume"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``./reproduce.sh``: check everything first, then run the chosen notebooks one by one (or ``export``, ``--check``,
-    ``--prepare``, ``--book``, ``--list``, ``--dry-run``)."""
+    ``--prepare``, ``--book``, ``--list``, ``--dry-run``).  Ctrl-C: one line, :data:`INTERRUPTED`, and exit 130
+    (finished runs are cached; a complete executed notebook is kept, the interrupted copy lies beside it)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
         return export_main(argv[1:])
-    args = parser().parse_args(argv)
+    args = resolve_cli_paths(parser().parse_args(argv))
     root = project_root()
     if args.check or args.prepare:
         return _preflight(args, root)
@@ -690,7 +873,7 @@ def export_main(argv: Sequence[str]) -> int:
     """``./reproduce.sh export``: :func:`codeswitch.core.kept.export` (and :func:`~codeswitch.core.kept.push_to_hub`)."""
     from ..core.kept import export, push_to_hub
 
-    args = export_parser().parse_args(argv)
+    args = resolve_cli_paths(export_parser().parse_args(argv))
     root = project_root()
     try:
         prof = load_profile(args.profile, root=root)

@@ -83,7 +83,9 @@ def status(r: Resource, root: Path) -> Status:
     if is_url(r.ref):
         cached = Path(r.cache_dir) / r.ref.rstrip("/").split("/")[-1] if r.cache_dir else None
         present = bool(cached and cached.is_file())
-        return Status(r, "url", str(cached) if present else f"{r.ref} (downloaded on first use)", present)
+        return Status(r, "url", str(cached) if present else
+                      f"not downloaded yet{f' (into {cached.parent})' if cached else ''}: a run with network fetches {r.ref} on first "
+                      f"use; offline (or to check it now), download it first", present)
     if r.path_only or is_local(r.ref, root):
         p = local_path(r.ref, root)
         if not p.exists():
@@ -118,8 +120,12 @@ def _fix(s: Status, command: str = "./reproduce.sh --profile smoke") -> list[str
         value = r.value if r.value is not None else local
         return [f"hf download {r.ref}{rt}{inc} --local-dir /data/{local}",
                 f"{command} --set {shlex.quote(f'{r.setting}=/data/{value}')}"]
-    if s.source == "url":
-        return [f"download {r.ref} and {command} --set {shlex.quote(f'{r.setting}=/path/to/it')} (or --prepare DIR, below)"]
+    if s.source == "url":  # into the folder --prepare would use, and the setting as --prepare writes it (Resource.value)
+        name = r.ref.rstrip("/").split("/")[-1]
+        local = r.local_name or r.ref.rstrip("/").split("/")[-2]
+        value = r.value if r.value is not None else local
+        return [f"curl -fL --create-dirs -o {shlex.quote(f'/data/{local}/{name}')} {shlex.quote(r.ref)}",
+                f"{command} --set {shlex.quote(f'{r.setting}=/data/{value}')}"]
     if s.missing_files and Path(s.where).exists():
         return [f"{s.where} lacks {', '.join(s.missing_files)}"]
     return [f"{command} --set {shlex.quote(f'{r.setting}=/path/to/copy')}   # a local copy in the released layout"]
@@ -269,14 +275,25 @@ def render_kept(estimates: Sequence, on_disk: dict) -> str:
     """``--check``'s lines on kept models: the estimate per section, then what is already kept (runs/<profile>/)."""
     lines = ["kept models (estimate before the run: parameters x 4 bytes x models kept; runs/<profile>/<section>/models/):"]
     for e in estimates:
-        unknown = f" + {e.unsized} of unknown size ({', '.join(e.unknown)}: no configuration here)" if e.unknown else ""
-        lines.append(f"  {e.section}: keep_models {e.setting}, {e.models} model(s), ≈{e.bytes / 1e9:.2f} GB{unknown}")
+        head = f"  {e.section}: keep_models {e.setting}, {e.models} model(s)"
+        why = f"their backbones' configurations are not here yet ({', '.join(e.unknown)}): fetch them (the fix lines above)"
+        if not e.unsized:
+            lines.append(f"{head}, ≈{e.bytes / 1e9:.2f} GB")
+        elif e.unsized >= e.models:
+            lines.append(f"{head}, size not known: {why}")
+        else:
+            lines.append(f"{head}: ≈{e.bytes / 1e9:.2f} GB for {e.models - e.unsized}, the other {e.unsized} of a size not known: {why}")
     if not estimates:
         lines.append("  none planned (keep_models none everywhere)")
     else:
-        unsized = sum(e.unsized for e in estimates)
-        lines.append(f"  estimate in all: ≈{sum(e.bytes for e in estimates) / 1e9:.2f} GB"
-                     + (f" + {unsized} model(s) of unknown size" if unsized else ""))
+        unsized, models = sum(e.unsized for e in estimates), sum(e.models for e in estimates)
+        if not unsized:
+            lines.append(f"  estimate in all: ≈{sum(e.bytes for e in estimates) / 1e9:.2f} GB")
+        elif unsized >= models:
+            lines.append(f"  estimate in all: not known for any of the {models} model(s) (no backbone configuration here)")
+        else:
+            lines.append(f"  estimate in all: ≈{sum(e.bytes for e in estimates) / 1e9:.2f} GB for {models - unsized} model(s), "
+                         f"{unsized} more of a size not known")
     kept_now = sum(b for _, b in on_disk.values())
     lines.append("  already kept: " + ("; ".join(f"{s} {n} ({b / 1e9:.2f} GB)" for s, (n, b) in on_disk.items()) or "none")
                  + f"; {kept_now / 1e9:.2f} GB on disk")
