@@ -33,12 +33,13 @@ def _concse_step(backbones_dir, *, fused: bool = False):
     function of no arguments, and its warm state (the first step allocates the optimiser's moments).  ``fused``: the
     fused AdamW the GPU runs (``core.utils.adamw_kind``); else the multi-tensor one of CPU runs."""
     from codeswitch.common.fastpath import bucket_features
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import ConCSELoss
 
     model = _encoder().train()
     cols = _columns(np.random.default_rng(0), rows=6, shortest=3, longest=16)
     buckets = bucket_features(cols, cost=8)
-    loss_fn = ConCSELoss(model)
+    loss_fn = ConCSELoss(model, **Config().loss_settings())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if fused else {"foreach": True}))
 
     def step():
@@ -169,12 +170,13 @@ def test_packed_concse_step_is_one_forward(backbones_dir):
     """The matmuls of a packed ConCSE step are those of one encoder forward (a CPU profile of the loss's forward);
     the length buckets run one forward per bucket."""
     from codeswitch.common.fastpath import bucket_features, pack_features
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import ConCSELoss
 
     model = _encoder().eval()
     linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())  # the matmuls of one forward
     cols = _columns(np.random.default_rng(3), rows=8, shortest=2, longest=30)
-    loss = ConCSELoss(model)
+    loss = ConCSELoss(model, **Config().loss_settings())
 
     def forward_of(features):
         def run():
@@ -206,12 +208,13 @@ def test_packed_step_compiles_whole_and_recompiles_per_budget_at_most(backbones_
     """Model + loss of a packed ConCSE step trace as one graph (0 graph breaks, ``torch._dynamo.explain``), and 50
     steps compile at most one graph per budget (``torch.compile(fullgraph=True)``; the eager backend: tracing only)."""
     from codeswitch.common.fastpath import embed_packed
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import concse_loss
 
     model = _encoder().train()
 
     def step_loss(packed):
-        return concse_loss(*embed_packed(model, packed, 6))["total"]
+        return concse_loss(*embed_packed(model, packed, 6), **Config().loss_settings())["total"]
 
     steps = _packed_steps(50)
     budgets_seen = {p["input_ids"].shape[0] for p in steps}
