@@ -212,9 +212,10 @@ def test_packed_step_compiles_whole_and_recompiles_per_budget_at_most(backbones_
     from codeswitch.concse.loss import concse_loss
 
     model = _encoder().train()
+    settings = Config().loss_settings()
 
     def step_loss(packed):
-        return concse_loss(*embed_packed(model, packed, 6), **Config().loss_settings())["total"]
+        return concse_loss(*embed_packed(model, packed, 6), **settings)["total"]
 
     steps = _packed_steps(50)
     budgets_seen = {p["input_ids"].shape[0] for p in steps}
