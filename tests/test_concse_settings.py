@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from codeswitch.concse import config as ccfg
-from codeswitch.concse import experiment as ce
+from codeswitch import concse as ce
+from codeswitch.concse.tables import simcse_settings_note
 from codeswitch.core.profiles import load_profile
 
 
@@ -39,9 +40,9 @@ def test_matched_is_the_named_option_table9s_batches_at_max_length_64():
 
 
 def test_table3_note_says_which_settings_and_checkpoint():
-    note = ce.simcse_settings_note(ccfg.load(load_profile("paper")))
+    note = simcse_settings_note(ccfg.load(load_profile("paper")))
     assert "released_code" in note and "mBERT-base 64" in note and "XLM-R-large 128" in note and "max length 32" in note
-    note = ce.simcse_settings_note(ccfg.load(load_profile("paper", overrides={"concse.simcse_settings": "matched"})))
+    note = simcse_settings_note(ccfg.load(load_profile("paper", overrides={"concse.simcse_settings": "matched"})))
     assert "matched" in note and "mBERT-base 512" in note and "max length 64" in note
 
 
