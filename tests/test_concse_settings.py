@@ -53,3 +53,17 @@ def test_an_unknown_setting_is_an_error():
 
 def test_smoke_keeps_matched_so_its_table3_is_unchanged():
     assert {x[3] for x in _simcse(load_profile("smoke"))} == {"matched"}
+
+
+def test_table3_names_the_backbones_when_none_is_mbert():
+    """A profile whose backbones are not mBERT (the bundled MiniLM) names them, not an empty "mBERT: " (issue 42.3)."""
+    import dataclasses
+
+    from codeswitch.concse.config import Config
+    from codeswitch.concse.tables import _backbones_note
+
+    c = Config()
+    assert _backbones_note(c).startswith("mBERT: ") and "= " in _backbones_note(c)
+    minilm = dataclasses.replace(c.backbones[0], name="MiniLM", model="sentence-transformers/all-MiniLM-L6-v2")
+    note = _backbones_note(dataclasses.replace(c, backbones=(minilm,), ablation_backbone="MiniLM"))
+    assert note.startswith("Backbones: MiniLM = sentence-transformers/all-MiniLM-L6-v2")

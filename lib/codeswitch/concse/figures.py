@@ -84,15 +84,24 @@ def sweep_plot(scores: pd.DataFrame, c: Config, profile: Profile, table: str) ->
     s = study_summary(scores, table, c)
     s = s[s["column"] == TASK_LABELS["stsb"]].set_index("label").reindex(labels)
     x = np.arange(len(labels))
+    # a categorical setting (λ = N/A: no triplet term) is a point of its own, not joined by a line to the numeric ones
+    apart = np.array([v is None for v in getattr(c, attr)])
     fig, ax = plt.subplots(figsize=(4.8, 3.4))
-    ax.errorbar(x, s["mean"], yerr=s["std"], fmt="o-", capsize=3, color="#DD8452", label="ours")
+    mean, std = s["mean"].to_numpy(dtype=float), s["std"].to_numpy(dtype=float)
+    ax.errorbar(x[~apart], mean[~apart], yerr=std[~apart], fmt="o-", capsize=3, color="#DD8452", label="ours")
+    if apart.any():
+        ax.errorbar(x[apart], mean[apart], yerr=std[apart], fmt="D", capsize=3, color="#DD8452")
+        ax.axvline(x[apart].max() + 0.5, color="0.7", ls=":", lw=1)
     paper = [(_reported.lookup("concse", table, STSB, lab) or _reported.Reported("", "", "", "", None)).value for lab in labels]
     if any(v is not None for v in paper):
-        ax.plot(x, [np.nan if v is None else v for v in paper], "s--", color="0.35", mfc="none", label="paper")
+        known = np.array([np.nan if v is None else v for v in paper], dtype=float)
+        ax.plot(x[~apart], known[~apart], "s--", color="0.35", mfc="none", label="paper")
+        if apart.any():
+            ax.plot(x[apart], known[apart], "s", color="0.35", mfc="none")
     if table == "table6":
         printed = " ".join(f"{e.value:g}" for e in _reported.table("concse", "table6_printed"))
-        ax.text(0.02, 0.02, f"the paper's row as printed, 6 values for 5 settings\n(which belongs to which λ is unknown): {printed}",
-                transform=ax.transAxes, fontsize=7, va="bottom")
+        ax.annotate(f"the paper's row as printed, 6 values for 5 settings\n(which belongs to which λ is unknown): {printed}",
+                    xy=(0, -0.22), xycoords="axes fraction", fontsize=7, va="top")  # below the axes: it covers no point
     lo, hi = np.nanmin(np.r_[s["mean"] - s["std"].fillna(0), [v for v in paper if v is not None]]), np.nanmax(np.r_[s["mean"] + s["std"].fillna(0), [v for v in paper if v is not None]])
     if hi - lo < MIN_SPAN:  # a spread of half a point must not fill the axis
         mid = (hi + lo) / 2

@@ -68,6 +68,16 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     return out
 
 
+def _backbones_note(c: Config) -> str:
+    """Which checkpoint each backbone row is: the mBERT rows where the profile has them (their casing is a ledger row),
+    else every backbone (a profile whose backbones are not the paper's, e.g. the bundled MiniLM)."""
+    mbert = [f"{b.name} = {b.model}" for b in c.backbones if "mbert" in b.name.lower() or "multilingual" in b.model]
+    if mbert:
+        return "mBERT: " + ", ".join(mbert) + " (the released ConCSE scripts use bert-base-multilingual-uncased)."
+    return ("Backbones: " + ", ".join(f"{b.name} = {b.model}" for b in c.backbones)
+            + " (the released ConCSE scripts use bert-base-multilingual-uncased for mBERT).")
+
+
 def _ddof_note(c: Config, n: int) -> str:
     kind = "population" if c.std_ddof == 0 else f"ddof={c.std_ddof}"
     return f"mean ± {kind} std over {n} seed(s)"
@@ -119,8 +129,7 @@ def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
             "One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on all seven test sets.",
             "The paper's ± reproduce its p-values only as population std (ddof=0); ours follow the same convention.",
             simcse_settings_note(c),
-            "mBERT: " + ", ".join(f"{b.name} = {b.model}" for b in c.backbones if "mbert" in b.name.lower() or "multilingual" in b.model)
-            + " (the released ConCSE scripts use bert-base-multilingual-uncased).",
+            _backbones_note(c),
         ],
         claim=claim,
     )
