@@ -47,37 +47,72 @@ from typing import Mapping, Sequence
 
 from . import lengths as L
 
-# Matmul weights per token (the FLOPs model's N) of the paper backbones: encoder layers
-# 4h² + 2hf, decoder layers (mBART) 8h² + 2hf.
+# The paper backbones' shapes (their model cards' configs), from which every per-model number is derived: the matmul
+# weights per token (the FLOPs model's N: encoder layers 4h² + 2hf, decoder layers 8h² + 2hf), the transformer layers
+# (a step's fixed cost, its launches, grows with them) and the trainable parameters (AdamW's memory traffic).
+@dataclass(frozen=True)
+class Arch:
+    layers: int  # encoder layers
+    hidden: int
+    ffn: int
+    vocab: int
+    decoder_layers: int = 0
+    embedding: int | None = None  # a factorised embedding's width (ALBERT), else the hidden size
+    shared: bool = False  # ALBERT: one layer's weights shared by every layer (compute counts every layer)
+
+    @property
+    def linear(self) -> int:
+        h, f = self.hidden, self.ffn
+        return self.layers * (4 * h * h + 2 * h * f) + self.decoder_layers * (8 * h * h + 2 * h * f)
+
+    @property
+    def all_layers(self) -> int:
+        return self.layers + self.decoder_layers
+
+    @property
+    def params(self) -> int:
+        """Trainable parameters, approximately (matmul weights + embedding tables; biases and norms left out)."""
+        h, f, e = self.hidden, self.ffn, self.embedding or self.hidden
+        emb = self.vocab * e + (e * h if e != h else 0)
+        layers = (4 * h * h + 2 * h * f) if self.shared else self.linear
+        return emb + layers
+
+
 def _enc(layers: int, h: int, f: int) -> int:
     return layers * (4 * h * h + 2 * h * f)
 
 
-LINEAR_PARAMS: Mapping[str, int] = {
-    "bert-base-multilingual-cased": _enc(12, 768, 3072),
-    "bert-base-multilingual-uncased": _enc(12, 768, 3072),
-    "xlm-roberta-base": _enc(12, 768, 3072),
-    "xlm-roberta-large": _enc(24, 1024, 4096),
-    "facebook/mbart-large-50": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
+ARCH: Mapping[str, Arch] = {
+    "bert-base-multilingual-cased": Arch(12, 768, 3072, 119547),
+    "bert-base-multilingual-uncased": Arch(12, 768, 3072, 105879),
+    "xlm-roberta-base": Arch(12, 768, 3072, 250002),
+    "xlm-roberta-large": Arch(24, 1024, 4096, 250002),
+    "facebook/mbart-large-50": Arch(12, 1024, 4096, 250054, decoder_layers=12),
     # 01: the translator (NLLB-200 distilled 600M: 12 + 12 layers, d 1024, ffn 4096, the mBART shape)
-    "facebook/nllb-200-distilled-600M": _enc(12, 1024, 4096) + 12 * (8 * 1024 * 1024 + 2 * 1024 * 4096),
-    # 06, 07 backbones (their model cards' configs)
-    "bert-base-cased": _enc(12, 768, 3072),
-    "bert-base-uncased": _enc(12, 768, 3072),
-    "roberta-base": _enc(12, 768, 3072),
-    "distilbert-base-uncased": _enc(6, 768, 3072),
-    "distilbert-base-cased": _enc(6, 768, 3072),
-    # ALBERT base: one layer's weights shared by 12 layers; compute counts every layer
-    # (the 128-wide factorised embedding's projection is left out, as embeddings are)
-    "ai4bharat/indic-bert": _enc(12, 768, 3072),
+    "facebook/nllb-200-distilled-600M": Arch(12, 1024, 4096, 256206, decoder_layers=12),
+    # 06, 07 backbones
+    "bert-base-cased": Arch(12, 768, 3072, 28996),
+    "bert-base-uncased": Arch(12, 768, 3072, 30522),
+    "roberta-base": Arch(12, 768, 3072, 50265),
+    "distilbert-base-uncased": Arch(6, 768, 3072, 30522),
+    "distilbert-base-cased": Arch(6, 768, 3072, 28996),
+    # ALBERT base: one layer's weights shared by 12 layers; compute counts every layer; 128-wide factorised embedding
+    "ai4bharat/indic-bert": Arch(12, 768, 3072, 200000, embedding=128, shared=True),
 }
+#: matmul weights per token of each backbone (derived from :data:`ARCH`)
+LINEAR_PARAMS: Mapping[str, int] = {m: a.linear for m, a in ARCH.items()}
+#: transformer layers of each backbone (derived from :data:`ARCH`: one table, so no backbone can miss its layers)
+LAYERS: Mapping[str, int] = {m: a.all_layers for m, a in ARCH.items()}
+#: trainable parameters of each backbone (derived from :data:`ARCH`)
+PARAMS: Mapping[str, int] = {m: a.params for m, a in ARCH.items()}
 
-# Transformer layers of the same backbones (a step's fixed cost — its launches — grows with them).
-LAYERS: Mapping[str, int] = {
-    "bert-base-multilingual-cased": 12, "bert-base-multilingual-uncased": 12, "xlm-roberta-base": 12, "xlm-roberta-large": 24,
-    "facebook/mbart-large-50": 24, "facebook/nllb-200-distilled-600M": 24, "bert-base-cased": 12, "bert-base-uncased": 12,
-    "roberta-base": 12, "distilbert-base-uncased": 6, "ai4bharat/indic-bert": 12,
-}
+# The physical limit: the H100 SXM's dense bf16 peak and HBM3 bandwidth (NVIDIA's H100 datasheet), and AdamW's memory
+# traffic per parameter and step: fp32 master weights, gradients and both moments read (16 bytes), weights and both
+# moments written (12 bytes) -- the fused update's minimum; it cannot overlap the step's matmuls (it runs after them).
+H100_PEAK_TFLOPS = 989.0
+H100_BYTES_PER_S = 3.35e12
+ADAMW_BYTES_PER_PARAM = 16 + 12
+
 
 # ContrastiveMix data sizes.  NQ: DPR's filtered training questions (Karpukhin et al.
 # 2020, Table 1), which Tevatron/wikipedia-nq holds.  Corpora: passages, in millions,
@@ -97,7 +132,7 @@ RETRIEVAL_SIZES: dict = {
 
 #: the rows of the step each trainer runs under the paper profile, which turns packing on (``<section>.packing``) and
 #: leaves ``torch_compile`` off: the packed row where the run measured it, else the padded one (older runs)
-PAPER_STEPS: Mapping[str, str] = {"a": "a_pk", "b": "b_pk", "c": "c_pk", "e": "e_pk", "f": "f_pk"}
+PAPER_STEPS: Mapping[str, str] = {"a": "a_pk", "b": "b_pk", "c": "c_pk", "e": "e_pk", "f": "f_pk", "b_hf": "b_hf_pk"}
 
 
 def paper_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
@@ -116,13 +151,26 @@ def fastest_step(rows: Mapping[str, Mapping], key: str) -> Mapping | None:
     return min(found, key=lambda r: r["step_time_s"]) if found else rows.get(key)
 
 
+def _sq_mean(dist, max_length: int) -> float:
+    """E[min(L, max_length)²] of a length distribution (attention's QKᵀ and AV grow with each row's length squared)."""
+    import numpy as np
+
+    return float(np.sum(np.minimum(dist.values, max_length) ** 2 * dist.probs))
+
+
 @dataclass(frozen=True)
 class Rates:
-    """What the benchmark measured, per unit of work."""
+    """What the benchmark measured, per unit of work.
+
+    Every training step is priced as ``max(fixed cost, compute) + AdamW`` (:func:`step_s`): the host dispatches a step's
+    kernels asynchronously, so a step takes the longer of its host time (the fixed cost, from (e)) and its device time
+    (its model FLOPs at a measured rate); AdamW's update is added only where it is priced apart (the physical limit:
+    memory traffic at the H100's bandwidth; a measured step already holds its own update).
+    """
 
     concse_s_per_sentence: float  # (a): training seconds per sentence, measured backbone
     concse_linear: int
-    glue_s_per_token: float  # (b): training seconds per non-padding token
+    glue_s_per_token: float  # (b): training seconds per non-padding token (the whole measured step's, attention included)
     glue_linear: int
     ir_s_per_step: float  # (c): one step at the measured batch
     ir_batch: int
@@ -130,15 +178,34 @@ class Rates:
     device: str
     full: bool
     # The fixed cost of a training step per transformer layer (launches, the loop), from (e): a CalBERT step at
-    # batch 4 is almost nothing but it.  None: the report has no (e) row; runs are then priced per token only
-    # (an under-estimate for small batches).  glue_s_per_token is then (b)'s rate net of that floor.
+    # batch 4 is almost nothing but it.  None: the report has no (e) row; steps are then priced by their compute only.
     floor_s_per_layer: float | None = None
-    # ContrastiveMix: mean tokens of a query and of a passage (the length table, at the measured maximum lengths);
-    # (c) encodes two query groups and two passage groups per query
     paths: tuple[str, ...] = ()  # the measured rows the rates come from (the packed ones where measured: PAPER_STEPS)
-    glue_net_of_floor: bool = False  # whether glue_s_per_token is (b)'s rate net of the floor (else (b)'s whole rate)
+    # ContrastiveMix: mean tokens of a query and of a passage (the length table, at the measured maximum lengths)
     ir_query_tokens: float = 1.0
     ir_passage_tokens: float = 1.0
+    # (b)'s model FLOPs per token (6·N + attention at its own lengths): the per-token rate of another model is scaled by
+    # its FLOPs per token at its own row length (:func:`_train_s`)
+    glue_flops_per_token: float = 0.0
+    # (f): the measured alignment step (all layers, mBERT-base, ``align_batch`` pairs) and its non-padding tokens per
+    # sentence; None: no (f) row, alignment steps are priced from (b) like any step
+    align_s_per_step: float | None = None
+    align_batch: int = 8
+    # tokens per row of the short-sentence sets, as the harness measured them ((f): IITB pairs; (e): SAIL sentences);
+    # None: every row at the run's maximum length (an upper bound)
+    align_tokens_per_row: float | None = None
+    finetune_tokens_per_row: float | None = None
+    # the share of padding in (b)'s padded, length-grouped step: mBART trains padded (its head reads the decoder)
+    glue_padding: float = 0.0
+    # seconds per trainable parameter and step of the AdamW update, when priced apart (the physical limit); 0: inside
+    # the measured step
+    adamw_s_per_param: float = 0.0
+    # seconds per run outside its steps (loading the model and data, evaluation set-up, saving): measured_run_overhead
+    run_overhead_s: float = 0.0
+    # a measured whole HF-Trainer step ((b_hf), packed where measured) and its model's layers: no fixed cost of a model
+    # with at most that many layers exceeds it (:func:`_floor_s`)
+    floor_cap_s: float | None = None
+    floor_cap_layers: int = 0
 
     @classmethod
     def from_report(cls, report: Mapping) -> "Rates":
@@ -149,9 +216,10 @@ class Rates:
         sizes, models = report["sizes"], report["models"]
         concse_arch, glue_arch = models["concse"], models["glue"]
         layers_cap = models.get("layers_cap")
-        lin = lambda a: _enc(min(a["num_hidden_layers"], layers_cap or a["num_hidden_layers"]), a["hidden_size"], a["intermediate_size"])  # noqa: E731
-        glue_layers = min(glue_arch["num_hidden_layers"], layers_cap or glue_arch["num_hidden_layers"])
-        chosen = {k: paper_step(rows, k) for k in ("a", "b", "c", "e") if paper_step(rows, k) is not None}
+        lyr = lambda a: min(a["num_hidden_layers"], layers_cap or a["num_hidden_layers"])  # noqa: E731
+        lin = lambda a: _enc(lyr(a), a["hidden_size"], a["intermediate_size"])  # noqa: E731
+        padded_b = rows["b"]
+        chosen = {k: paper_step(rows, k) for k in ("a", "b", "c", "e", "f") if paper_step(rows, k) is not None}
         rows = {**rows, **chosen}
         paths = tuple(r["key"] for r in chosen.values())
         floor = None
@@ -159,21 +227,21 @@ class Rates:
         if e is not None and e.get("step_time_s") is not None and (e.get("extra") or {}).get("layers"):
             floor = e["step_time_s"] / e["extra"]["layers"]
         b = rows["b"]
-        per_token = 1.0 / b["tokens_per_s"]
-        glue_net = False
-        if floor is not None and b.get("step_time_s") and b["step_time_s"] > floor * glue_layers:
-            tokens_per_step = b["tokens_per_s"] * b["step_time_s"]
-            per_token = (b["step_time_s"] - floor * glue_layers) / tokens_per_step
-            glue_net = True
-        # else (b)'s whole step is at most the floor scaled to its layers: the floor is not per layer there (a packed
-        # (b) on an H200 took 140 ms, (e)'s floor scaled to 24 layers 163 ms), so (b)'s rate is taken whole (an
-        # over-estimate by at most the floor) rather than a zero per-token cost
+        glue_len = sizes.get("glue_max_length", 230)
+        pairs = L.glue_pairs()
+        glue_flops = 6 * lin(glue_arch) + 12 * lyr(glue_arch) * glue_arch["hidden_size"] * _sq_mean(pairs, glue_len) / pairs.mean(glue_len)
         q = L.mrtydi("queries").mean(sizes.get("query_max_length", 32))
         p = L.mrtydi("passages").mean(sizes.get("passage_max_length", 128))
+        f = rows.get("f")
+        hf = paper_step(rows, "b_hf")
+
+        def per_row(r):
+            return r["tokens_per_s"] / r["sequences_per_s"] if r and r.get("tokens_per_s") and r.get("sequences_per_s") else None
+
         return cls(
             concse_s_per_sentence=rows["a"]["step_time_s"] / (6 * sizes["concse_batch"]),
             concse_linear=lin(concse_arch),
-            glue_s_per_token=per_token,
+            glue_s_per_token=1.0 / b["tokens_per_s"],
             glue_linear=lin(glue_arch),
             ir_s_per_step=rows["c"]["step_time_s"],
             ir_batch=sizes["ir_batch"],
@@ -181,10 +249,18 @@ class Rates:
             device=report["environment"]["device"],
             full=concse_arch["hidden_size"] >= 768 and not layers_cap,
             floor_s_per_layer=floor,
-            glue_net_of_floor=glue_net,
             paths=paths,
             ir_query_tokens=q,
             ir_passage_tokens=p,
+            glue_flops_per_token=glue_flops,
+            align_s_per_step=f["step_time_s"] if f and f.get("step_time_s") else None,
+            align_tokens_per_row=per_row(f) or per_row(rows.get("f_tokens")),
+            finetune_tokens_per_row=per_row(e),
+            glue_padding=float(padded_b.get("padding") or 0.0),
+            adamw_s_per_param=float(report.get("adamw_s_per_param", 0.0)),
+            run_overhead_s=float(report.get("run_overhead_s", 0.0)),
+            floor_cap_s=hf["step_time_s"] if floor is not None and hf and hf.get("step_time_s") else None,
+            floor_cap_layers=lyr(glue_arch),
         )
 
 
@@ -206,16 +282,20 @@ def parse_mfu(text: str) -> float | dict[str, float]:
 
 
 def assumed_report(mfu: float | Mapping[str, float], peak_tflops: float, passages_per_s: float | None,
-                   length_table: str | None = None, floor_s_per_step: float = 0.0) -> dict:
+                   length_table: str | None = None, floor_s_per_step: float = 0.0, *, measured: Mapping | None = None,
+                   bytes_per_s: float | None = None, run_overhead_s: float = 0.0) -> dict:
     """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
 
     ``mfu``: one fraction for every step, or one per hot path (``{"a": …, "b": …, "c": …}``: issue 24's
     per-step targets; the notebooks priced from (b)'s rate per token — 01, 02, 06, 07 — follow ``b``).
-    Token counts are the means of the length table at the paper's maximum lengths;
-    attention FLOPs are left out (a few per cent at these lengths).  ``passages_per_s``
-    ``None``: corpus encoding at (b)'s MFU (2·N FLOPs per token).
-    ``floor_s_per_step``: the fixed cost of an XLM-R-base step ((e), 12 layers); 0 = none
-    (the physical limit).
+    Token counts are the means of the length table at the paper's maximum lengths; model FLOPs are
+    ``6·N·T + 12·ℓ·H·Σ L²`` (attention included, as ``benchmarks.measure`` counts them).  ``passages_per_s``
+    ``None``: corpus encoding at (b)'s MFU (``2·N·T + 4·ℓ·H·Σ L²``).
+    ``floor_s_per_step``: the fixed cost of an XLM-R-base step ((e), 12 layers); 0 = none (the physical limit).
+    ``measured``: a GPU report whose measured tokens per row of the short-sentence sets ((e): SAIL, (f): IITB) and
+    (b)'s padding share are used instead of the length table's (the harness tokenised them; the table's English
+    tokenizer over-counts Hindi).  ``bytes_per_s``: price AdamW's update apart, as :data:`ADAMW_BYTES_PER_PARAM`
+    at this memory bandwidth (the physical limit).  ``run_overhead_s``: seconds per run outside its steps.
     """
     from .hotpaths import FULL, MBERT_BASE, XLMR_LARGE
 
@@ -223,30 +303,49 @@ def assumed_report(mfu: float | Mapping[str, float], peak_tflops: float, passage
     if set(per_path) != {"a", "b", "c"}:
         raise ValueError(f"assumed_report: an MFU per hot path needs exactly a, b and c, got {sorted(per_path)}")
     flops = {k: v * peak_tflops * 1e12 for k, v in per_path.items()}
-    flops_per_s = flops["b"]
     base, large = _enc(12, 768, 3072), _enc(24, 1024, 4096)
+    attn_base, attn_large = 12 * 12 * 768, 12 * 24 * 1024  # training attention FLOPs per squared token (12·ℓ·H)
     nli = L.nli_columns(length_table)
-    a_tokens = FULL.concse_batch * sum(d.mean(FULL.concse_max_length) for d in nli.values())
+    n_a = FULL.concse_batch
+    a_flops = n_a * sum(6 * base * d.mean(FULL.concse_max_length) + attn_base * _sq_mean(d, FULL.concse_max_length)
+                        for d in nli.values())
     q, pas = L.mrtydi("queries", length_table), L.mrtydi("passages", length_table)
-    c_tokens = FULL.ir_batch * 2 * (q.mean(FULL.query_max_length) + pas.mean(FULL.passage_max_length))
+    c_flops = FULL.ir_batch * 2 * (6 * base * (q.mean(FULL.query_max_length) + pas.mean(FULL.passage_max_length))
+                                   + attn_base * (_sq_mean(q, FULL.query_max_length) + _sq_mean(pas, FULL.passage_max_length)))
+    pairs = L.glue_pairs(length_table)
+    b_per_token = 6 * large + attn_large * _sq_mean(pairs, 230) / pairs.mean(230)
     if passages_per_s is None:
-        passages_per_s = flops_per_s / (2 * base * pas.mean(FULL.encode_max_length))
+        enc_len = FULL.encode_max_length
+        passages_per_s = flops["b"] / (2 * base * pas.mean(enc_len) + attn_base / 3 * _sq_mean(pas, enc_len))
     arch = lambda a: {"num_hidden_layers": a.num_hidden_layers, "hidden_size": a.hidden_size, "intermediate_size": a.intermediate_size}  # noqa: E731
     floor = f", {floor_s_per_step * 1e3:g} ms fixed cost per step" if floor_s_per_step else ", no fixed cost per step"
     same = len(set(per_path.values())) == 1
     mfus = f"{per_path['a']:.0%} MFU" if same else "MFU " + ", ".join(f"({k}) {v:.0%}" for k, v in per_path.items())
+    rows = {m["key"]: m for m in (measured or {}).get("measurements", []) if m.get("status") == "ok"}
+    e_meas, f_meas = paper_step(rows, "e"), paper_step(rows, "f")
+    e_row = {"key": "e", "status": "ok", "step_time_s": floor_s_per_step, "extra": {"layers": 12}}
+    if e_meas and e_meas.get("tokens_per_s"):  # its tokens per row (the step time stays the assumed floor)
+        e_row |= {"tokens_per_s": e_meas["tokens_per_s"], "sequences_per_s": e_meas["sequences_per_s"]}
+    measurements = [
+        {"key": "a", "status": "ok", "step_time_s": a_flops / flops["a"]},
+        {"key": "b", "status": "ok", "tokens_per_s": flops["b"] / b_per_token,
+         "padding": (rows.get("b") or {}).get("padding", 0.0)},
+        {"key": "c", "status": "ok", "step_time_s": c_flops / flops["c"]},
+        {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
+        e_row,
+    ]
+    if f_meas and f_meas.get("tokens_per_s"):  # tokens per row only: no assumed (f) step (alignment priced from (b))
+        measurements.append({"key": "f_tokens", "status": "ok", "tokens_per_s": f_meas["tokens_per_s"],
+                             "sequences_per_s": f_meas["sequences_per_s"]})
+    adamw = "" if not bytes_per_s else f", AdamW {ADAMW_BYTES_PER_PARAM} bytes/param at {bytes_per_s / 1e12:g} TB/s"
     return {
-        "environment": {"device": f"assumed: {mfus} of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s{floor}"},
+        "environment": {"device": f"assumed: {mfus} of {peak_tflops:g} TFLOP/s, {passages_per_s:,.0f} passages/s{floor}{adamw}"},
         "sizes": {"concse_batch": FULL.concse_batch, "ir_batch": FULL.ir_batch, "query_max_length": FULL.query_max_length,
-                  "passage_max_length": FULL.passage_max_length},
+                  "passage_max_length": FULL.passage_max_length, "glue_max_length": 230},
         "models": {"concse": arch(MBERT_BASE), "glue": arch(XLMR_LARGE), "layers_cap": None},
-        "measurements": [
-            {"key": "a", "status": "ok", "step_time_s": 6 * base * a_tokens / flops["a"]},
-            {"key": "b", "status": "ok", "tokens_per_s": flops["b"] / (6 * large)},
-            {"key": "c", "status": "ok", "step_time_s": 6 * base * c_tokens / flops["c"]},
-            {"key": "d", "status": "ok", "sequences_per_s": passages_per_s},
-            {"key": "e", "status": "ok", "step_time_s": floor_s_per_step, "extra": {"layers": 12}},
-        ],
+        "measurements": measurements,
+        "adamw_s_per_param": ADAMW_BYTES_PER_PARAM / bytes_per_s if bytes_per_s else 0.0,
+        "run_overhead_s": run_overhead_s,
     }
 
 
@@ -264,27 +363,105 @@ def _table1(row: str, column: str) -> float:
     return rep.value
 
 
+def _cap(rows: float, cap: int | None) -> float:
+    """``rows``, at most ``cap`` (a profile's row cap: ``glue.max_train_samples``, ``concse.max_train_rows``, …)."""
+    return rows if not cap else min(rows, cap)
+
+
 GLUE_LABEL = {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B", "qnli": "QNLI", "rte": "RTE"}
 STS_ROWS = ("STS/STS-B", "STS/STS12", "STS/STS13", "STS/STS14", "STS/STS15", "STS/STS16", "STS/SICK-R")
 
 
+# --------------------------------------------------------------------------- one step, one run
+def _arch(model) -> Arch | None:
+    return model if isinstance(model, Arch) else ARCH.get(model)
+
+
+def _train_s(model, rates: Rates, row_len: float) -> float:
+    """Training seconds per token of ``model`` (an :data:`ARCH` name or an :class:`Arch`) in rows of ``row_len``
+    tokens: (b)'s measured rate, scaled by the model's FLOPs per token (``6·N + 12·ℓ·H·L``: the same MFU as (b))."""
+    a = _arch(model)
+    if a is None:
+        return math.nan
+    if not rates.glue_flops_per_token:  # rates built by hand without (b)'s FLOPs per token: matmul weights only
+        return rates.glue_s_per_token * a.linear / rates.glue_linear
+    flops = 6 * a.linear + 12 * a.all_layers * a.hidden * row_len
+    return rates.glue_s_per_token * flops / rates.glue_flops_per_token
+
+
+def _floor_s(layers: int, rates: Rates) -> float:
+    """The fixed cost of one training step of a ``layers``-layer model: (e)'s per layer (0 where the report has no (e)
+    row), at most a measured whole HF-Trainer step of a model with at least as many layers ((b_hf): XLM-R-large's 24
+    layers took 124 ms on the H200, less than (e)'s 6.8 ms a layer × 24)."""
+    floor = (rates.floor_s_per_layer or 0.0) * layers
+    if rates.floor_cap_s is not None and layers <= rates.floor_cap_layers:
+        floor = min(floor, rates.floor_cap_s)
+    return floor
+
+
+def _layers(model) -> int | None:
+    a = _arch(model)
+    return None if a is None else a.all_layers
+
+
+def step_s(model, rates: Rates, tokens: float, row_len: float, *, train: bool = True, forwards: float = 1.0) -> float:
+    """One step of ``model`` over ``tokens`` tokens in rows of ``row_len``: ``max(fixed cost, compute)`` (+ AdamW).
+
+    ``forwards``: the step's work in training passes of the model (4/3: a trained encoder and a frozen copy's
+    forward; 2: two sides encoded separately); ``train=False``: a forward pass only (a third of both)."""
+    a = _arch(model)
+    if a is None:
+        return math.nan
+    share = forwards if train else forwards / 3
+    compute = tokens * _train_s(a, rates, row_len) * share
+    return max(_floor_s(a.all_layers, rates) * share, compute) + (rates.adamw_s_per_param * a.params if train else 0.0)
+
+
+def optimiser_steps(rows: float, batch: int, epochs: float) -> int:
+    """Optimiser steps of ``epochs`` over ``rows`` in batches of ``batch`` (the last batch of an epoch may be short; a
+    fractional epoch count, as CalBERT's, stops after that share of the steps, as the HF Trainer does)."""
+    return int(math.ceil(epochs * math.ceil(rows / batch)))
+
+
+def eval_s(model, rates: Rates, rows: float, batch: int, row_len: float) -> float:
+    """Forward passes over ``rows`` rows in batches of ``batch`` (each batch at least its fixed cost's third)."""
+    if not rows:
+        return 0.0
+    n = math.ceil(rows / batch)
+    return n * step_s(model, rates, rows * row_len / n, row_len, train=False)
+
+
 # --------------------------------------------------------------------------- per notebook
 def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict, dict]:
-    """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice)."""
+    """Notebooks 03 (Table 3) and 04 (ablations; runs shared with 03 are not counted twice).
+
+    A step is ``max(fixed cost, its sentences at (a)'s measured rate per sentence)``: (a) is a 768-sentence step, so
+    SimCSE's batch-64 steps (3 × 64 sentences, released max length 32) and XLM-R-large's batch-48 ConCSE steps reach
+    the fixed cost; sentences are scaled by their mean tokens at the run's max length (against (a)'s 64)."""
     from codeswitch import concse as C
 
-    c = C.config.load(profile)
-    nli = _table1("NLI/NLI", "Train")
-    eval_sentences = 2 * (_table1("STS/STS-B", "Dev") * c.num_train_epochs + sum(_table1(r, "Test") for r in STS_ROWS))
+    c = C.load(profile)
+    nli_cols = L.nli_columns()
+    a_tokens = sum(d.mean(64) for d in nli_cols.values())
+
+    def length_factor(max_length: int) -> float:
+        return sum(d.mean(max_length) for d in nli_cols.values()) / a_tokens
 
     def hours(spec) -> float:
         ratio = _ratio(spec.model, rates.concse_linear) or math.nan
         columns = 6 if spec.method == "concse" else 3
-        train = spec.num_train_epochs * nli * columns * rates.concse_s_per_sentence * ratio
-        return (train + eval_sentences * rates.concse_s_per_sentence * ratio / 3) / 3600
+        nli = _cap(_table1("NLI/NLI", "Train"), spec.max_train_rows)
+        dev, tests = _cap(_table1("STS/STS-B", "Dev"), spec.max_eval_rows), sum(_cap(_table1(r, "Test"), spec.max_eval_rows) for r in STS_ROWS)
+        per_sentence = rates.concse_s_per_sentence * ratio * length_factor(spec.max_length)
+        a = _arch(spec.model)
+        n_steps = optimiser_steps(nli, spec.batch_size, spec.num_train_epochs)
+        step = max(_floor_s(a.all_layers, rates) if a else math.nan, columns * spec.batch_size * per_sentence)
+        step += rates.adamw_s_per_param * (a.params if a else math.nan)
+        evals = 2 * (dev * spec.num_train_epochs + tests) * per_sentence / 3
+        return (n_steps * step + evals + rates.run_overhead_s) / 3600
 
     def steps(spec) -> int:
-        return optimiser_steps(nli, spec.batch_size, spec.num_train_epochs)
+        return optimiser_steps(_cap(_table1("NLI/NLI", "Train"), spec.max_train_rows), spec.batch_size, spec.num_train_epochs)
 
     t3 = {s.key_hash(): s for s in C.plan(profile, ["table3"])}
     abl = {s.key_hash(): s for s in C.plan(profile, C.ABLATIONS)}
@@ -300,66 +477,77 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
 
 
 def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: list | None = None) -> dict:
-    """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations."""
+    """Notebook 02: every (task, backbone, seed, training language) fine-tuning, with its per-epoch evaluations.
+
+    Rows are capped by ``glue.max_train_samples`` / ``max_eval_samples``; a step is ``max(fixed cost, its tokens at
+    (b)'s rate)``; mBART trains padded (its head reads the decoder), so its training tokens are divided by (1 − the
+    padding share of (b)'s padded, length-grouped step)."""
     from codeswitch import glue as G
     from codeswitch.core.profiles import seeds_for
     from codeswitch.glue.train import TASKS, training_runs
 
-    g = G.config.load(profile)
+    g = G.load(profile)
     runs, total, n_steps = 0, 0.0, 0
     for task in g.tasks:
         row = f"GLUE/{GLUE_LABEL[task]}"
         limit = g.max_length_pair if TASKS[task].pair else g.max_length_single
         tokens_per_row = L.glue_task(task, length_table).mean(limit)
-        train_rows, dev_rows, test_rows = (_table1(row, col) for col in ("Train", "Dev", "Test"))
+        train_rows = _cap(_table1(row, "Train"), g.max_train_samples)
+        dev_rows, test_rows = (_cap(_table1(row, col), g.max_eval_samples) for col in ("Dev", "Test"))
         for bb in g.backbones:
-            ratio = _ratio(bb.model, rates.glue_linear) or math.nan
-            floor = _floor_s(_layers(bb.model), rates)
+            a = _arch(bb.model)
+            padded = a is not None and a.decoder_layers > 0 and getattr(g, "packing", True)
+            train_tokens = tokens_per_row / (1 - rates.glue_padding) if padded else tokens_per_row
             for _seed in seeds_for(profile, g.seeds):
                 for _langs, tests in training_runs(g.scenarios).items():
                     runs += 1
                     steps = optimiser_steps(train_rows, bb.batch_size, g.num_train_epochs)
-                    eval_rows = g.num_train_epochs * (dev_rows + len(tests) * test_rows)
-                    eval_batches = g.num_train_epochs * sum(math.ceil(r / g.per_device_eval_batch_size)
-                                                            for r in (dev_rows, *(test_rows,) * len(tests)))
-                    train = g.num_train_epochs * train_rows * tokens_per_row * rates.glue_s_per_token * ratio + steps * floor
-                    evals = eval_rows * tokens_per_row * rates.glue_s_per_token * ratio / 3 + eval_batches * floor / 3
-                    total += (train + evals) / 3600
+                    per_step = g.num_train_epochs * train_rows * train_tokens / steps
+                    train = steps * step_s(bb.model, rates, per_step, tokens_per_row)
+                    eb = g.per_device_eval_batch_size
+                    evals = g.num_train_epochs * (eval_s(bb.model, rates, dev_rows, eb, tokens_per_row)
+                                                  + len(tests) * eval_s(bb.model, rates, test_rows, eb, tokens_per_row))
+                    h = (train + evals + rates.run_overhead_s) / 3600
+                    total += h
                     n_steps += steps
                     if jobs is not None:
-                        jobs.append(Job(f"02/{task}/{bb.name}/{_seed}/{'+'.join(_langs)}", (train + evals) / 3600))
+                        jobs.append(Job(f"02/{task}/{bb.name}/{_seed}/{'+'.join(_langs)}", h))
     return {"runs": runs, "hours": total, "steps": n_steps}
 
 
 def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, jobs: list | None = None) -> dict:
     """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
-    from codeswitch.contrastivemix import experiment as X
-    from codeswitch.contrastivemix.config import EvalRun, TrainRun, load
+    from codeswitch import contrastivemix as X
 
-    c = load(profile)
+    c = X.load(profile)
     ratio = _ratio(c.backbone.model, LINEAR_PARAMS["bert-base-multilingual-cased"]) or math.nan
+    a = _arch(c.backbone.model)
     queries = c.train_max_queries or sizes["nq_train_queries"]
     steps = c.num_train_epochs * (queries // c.batch_size)
     measured_tokens = 2 * rates.ir_query_tokens + 2 * rates.ir_passage_tokens  # (c): query + its mixed copy, pos + neg
 
-    def step_s(m) -> float:
-        """One step of model ``m``: (c)'s, scaled by the tokens of the groups its method encodes (:func:`ir_groups`)."""
+    def step_time(m) -> float:
+        """One step of model ``m``: (c)'s, scaled by the tokens of the groups its method encodes (:func:`ir_groups`),
+        at least the fixed cost of its two encoders; plus both encoders' AdamW update where priced apart."""
         nq, np_ = ir_groups(m)
         tokens = nq * rates.ir_query_tokens + np_ * rates.ir_passage_tokens
-        return rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio * tokens / measured_tokens
+        compute = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio * tokens / measured_tokens
+        layers = a.all_layers if a else math.nan
+        return max(_floor_s(layers, rates), compute) + 2 * rates.adamw_s_per_param * (a.params if a else math.nan)
+
     corpora = {("mrtydi", k): v for k, v in sizes["mrtydi_corpus_millions"].items()}
     corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
-    specs = X.plan(profile)
-    models = [s for s in specs if isinstance(s, TrainRun)]
-    train_h = sum(steps * step_s(m) for m in models) / 3600
+    by_stage = {st.name: st.specs for st in X.stages(profile)}  # the package's stages: "train" (models), "eval" (their corpora)
+    models, evals = list(by_stage.get("train", ())), list(by_stage.get("eval", ()))
+    train_h = sum(steps * step_time(m) + rates.run_overhead_s for m in models) / 3600
     encode_h = 0.0
     per_model = {m.key_hash(): 0.0 for m in models}  # encoding hours of each model's evaluations
-    for e in (s for s in specs if isinstance(s, EvalRun)):
+    for e in evals:
         hours = corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
     if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
-        jobs += [Job(f"05/{m.name}", steps * step_s(m) / 3600 + per_model[m.key_hash()]) for m in models]
+        jobs += [Job(f"05/{m.name}", (steps * step_time(m) + rates.run_overhead_s) / 3600 + per_model[m.key_hash()]) for m in models]
     groups = {}
     for m in models:
         groups[sum(ir_groups(m))] = groups.get(sum(ir_groups(m)), 0) + 1
@@ -383,17 +571,22 @@ def ir_groups(spec) -> tuple[int, int]:
 # 06 and 07 data sizes (rows), from the papers in /work/shared/papers.  GLUECoS: Fazili &
 # Jyothi (2022) §4 — sentiment (SAIL via GLUECoS) 10080/1260/1260, NER 2467/308/307, QA
 # 259/54 train/dev (no test).  The IITB dev split the alignments validate on: 520 pairs (the
-# profile's comment on alignment.parallel_valid_size).  CalBERT: Table 4 (SAIL 2017
-# 9945/1240/1238 train/validation/test) and Table 10 (IITP 4182/523/523), read from
-# codeswitch.core.reported (_calbert_split_sizes).  The MUSE en-hi
-# lexicon's size is not stated in the paper: its alignments' hours are "–".
-# Token counts per row are unknown for these sets: every row is counted at the run's
-# max_length (an upper bound), except QA, whose contexts longer than 512 tokens take more
-# than one window (not counted).
+# profile's comment on alignment.parallel_valid_size).  The MUSE en-hi lexicon: the authors'
+# released train/valid/test files, 30,577 / 3,822 / 3,822 entries (the profile's comment on
+# alignment.lexicon_valid_size); an entry is one word a side, MUSE_TOKENS_PER_ROW tokens with
+# [CLS] and [SEP] (an assumption: a Hindi word in mBERT's WordPiece is 1-3 pieces).
+# CalBERT: Table 4 (SAIL 2017 9945/1240/1238 train/validation/test) and Table 10 (IITP
+# 4182/523/523), read from codeswitch.core.reported (_calbert_split_sizes).
+# Token counts per row: the harness's measured rows where they exist ((f): IITB pairs,
+# (e): SAIL sentences; IITP scaled from SAIL by the length table), else the run's max_length
+# (an upper bound: GLUECoS NER and QA, whose contexts longer than 512 tokens take more than one
+# window, not counted).
 SIZES_0607: dict = {
     "gluecos": {"sentiment": (10080, 1260, 1260), "ner": (2467, 308, 307), "qa": (259, 54, 0)},
     "iitb_dev_pairs": 520,
+    "muse_train_entries": 30577,
 }
+MUSE_TOKENS_PER_ROW = 4
 
 
 def _calbert_split_sizes(task: str) -> tuple[float, float, float]:
@@ -411,27 +604,6 @@ def _calbert_split_sizes(task: str) -> tuple[float, float, float]:
     return tuple(out)
 
 
-def _train_s(model: str | int, rates: Rates) -> float:
-    """Training seconds per token of ``model`` (a LINEAR_PARAMS name, or its matmul weights): (b)'s rate, scaled."""
-    n = model if isinstance(model, int) else LINEAR_PARAMS.get(model)
-    return math.nan if n is None else rates.glue_s_per_token * n / rates.glue_linear
-
-
-def _floor_s(layers: int, rates: Rates) -> float:
-    """The fixed cost of one training step of a ``layers``-layer model (0 where the report has no (e) row)."""
-    return (rates.floor_s_per_layer or 0.0) * layers
-
-
-def _layers(model: str) -> int:
-    return LAYERS.get(model, 12)
-
-
-def optimiser_steps(rows: float, batch: int, epochs: float) -> int:
-    """Optimiser steps of ``epochs`` over ``rows`` in batches of ``batch`` (the last batch of an epoch may be short; a
-    fractional epoch count, as CalBERT's, stops after that share of the steps, as the HF Trainer does)."""
-    return int(math.ceil(epochs * math.ceil(rows / batch)))
-
-
 def construction_hours(profile, rates: Rates) -> dict:
     """Notebook 01: the NLLB translation of ``construct_n`` items per GLUE task (benepar parsing runs on CPU: not counted).
 
@@ -440,87 +612,111 @@ def construction_hours(profile, rates: Rates) -> dict:
     greedy generation runs one token at a time, below the compute-bound rate, so the
     time is the hours at (b)'s utilisation, not a bound.
     """
+    from codeswitch import koglish as K
     from codeswitch.glue.train import TASKS
-    from codeswitch.koglish.config import load as kload
 
-    k = kload(profile)
+    k = K.load(profile)
     if k.translator != "hf":
         return {"runs": 0, "hours": 0.0, "steps": 0}
     if not k.construct_n:  # every training item: sizes not modelled
         return {"runs": 1, "hours": math.nan, "steps": 0}
     sentences = sum(k.construct_n * (2 if TASKS[t].pair else 1) for t in TASKS)
-    return {"runs": 1, "hours": sentences * 2 * 128 * _train_s(k.hf_model, rates) / 3 / 3600, "steps": 0}  # no training
+    hours = (sentences * 2 * 128 * _train_s(k.hf_model, rates, 128) / 3 + rates.run_overhead_s) / 3600
+    return {"runs": 1, "hours": hours, "steps": 0}  # no training
 
 
 def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: list | None = None) -> dict:
-    """Notebook 06: the alignments on the parallel corpus (and lexicon), then the GLUECoS fine-tunings.
+    """Notebook 06: the alignments on the parallel corpus and the MUSE lexicon, then the GLUECoS fine-tunings.
 
-    An alignment epoch: every pair's two sentences trained (``all_layers``; plus the frozen
-    reference f0's forward pass) or only encoded (``linear_head``: the encoder is frozen, a
-    third of the rate), plus the validation pairs encoded; all ``num_train_epochs`` are
-    counted (early stopping can only shorten it).  A fine-tuning: its epochs over the
-    training rows, the dev rows encoded each epoch (best-epoch selection), the test rows
-    once.  The t-SNE figure runs on CPU (not counted); awesome-align extraction for the
-    word objective (one forward pass over the pairs) is not counted.
+    An alignment step (``all_layers``: the trained encoder f and its frozen copy f0 over both sides) is (f)'s
+    measured step where the report has one (mBERT-base, 8 pairs: 74.7 ms on the H200), scaled by layers and, past
+    (f)'s tokens, by compute; else ``max(fixed cost, compute)`` × 4/3.  ``linear_head``: the frozen encoder's forward
+    (a third).  Each epoch also encodes the validation pairs; all ``num_train_epochs`` are counted (early stopping can
+    only shorten it).  A fine-tuning: its epochs over the training rows, the dev rows encoded each epoch (best-epoch
+    selection), the test rows once.  The t-SNE figure (CPU) and awesome-align extraction are not counted.
     """
     from codeswitch import alignment as A
 
     aligns, fine, _figure = (st.specs for st in A.stages(profile))
+    align_tok = rates.align_tokens_per_row
+
+    def rows_of(s) -> tuple[float, float, float]:
+        """(training rows, validation rows, tokens per row of one side)."""
+        if s.data == "parallel":
+            return s.train_size, s.valid_size or sizes["iitb_dev_pairs"], align_tok or s.max_length
+        return (getattr(s, "train_size", None) or sizes["muse_train_entries"], s.valid_size or 0, MUSE_TOKENS_PER_ROW)
 
     def align_steps(s) -> int:
-        return 0 if s.data != "parallel" else optimiser_steps(s.train_size, s.batch_size, s.num_train_epochs)
+        return optimiser_steps(rows_of(s)[0], s.batch_size, s.num_train_epochs)
+
+    def align_step(s, tokens: float, tok: float, train: bool = True) -> float:
+        if s.mode != "all_layers":  # frozen encoder: its forward over both sides, the head's update negligible
+            return step_s(s.model, rates, tokens, tok, train=False)
+        if train and rates.align_s_per_step is not None:
+            a = _arch(s.model)
+            measured_tokens = rates.align_batch * 2 * (align_tok or s.max_length)
+            scale = (a.all_layers / 12) if a else math.nan
+            return rates.align_s_per_step * max(scale, scale * tokens / measured_tokens)
+        return step_s(s.model, rates, tokens, tok, forwards=4 / 3, train=train)
 
     def align_h(s) -> float:
-        if s.data != "parallel":
-            return math.nan  # the MUSE lexicon's size is not in the paper
-        share = 4 / 3 if s.mode == "all_layers" else 1 / 3  # f trained (+ f0's forward) | the frozen encoder's forward
-        per_token = _train_s(s.model, rates) * share
-        valid = s.valid_size or sizes["iitb_dev_pairs"]
-        floor = _floor_s(_layers(s.model), rates)
-        fixed = align_steps(s) * floor * share + s.num_train_epochs * math.ceil(valid / s.batch_size) * floor / 3
-        return (s.num_train_epochs * (s.train_size * per_token + valid * _train_s(s.model, rates) / 3) * 2 * s.max_length
-                + fixed) / 3600
+        train, valid, tok = rows_of(s)
+        n = align_steps(s)
+        t = n * align_step(s, 2 * train * tok * s.num_train_epochs / n, tok)
+        v = s.num_train_epochs * math.ceil(valid / s.batch_size) * align_step(s, 2 * min(valid, s.batch_size) * tok, tok, train=False) if valid else 0.0
+        return (t + v + rates.run_overhead_s) / 3600
+
+    def fine_rows_tok(f) -> float:
+        return (rates.finetune_tokens_per_row or f.max_length) if f.task == "sentiment" else f.max_length
 
     def fine_steps(f) -> int:
         return optimiser_steps(sizes["gluecos"][f.task][0], f.batch_size, f.num_train_epochs)
 
     def fine_h(f) -> float:
         train, dev, test = sizes["gluecos"][f.task]
-        t = _train_s(f.model, rates) * f.max_length
-        floor = _floor_s(_layers(f.model), rates)
-        fixed = fine_steps(f) * floor + (f.num_train_epochs * math.ceil(dev / f.per_device_eval_batch_size)
-                                         + math.ceil(test / f.per_device_eval_batch_size)) * floor / 3
-        return (f.num_train_epochs * (train * t + dev * t / 3) + test * t / 3 + fixed) / 3600
+        tok = fine_rows_tok(f)
+        n = fine_steps(f)
+        t = n * step_s(f.model, rates, f.num_train_epochs * train * tok / n, tok)
+        eb = f.per_device_eval_batch_size
+        e = f.num_train_epochs * eval_s(f.model, rates, dev, eb, tok) + eval_s(f.model, rates, test, eb, tok)
+        return (t + e + rates.run_overhead_s) / 3600
 
-    known = {a.key_hash(): align_h(a) for a in aligns}
     names = {a.key_hash(): f"06/align-{a.data}-{a.script}-{a.mode}-{a.objective}" for a in aligns}
-    unknown = sum(1 for h in known.values() if math.isnan(h))
+    known = {a.key_hash(): align_h(a) for a in aligns}
     if jobs is not None:
-        jobs += [Job(names[k], h) for k, h in known.items() if not math.isnan(h)]
+        jobs += [Job(names[k], h) for k, h in known.items()]
         for f in fine:
             dep = f.alignment.key_hash() if f.alignment is not None else None
-            after = (names[dep],) if dep is not None and not math.isnan(known[dep]) else ()
+            after = (names[dep],) if dep is not None and dep in names else ()
             jobs.append(Job(f"06/{f.table}/{f.row}/{f.task}/seed{f.seed}", fine_h(f), after=after))
-    align_total = sum(h for h in known.values() if not math.isnan(h))
+    align_total = sum(known.values())
     fine_total = sum(fine_h(f) for f in fine)
     return {"runs": len(aligns) + len(fine), "hours": align_total + fine_total, "align_hours": align_total,
-            "finetune_hours": fine_total, "not_counted": unknown,
+            "finetune_hours": fine_total, "not_counted": 0,
             "steps": sum(align_steps(a) for a in aligns) + sum(fine_steps(f) for f in fine)}
 
 
 def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     """Notebook 07: Siamese pre-training of every backbone per objective, the from-scratch MLM models (Tables 8/13),
-    then every (task, model, variant, seed) fine-tuning, each at its max_seq_length per text (an upper bound).
+    then every (task, model, variant, seed) fine-tuning.
 
-    Pre-training pairs: ``max_pairs`` x ``sample_fraction`` (CalBERT Table 1's 147,731 and §7.2's 15%);
-    Siamese trains both sides of a pair, the from-scratch MLM the code-mixed side.  A
-    fine-tuning evaluates validation and test once, at the end (``eval_strategy="no"``).
+    Pre-training pairs: ``max_pairs`` x ``sample_fraction`` (CalBERT Table 1's 147,731 and §7.2's 15%), IIT Bombay
+    pairs at (f)'s measured tokens per sentence; Siamese trains both sides of a pair (two forwards a step), the
+    from-scratch MLM the code-mixed side.  Fine-tuning rows at (e)'s measured tokens per SAIL sentence (IITP scaled by
+    the length table).  A fine-tuning evaluates validation and test once, at the end (``eval_strategy="no"``).
     """
     from codeswitch import calbert as C
-    from codeswitch.calbert.config import ScratchRun
 
     pre, fine = (st.specs for st in C.stages(profile))
     split_sizes = {task: _calbert_split_sizes(task) for task in {f.task for f in fine}}
+    sail = L.calbert_task("sail").mean(128)
+    task_scale = {t: L.calbert_task(t).mean(128) / sail for t in split_sizes}
+
+    def scratch_arch(s) -> Arch:
+        return Arch(s.num_hidden_layers, s.hidden_size, s.intermediate_size, s.vocab_size)
+
+    def is_scratch(s) -> bool:
+        return hasattr(s, "num_hidden_layers") and hasattr(s, "vocab_size")
 
     def pairs_of(s) -> float:
         n = (s.max_pairs or math.nan) * (s.sample_fraction or 1.0)
@@ -533,13 +729,15 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
         return 0 if math.isnan(pairs) else optimiser_steps(round(pairs), s.batch_size, s.num_train_epochs)
 
     def pre_h(s) -> float:
-        pairs = pairs_of(s)
-        if isinstance(s, ScratchRun):
-            n = _enc(s.num_hidden_layers, s.hidden_size, s.intermediate_size)
-            fixed = pre_steps(s) * _floor_s(s.num_hidden_layers, rates)
-            return (s.num_train_epochs * pairs * s.max_seq_length * _train_s(n, rates) + fixed) / 3600
-        fixed = pre_steps(s) * _floor_s(_layers(s.model), rates) * 2  # the Siamese step encodes both sides
-        return (s.num_train_epochs * pairs * 2 * s.max_seq_length * _train_s(s.model, rates) + fixed) / 3600
+        pairs, n = pairs_of(s), pre_steps(s)
+        if not n:
+            return math.nan
+        tok = min(rates.align_tokens_per_row or s.max_seq_length, s.max_seq_length)
+        if is_scratch(s):
+            t = n * step_s(scratch_arch(s), rates, s.num_train_epochs * pairs * tok / n, tok)
+        else:
+            t = n * step_s(s.model, rates, s.num_train_epochs * pairs * tok / n, tok, forwards=2)  # both sides, one forward each
+        return (t + rates.run_overhead_s) / 3600
 
     def fine_steps(f) -> int:
         return optimiser_steps(split_sizes[f.task][0], f.batch_size, f.num_train_epochs)
@@ -547,16 +745,15 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
     def fine_h(f) -> float:
         train, dev, test = split_sizes[f.task]
         p = f.pretrain
-        n = _enc(p.num_hidden_layers, p.hidden_size, p.intermediate_size) if isinstance(p, ScratchRun) else f.model
-        layers = p.num_hidden_layers if isinstance(p, ScratchRun) else _layers(f.model)
-        t = _train_s(n, rates) * f.max_seq_length
-        floor = _floor_s(layers, rates)
-        fixed = fine_steps(f) * floor + (math.ceil(dev / f.per_device_eval_batch_size)
-                                         + math.ceil(test / f.per_device_eval_batch_size)) * floor / 3
-        return (f.num_train_epochs * train * t + (dev + test) * t / 3 + fixed) / 3600
+        model = scratch_arch(p) if p is not None and is_scratch(p) else f.model
+        tok = min((rates.finetune_tokens_per_row or f.max_seq_length) * task_scale[f.task], f.max_seq_length)
+        n = fine_steps(f)
+        t = n * step_s(model, rates, f.num_train_epochs * train * tok / n, tok)
+        e = eval_s(model, rates, dev, f.per_device_eval_batch_size, tok) + eval_s(model, rates, test, f.per_device_eval_batch_size, tok)
+        return (t + e + rates.run_overhead_s) / 3600
 
     def pre_name(s) -> str:
-        return f"07/pretrain-{s.backbone}" + ("" if isinstance(s, ScratchRun) else f"-{s.objective}")
+        return f"07/pretrain-{s.backbone}" + ("" if is_scratch(s) else f"-{s.objective}")
 
     if jobs is not None:
         jobs += [Job(pre_name(s), pre_h(s)) for s in pre]
@@ -583,6 +780,33 @@ def _calbert_profile(profile_name: str, overrides: Mapping | None):
         return profile
     except MissingResourceError:
         return load_profile(profile_name, o | {"calbert.sail.source": "shipped", "calbert.iitp.source": "shipped"})
+
+
+# --------------------------------------------------------------------------- per-run overhead
+NOTEBOOK_RUNS = Path(__file__).resolve().parent.parent / "docs" / "bench" / "gpu" / "notebooks"
+
+
+def measured_run_overhead(folder: Path = NOTEBOOK_RUNS) -> dict:
+    """Seconds per run outside its training epochs, measured on the GPU: notebook 03 at paper-gpu size on an H100
+    (``docs/bench/gpu/notebooks``: ``report.json``'s summed run seconds of its ConCSE/SimCSE runs, less the epochs'
+    elapsed times its log prints, ``logs/03.log``), per run.  It holds loading the backbone and data, the
+    sentence-transformers set-up, the evaluations and saving; applied to every run of every notebook (only 03 was
+    measured this way: for the others it is an assumption).  ``{"seconds": 0.0}`` where the files are absent."""
+    import re
+
+    report, log = folder / "report.json", folder / "logs" / "03.log"
+    if not report.is_file() or not log.is_file():
+        return {"seconds": 0.0, "runs": 0, "source": None}
+    kinds = [k for k in json.loads(report.read_text(encoding="utf-8")).get("kinds", []) if k.get("notebook") == "03"]
+    if not kinds:
+        raise ValueError(f"{report}: no 'kinds' entry for notebook 03")
+    runs, seconds = sum(k["runs"] for k in kinds), sum(k["seconds"] for k in kinds)
+    epochs = [int(h) * 3600 + int(m) * 60 + int(sec) for h, m, sec in
+              re.findall(r"\] \d+/\d+ epoch .*?(\d+):(\d\d):(\d\d) elapsed", log.read_text(encoding="utf-8"))]
+    if not epochs or not runs:
+        raise ValueError(f"{log}: no epoch lines ('... 1/1 epoch ... H:MM:SS elapsed') to subtract from the runs' seconds")
+    return {"seconds": (seconds - sum(epochs)) / runs, "runs": runs, "run_seconds": seconds, "epoch_seconds": sum(epochs),
+            "source": f"{report.relative_to(folder.parents[3])}, {log.relative_to(folder.parents[3])}"}
 
 
 # --------------------------------------------------------------------------- the table
@@ -619,13 +843,13 @@ def notebook_costs(
     t3, t4 = concse_hours(profile, rates)
     rows = [
         {"notebook": "02", "what": "Koglish-GLUE (Table 2)", **glue_hours(profile, rates, length_table), "source": "(b), scaled per backbone"},
-        {"notebook": "03", "what": "ConCSE vs SimCSE (Table 3)", **t3, "source": "(a), scaled per backbone"},
+        {"notebook": "03", "what": "ConCSE vs SimCSE (Table 3)", **t3, "source": "(a), scaled per backbone and batch"},
         {"notebook": "04", "what": "ConCSE ablations (Tables 4-7), runs not in 03", **t4, "source": "(a)"},
         {"notebook": "05", "what": "ContrastiveMix (Tables 1-4)", **retrieval_hours(profile, rates, sizes), "source": "(c) + (d)"},
         {"notebook": "06", "what": "alignment (Tables 3.1-3.2): alignments + GLUECoS fine-tunings", **alignment_hours(profile, rates),
-         "source": "(b), scaled; max_length tokens per row (upper bound)"},
+         "source": "(f) per alignment step; (b), scaled, for GLUECoS; tokens per row measured by (e), (f)"},
         {"notebook": "07", "what": "CalBERT (Tables 5-13): pre-training + fine-tunings",
-         **calbert_hours(_calbert_profile(profile_name, overrides), rates), "source": "(b), scaled; max_seq_length tokens per row (upper bound)"},
+         **calbert_hours(_calbert_profile(profile_name, overrides), rates), "source": "(b), scaled; (e)'s fixed cost; tokens per row measured by (e), (f)"},
     ]
     rows.insert(0, {"notebook": "01", "what": "Koglish construction: NLLB translation", **construction_hours(profile, rates),
                     "source": "(b)/3 per token, scaled; 128 tokens in + out"})
@@ -661,14 +885,21 @@ def cost_table(
         extra += f"; {r['finetune_steps_small_batch']:,} fine-tuning steps at batch ≤ 8" if r.get("finetune_steps_small_batch") else ""
         lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['steps']:,} | {hours}{extra} | {r['source']} |")
     lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | target ≤ 12 |")
-    floor = ("not measured (no (e) row): steps priced per token only, an under-estimate for small batches"
+    floor = ("not measured (no (e) row): steps priced by their compute only, an under-estimate for small batches"
              if rates.floor_s_per_layer is None else f"{rates.floor_s_per_layer * 12e3:.2f} ms per step of a 12-layer model (from (e))")
+    align = (f"alignment {rates.align_s_per_step * 1e3:.1f} ms/step (f, {rates.align_batch} pairs)" if rates.align_s_per_step
+             else "alignment from (b)")
+    tok = lambda x: "max_length" if x is None else f"{x:.1f}"  # noqa: E731
     lines += [
         "",
         f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token "
-        f"({'net of the fixed cost' if rates.glue_net_of_floor else 'the whole step: the fixed cost scaled to its layers exceeds it'}); ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step (batch {rates.ir_batch}, 4 groups, scaled "
-        f"per model by the tokens of its groups); rows as the paper profile runs them: "
-        f"{', '.join(rates.paths) if rates.paths else '(a), (b), (c), (e)'}; encoding {rates.encode_passages_per_s:,.0f} passages/s; fixed cost per step: {floor}",
+        f"(the whole measured step; a step costs max(fixed cost, compute)); ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step "
+        f"(batch {rates.ir_batch}, 4 groups, scaled per model by the tokens of its groups); {align}; rows as the paper profile runs "
+        f"them: {', '.join(rates.paths) if rates.paths else '(a), (b), (c), (e)'}; encoding {rates.encode_passages_per_s:,.0f} "
+        f"passages/s; fixed cost per step: {floor}; tokens per row: IITB {tok(rates.align_tokens_per_row)}, SAIL "
+        f"{tok(rates.finetune_tokens_per_row)}; AdamW "
+        + (f"{rates.adamw_s_per_param * 1e12:.2f} ps/parameter a step" if rates.adamw_s_per_param else "inside the measured steps")
+        + f"; {rates.run_overhead_s:.1f} s per run outside its steps",
     ]
     return "\n".join(lines)
 
@@ -829,11 +1060,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
     p.add_argument("--gpus", default="1,8,32", help="GPU counts for the wall-clock estimate (comma-separated)")
+    p.add_argument("--run-overhead-s", type=float, default=None,
+                   help="seconds per run outside its steps (loading, evaluation set-up, saving); default: the value "
+                        "measured on the GPU (docs/bench/gpu/notebooks: notebook 03's runs less their epochs), 0 if absent")
+    p.add_argument("--bandwidth", type=float, default=None,
+                   help="with --assume-mfu: price AdamW's update apart, 28 bytes per parameter a step at this many TB/s "
+                        "(the physical limit: 3.35, the H100 SXM's)")
+    p.add_argument("--tokens-from", default=None,
+                   help="with --assume-mfu: a GPU bench.json whose measured tokens per row ((e) SAIL, (f) IITB) and (b) "
+                        "padding share to use instead of the length table's")
     a = p.parse_args(list(argv) if argv is not None else None)
+    overhead = a.run_overhead_s if a.run_overhead_s is not None else measured_run_overhead()["seconds"]
     if a.assume_mfu is not None:
-        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s or None, a.lengths, floor_s_per_step=a.floor_ms / 1e3)
+        measured = json.loads(Path(a.tokens_from).read_text(encoding="utf-8")) if a.tokens_from else None
+        report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s or None, a.lengths, floor_s_per_step=a.floor_ms / 1e3,
+                                measured=measured, bytes_per_s=a.bandwidth * 1e12 if a.bandwidth else None, run_overhead_s=overhead)
     elif a.report:
-        report = json.loads(Path(a.report).read_text(encoding="utf-8"))
+        report = json.loads(Path(a.report).read_text(encoding="utf-8")) | {"run_overhead_s": overhead}
     else:
         p.error("give a bench.json or --assume-mfu")
     sizes = dict(RETRIEVAL_SIZES)

@@ -273,6 +273,7 @@ def _concse_batches(ctx: Context) -> tuple[list[list[dict]], list[torch.Tensor]]
 
 def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[Measurement]:
     """(a) the ConCSE step as ``train.concse`` runs it, and (a_ref) as the released code ran it, on the same batches."""
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import ConCSELoss, concse_loss
     from codeswitch.common.fastpath import bucket_features
 
@@ -291,7 +292,7 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
                 fm = FlopModel.of(encoder[0].auto_model)
                 if compiled:
                     encoder[0].model = torch.compile(encoder[0].model, dynamic=True)
-                loss_fn = ConCSELoss(encoder)
+                loss_fn = ConCSELoss(encoder, **Config().loss_settings())  # the paper's τ, α, λ
                 opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=True)
                 stats = [Step(6 * B, int(ln.sum()), _positions(bk), fm.train(ln)) for bk, ln in zip(buckets, lengths)]
 
@@ -318,7 +319,7 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
 
             def ref_step(i: int) -> Step:
                 emb = [encoder(_to(c, ctx.device))["sentence_embedding"] for c in cols_pinned[i]]  # six forwards, fp32
-                opt.step(concse_loss(*emb)["total"], clip=1.0)
+                opt.step(concse_loss(*emb, **Config().loss_settings())["total"], clip=1.0)
                 return stats[i]
 
             row = Measurement("a_ref", "(a_ref) ConCSE step, released-code style", arch.describe(ctx.layers), batch_words,
@@ -374,6 +375,7 @@ def concse_packed(ctx: Context, *, graphs: bool = False) -> list[Measurement]:
     compiled before the clock starts.  ``graphs``: (a_pk_cg) alone, ``concse.torch_compile: reduce-overhead`` (CUDA
     graphs over the budgets, each step marked; CUDA only).  The same batches (token ids, lengths) as (a)."""
     from codeswitch.common.fastpath import PACK_WIDTH, REDUCE_OVERHEAD, cudagraph_step_begin, pack_features, token_budgets
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import ConCSELoss
     from codeswitch.concse.train import compile_backbone
 
@@ -398,7 +400,7 @@ def concse_packed(ctx: Context, *, graphs: bool = False) -> list[Measurement]:
             fm = FlopModel.of(encoder[0].auto_model)
             if compiled:
                 compile_backbone(encoder, fixed_shapes=True, mode=compiled)
-            loss_fn = ConCSELoss(encoder)
+            loss_fn = ConCSELoss(encoder, **Config().loss_settings())  # the paper's τ, α, λ
             opt = _Optimizer(encoder.parameters(), ctx, lr=5e-5, fused=True)
             stats = [_packed_stats(p, ln, fm) for p, ln in zip(packs, lengths)]
 

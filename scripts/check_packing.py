@@ -38,8 +38,8 @@ def main() -> None:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from codeswitch.concse import experiment as C
-    from codeswitch.concse.config import Backbone
+    from codeswitch.concse.config import Backbone, Config
+    from codeswitch.concse.plan import spec as concse_spec
     from codeswitch.concse.train import train_encoder
     from codeswitch.core.profiles import load_profile
 
@@ -59,10 +59,10 @@ def main() -> None:
     precision = "bf16" if args.device == "cuda" else "fp32"
     profile = load_profile("smoke", {"device": args.device, "precision": precision}, output_root=tmp)
     for way in args.ways.split(","):
-        config = C.Config(backbones=(Backbone("t", str(tmp / "model"), args.batch, args.batch, 5e-5),), ablation_backbone="t",
-                          num_train_epochs=1, max_length=64, packing="packing" in way,
-                          torch_compile="reduce-overhead" if "cudagraphs" in way else "compile" in way)
-        spec = C.spec(config, profile, config.backbones[0], "concse", 1, koglish="test")
+        config = Config(backbones=(Backbone("t", str(tmp / "model"), args.batch, args.batch, 5e-5),), ablation_backbone="t",
+                        num_train_epochs=1, max_length=64, packing="packing" in way,
+                        torch_compile="reduce-overhead" if "cudagraphs" in way else "compile" in way)
+        spec = concse_spec(config, profile, config.backbones[0], "concse", 1, koglish="test")
         t0 = time.perf_counter()
         _, info = train_encoder(spec, str(tmp / "model"), nli, dev, profile=profile)
         print(json.dumps({"way": way, "device": args.device, "precision": precision, "seconds": round(time.perf_counter() - t0, 2),

@@ -172,3 +172,39 @@ def calbert_stages(output_root, overrides: dict | None = None):
     profile = load_profile("smoke", {"calbert.scratch.architectures": [], **(overrides or {})}, output_root=output_root)
     pre, fine = CB.stages(profile)
     return profile, list(pre), list(fine)
+
+
+# --- concse
+def concse_settings(**changes) -> dict:
+    """The ``concse`` section's loss as keyword arguments of ``concse_loss`` / ``ConCSELoss`` (its defaults: the paper's
+    τ, α, λ, every term, the released variant; :meth:`codeswitch.concse.config.Config.loss_settings`), ``changes`` replacing."""
+    from codeswitch.concse.config import Config
+
+    return Config().loss_settings() | changes
+
+
+def tiny_concse_spec(output_root, method: str = "concse", **config):
+    """One run (seed 3) of a tiny ``concse`` section — tiny-bert as the backbone ``t`` (batch 8, learning rate 1e-3),
+    maximum length 16, buckets of cost 16, ``config`` changing it — on the smoke profile writing below ``output_root``.
+    Returns ``(spec, profile)``."""
+    from codeswitch.concse.config import Backbone, Config
+    from codeswitch.concse.plan import spec
+    from codeswitch.core.profiles import load_profile
+
+    base = dict(backbones=(Backbone("t", "tiny-bert", 8, 8, 1e-3),), ablation_backbone="t", max_length=16, bucket_cost=16)
+    c = Config(**(base | config))
+    profile = load_profile("smoke", output_root=output_root)
+    return spec(c, profile, c.backbones[0], method, 3, koglish="test"), profile
+
+
+def tiny_nli(n: int = 32, seed: int = 0, words_per_sentence: tuple[int, int] = (2, 12)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``n`` Koglish-NLI rows and 12 STS dev pairs of random sentences (``words_per_sentence``: numpy's integers range)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    words = ["the", "small", "pig", "rested", "at", "park", "작은", "돼지", "공원", "a", "dog", "ran", "home", "집"]
+    sent = lambda: " ".join(rng.choice(words, size=int(rng.integers(*words_per_sentence))))  # noqa: E731
+    cols = ("sentence1", "sentence2", "hard_neg", "cross1", "cross2", "cross_hard_neg")
+    nli = pd.DataFrame([{c: sent() for c in cols} for _ in range(n)])
+    dev = pd.DataFrame({"cross1": [sent() for _ in range(12)], "cross2": [sent() for _ in range(12)], "label": rng.uniform(0, 5, 12)})
+    return nli, dev

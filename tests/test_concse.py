@@ -13,7 +13,9 @@ import torch
 
 from codeswitch.core import reported
 from codeswitch.common.sts import spearman_x100, sts_evaluator, ttest_pvalue
-from codeswitch.concse import experiment as C
+from codeswitch import concse as C
+from codeswitch.concse.plan import spec
+from codeswitch.concse.tables import table3_scores
 from codeswitch.core.hub import MissingResourceError
 from codeswitch.core.profiles import load_profile
 from codeswitch.core.runs import config_hash
@@ -73,7 +75,7 @@ def test_ablation_seeds_take_the_first_seeds():
 def test_run_key_is_complete_and_canonical(paper):
     c = C.load(paper)
     b = c.backbone("XLM-R-large")
-    k = C.spec(c, paper, b, "concse", 1, koglish="Jangyeong", terms=("align", "contrastive"))
+    k = spec(c, paper, b, "concse", 1, koglish="Jangyeong", terms=("align", "contrastive"))
     assert k.terms == ("contrastive", "align")  # canonical order
     assert k.margin is None and k.triplet_weight is None  # unused settings do not split the cache ...
     assert "margin" not in k.key() and "triplet_weight" not in k.key()  # ... and stay out of the key
@@ -83,14 +85,14 @@ def test_run_key_is_complete_and_canonical(paper):
     # a hub namespace is read as one dataset repository per dataset, each keyed by its commit (core.identity)
     assert k.inputs() == {"koglish_nli": "Jangyeong/Koglish_NLI", "koglish_sts": "Jangyeong/Koglish_STS",
                           "koglish_sick": "Jangyeong/Koglish_SICK", "model": b.model}
-    s = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong")  # the paper profile: as the released code (config_simcse_large.json)
+    s = spec(c, paper, b, "simcse", 1, koglish="Jangyeong")  # the paper profile: as the released code (config_simcse_large.json)
     assert (s.simcse_settings, s.batch_size, s.max_length, s.temperature) == ("released_code", 128, 32, 0.05)
-    r = C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="matched")  # Table 9's batch at ConCSE's length
+    r = spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="matched")  # Table 9's batch at ConCSE's length
     assert (r.batch_size, r.max_length) == (128, 64)
-    base = C.spec(c, paper, c.backbone("XLM-R-base"), "simcse", 1, koglish="Jangyeong")
+    base = spec(c, paper, c.backbone("XLM-R-base"), "simcse", 1, koglish="Jangyeong")
     assert (base.batch_size, base.max_length) == (64, 32)  # config_simcse_base.json
     with pytest.raises(ValueError, match="simcse_settings"):
-        C.spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="typo")
+        spec(c, paper, b, "simcse", 1, koglish="Jangyeong", simcse_settings="typo")
 
 
 def test_bad_config_is_named():
@@ -257,7 +259,7 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
     try:
         torch.set_num_threads(2)  # something earlier in the process changed the count ...
         results = C.run(cfg, ["table3"])
-        scores = C.table3_scores(results)
+        scores = table3_scores(results)
         assert threads == [1, 1]  # ... each run still trains with the profile's cpu_threads (smoke: 1) ...
         assert torch.get_num_threads() == 2  # ... and the count is restored afterwards
     finally:
@@ -276,7 +278,7 @@ def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
         assert res["steps"] == 2 * math.ceil(16 / rec["config"]["batch_size"])
     # a second call trains nothing: every number comes from the cache
     monkeypatch.setattr(T, "train_encoder", lambda *a, **k: pytest.fail("a cached run was retrained"))
-    again = C.table3_scores(C.run(cfg, ["table3"]))
+    again = table3_scores(C.run(cfg, ["table3"]))
     pd.testing.assert_frame_equal(scores, again)
     paths = C.tables(C.run(cfg, ["table3"]), cfg)
     assert set(paths) == {"concse_table3"}

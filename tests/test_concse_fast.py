@@ -12,7 +12,7 @@ import torch
 from codeswitch.concse.loss import ConCSELoss, concse_loss
 from codeswitch.common.fastpath import bucket_features, embed_length_buckets, length_buckets
 
-from .helpers import BagEncoder, token_columns
+from .helpers import BagEncoder, concse_settings, tiny_concse_spec, tiny_nli, token_columns
 
 
 # --------------------------------------------------------------------------- the bucket plan
@@ -83,7 +83,7 @@ def test_small_steps_stay_one_forward_in_order():
 # --------------------------------------------------------------------------- the loss is unchanged
 def _loss_and_grads(model, features):
     model.zero_grad()
-    loss = ConCSELoss(model)
+    loss = ConCSELoss(model, **concse_settings())
     total = sum(loss(features, None).values())
     total.backward()
     return total.detach(), {k: p.grad.clone() for k, p in model.named_parameters()}
@@ -130,7 +130,7 @@ def test_no_host_sync_in_the_loss(monkeypatch):
 
     for name in ("item", "tolist", "__bool__", "__float__", "__int__"):
         monkeypatch.setattr(torch.Tensor, name, refuse)
-    total = sum(ConCSELoss(model)(buckets, None).values())
+    total = sum(ConCSELoss(model, **concse_settings())(buckets, None).values())
     total.backward()
 
 
@@ -139,8 +139,8 @@ def test_loss_math_stays_fp32_under_autocast():
     g = torch.Generator().manual_seed(0)
     emb = [torch.randn(5, 16, generator=g).bfloat16() for _ in range(6)]
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        got = concse_loss(*emb)
-    want = concse_loss(*(e.float() for e in emb))
+        got = concse_loss(*emb, **concse_settings())
+    want = concse_loss(*(e.float() for e in emb), **concse_settings())
     for k in want:
         assert got[k].dtype == torch.float32
         torch.testing.assert_close(got[k], want[k])
@@ -165,7 +165,7 @@ def _train_steps(amp, seed, steps=4):
 
     model = Encoder().train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    loss_fn = ConCSELoss(model)
+    loss_fn = ConCSELoss(model, **concse_settings())
     rng = np.random.default_rng(5)
     batches = [bucket_features(_columns(rng, B=8, vocab=400, max_len=16), cost=8) for _ in range(steps)]
     torch.manual_seed(seed)  # dropout
@@ -194,18 +194,10 @@ def test_trainer_runs_in_bf16(tmp_path, backbones_dir):
     from codeswitch.core.profiles import load_profile
     import dataclasses
 
-    from codeswitch.concse import experiment as C
-    from codeswitch.concse.config import Backbone
     from codeswitch.concse.train import train_encoder
 
-    rng = np.random.default_rng(0)
-    words = ["the", "small", "pig", "rested", "at", "park", "작은", "돼지", "공원", "a", "dog", "ran", "home", "집"]
-    sent = lambda: " ".join(rng.choice(words, size=int(rng.integers(3, 9))))  # noqa: E731
-    cols = ("sentence1", "sentence2", "hard_neg", "cross1", "cross2", "cross_hard_neg")
-    nli = pd.DataFrame([{c: sent() for c in cols} for _ in range(32)])
-    dev = pd.DataFrame({"cross1": [sent() for _ in range(12)], "cross2": [sent() for _ in range(12)], "label": rng.uniform(0, 5, 12)})
-    config = C.Config(backbones=(Backbone("t", "tiny-bert", 8, 8, 1e-3),), ablation_backbone="t", num_train_epochs=1, max_length=16, bucket_cost=16)
-    spec = C.spec(config, load_profile("smoke", output_root=tmp_path), config.backbones[0], "concse", 3, koglish="test")
+    nli, dev = tiny_nli(words_per_sentence=(3, 9))
+    spec, _ = tiny_concse_spec(tmp_path, num_train_epochs=1)
     path = resolve_model("tiny-bert")
     infos = {}
     for precision in ("fp32", "bf16"):

@@ -10,6 +10,8 @@ import torch
 
 from codeswitch.concse.loss import ConCSELoss, concse_loss, simcse_loss
 
+from .helpers import concse_settings
+
 NAMES = ("e0", "e1", "e2", "c0", "c1", "c2")
 
 
@@ -90,8 +92,8 @@ def test_matches_loop_reference(terms, variant):
 def test_variants_differ_exactly_where_documented():
     emb = random_batch(seed=3)
     args = [emb[n] for n in NAMES]
-    off = concse_loss(*args, variant="official")
-    pap = concse_loss(*args, variant="paper")
+    off = concse_loss(*args, **concse_settings(variant="official"))
+    pap = concse_loss(*args, **concse_settings(variant="paper"))
     assert off["align"].item() == pytest.approx(pap["align"].item())
     assert off["contrastive"].item() != pytest.approx(pap["contrastive"].item())  # H5 negatives
     assert off["triplet"].item() != pytest.approx(pap["triplet"].item())  # squared distances
@@ -102,7 +104,7 @@ def test_hand_computed_two_by_two():
     e = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     # All six blocks equal the same orthonormal pair: every S(x, y) is the identity matrix.
     args = [e] * 6
-    out = concse_loss(*args, temperature=1.0, margin=1.0, triplet_weight=1.2)
+    out = concse_loss(*args, **concse_settings(temperature=1.0, margin=1.0, triplet_weight=1.2))
     # Each InfoNCE row: logits [1, 0 | 1, 0], target 0 -> −log(e / (2e + 2)).
     h = -math.log(math.e / (2 * math.e + 2))
     assert out["contrastive"].item() == pytest.approx(6 * h)
@@ -115,7 +117,7 @@ def test_hand_computed_two_by_two():
 
 def test_gradients_finite_at_zero_distance():
     e = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-    out = concse_loss(e, e, e, e, e, e)
+    out = concse_loss(e, e, e, e, e, e, **concse_settings())
     out["total"].backward()
     assert torch.isfinite(e.grad).all()
 
@@ -123,11 +125,11 @@ def test_gradients_finite_at_zero_distance():
 def test_bad_inputs_are_named():
     e = torch.randn(3, 4)
     with pytest.raises(ValueError, match="c2 has shape"):
-        concse_loss(e, e, e, e, e, torch.randn(2, 4))
+        concse_loss(e, e, e, e, e, torch.randn(2, 4), **concse_settings())
     with pytest.raises(ValueError, match="unknown term"):
-        concse_loss(e, e, e, e, e, e, terms=("contrastive", "typo"))
+        concse_loss(e, e, e, e, e, e, **concse_settings(terms=("contrastive", "typo")))
     with pytest.raises(ValueError, match="variant"):
-        concse_loss(e, e, e, e, e, e, variant="nope")
+        concse_loss(e, e, e, e, e, e, **concse_settings(variant="nope"))
 
 
 class _Identity(torch.nn.Module):
@@ -147,7 +149,7 @@ def test_simcse_is_multiple_negatives_ranking_loss():
     want = info_nce(a.tolist(), p.tolist(), a.tolist(), n.tolist(), 0.05)
     assert got == pytest.approx(want, rel=1e-9)
     # ... and H1 of concse_loss is the same function: with e = c every one of H1..H4 equals it.
-    both = concse_loss(a, p, n, a, p, n, temperature=0.05, terms=("contrastive",), variant="paper")["contrastive"].item()
+    both = concse_loss(a, p, n, a, p, n, **concse_settings(terms=("contrastive",), variant="paper"))["contrastive"].item()
     h5 = info_nce(a.tolist(), a.tolist(), a.tolist(), n.tolist(), 0.05)
     h6 = info_nce(p.tolist(), p.tolist(), p.tolist(), n.tolist(), 0.05)
     assert both == pytest.approx(4 * got + h5 + h6, rel=1e-9)
@@ -155,10 +157,10 @@ def test_simcse_is_multiple_negatives_ranking_loss():
 
 def test_wrapper_returns_weighted_terms():
     emb = random_batch(B=3, H=4, seed=1)
-    loss = ConCSELoss(_Identity(), temperature=0.05, margin=1.0, triplet_weight=1.2, terms=("contrastive", "triplet"))
+    loss = ConCSELoss(_Identity(), **concse_settings(temperature=0.05, margin=1.0, triplet_weight=1.2, terms=("contrastive", "triplet")))
     features = [{"x": emb[n]} for n in NAMES]
     out = loss(features, None)  # the stand-in model has no token inputs, so it is called once per column
     assert sorted(out) == ["contrastive", "triplet"]
-    ref = concse_loss(*(emb[n] for n in NAMES), terms=("contrastive", "triplet"))
+    ref = concse_loss(*(emb[n] for n in NAMES), **concse_settings(terms=("contrastive", "triplet")))
     assert out["triplet"].item() == pytest.approx(1.2 * ref["triplet"].item())
     assert sum(v for v in out.values()).item() == pytest.approx(ref["total"].item())

@@ -14,7 +14,7 @@ import torch
 
 from codeswitch.common.fastpath import first_fit, pack_features, token_budgets
 
-from .helpers import token_columns
+from .helpers import concse_settings, token_columns
 
 
 def _cols(lengths_per_column, vocab=400, seed=0):
@@ -82,7 +82,7 @@ def _loss_and_grads(model, features):
     from codeswitch.concse.loss import ConCSELoss
 
     model.zero_grad()
-    total = sum(ConCSELoss(model)(features, None).values())
+    total = sum(ConCSELoss(model, **concse_settings())(features, None).values())
     total.backward()
     return total.detach(), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
 
@@ -142,7 +142,7 @@ def test_collator_packs_a_step_the_loss_reads(backbones_dir):
     split = lambda batch: BaseTrainer.collect_features(None, dict(batch))[0]  # noqa: E731
     (feats,) = split(packed)
     assert "starts" in feats and feats["attention_mask"].ndim == 4
-    loss = ConCSELoss(model)
+    loss = ConCSELoss(model, **concse_settings())
     with torch.no_grad():
         got = sum(loss(split(packed), None).values())
         want = sum(loss(split(buckets), None).values())

@@ -13,33 +13,16 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
-from codeswitch.concse import experiment as C
 from codeswitch.concse import train as T
-from codeswitch.concse.config import Backbone
 
-COLS = ("sentence1", "sentence2", "hard_neg", "cross1", "cross2", "cross_hard_neg")
-
-
-def _data(n=32, seed=0):
-    rng = np.random.default_rng(seed)
-    words = ["the", "small", "pig", "rested", "at", "park", "작은", "돼지", "공원", "a", "dog", "ran", "home", "집"]
-    sent = lambda: " ".join(rng.choice(words, size=int(rng.integers(2, 12))))  # noqa: E731
-    nli = pd.DataFrame([{c: sent() for c in COLS} for _ in range(n)])
-    dev = pd.DataFrame({"cross1": [sent() for _ in range(12)], "cross2": [sent() for _ in range(12)], "label": rng.uniform(0, 5, 12)})
-    return nli, dev
+from .helpers import tiny_concse_spec, tiny_nli
 
 
 def _spec(tmp_path, method, **settings):
-    from codeswitch.core.profiles import load_profile
-
-    config = C.Config(backbones=(Backbone("t", "tiny-bert", 8, 8, 1e-3),), ablation_backbone="t", num_train_epochs=2,
-                      max_length=16, bucket_cost=16, simcse_settings="matched", **settings)
-    profile = load_profile("smoke", output_root=tmp_path)
-    return C.spec(config, profile, config.backbones[0], method, 3, koglish="test"), profile
+    return tiny_concse_spec(tmp_path, method, num_train_epochs=2, simcse_settings="matched", **settings)
 
 
 def _train_recording(monkeypatch, spec, profile, nli, dev):
@@ -90,7 +73,7 @@ def _train_recording(monkeypatch, spec, profile, nli, dev):
 
 @pytest.mark.parametrize("method", ["concse", "simcse"])
 def test_packed_training_follows_the_bucketed_trainer(method, tmp_path, monkeypatch, backbones_dir):
-    nli, dev = _data()
+    nli, dev = tiny_nli()
     base, profile = _spec(tmp_path, method)
     packed_spec, _ = _spec(tmp_path, method, packing=True)
     ref, ref_shapes, ref_info = _train_recording(monkeypatch, base, profile, nli, dev)
@@ -127,7 +110,7 @@ def test_profiles_packing_setting():
 def test_compiled_training_gives_the_eager_loss(tmp_path, monkeypatch, backbones_dir):
     """torch.compile (inductor, CPU) of the packed step: the loss of the eager step for a few steps."""
     pytest.importorskip("torch._inductor")
-    nli, dev = _data(n=16)
+    nli, dev = tiny_nli(n=16)
     eager, profile = _spec(tmp_path, "concse", packing=True)
     compiled = dataclasses.replace(eager, torch_compile=True, num_train_epochs=1)
     eager = dataclasses.replace(eager, num_train_epochs=1)

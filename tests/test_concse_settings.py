@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from codeswitch.concse import config as ccfg
-from codeswitch.concse import experiment as ce
+from codeswitch import concse as ce
+from codeswitch.concse.tables import simcse_settings_note
 from codeswitch.core.profiles import load_profile
 
 
@@ -39,9 +40,9 @@ def test_matched_is_the_named_option_table9s_batches_at_max_length_64():
 
 
 def test_table3_note_says_which_settings_and_checkpoint():
-    note = ce.simcse_settings_note(ccfg.load(load_profile("paper")))
+    note = simcse_settings_note(ccfg.load(load_profile("paper")))
     assert "released_code" in note and "mBERT-base 64" in note and "XLM-R-large 128" in note and "max length 32" in note
-    note = ce.simcse_settings_note(ccfg.load(load_profile("paper", overrides={"concse.simcse_settings": "matched"})))
+    note = simcse_settings_note(ccfg.load(load_profile("paper", overrides={"concse.simcse_settings": "matched"})))
     assert "matched" in note and "mBERT-base 512" in note and "max length 64" in note
 
 
@@ -52,3 +53,17 @@ def test_an_unknown_setting_is_an_error():
 
 def test_smoke_keeps_matched_so_its_table3_is_unchanged():
     assert {x[3] for x in _simcse(load_profile("smoke"))} == {"matched"}
+
+
+def test_table3_names_the_backbones_when_none_is_mbert():
+    """A profile whose backbones are not mBERT (the bundled MiniLM) names them, not an empty "mBERT: " (issue 42.3)."""
+    import dataclasses
+
+    from codeswitch.concse.config import Config
+    from codeswitch.concse.tables import _backbones_note
+
+    c = Config()
+    assert _backbones_note(c).startswith("mBERT: ") and "= " in _backbones_note(c)
+    minilm = dataclasses.replace(c.backbones[0], name="MiniLM", model="sentence-transformers/all-MiniLM-L6-v2")
+    note = _backbones_note(dataclasses.replace(c, backbones=(minilm,), ablation_backbone="MiniLM"))
+    assert note.startswith("Backbones: MiniLM = sentence-transformers/all-MiniLM-L6-v2")

@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+from codeswitch.concse.config import Config
 from codeswitch.concse.loss import ConCSELoss
 from codeswitch.common.fastpath import bucket_features
 
@@ -57,7 +58,7 @@ def run_losses(rank: int, world: int, wrap) -> dict:
 
     # ConCSE through its wrapper, the step in length buckets (several forwards per step)
     model = fresh()
-    loss_fn = ConCSELoss(wrap(model), gather_across_devices=world > 1)
+    loss_fn = ConCSELoss(wrap(model), **Config().loss_settings(), gather_across_devices=world > 1)
     feats = bucket_features(local(global_columns(6), rank, world), cost=1)
     total = sum(loss_fn(feats, None).values())
     total.backward()

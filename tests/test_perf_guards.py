@@ -32,10 +32,11 @@ def _concse_parts(train: bool, rng: np.random.Generator | None = None, **lengths
     """The set-up every ConCSE step below starts from: tiny-bert's real ConCSE encoder (:func:`_encoder`) in training
     (``train``) or evaluation mode, its ``ConCSELoss``, and, given ``rng``, ConCSE's six token columns drawn from it
     (``lengths``: ``rows``, ``shortest``, ``longest``, as :func:`_columns` takes them; else ``None``)."""
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import ConCSELoss
 
     model = _encoder().train(train)
-    return model, ConCSELoss(model), None if rng is None else _columns(rng, **lengths)
+    return model, ConCSELoss(model, **Config().loss_settings()), None if rng is None else _columns(rng, **lengths)
 
 
 def _concse_step(backbones_dir, *, fused: bool = False):
@@ -210,12 +211,14 @@ def test_packed_step_compiles_whole_and_recompiles_per_budget_at_most(backbones_
     """Model + loss of a packed ConCSE step trace as one graph (0 graph breaks, ``torch._dynamo.explain``), and 50
     steps compile at most one graph per budget (``torch.compile(fullgraph=True)``; the eager backend: tracing only)."""
     from codeswitch.common.fastpath import embed_packed
+    from codeswitch.concse.config import Config
     from codeswitch.concse.loss import concse_loss
 
     model, _, _ = _concse_parts(True)
+    settings = Config().loss_settings()
 
     def step_loss(packed):
-        return concse_loss(*embed_packed(model, packed, 6))["total"]
+        return concse_loss(*embed_packed(model, packed, 6), **settings)["total"]
 
     steps = _packed_steps(50)
     budgets_seen = {p["input_ids"].shape[0] for p in steps}

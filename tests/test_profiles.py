@@ -91,7 +91,7 @@ def test_experiment_configs_have_no_thread_key_of_their_own():
 
     from codeswitch import alignment
     from codeswitch import calbert
-    from codeswitch.concse import experiment as concse
+    from codeswitch import concse
     from codeswitch import glue
 
     for cls in (glue.Config, concse.Config, alignment.Config, calbert.Config):

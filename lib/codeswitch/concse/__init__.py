@@ -1,15 +1,20 @@
-"""ConCSE (notebooks 03 and 04): ``config`` (the ``concse`` section and the run spec), ``loss``
-(ConCSE and SimCSE losses), ``train`` (the sentence-transformers trainer and the ConCSE
-encoder), ``experiment`` (plan, run, tables, figures).
+"""ConCSE (notebooks 03 and 04), cut along the experiment contract (:mod:`codeswitch.core.experiment`):
 
-The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
+``config`` (the ``concse`` section and the run spec), ``plan`` (one spec per table cell, the labels, the stages),
+``experiment`` (data, ``run_one``, ``run``, kept models), ``tables`` (tables and claims), ``figures``; ``loss``
+(ConCSE and SimCSE losses) and ``train`` (the sentence-transformers trainer and the ConCSE encoder).
+
+The experiment contract at package level::
 
     from codeswitch import concse as C
     results = C.run(profile, studies=["table3"]); C.tables(results, profile); C.figures(results, profile)
 """
 
 from .config import Config, ConCSERun
-from .experiment import ABLATIONS, STUDIES, figures, one_step, plan, run, run_one, stages, tables
+from .plan import ABLATIONS, STUDIES, plan, stages
+from .experiment import one_step, run, run_one
+from .tables import tables
+from .figures import figures
 
 from .config import SECTION, load
 from .resources import resources

@@ -12,8 +12,9 @@ learning_rate}`` (the one backbone schema of every section); the older mapping f
 ``{name: {model, ...}}`` is converted, and a paper label alone (``"XLM-R-base"``) is
 filled in from Table 9.
 
-The loss hyperparameters' defaults (τ, α, λ) are :mod:`codeswitch.concse.loss`'s
-constants, read here: written once.
+The loss hyperparameters' defaults (τ, α, λ) are written here only, and range-checked here only
+(:func:`~codeswitch.core.profiles.check_fields`): the run spec carries them to the trainer and the
+loss, whose parameters have no defaults.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..common.fastpath import DEFAULT_BUCKET_COST, TorchCompile, check_torch_com
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
 from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
-from .loss import MARGIN, TEMPERATURE, TERMS, TRIPLET_WEIGHT, VARIANTS
+from .loss import TERMS, VARIANTS
 
 SECTION = "concse"
 METHODS = ("simcse", "concse")
@@ -67,9 +68,9 @@ class Config:
     warmup_ratio: float = 0.1  # linear schedule, 10 % warm-up
     max_grad_norm: float = 1.0
     weight_decay: float = 0.0  # AdamW; the HF default, as in SimCSE
-    temperature: float = TEMPERATURE  # τ (Table 5)
-    margin: float = MARGIN  # α (Table 7)
-    triplet_weight: float = TRIPLET_WEIGHT  # λ (Table 6)
+    temperature: float = 0.05  # τ (Table 5)
+    margin: float = 1.0  # α (Table 7)
+    triplet_weight: float = 1.2  # λ (Table 6)
     variant: str = "official"  # "official" (released code) | "paper" (equations read literally)
     # SimCSE's settings in Table 3 (and Table 4's SimCSE row): "released_code" = as the authors'
     # released code trains it (config_simcse_base.json: batch 64, maximum length 32; large: 128, 32),
@@ -121,6 +122,13 @@ class Config:
     def backbone(self, name: str) -> Backbone:
         return backbone_named(self.backbones, name, section=SECTION)
 
+    def loss_settings(self) -> dict:
+        """The section's loss, every term: the keyword arguments of :func:`~codeswitch.concse.loss.concse_loss` and
+        :class:`~codeswitch.concse.loss.ConCSELoss` (τ, α, λ, terms, variant), for a notebook's or a benchmark's
+        demonstration (a run reads its spec's: :func:`codeswitch.concse.plan.spec`)."""
+        return dict(temperature=self.temperature, margin=self.margin, triplet_weight=self.triplet_weight, terms=TERMS,
+                    variant=self.variant)
+
 
 # keys renamed to Hugging Face's names: the old spelling is an error that names the new one
 RENAMED = HF_RENAMED
@@ -153,23 +161,20 @@ def koglish_ref(profile) -> str:
 
 
 # --------------------------------------------------------------------------- the run spec
-# Bump when a change of this experiment's method code (data handling, training, evaluation)
-# changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 2  # 2: every result holds its learning entry and the untrained encoder's scores
-
-
 @dataclass(frozen=True)
 class ConCSERun(RunSpec):
     """One training run: (backbone, method, seed, settings), best epoch on Koglish STS-B dev, scored on seven tests.
 
-    Built by :func:`codeswitch.concse.experiment.plan`; passed as it is to
+    Built by :func:`codeswitch.concse.plan.spec`; passed as it is to
     :func:`codeswitch.concse.train.train_encoder`.  Settings a run does not use are
     ``None`` and stay out of the key (the margin when the triplet term is off, ...),
     so e.g. λ = "N/A" and v3 are one run.  ``study`` and ``label`` place a run in a
     table; they are not in the key, so a run two tables need is trained once.
     """
 
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
+    # Bump when a change of this experiment's method code (data handling, training, evaluation)
+    # changes its results: every run key changes, so no old record is reused.
+    RESULT_VERSION: ClassVar[int] = 2  # 2: every result holds its learning entry and the untrained encoder's scores
 
     experiment: str
     backbone: str  # the row label
@@ -189,6 +194,7 @@ class ConCSERun(RunSpec):
     per_device_eval_batch_size: int = not_in_key()  # speed only
     study: str = not_in_key()  # "table3" | "table4" | ... (where the run is shown)
     label: str = not_in_key()  # its row or column label there
+    keep_models: str = not_in_key()  # the section's keep_models: whether run_one keeps the trained encoder (core.kept.wanted)
     temperature: float | None = None  # τ; None where no term uses it
     margin: float | None = None  # α; None without the triplet term
     triplet_weight: float | None = None  # λ; None without the triplet term

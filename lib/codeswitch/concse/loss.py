@@ -47,7 +47,9 @@ Total (Eq. 1)::
 
 The paper writes sums over the batch; like the released code (and SimCSE) every
 term here is a batch *mean*, so the learning rate does not scale with the batch
-size.  Defaults: τ = 0.05, α = 1.0, λ = 1.2 (Tables 5–7).
+size.  The paper's τ = 0.05, α = 1.0, λ = 1.2 (Tables 5–7) are the ``concse`` section's defaults
+(:class:`codeswitch.concse.config.Config`, which also checks their ranges); the functions here take
+them as required arguments, from the run spec.
 
 References: Jeon et al., "ConCSE: Unified Contrastive Learning and Augmentation
 for Code-Switched Embeddings" (ICPR 2024); Gao et al., "SimCSE" (EMNLP 2021).
@@ -56,7 +58,8 @@ Example::
 
     >>> import torch
     >>> e0, e1, e2, c0, c1, c2 = torch.randn(6, 4, 8).unbind(0)
-    >>> out = concse_loss(e0, e1, e2, c0, c1, c2)
+    >>> out = concse_loss(e0, e1, e2, c0, c1, c2, temperature=0.05, margin=1.0, triplet_weight=1.2,
+    ...                   terms=TERMS, variant="official")
     >>> sorted(out)
     ['align', 'contrastive', 'total', 'triplet']
 """
@@ -85,11 +88,6 @@ __all__ = [
 
 TERMS = ("contrastive", "triplet", "align")
 VARIANTS = ("official", "paper")
-# The paper's settings (Tables 5-7), the one place they are written: the defaults of the
-# functions below and of codeswitch.concse.config.Config.
-TEMPERATURE = 0.05  # τ
-MARGIN = 1.0  # α
-TRIPLET_WEIGHT = 1.2  # λ
 
 # Index of each embedding block in the stacked (6B, H) matrix.
 E0, E1, E2, C0, C1, C2 = range(6)
@@ -148,15 +146,14 @@ NLI_TO_COLUMNS = {
 assert tuple(NLI_TO_COLUMNS.values()) == CONCSE_COLUMNS
 
 
-def _check(embeddings: Sequence[Tensor], terms: Iterable[str], variant: str, temperature: float) -> tuple[str, ...]:
+def _check(embeddings: Sequence[Tensor], terms: Iterable[str], variant: str | None) -> tuple[str, ...]:
+    """The terms (a tuple), after checking the names and the shapes; τ, α, λ are checked once, in the Config."""
     terms = tuple(terms)
     unknown = [t for t in terms if t not in TERMS]
     if unknown:
         raise ValueError(f"concse_loss: unknown term(s) {unknown}; choose from {list(TERMS)}")
-    if variant not in VARIANTS:
+    if variant not in VARIANTS and {"contrastive", "triplet"} & set(terms):  # the align term alone reads no variant
         raise ValueError(f"concse_loss: variant must be one of {list(VARIANTS)}, got {variant!r}")
-    if not temperature > 0:
-        raise ValueError(f"concse_loss: temperature must be > 0, got {temperature}")
     shape = embeddings[0].shape
     for name, e in zip(_NAMES, embeddings):
         if e.ndim != 2 or e.shape != shape:
@@ -172,11 +169,11 @@ def concse_loss(
     c1: Tensor,
     c2: Tensor,
     *,
-    temperature: float = TEMPERATURE,
-    margin: float = MARGIN,
-    triplet_weight: float = TRIPLET_WEIGHT,
-    terms: Iterable[str] = TERMS,
-    variant: Literal["official", "paper"] = "official",
+    temperature: float | None,
+    margin: float | None,
+    triplet_weight: float | None,
+    terms: Iterable[str],
+    variant: Literal["official", "paper"] | None,
 ) -> dict[str, Tensor]:
     """The ConCSE loss of one batch (see the module docstring for the equations).
 
@@ -191,63 +188,69 @@ def concse_loss(
         variant: ``"official"`` (the released code) or ``"paper"`` (H5 negatives
             S(e0, e2) and squared distances in the triplet, as the equations read).
 
+        A setting no term of ``terms`` reads may be ``None`` (as in a run spec: τ without the
+        contrastive and align terms, α and λ without the triplet term).
+
     Returns:
         ``{"total", "contrastive", "triplet", "align"}``, scalar tensors.  ``triplet``
         is unweighted; ``total = contrastive + triplet_weight * triplet + align``.
     """
     embeddings = (e0, e1, e2, c0, c1, c2)
-    terms = _check(embeddings, terms, variant, temperature)
+    terms = _check(embeddings, terms, variant)
     # Mixed precision: the encoder may run in bf16/fp16, the loss never does.  Logits
     # up to 1/τ = 20 in bf16 (8 bits of mantissa) would be off by ~0.1; so half inputs
     # are upcast and autocast is switched off for the similarity matmul below.
     embeddings = tuple(e.float() if e.dtype in (torch.float16, torch.bfloat16) else e for e in embeddings)
-    with torch.autocast(device_type=e0.device.type, enabled=False):
-        return _concse_loss(embeddings, temperature, margin, triplet_weight, terms, variant)
-
-
-def _concse_loss(
-    embeddings: tuple[Tensor, ...], temperature: float, margin: float, triplet_weight: float, terms: tuple[str, ...], variant: str
-) -> dict[str, Tensor]:
-    e0 = embeddings[0]
-    B = e0.shape[0]
-    zero = e0.new_zeros(())
+    B = embeddings[0].shape[0]
+    zero = embeddings[0].new_zeros(())
     out = {"contrastive": zero, "triplet": zero, "align": zero}
-    targets = torch.arange(B, device=e0.device)
+    with torch.autocast(device_type=e0.device.type, enabled=False):
+        if "contrastive" in terms or "align" in terms:
+            # One similarity matrix over all 6B embeddings; every S(x, y) is a B×B block of it.
+            x = F.normalize(torch.cat(embeddings, dim=0), dim=-1)  # (6B, H)
+            sim = (x @ x.T) / temperature  # (6B, 6B)
+            blocks = sim.view(6, B, 6, B)  # blocks[x, :, y, :] = S(x, y), (B, B)
+            out |= _similarity_terms(blocks, terms, variant, zero)
+        if "triplet" in terms:
+            out["triplet"] = _triplet_term(torch.stack(embeddings, dim=0), margin, variant, zero)  # (6, B, H), raw embeddings
+        weighted = triplet_weight * out["triplet"] if "triplet" in terms else out["triplet"]  # λ: None where unused
+        total = out["contrastive"] + weighted + out["align"]
+    return {"total": total, "contrastive": out["contrastive"], "triplet": out["triplet"], "align": out["align"]}
 
-    if "contrastive" in terms or "align" in terms:
-        # One similarity matrix over all 6B embeddings; every S(x, y) is a B×B block of it.
-        x = F.normalize(torch.cat(embeddings, dim=0), dim=-1)  # (6B, H)
-        sim = (x @ x.T) / temperature  # (6B, 6B)
-        blocks = sim.view(6, B, 6, B)  # blocks[x, :, y, :] = S(x, y), (B, B)
 
-        def S(a: int, b: int) -> Tensor:
-            return blocks[a, :, b, :]  # (B, B)
+def _similarity_terms(blocks: Tensor, terms: tuple[str, ...], variant: str | None, zero: Tensor) -> dict[str, Tensor]:
+    """L_con (Eq. 4–6) and L_align (Eq. 9) of ``terms`` from the blocks ``S(x, y) = blocks[x, :, y, :]``, (B, B) each."""
+    B = blocks.shape[1]
+    targets = torch.arange(B, device=blocks.device)
+    out = {}
 
-        if "contrastive" in terms:
-            total = zero
-            for (pa, pb), (na, nb) in CONTRASTIVE_COMBINATIONS[variant]:
-                logits = torch.cat([S(pa, pb), S(na, nb)], dim=1)  # (B, 2B); row i's positive is column i
-                total = total + F.cross_entropy(logits, targets)
-            out["contrastive"] = total
-        if "align" in terms:
-            out["align"] = F.cross_entropy(S(E2, C2), targets)  # (B, B)
+    def S(a: int, b: int) -> Tensor:
+        return blocks[a, :, b, :]  # (B, B)
 
-    if "triplet" in terms:
-        stacked = torch.stack(embeddings, dim=0)  # (6, B, H), raw embeddings
-
-        def dist(a: int, b: int) -> Tensor:
-            diff = stacked[a] - stacked[b]  # (B, H)
-            if variant == "paper":
-                return diff.square().sum(dim=-1)  # (B,) squared distance, Eq. 7
-            return torch.linalg.vector_norm(diff, dim=-1)  # (B,)
-
+    if "contrastive" in terms:
         total = zero
-        for a, p, n in TRIPLETS:
-            total = total + F.relu(dist(a, p) - dist(a, n) + margin).mean()
-        out["triplet"] = total
+        for (pa, pb), (na, nb) in CONTRASTIVE_COMBINATIONS[variant]:
+            logits = torch.cat([S(pa, pb), S(na, nb)], dim=1)  # (B, 2B); row i's positive is column i
+            total = total + F.cross_entropy(logits, targets)
+        out["contrastive"] = total
+    if "align" in terms:
+        out["align"] = F.cross_entropy(S(E2, C2), targets)  # (B, B)
+    return out
 
-    out["total"] = out["contrastive"] + triplet_weight * out["triplet"] + out["align"]
-    return {"total": out["total"], "contrastive": out["contrastive"], "triplet": out["triplet"], "align": out["align"]}
+
+def _triplet_term(stacked: Tensor, margin: float, variant: str, zero: Tensor) -> Tensor:
+    """L_tri (Eq. 7–8) over the six cross triplets of ``stacked``, (6, B, H)."""
+
+    def dist(a: int, b: int) -> Tensor:
+        diff = stacked[a] - stacked[b]  # (B, H)
+        if variant == "paper":
+            return diff.square().sum(dim=-1)  # (B,) squared distance, Eq. 7
+        return torch.linalg.vector_norm(diff, dim=-1)  # (B,)
+
+    total = zero
+    for a, p, n in TRIPLETS:
+        total = total + F.relu(dist(a, p) - dist(a, n) + margin).mean()
+    return total
 
 
 # --------------------------------------------------------------------------- one step, few forwards
@@ -279,7 +282,7 @@ class ConCSELoss(nn.Module):
     Example::
 
         model = build_encoder("tiny-bert")
-        loss = ConCSELoss(model, temperature=0.05, margin=1.0, triplet_weight=1.2)
+        loss = ConCSELoss(model, temperature=0.05, margin=1.0, triplet_weight=1.2, terms=TERMS, variant="official")
         trainer = SentenceTransformerTrainer(model=model, train_dataset=ds, loss=loss)
     """
 
@@ -287,24 +290,23 @@ class ConCSELoss(nn.Module):
         self,
         model: nn.Module,
         *,
-        temperature: float = TEMPERATURE,
-        margin: float = MARGIN,
-        triplet_weight: float = TRIPLET_WEIGHT,
-        terms: Iterable[str] = TERMS,
-        variant: Literal["official", "paper"] = "official",
+        temperature: float | None,
+        margin: float | None,
+        triplet_weight: float | None,
+        terms: Iterable[str],
+        variant: Literal["official", "paper"] | None,
         gather_across_devices: bool = False,
     ) -> None:
         super().__init__()
         self.model = model
         self.gather_across_devices = bool(gather_across_devices)
-        self.temperature = float(temperature)
-        self.margin = float(margin)
-        self.triplet_weight = float(triplet_weight)
+        # the run spec's settings as they are; None: no term of ``terms`` reads it
+        self.temperature, self.margin, self.triplet_weight = (None if v is None else float(v) for v in (temperature, margin, triplet_weight))
         self.terms = tuple(terms)
         self.variant = variant
         if not self.terms:
             raise ValueError("ConCSELoss: at least one term is needed")
-        _check([torch.zeros(1, 1)] * 6, self.terms, variant, self.temperature)
+        _check([torch.zeros(1, 1)] * 6, self.terms, variant)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> dict[str, Tensor]:
         features = list(sentence_features)
@@ -357,7 +359,7 @@ class ConCSELoss(nn.Module):
         )
 
 
-def simcse_loss(model: nn.Module, *, temperature: float = TEMPERATURE, gather_across_devices: bool = False) -> nn.Module:
+def simcse_loss(model: nn.Module, *, temperature: float, gather_across_devices: bool = False) -> nn.Module:
     """Supervised SimCSE: (anchor, positive, hard negative) with in-batch negatives.
 
     ``L = mean_i −log exp(S(a, p)_ii) / Σ_j (exp(S(a, p)_ij) + exp(S(a, n)_ij))`` —

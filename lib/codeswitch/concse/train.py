@@ -217,79 +217,89 @@ class KeepBestEpoch(BestEpoch):
 def train_encoder(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str = "train"):
     """Train one encoder as ``spec`` says (the plan's spec, as it is); return ``(model with the best dev epoch's weights, info dict)``.
 
-    ``profile`` gives the device only; every setting of the run is a field of ``spec``.
+    ``profile`` gives the device only; every setting of the run is a field of ``spec``, read here
+    (τ, α, λ, the terms and the loss variant go to the loss as they are: ``None`` where no term reads them).
     """
+    from sentence_transformers import SentenceTransformerTrainer
+
     with quiet_transformers():
-        return _train(spec, model_path, train, dev, profile=profile, desc=desc)
-
-
-def _train(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd.DataFrame, *, profile, desc: str):
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-
-    model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
-    device = profile.torch_device()
-    dataset = nli_dataset(train, spec.method)
-    dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
-    bar = progress(total=spec.num_train_epochs, desc=desc, unit="epoch")
-    keep = KeepBestEpoch(bar=bar)
-    with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
-        # Table 9's batch is the global one: training_arguments splits it over the processes of a
-        # distributed launch (DDP: the loss gathers the negatives, below) and over the GPUs one
-        # process drives (the Trainer's DataParallel, which gathers the embeddings itself).
-        args = training_arguments(
-            args_class=SentenceTransformerTrainingArguments,
-            output_dir=out_dir,
-            device=device.type,
-            precision=spec.precision,
-            seed=spec.seed,
-            total_batch_size=spec.batch_size,
-            num_train_epochs=spec.num_train_epochs,
-            learning_rate=spec.learning_rate,
-            lr_scheduler_type="linear",
-            warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
-            max_grad_norm=spec.max_grad_norm,
-            weight_decay=spec.weight_decay,
-            optim=trainer_optim(device),  # fused AdamW on GPU (one launch per step); CPU: torch's default update, as before
-            eval_strategy="epoch",
-            save_strategy="no",  # the best epoch's weights are kept in memory by KeepBestEpoch
-            logging_strategy="no",
-            ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
-        )
-        world = args.world_size
-        collator = None
-        if spec.packing:
-            if args.n_gpu > 1:  # DataParallel would cut the packed rows apart
-                raise ValueError(f"{desc}: packing needs one GPU per process (launch with `accelerate launch`), "
-                                 f"this process drives {args.n_gpu}")
-            collator = packing_collator(model, dataset, batch_size=args.per_device_train_batch_size,
-                                        max_length=spec.max_length, seed=spec.seed)
-        if spec.method == "concse":
-            # the settings a run does not use are None in its spec (and out of its key): the loss's defaults fill them, unread
-            used = {k: getattr(spec, k) for k in ("temperature", "margin", "triplet_weight", "variant") if getattr(spec, k) is not None}
-            loss = ConCSELoss(model, terms=spec.terms, gather_across_devices=world > 1, **used)
-            collator = collator or LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
-        else:
-            loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=world > 1)
-        trainer = quiet_trainer(SentenceTransformerTrainer)(
-            model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
-        )
-        if spec.torch_compile:  # reduce-overhead: the Trainer marks each step for the CUDA graphs
-            compile_backbone(model, fixed_shapes=bool(spec.packing), mode=spec.torch_compile, trainer=trainer)
-        try:
-            out = trainer.train()
-        finally:
-            bar.close()
-    if keep.state is not None:
-        model.load_state_dict(keep.state)
-    info = {
-        "train_rows": len(dataset),
-        "steps": int(out.global_step),
-        "train_loss": float(out.training_loss),
-        "dev_history": [row[keep.DEV] for row in keep.rows()],
-        "best_epoch": int(keep.best()["epoch"]),
-        "dev": keep.best()[keep.DEV],
-    }
+        model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
+        device = profile.torch_device()
+        dataset = nli_dataset(train, spec.method)
+        dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")
+        bar = progress(total=spec.num_train_epochs, desc=desc, unit="epoch")
+        keep = KeepBestEpoch(bar=bar)
+        with tempfile.TemporaryDirectory(prefix="concse-") as out_dir:
+            args = _training_arguments(spec, out_dir, device)
+            collator = _collator(spec, model, dataset, args, desc)
+            gather = args.world_size > 1  # DDP: the loss gathers the in-batch negatives of every process
+            if spec.method == "concse":
+                loss = ConCSELoss(model, temperature=spec.temperature, margin=spec.margin, triplet_weight=spec.triplet_weight,
+                                  terms=spec.terms, variant=spec.variant, gather_across_devices=gather)
+            else:
+                loss = simcse_loss(model, temperature=spec.temperature, gather_across_devices=gather)
+            trainer = quiet_trainer(SentenceTransformerTrainer)(
+                model=model, args=args, train_dataset=dataset, loss=loss, evaluator=dev_eval, callbacks=[keep], data_collator=collator
+            )
+            if spec.torch_compile:  # reduce-overhead: the Trainer marks each step for the CUDA graphs
+                compile_backbone(model, fixed_shapes=bool(spec.packing), mode=spec.torch_compile, trainer=trainer)
+            try:
+                out = trainer.train()
+            finally:
+                bar.close()
+        if keep.state is not None:
+            model.load_state_dict(keep.state)
+        info = {
+            "train_rows": len(dataset),
+            "steps": int(out.global_step),
+            "train_loss": float(out.training_loss),
+            "dev_history": [row[keep.DEV] for row in keep.rows()],
+            "best_epoch": int(keep.best()["epoch"]),
+            "dev": keep.best()[keep.DEV],
+        }
     return model, info
+
+
+def _training_arguments(spec: ConCSERun, out_dir: str, device):
+    """The Trainer's arguments of ``spec``.
+
+    Table 9's batch is the global one: training_arguments splits it over the processes of a
+    distributed launch (DDP: the loss gathers the negatives) and over the GPUs one
+    process drives (the Trainer's DataParallel, which gathers the embeddings itself).
+    """
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    return training_arguments(
+        args_class=SentenceTransformerTrainingArguments,
+        output_dir=out_dir,
+        device=device.type,
+        precision=spec.precision,
+        seed=spec.seed,
+        total_batch_size=spec.batch_size,
+        num_train_epochs=spec.num_train_epochs,
+        learning_rate=spec.learning_rate,
+        lr_scheduler_type="linear",
+        warmup_steps=spec.warmup_ratio,  # a float < 1 is a ratio of the total steps
+        max_grad_norm=spec.max_grad_norm,
+        weight_decay=spec.weight_decay,
+        optim=trainer_optim(device),  # fused AdamW on GPU (one launch per step); CPU: torch's default update, as before
+        eval_strategy="epoch",
+        save_strategy="no",  # the best epoch's weights are kept in memory by KeepBestEpoch
+        logging_strategy="no",
+        ddp_find_unused_parameters=False,  # every parameter gets a gradient (see build_encoder)
+    )
+
+
+def _collator(spec: ConCSERun, model, dataset, args, desc: str) -> LengthBucketCollator | None:
+    """The step's collator: one packed forward (``packing``), else ConCSE's length buckets; ``None``: SimCSE's default."""
+    if spec.packing:
+        if args.n_gpu > 1:  # DataParallel would cut the packed rows apart
+            raise ValueError(f"{desc}: packing needs one GPU per process (launch with `accelerate launch`), "
+                             f"this process drives {args.n_gpu}")
+        return packing_collator(model, dataset, batch_size=args.per_device_train_batch_size, max_length=spec.max_length, seed=spec.seed)
+    if spec.method == "concse":
+        return LengthBucketCollator(model.preprocess, bucket_cost=spec.bucket_cost)
+    return None
 
 
 def evaluate_encoder(model, tests: dict[str, pd.DataFrame], *, batch_size: int) -> dict[str, float]:

@@ -322,10 +322,12 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
                       f"{prov['profile_hash']}): " + ", ".join(other_settings) + ". Run their notebooks again."]
     if stale:
         lines += ["", "Written by another commit than this index: " + ", ".join(stale)]
-    if prof.name == "smoke":
-        from ..core.claims import SMOKE_NOTE
+    from ..core.claims import inputs_note
 
-        lines += ["", SMOKE_NOTE]
+    recorded = {k: v for e in by_name.values() for k, v in (((e.get("provenance") or {}).get("inputs")) or {}).items()}
+    note = inputs_note(prof.name, recorded)  # what the numbers are, read from the inputs the artifacts recorded
+    if note:
+        lines += ["", note]
     missing = [a for s in available(root) for a in s.artifacts if a not in by_name]
     if missing:
         lines += ["", "Not (yet) produced: " + ", ".join(f"`{m}`" for m in missing)]

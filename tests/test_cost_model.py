@@ -1,0 +1,140 @@
+"""The cost model adds up (issue 40, item 5): each notebook's hours from fixed inputs, and the errors it once made.
+
+Fixed inputs: a small benchmark report (the H200 rows the README is priced from, copied here so that a new GPU run
+does not move these numbers) and the paper profile; a change to the arithmetic moves a pinned number and fails.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchmarks import cost as K
+
+ARCH = {"concse": {"num_hidden_layers": 12, "hidden_size": 768, "intermediate_size": 3072},
+        "glue": {"num_hidden_layers": 24, "hidden_size": 1024, "intermediate_size": 4096}, "layers_cap": None}
+#: the H200 rows of docs/bench/gpu/bench.json (2026-11-26) that the cost model reads, rounded
+REPORT = {
+    "environment": {"device": "fixed example (H200 rows)"},
+    "sizes": {"concse_batch": 128, "ir_batch": 128, "query_max_length": 32, "passage_max_length": 128, "glue_max_length": 230},
+    "models": ARCH,
+    "measurements": [
+        {"key": "a_pk", "status": "ok", "step_time_s": 0.0626},
+        {"key": "a", "status": "ok", "step_time_s": 0.6095},
+        {"key": "b", "status": "ok", "step_time_s": 0.4705, "tokens_per_s": 9221.0, "padding": 0.107},
+        {"key": "b_pk", "status": "ok", "step_time_s": 0.1400, "tokens_per_s": 30989.0},
+        {"key": "b_hf_pk", "status": "ok", "step_time_s": 0.1242, "tokens_per_s": 25863.0},
+        {"key": "c_pk", "status": "ok", "step_time_s": 0.1319},
+        {"key": "c", "status": "ok", "step_time_s": 0.4337},
+        {"key": "d", "status": "ok", "sequences_per_s": 13679.0},
+        {"key": "e_pk", "status": "ok", "step_time_s": 0.0816, "tokens_per_s": 542.0, "sequences_per_s": 49.0, "extra": {"layers": 12}},
+        {"key": "f_pk", "status": "ok", "step_time_s": 0.0747, "tokens_per_s": 2877.0, "sequences_per_s": 214.0},
+    ],
+    "run_overhead_s": 20.0,
+}
+#: each notebook's GPU-hours from REPORT under the paper profile, encoding at 3,921 passages/s (the end-to-end rate)
+PINNED = {"01": 0.0235, "02": 11.0392, "03": 11.3833, "04": 18.3446, "05": 284.1369, "06": 14.8590, "07": 198.9117}
+
+
+@pytest.fixture(scope="module")
+def rates():
+    return K.Rates.from_report(REPORT)
+
+
+def test_each_notebooks_hours_are_pinned_by_fixed_inputs():
+    _, rows = K.notebook_costs(REPORT, encode_passages_per_s=3921.0)
+    got = {r["notebook"]: r["hours"] for r in rows}
+    assert got == pytest.approx(PINNED, abs=6e-5), got
+
+
+def test_rates_read_from_the_report(rates):
+    assert set(rates.paths) == {"a_pk", "b_pk", "c_pk", "e_pk", "f_pk"}  # the packed rows the paper profile runs
+    assert rates.floor_s_per_layer == pytest.approx(0.0816 / 12)
+    assert rates.glue_s_per_token == pytest.approx(1 / 30989.0)  # (b)'s whole step: never net of a floor added again
+    assert rates.align_s_per_step == pytest.approx(0.0747)  # (f), measured, is what alignment steps cost
+    assert rates.align_tokens_per_row == pytest.approx(2877 / 214)  # ~13 tokens a sentence, not 128
+    assert rates.finetune_tokens_per_row == pytest.approx(542 / 49)  # ~11
+    assert rates.floor_cap_s == pytest.approx(0.1242) and rates.floor_cap_layers == 24
+
+
+def test_distilbert_is_priced_as_six_layers(rates):
+    assert K.LAYERS["distilbert-base-cased"] == K.LAYERS["distilbert-base-uncased"] == 6
+    assert set(K.LAYERS) == set(K.LINEAR_PARAMS) == set(K.PARAMS) == set(K.ARCH)  # one table: no backbone lacks its layers
+    # a CalBERT fine-tuning step (8 sentences of ~11 tokens) is floor-bound: DistilBERT's is half BERT's
+    bert = K.step_s("bert-base-cased", rates, 88, 11)
+    distil = K.step_s("distilbert-base-cased", rates, 88, 11)
+    assert bert == pytest.approx(12 * rates.floor_s_per_layer) and distil == pytest.approx(6 * rates.floor_s_per_layer)
+    # published sizes (parameters): mBERT-cased 178 M, XLM-R large 560 M, DistilBERT-cased 65 M (embeddings + layers)
+    assert K.PARAMS["bert-base-multilingual-cased"] == pytest.approx(178e6, rel=0.02)
+    assert K.PARAMS["xlm-roberta-large"] == pytest.approx(560e6, rel=0.02)
+    assert K.PARAMS["distilbert-base-cased"] == pytest.approx(65e6, rel=0.03)
+
+
+def test_02_counts_the_fixed_cost_once(rates, tmp_path):
+    """One GLUE run by hand: steps × max(fixed cost, tokens × (b)'s whole rate) + evaluations + the run's overhead."""
+    from benchmarks import lengths as L
+    from codeswitch.core.profiles import load_profile
+
+    prof = tmp_path / "one.yaml"
+    prof.write_text("extends: paper\nseeds: [11111]\nglue:\n  tasks: [rte]\n  scenarios: [EN2EN]\n  max_train_samples: 1000\n"
+                    "  backbones:\n    - {name: XLM-R-base, model: xlm-roberta-base, batch_size: 32, learning_rate: 5.0e-5}\n",
+                    encoding="utf-8")
+    got = K.glue_hours(load_profile(str(prof)), rates)
+    assert got["runs"] == 1 and got["steps"] == 5 * math.ceil(1000 / 32)  # the cap honoured: 1,000 of RTE's 2,490 rows
+    tok = L.glue_task("rte").mean(230)
+    per_token = K._train_s("xlm-roberta-base", rates, tok)
+    steps = 5 * 32
+    step = max(12 * rates.floor_s_per_layer, 5 * 1000 * tok / steps * per_token)
+    dev, test = K._table1("GLUE/RTE", "Dev"), K._table1("GLUE/RTE", "Test")  # ConCSE Table 1
+    fwd = lambda rows: math.ceil(rows / 256) * max(12 * rates.floor_s_per_layer / 3, rows * tok / math.ceil(rows / 256) * per_token / 3)  # noqa: E731
+    want = (steps * step + 5 * (fwd(dev) + fwd(test)) + rates.run_overhead_s) / 3600
+    assert got["hours"] == pytest.approx(want, rel=1e-9)
+    # the double count it once made: the whole step's rate per token AND the fixed cost per step on top
+    double = 5 * 1000 * tok * per_token + steps * 12 * rates.floor_s_per_layer
+    assert steps * step < 0.9 * double
+
+
+def test_alignment_steps_are_the_measured_f_row(rates):
+    from types import SimpleNamespace as S
+
+    from codeswitch.core.profiles import load_profile
+
+    h = K.alignment_hours(load_profile("paper"), rates)
+    assert h["not_counted"] == 0  # the MUSE lexicon alignments are priced (30,577 entries)
+    # an all-layers alignment of 62,977 pairs, 10 epochs, batch 8: (f)'s 74.7 ms a step (its tokens are (f)'s)
+    s = S(data="parallel", mode="all_layers", model="bert-base-multilingual-cased", batch_size=8, train_size=62977,
+          valid_size=None, num_train_epochs=10, max_length=128)
+    steps = 10 * math.ceil(62977 / 8)
+    assert h["align_hours"] > steps * 0.0747 / 3600 * 2  # two such alignments in the paper profile
+    assert h["align_hours"] < 134e-3 * steps * 6 / 3600  # not (b)'s ~134 ms a step
+
+
+def test_physical_limit_counts_attention_and_adamw():
+    base = K.assumed_report(1.0, 989.0, None, measured=REPORT)
+    with_adamw = K.assumed_report(1.0, 989.0, None, measured=REPORT, bytes_per_s=K.H100_BYTES_PER_S)
+    r0, r1 = K.Rates.from_report(base), K.Rates.from_report(with_adamw)
+    assert r1.adamw_s_per_param == pytest.approx(28 / 3.35e12)
+    assert r0.finetune_tokens_per_row == pytest.approx(542 / 49)  # measured tokens per row, not the length table's
+    # 07's 10.8 M steps each move XLM-R-base-sized optimiser state: AdamW alone is hours at 3.35 TB/s
+    from benchmarks.cost import _calbert_profile
+
+    p = _calbert_profile("paper", None)
+    c0, c1 = K.calbert_hours(p, r0), K.calbert_hours(p, r1)
+    assert c1["hours"] - c0["hours"] > 1.0
+    # attention: (b)'s FLOPs per token exceed 6·N by 12·ℓ·H·L (L ≈ 63 tokens a GLUE pair)
+    assert r0.glue_flops_per_token > 6 * K.LINEAR_PARAMS["xlm-roberta-large"] * 1.01
+
+
+def test_a_delta_profile_is_priced_by_its_caps(tmp_path):
+    """A profile's row caps, epochs, seeds and grids change the price (as the coming `quick` profile will)."""
+    prof = tmp_path / "small.yaml"
+    prof.write_text("extends: paper\nseeds: [11111]\nconcse:\n  max_train_rows: 10000\ncontrastivemix:\n  train_max_queries: 1280\n"
+                    "  ablations: false\ncalbert:\n  seeds: [11111]\n  pretrain:\n    max_pairs: 20000\n", encoding="utf-8")
+    _, rows = K.notebook_costs(REPORT, str(prof), encode_passages_per_s=3921.0)
+    got = {r["notebook"]: r for r in rows}
+    assert got["03"]["runs"] == 6 and got["04"]["runs"] == 19
+    assert got["03"]["steps"] == sum(5 * math.ceil(10000 / b) for b in (64, 64, 128, 128, 128, 48))
+    assert got["05"]["steps"] == got["05"]["runs"] * 40 * (1280 // 128)
+    for nb in ("03", "04", "05", "07"):
+        assert got[nb]["hours"] < PINNED[nb] / 3
