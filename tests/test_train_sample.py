@@ -129,3 +129,26 @@ def test_calbert_task_cap_cuts_the_training_split_only_and_enters_the_key_when_s
     k = spec({"calbert.sail.max_train_samples": n, **RANDOM}).key()
     assert k["max_train_samples"] == n and k["train_sample"] == "random"
     assert "train_sample" not in spec({"calbert.sail.max_train_samples": n}).key()
+
+
+# --------------------------------------------------------------------------- concse: max_train_rows
+def test_concse_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
+    from codeswitch import concse
+    from codeswitch.concse.experiment import data_of
+
+    def first(overrides):
+        profile = load_profile("smoke", {"concse.max_train_rows": 20, **overrides})
+        spec = concse.plan(profile)[0]
+        return spec, data_of(spec, profile)
+
+    (head_spec, (head, dev, tests)), (rand_spec, (rand, dev_r, tests_r)) = first({}), first(RANDOM)
+    whole = data_of(*(lambda p: (concse.plan(p)[0], p))(load_profile("smoke")))[0]
+    assert len(whole) > 20 and len(head) == len(rand) == 20 and head.equals(whole.iloc[:20])
+    assert not rand.equals(head) and rand.equals(first(RANDOM)[1][0])  # another sample, the same each time
+    assert dev_r.equals(dev) and all(tests_r[t].equals(tests[t]) for t in tests)  # evaluation sets as before
+    assert "train_sample" not in head_spec.key() and rand_spec.key()["train_sample"] == "random"
+    assert head_spec.key_hash() != rand_spec.key_hash()
+    # no cap: the rule stays out of every key
+    uncapped = {"concse.max_train_rows": None}
+    assert ([s.key_hash() for s in concse.plan(load_profile("smoke", {**uncapped, **RANDOM}))]
+            == [s.key_hash() for s in concse.plan(load_profile("smoke", uncapped))])

@@ -208,6 +208,8 @@ class ConCSERun(RunSpec):
     max_eval_rows: int | None = None
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     koglish_invalid_rows: str | None = None  # "drop": rows breaking the switch rule left out (None: the default, "error")
+    # how max_train_rows cut Koglish-NLI (core.sampling): "random" (a seeded sample); None: the first rows
+    train_sample: str | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:

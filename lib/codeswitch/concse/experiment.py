@@ -50,6 +50,7 @@ from ..core import kept
 from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, run_specs
 from ..core.profiles import Profile
+from ..core.sampling import sample_indices
 from ..core.utils import frozen_gc
 from .config import ConCSERun, load
 from .plan import ABLATIONS, AVG, EXPERIMENT, METHOD_LABELS, STUDIES, TASK_LABELS, plan, run_desc, stages
@@ -60,10 +61,13 @@ __all__ = ["data_of", "data_preview", "run_one", "run_scores", "learning_entry",
 
 # --------------------------------------------------------------------------- data
 @functools.lru_cache(maxsize=2)
-def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None, invalid_rows: str = "error"):
+def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None, invalid_rows: str = "error",
+             train_sample: str = "head"):
     """Koglish-NLI (train), STS-B dev and the seven STS tests, cut to the row limits; read once per process.
 
     ``invalid_rows``: rows whose ``cross`` breaks the switch rule are an error, or dropped and counted.
+    ``train_sample``: how ``max_train_rows`` cuts Koglish-NLI (:mod:`codeswitch.core.sampling`: its first rows, or a
+    sample drawn with one fixed seed, in file order); the evaluation sets are cut from the top.
     """
     from ..koglish.data import STS_TASKS, load_nli, load_sts
 
@@ -71,7 +75,7 @@ def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None,
     dev = load_sts(source, "stsb", "valid", invalid_rows=invalid_rows)
     tests = {t: load_sts(source, t, "test", invalid_rows=invalid_rows) for t in STS_TASKS}
     return (
-        nli.iloc[:max_train_rows] if max_train_rows else nli,
+        nli.iloc[sample_indices(len(nli), max_train_rows, train_sample)] if max_train_rows else nli,
         dev.iloc[:max_eval_rows] if max_eval_rows else dev,
         {t: (df.iloc[:max_eval_rows] if max_eval_rows else df) for t, df in tests.items()},
     )
@@ -81,7 +85,8 @@ def data_of(s: ConCSERun, profile: Profile):
     """The data ``s`` reads: (Koglish-NLI train rows, STS-B dev, {task: STS test})."""
     from ..koglish.data import resolve_source
 
-    return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows, s.koglish_invalid_rows or "error")
+    return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows, s.koglish_invalid_rows or "error",
+                    s.train_sample or "head")
 
 
 def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
