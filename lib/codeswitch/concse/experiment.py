@@ -62,7 +62,7 @@ __all__ = ["data_of", "data_preview", "run_one", "run_scores", "learning_entry",
 # --------------------------------------------------------------------------- data
 @functools.lru_cache(maxsize=2)
 def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None, invalid_rows: str = "error",
-             train_sample: str = "head"):
+             train_sample: str = "head", sts_tests: tuple[str, ...] | None = None):
     """Koglish-NLI (train), STS-B dev and the seven STS tests, cut to the row limits; read once per process.
 
     ``invalid_rows``: rows whose ``cross`` breaks the switch rule are an error, or dropped and counted.
@@ -73,7 +73,7 @@ def _koglish(source: str, max_train_rows: int | None, max_eval_rows: int | None,
 
     nli = load_nli(source, invalid_rows=invalid_rows)
     dev = load_sts(source, "stsb", "valid", invalid_rows=invalid_rows)
-    tests = {t: load_sts(source, t, "test", invalid_rows=invalid_rows) for t in STS_TASKS}
+    tests = {t: load_sts(source, t, "test", invalid_rows=invalid_rows) for t in (sts_tests or STS_TASKS)}
     return (
         nli.iloc[sample_indices(len(nli), max_train_rows, train_sample)] if max_train_rows else nli,
         dev.iloc[:max_eval_rows] if max_eval_rows else dev,
@@ -86,7 +86,7 @@ def data_of(s: ConCSERun, profile: Profile):
     from ..koglish.data import resolve_source
 
     return _koglish(str(resolve_source(profile, s.koglish_source)), s.max_train_rows, s.max_eval_rows, s.koglish_invalid_rows or "error",
-                    s.train_sample or "head")
+                    s.train_sample or "head", s.sts_tests)
 
 
 def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -102,7 +102,7 @@ def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
         {"embedding": symbols, "column": list(NLI_TO_COLUMNS.values()), "text": [nli.iloc[0][k] for k in NLI_TO_COLUMNS]}
     ).set_index("embedding")
     sizes = [("Koglish-NLI (train)", len(nli), min(len(nli), c.max_train_rows or len(nli)))]
-    for task, split in [("stsb", "valid")] + [(t, "test") for t in STS_TASKS]:
+    for task, split in [("stsb", "valid")] + [(t, "test") for t in c.sts_tests]:
         n = len(load_sts(src, task, split, invalid_rows=profile.koglish_invalid_rows))
         sizes.append((f"Koglish-STS {TASK_LABELS[task]} ({split})", n, min(n, c.max_eval_rows or n)))
     return row, pd.DataFrame(sizes, columns=["set", "rows", "rows used"]).set_index("set")
@@ -129,10 +129,10 @@ def run_one(spec: ConCSERun, profile: Profile) -> dict:
 
 
 def run_scores(result: dict) -> dict[str, float]:
-    """A run's seven test scores plus their average, by table label."""
+    """A run's test scores (the seven, or the profile's ``sts_tests``) plus their average, by table label."""
     tests = result["test"]
-    out = {TASK_LABELS[t]: float(tests[t]) for t in TASK_LABELS}
-    out[AVG] = float(np.mean([out[TASK_LABELS[t]] for t in TASK_LABELS]))
+    out = {TASK_LABELS[t]: float(tests[t]) for t in TASK_LABELS if t in tests}
+    out[AVG] = float(np.mean(list(out.values())))
     return out
 
 

