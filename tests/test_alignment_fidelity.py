@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from codeswitch.alignment import config as acfg
-from codeswitch.alignment import experiment as ae
+from codeswitch import alignment as ae
 from codeswitch.alignment.data import ROMANISATIONS, load_lexicon, load_parallel, roman_text_source
 from codeswitch.alignment.loss import word_alignment_loss
 from codeswitch.core.profiles import load_profile

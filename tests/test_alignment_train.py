@@ -205,7 +205,7 @@ def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, t
     shutil.rmtree(folder)
     calls = []
     real = AE._align
-    monkeypatch.setattr(AE, "_align", lambda spec, profile: calls.append(spec) or real(spec, profile))
+    monkeypatch.setattr(AE, "_align", lambda spec, profile, c: calls.append(spec) or real(spec, profile, c))
     out = A.run_one(tuned, cfg)
     assert calls == [tuned.alignment] and (folder / "aligner.json").is_file()
     assert 0.0 <= out["validation"] <= 100.0 and [r["epoch"] for r in out["per_epoch"]] == [1]
@@ -213,7 +213,7 @@ def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, t
 
 def test_alignment_run_keys_carry_the_resolved_precision(tmp_path):
     """A bf16 run is not an fp32 one: the resolved precision is in every alignment and fine-tuning key."""
-    from codeswitch.alignment import experiment as A
+    from codeswitch import alignment as A
     from codeswitch.core.profiles import load_profile
 
     def precisions(cfg):
