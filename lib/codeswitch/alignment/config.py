@@ -158,6 +158,10 @@ class Config:
             raise ValueError(f"word_distance must be one of {list(WORD_DISTANCES)}, got {self.word_distance!r}")
         if self.romanisation not in ROMANISATIONS:
             raise ValueError(f"romanisation must be one of {list(ROMANISATIONS)}, got {self.romanisation!r}")
+        from .plan import TABLE3_1
+
+        if not any(s.row == self.figure_system and s.objective is not None for s in TABLE3_1.rows):
+            raise ValueError(f"figure_system: {self.figure_system!r} is not an aligned row of Table 3.1")
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")

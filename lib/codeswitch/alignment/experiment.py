@@ -117,7 +117,7 @@ def _load_align_data(profile: Profile, spec: AlignRun):
 def _with_alignments(profile: Profile, spec: AlignRun, data, encoder, tokenizer, device):
     """Attach alignments: the file's (``alignments: auto``) or extracted from the initial encoder (cached as Pharaoh)."""
     from .data import read_pharaoh, write_pharaoh
-    from .train import extract_alignments
+    from .evaluate import extract_alignments
 
     if data.alignments is not None and spec.alignments == "auto":
         return data, "file"
@@ -136,6 +136,7 @@ def _with_alignments(profile: Profile, spec: AlignRun, data, encoder, tokenizer,
     return data.with_alignments(al), "extracted"
 
 
+# --------------------------------------------------------------------------- stage 1: align
 def checkpoint_dir(profile: Profile, spec: AlignRun) -> Path:
     """The aligned weights of an alignment run (named by its key)."""
     return cache_dir(profile) / "aligned" / spec.key_hash()
@@ -155,7 +156,8 @@ def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
     """Stage 1 for one spec: align, save the weights, return the loss history."""
     from transformers import AutoModel
 
-    from .train import Aligner, heldout_retrieval, save_aligner, train_alignment
+    from .evaluate import heldout_retrieval
+    from .train import Aligner, save_aligner, train_alignment
     from ..core.utils import set_seed
 
     device = profile.torch_device()
@@ -242,9 +244,9 @@ FINETUNE_SELECTION_RULE = ("the seed whose selected epoch scores highest on vali
 
 def keep_task_model(spec: FinetuneRun, profile: Profile, model, tokenizer, result: dict) -> Path:
     """Keep a GLUECoS task model as its ``transformers`` class with its label maps
-    (:func:`~codeswitch.alignment.gluecos_train.as_transformers`; checked on a probe sentence)."""
+    (:func:`~codeswitch.alignment.gluecos_export.as_transformers`; checked on a probe sentence)."""
     from .gluecos_data import TASKS
-    from .gluecos_train import AUTO_CLASSES, as_transformers
+    from .gluecos_export import AUTO_CLASSES, as_transformers
 
     hf = as_transformers(model, result["labels"], tokenizer)
     columns = [(label, split) for label, task, split in TABLES[spec.table].columns if task == spec.task]
@@ -272,6 +274,7 @@ def kept_model(spec: AlignRun | FinetuneRun, profile: Profile) -> Path:
     return kept.kept_model(spec, profile, folder=kept_dir(profile, spec), run_one=run_one, cache_dir=cache_dir(profile))
 
 
+# --------------------------------------------------------------------------- the other runners, run_one, run
 def _held_to_baseline(spec: AlignRun) -> bool:
     """Whether an alignment run records a learning entry (:mod:`codeswitch.core.learning`).
 
@@ -326,7 +329,8 @@ def _figure(spec: FigureRun, profile: Profile, c: Config) -> dict:
     from sklearn.manifold import TSNE
     from transformers import AutoModel
 
-    from .train import Aligner, embed_words
+    from .evaluate import embed_words
+    from .train import Aligner
 
     path = _backbone(profile, spec.model)
     tok = _tokenizer(path)
@@ -347,7 +351,7 @@ def _extraction(spec: ExtractionRun, profile: Profile, c: Config) -> dict:
     from transformers import AutoModel
 
     from .data import load_parallel
-    from .train import extract_alignments
+    from .evaluate import extract_alignments
 
     gold = load_parallel(spec.source, "validation", script="devanagari", limit=spec.n)
     path = _backbone(profile, spec.model)

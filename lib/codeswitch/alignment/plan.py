@@ -152,9 +152,7 @@ def finetune_spec(profile: Profile, c: Config, table: AlignTable, system: System
 
 
 def figure_spec(profile: Profile, c: Config) -> FigureRun:
-    system = next((s for s in TABLE3_1.rows if s.row == c.figure_system), None)
-    if system is None or system.objective is None:
-        raise ValueError(f"alignment.figure_system: {c.figure_system!r} is not an aligned row of Table 3.1")
+    system = next(s for s in TABLE3_1.rows if s.row == c.figure_system)  # an aligned row (checked by Config)
     return FigureRun(
         experiment=EXPERIMENT, stage="figure3_1", model=c.backbone.model, alignment=align_spec(profile, c, system, TABLE3_1.mode),
         sentences=hashlib.sha256(FIGURE_FILE.read_bytes()).hexdigest()[:16], perplexity=c.tsne_perplexity,
