@@ -18,9 +18,8 @@ __all__ = ["first_batch_losses", "alignment_runs_table", "data_preview", "romani
 def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str, float]:
     """The loss terms of ``spec``'s objective on its first ``n`` training pairs, with the initial encoder (nothing trained)."""
     import torch
-    from transformers import AutoModel
 
-    from .train import Aligner, PairTokens, _batch_loss
+    from .train import Aligner, PairTokens, _batch_loss, auto_model
     from ..core.utils import set_seed
 
     _setup(profile)
@@ -28,7 +27,7 @@ def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str
     path = _backbone(profile, spec.model)
     tokenizer = _tokenizer(path)
     set_seed(spec.seed)
-    encoder = AutoModel.from_pretrained(path)
+    encoder = auto_model(path)
     train, _ = _load_align_data(profile, spec)
     if spec.objective == "word":
         train, _ = _with_alignments(profile, spec, train, encoder, tokenizer, device)

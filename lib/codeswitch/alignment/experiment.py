@@ -62,6 +62,7 @@ from ..core.profiles import Profile
 from ..core.runs import RunCache, config_hash
 from .config import AlignRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
+from .train import auto_model
 
 __all__ = ["run_one", "run", "checkpoint_dir", "figure_sentences", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan",
            "kept_model"]
@@ -154,7 +155,6 @@ def _aligned(profile: Profile, c: Config, spec: AlignRun, path: str):
 
 def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
     """Stage 1 for one spec: align, save the weights, return the loss history."""
-    from transformers import AutoModel
 
     from .evaluate import heldout_retrieval
     from .train import Aligner, save_aligner, train_alignment
@@ -164,7 +164,7 @@ def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
     path = _backbone(profile, spec.model)
     tokenizer = _tokenizer(path)
     set_seed(spec.seed)
-    encoder = AutoModel.from_pretrained(path)
+    encoder = auto_model(path)
     train, valid = _load_align_data(profile, spec)
     source = None
     if spec.objective == "word":
@@ -294,7 +294,6 @@ def _held_to_baseline(spec: AlignRun) -> bool:
 def _finetune(spec: FinetuneRun, profile: Profile, c: Config) -> dict:
     """Stage 2 for one spec: GLUECoS fine-tuning of the (aligned) encoder."""
     from torch import nn
-    from transformers import AutoModel
 
     from .gluecos_data import load_task
     from .gluecos_train import finetune
@@ -309,7 +308,7 @@ def _finetune(spec: FinetuneRun, profile: Profile, c: Config) -> dict:
     if spec.alignment is not None:
         encoder, head = _aligned(profile, c, spec.alignment, path)
     else:
-        encoder = AutoModel.from_pretrained(path)
+        encoder = auto_model(path)
         if spec.random_head:
             set_seed(spec.seed)
             hidden = encoder.config.hidden_size
@@ -327,7 +326,6 @@ def _finetune(spec: FinetuneRun, profile: Profile, c: Config) -> dict:
 def _figure(spec: FigureRun, profile: Profile, c: Config) -> dict:
     """Stage 3: the t-SNE coordinates before and after alignment, and a cross-lingual word-retrieval score."""
     from sklearn.manifold import TSNE
-    from transformers import AutoModel
 
     from .evaluate import embed_words
     from .train import Aligner
@@ -336,7 +334,7 @@ def _figure(spec: FigureRun, profile: Profile, c: Config) -> dict:
     tok = _tokenizer(path)
     df = figure_sentences()
     out = {"pair": df["pair"].tolist(), "language": df["language"].tolist()}
-    encoders = {"before": (AutoModel.from_pretrained(path), None), "after": _aligned(profile, c, spec.alignment, path)}
+    encoders = {"before": (auto_model(path), None), "after": _aligned(profile, c, spec.alignment, path)}
     for name, (enc, head) in encoders.items():
         mode = "all_layers" if head is None else "linear_head"
         aligner = Aligner(enc, mode, head=head)
@@ -348,14 +346,13 @@ def _figure(spec: FigureRun, profile: Profile, c: Config) -> dict:
 
 
 def _extraction(spec: ExtractionRun, profile: Profile, c: Config) -> dict:
-    from transformers import AutoModel
 
     from .data import load_parallel
     from .evaluate import extract_alignments
 
     gold = load_parallel(spec.source, "validation", script="devanagari", limit=spec.n)
     path = _backbone(profile, spec.model)
-    tok, enc = _tokenizer(path), AutoModel.from_pretrained(path)
+    tok, enc = _tokenizer(path), auto_model(path)
     out = []
     for thr in spec.thresholds:
         pred = extract_alignments(enc, tok, gold.pairs, layer=spec.align_layer, softmax_threshold=spec.softmax_threshold,

@@ -158,6 +158,18 @@ class Batch:
                      self.n_words)
 
 
+
+def auto_model(path):
+    """``AutoModel.from_pretrained(path)`` without transformers' load report: a BERT checkpoint without the pooler's
+    weights (the tiny backbones, MiniLM) is loaded with a seeded, freshly initialised pooler on purpose, and the report
+    of it would be a wall of stderr in the notebook (issue 42.2).  Only logging changes."""
+    from transformers import AutoModel
+
+    from ..core.utils import quiet_transformers
+
+    with quiet_transformers():
+        return AutoModel.from_pretrained(path)
+
 def encode_words(tokenizer, sentences: Sequence[Sequence[str]], max_length: int) -> Batch:
     """Tokenise pre-split sentences; keep which word every sub-word came from (fast tokenizers' ``word_ids``)."""
     enc = tokenizer(
@@ -427,7 +439,6 @@ def load_aligner(folder: str | Path, backbone_path: str) -> tuple[nn.Module, nn.
     ``backbone_path`` is the original encoder, used when only a head was saved.
     """
     from safetensors.torch import load_file
-    from transformers import AutoModel
 
     folder = Path(folder)
     info_path = folder / "aligner.json"
@@ -435,8 +446,8 @@ def load_aligner(folder: str | Path, backbone_path: str) -> tuple[nn.Module, nn.
         raise FileNotFoundError(f"{folder} is not a saved aligned model (no aligner.json)")
     info = json.loads(info_path.read_text(encoding="utf-8"))
     if info["mode"] == "all_layers":
-        return AutoModel.from_pretrained(folder / "encoder"), None
-    encoder = AutoModel.from_pretrained(backbone_path)
+        return auto_model(folder / "encoder"), None
+    encoder = auto_model(backbone_path)
     state = load_file(str(folder / "head.safetensors"))
     hidden = encoder.config.hidden_size
     head = nn.Linear(hidden, hidden)
