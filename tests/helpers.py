@@ -208,3 +208,25 @@ def tiny_nli(n: int = 32, seed: int = 0, words_per_sentence: tuple[int, int] = (
     nli = pd.DataFrame([{c: sent() for c in cols} for _ in range(n)])
     dev = pd.DataFrame({"cross1": [sent() for _ in range(12)], "cross2": [sent() for _ in range(12)], "label": rng.uniform(0, 5, 12)})
     return nli, dev
+
+
+# --- alignment
+def tiny_bert() -> tuple[str, object]:
+    """``(path, tokenizer)`` of the tiny BERT backbone (the session builds it: ask for conftest's ``backbones_dir``)."""
+    from transformers import AutoTokenizer
+
+    from codeswitch.core.models import resolve_model
+
+    path = resolve_model("tiny-bert")
+    return path, AutoTokenizer.from_pretrained(path)
+
+
+def alignment_smoke(overrides=None, *, output_root=None):
+    """A tiny alignment run's set-up: ``(profile, aligns, fine, figure)``, the smoke profile (with ``overrides``) and the
+    specs of its three stages (tests change a few fields with ``dataclasses.replace``)."""
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import load_profile
+
+    profile = load_profile("smoke", overrides, output_root=output_root)
+    aligns, fine, figure = A.stages(profile)
+    return profile, list(aligns), list(fine), list(figure)

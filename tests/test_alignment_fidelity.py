@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from codeswitch.alignment import config as acfg
-from codeswitch.alignment import experiment as ae
+from codeswitch import alignment as ae
 from codeswitch.alignment.data import ROMANISATIONS, load_lexicon, load_parallel, roman_text_source
 from codeswitch.alignment.loss import word_alignment_loss
 from codeswitch.core.profiles import load_profile
@@ -204,7 +204,8 @@ def _reference_awesome_align(hx, hy, lx, ly, softmax_threshold, prob_threshold, 
 def test_extraction_and_its_probability_filter_match_awesome_align(tmp_path):
     from transformers import BertConfig, BertModel, BertTokenizer
 
-    from codeswitch.alignment.train import encode_words, extract_alignments
+    from codeswitch.alignment.evaluate import extract_alignments
+    from codeswitch.alignment.train import encode_words
 
     chars = list("abcdefghijklmnopqrstuvwxyz")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + [f"##{c}" for c in chars]

@@ -10,7 +10,10 @@ import torch
 from torch import nn
 
 from codeswitch.alignment.data import ParallelData, load_parallel
-from codeswitch.alignment.train import Aligner, embed_words, encode_words, extract_alignments, load_aligner, save_aligner, train_alignment
+from codeswitch.alignment.evaluate import embed_words, extract_alignments
+from codeswitch.alignment.train import Aligner, encode_words, load_aligner, save_aligner, train_alignment
+
+from .helpers import alignment_smoke, tiny_bert
 
 
 EXTRACTION = {"softmax_threshold": 1e-3, "prob_threshold": None, "max_length": 128}  # awesome-align's threshold; no probability filter
@@ -28,10 +31,7 @@ def one_thread():
 @pytest.fixture(scope="module")
 def specs():
     """The smoke profile's specs (alignment, fine-tuning): tests change a few fields with dataclasses.replace."""
-    from codeswitch import alignment as A
-    from codeswitch.core.profiles import load_profile
-
-    aligns, fine, _ = A.stages(load_profile("smoke"))
+    _, aligns, fine, _ = alignment_smoke()
     return aligns, fine
 
 
@@ -43,12 +43,7 @@ def align_spec(specs, **changes):
 
 @pytest.fixture(scope="module")
 def tiny(backbones_dir):
-    from transformers import AutoTokenizer
-
-    from codeswitch.core.models import resolve_model
-
-    path = resolve_model("tiny-bert")
-    return path, AutoTokenizer.from_pretrained(path)
+    return tiny_bert()
 
 
 class OneHotEncoder(nn.Module):
@@ -124,7 +119,7 @@ def test_heldout_word_p1_is_undefined_without_aligned_word_pairs_and_says_so(tin
     """Paper-ci's 06: no held-out link survived extraction, so word P@1 is nan, and the count beside it says why."""
     from transformers import AutoModel
 
-    from codeswitch.alignment.train import heldout_retrieval
+    from codeswitch.alignment.evaluate import heldout_retrieval
 
     path, tok = tiny
     pairs = (("a good movie", "x y z"), ("the cat", "u v"))
@@ -189,10 +184,8 @@ def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, t
 
     from codeswitch import alignment as A
     from codeswitch.alignment import experiment as AE
-    from codeswitch.core.profiles import load_profile
 
-    cfg = load_profile("smoke", {"alignment.linear_head.num_train_epochs": 1}, output_root=tmp_path)
-    aligns, fine, _ = A.stages(cfg)
+    cfg, _, fine, _ = alignment_smoke({"alignment.linear_head.num_train_epochs": 1}, output_root=tmp_path)
     tuned = next(s for s in fine if s.alignment is not None and s.alignment.mode == "linear_head" and s.task == "ner")
     tuned = dataclasses.replace(tuned, num_train_epochs=1)
     record = A.run_one(tuned.alignment, cfg)
@@ -205,7 +198,7 @@ def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, t
     shutil.rmtree(folder)
     calls = []
     real = AE._align
-    monkeypatch.setattr(AE, "_align", lambda spec, profile: calls.append(spec) or real(spec, profile))
+    monkeypatch.setattr(AE, "_align", lambda spec, profile, c: calls.append(spec) or real(spec, profile, c))
     out = A.run_one(tuned, cfg)
     assert calls == [tuned.alignment] and (folder / "aligner.json").is_file()
     assert 0.0 <= out["validation"] <= 100.0 and [r["epoch"] for r in out["per_epoch"]] == [1]
@@ -213,7 +206,7 @@ def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, t
 
 def test_alignment_run_keys_carry_the_resolved_precision(tmp_path):
     """A bf16 run is not an fp32 one: the resolved precision is in every alignment and fine-tuning key."""
-    from codeswitch.alignment import experiment as A
+    from codeswitch import alignment as A
     from codeswitch.core.profiles import load_profile
 
     def precisions(cfg):

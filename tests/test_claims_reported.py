@@ -103,7 +103,7 @@ def test_ties_are_decided_by_a_stated_rule():
     long = pd.DataFrame({"row": ["A", "B", "C"], "column": ["x"] * 3, "mean": [2.0, 2.0, 1.0]})
     assert claims.best_is(long, "B best", expected="B", where="x").holds is True  # not row order: a tie counts for both
     assert "tie" in claims.best_is(long, "A best", expected="A", where="x").detail
-    from codeswitch.alignment.experiment import table3_2_claim
+    from codeswitch.alignment.tables import table3_2_claim
 
     # the paper's two rows tied at its best in a column must both beat the Baselines
     t = pd.DataFrame({"row": ["Baseline", "Baseline (rand)", "Lm (|| Roman)", "Lc (|| Roman)"], "column": ["QA dev"] * 4,

@@ -38,7 +38,7 @@ def test_gluecos_task_model_round_trips_as_its_transformers_head(tmp_path, backb
     from codeswitch import alignment as A
     from codeswitch.alignment import experiment as AE
     from codeswitch.alignment.gluecos_data import TASKS
-    from codeswitch.alignment.gluecos_train import AUTO_CLASSES
+    from codeswitch.alignment.gluecos_export import AUTO_CLASSES
 
     cfg = load_profile("smoke", ALIGNMENT_TINY, output_root=tmp_path)
     _, fine, _ = A.stages(cfg)

@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import pytest
 
+from .helpers import alignment_smoke
+
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, backbones_dir):
-    from codeswitch import alignment as A
-    from codeswitch.core.profiles import load_profile
-
-    cfg = load_profile("smoke", output_root=tmp_path_factory.mktemp("alignment-learning"))
-    aligns, fine, _ = A.stages(cfg)
-    return cfg, aligns.specs, fine.specs
+    cfg, aligns, fine, _ = alignment_smoke(output_root=tmp_path_factory.mktemp("alignment-learning"))
+    return cfg, aligns, fine
 
 
 def test_alignment_learns_and_a_detached_loss_does_not(smoke, monkeypatch):

@@ -25,10 +25,7 @@ FORBIDDEN = ("LOAD REPORT",)
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 #: notebooks whose fix is in a paper package, not yet applied (strict: the mark fails once the fix is in, so it is removed)
-PENDING = {
-    "06": "alignment/experiment.py and alignment/train.py load encoders with AutoModel.from_pretrained outside "
-          "core.utils.quiet_transformers() (issue 42, item 2): transformers' LOAD REPORT for BERT's pooler, 44 times",
-}
+PENDING: dict[str, str] = {}  # notebook -> why its stderr wall is expected still (none: 06's load reports are quiet now)
 
 
 def stderr_walls(nb) -> list[str]:

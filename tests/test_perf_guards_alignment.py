@@ -14,26 +14,19 @@ import dataclasses
 import pytest
 import torch
 
+from .helpers import alignment_smoke, tiny_bert
 from .test_perf_guards import _count_ops, _host_reads
 
 
 @pytest.fixture(scope="module")
 def tiny(backbones_dir):
-    from transformers import AutoTokenizer
-
-    from codeswitch.core.models import resolve_model
-
-    path = resolve_model("tiny-bert")
-    return path, AutoTokenizer.from_pretrained(path)
+    return tiny_bert()
 
 
 @pytest.fixture(scope="module")
 def spec():
     """The smoke profile's first alignment run (Lc, all layers), at a test's size."""
-    from codeswitch import alignment as A
-    from codeswitch.core.profiles import load_profile
-
-    aligns, _, _ = A.stages(load_profile("smoke"))
+    _, aligns, _, _ = alignment_smoke()
     base = next(s for s in aligns if s.mode == "all_layers" and s.objective == "sentence")
     return dataclasses.replace(base, batch_size=8, max_length=32, seed=0)
 

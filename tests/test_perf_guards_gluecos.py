@@ -19,21 +19,15 @@ import pytest
 import torch
 from torch import nn
 
+from .helpers import alignment_smoke, tiny_bert
 from .test_perf_guards import _count_ops, _host_reads
 from .test_perf_guards_alignment import fill_counts
 
 
 @pytest.fixture(scope="module")
 def setup(backbones_dir):
-    from transformers import AutoTokenizer
-
-    from codeswitch import alignment as A
-    from codeswitch.core.models import resolve_model
-    from codeswitch.core.profiles import load_profile
-
-    _, fine, _ = A.stages(load_profile("smoke"))
-    path = resolve_model("tiny-bert")
-    return path, AutoTokenizer.from_pretrained(path), fine
+    _, _, fine, _ = alignment_smoke()
+    return (*tiny_bert(), fine)
 
 
 def _features_of(setup, task: str, rows: int = 16, tokenizer=None):

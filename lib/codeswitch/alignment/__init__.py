@@ -1,7 +1,11 @@
 """Alignment objectives for code-switching (notebook 06): ``config`` (the ``alignment``
 section and the run specs of its stages), ``data`` (parallel corpora, word aligners,
-the lexicon reader), ``loss``, ``train`` (the alignment trainer), ``gluecos_data`` /
-``gluecos_train`` / ``gluecos_evaluate`` (GLUECoS fine-tuning and scoring), ``experiment``.
+the lexicon reader), ``loss``, ``train`` (the alignment trainer), ``evaluate`` (awesome-align's extraction, word
+vectors, held-out retrieval), ``gluecos_data`` / ``gluecos_train`` / ``gluecos_evaluate`` / ``gluecos_export`` (GLUECoS
+fine-tuning, scoring, and the task models as ``transformers`` classes); the experiment contract: ``plan`` (the
+tables' rows, the specs, :func:`plan`, :func:`stages`), ``experiment`` (:func:`run_one`, :func:`run`, kept models),
+``tables`` (Tables 3.1, 3.2 and their claims), ``figures`` (Figure 3.1), ``displays`` (what the notebook shows
+one level deeper).
 
 The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 
@@ -10,7 +14,10 @@ The experiment contract (:mod:`codeswitch.core.experiment`) at package level::
 """
 
 from .config import AlignRun, Config, FigureRun, FinetuneRun
-from .experiment import figures, plan, run, run_one, stages, tables
+from .plan import plan, stages
+from .experiment import run, run_one
+from .tables import tables
+from .figures import figures
 
 from .config import SECTION, load
 from .resources import resources

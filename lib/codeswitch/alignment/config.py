@@ -158,6 +158,10 @@ class Config:
             raise ValueError(f"word_distance must be one of {list(WORD_DISTANCES)}, got {self.word_distance!r}")
         if self.romanisation not in ROMANISATIONS:
             raise ValueError(f"romanisation must be one of {list(ROMANISATIONS)}, got {self.romanisation!r}")
+        from .rows import TABLE3_1
+
+        if not any(s.row == self.figure_system and s.objective is not None for s in TABLE3_1.rows):
+            raise ValueError(f"figure_system: {self.figure_system!r} is not an aligned row of Table 3.1")
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")
@@ -186,23 +190,26 @@ def load(profile) -> Config:
 
 
 # --------------------------------------------------------------------------- the run specs
-# Bump when a change of this experiment's method code (data handling, training, evaluation)
-# changes its results: every run key changes, so no old record is reused.
-RESULT_VERSION = 5  # 2: alignment runs record held-out retrieval, every run its learning entry (codeswitch.core.learning)
-# 3: a fine-tune seeds the pooler that a checkpoint without one (tiny-bert-mlm) gets at load
-# 4: a fine-tune's learning entry reads a labelled test at the chosen epoch; sentiment against chance (issue 23)
-# 5: the shipped sentiment look-alike is generated (alignment.standins.sentiment_standin), 120/96/96 sentences (issue 23)
+@dataclass(frozen=True)
+class AlignmentRun(RunSpec):
+    """The base of every spec of the package: it sets the result version they all share."""
+
+    # Bump when a change of this experiment's method code (data handling, training, evaluation)
+    # changes its results: every run key changes, so no old record is reused.
+    # 2: alignment runs record held-out retrieval, every run its learning entry (codeswitch.core.learning)
+    # 3: a fine-tune seeds the pooler that a checkpoint without one (tiny-bert-mlm) gets at load
+    # 4: a fine-tune's learning entry reads a labelled test at the chosen epoch; sentiment against chance (issue 23)
+    # 5: the shipped sentiment look-alike is generated (alignment.standins.sentiment_standin), 120/96/96 sentences (issue 23)
+    RESULT_VERSION: ClassVar[int] = 5
 
 
 @dataclass(frozen=True)
-class AlignRun(RunSpec):
+class AlignRun(AlignmentRun):
     """One alignment training (stage 1), passed as it is to :func:`codeswitch.alignment.train.train_alignment`.
 
     Its key names the folder of its aligned weights (``aligned/<key hash>/``).
     ``reg_weight`` is the η this objective uses (Lm's own where one is set).
     """
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str
@@ -245,10 +252,8 @@ class AlignRun(RunSpec):
 
 
 @dataclass(frozen=True)
-class FinetuneRun(RunSpec):
+class FinetuneRun(AlignmentRun):
     """One GLUECoS fine-tuning (stage 2), passed as it is to :func:`codeswitch.alignment.gluecos_train.finetune`."""
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str
@@ -289,10 +294,8 @@ class FinetuneRun(RunSpec):
 
 
 @dataclass(frozen=True)
-class FigureRun(RunSpec):
+class FigureRun(AlignmentRun):
     """Figure 3.1 (stage 3): t-SNE of the word vectors before and after ``alignment``."""
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str
@@ -312,10 +315,8 @@ class FigureRun(RunSpec):
 
 
 @dataclass(frozen=True)
-class ExtractionRun(RunSpec):
+class ExtractionRun(AlignmentRun):
     """awesome-align extraction from the initial encoder vs the alignment file (a diagnostic)."""
-
-    RESULT_VERSION: ClassVar[int] = RESULT_VERSION
 
     experiment: str
     stage: str

@@ -13,7 +13,8 @@ QA          SQuAD v2 F1: token overlap with the best-matching gold answer, an
 
 :func:`qa_predictions` turns span logits into answer strings (the ``run_squad`` /
 ``run_qa`` post-processing: n-best start/end pairs within the context, null answer
-when its score beats the best span).
+when its score beats the best span).  :func:`learning_baseline` scores the baseline a fine-tune must beat (its
+learning entry, :mod:`codeswitch.core.learning`) with the same metrics.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..core.learning import chance_weighted_f1
+
 __all__ = [
     "weighted_f1",
     "entity_f1",
@@ -32,6 +35,8 @@ __all__ = [
     "squad_token_f1",
     "squad_v2_f1",
     "qa_predictions",
+    "LEARNING_MARGIN",
+    "learning_baseline",
 ]
 
 
@@ -143,3 +148,27 @@ def qa_predictions(
                 best_text = contexts[qid][offsets[ctx[i]][0] : offsets[ctx[j]][1]]
         out[qid] = best_text if best_score is not None and best_score > null_score else ""
     return out
+
+
+#: how many F1 points (0-100) the selected epoch's score must beat its baseline by
+LEARNING_MARGIN = 10.0
+
+
+def learning_baseline(task: str, data: dict, split: str = "validation") -> tuple[float, str]:
+    """``(F1 on data[split], baseline name)`` of the baseline a fine-tune must beat, scored as the task scores a model.
+
+    Sentiment: guessing each label at its training frequency (*chance*, :func:`~codeswitch.core.learning.chance_weighted_f1`;
+    the majority class scores less than a guesser); NER: every word the most frequent training tag (the outside
+    tag: entity F1 0); QA: every question the most frequent training answer kind, no answer ("", SQuAD v2's null answer).
+    """
+    def most_common(values):
+        values = list(values)
+        return max(sorted(set(values)), key=values.count)  # ties: the smallest
+
+    valid = data[split]
+    if task == "sentiment":
+        return 100.0 * chance_weighted_f1([lab for _, lab in data["train"]], [lab for _, lab in valid]), "chance"
+    if task == "ner":
+        tag = most_common(t for s in data["train"] for t in s.tags)
+        return entity_f1([list(s.tags) for s in valid], [[tag] * len(s.tags) for s in valid]), "majority class"
+    return squad_v2_f1({e.id: "" for e in valid}, {e.id: [a for a, _ in e.answers] for e in valid}), "majority class"

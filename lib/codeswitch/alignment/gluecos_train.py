@@ -44,14 +44,14 @@ from torch import Tensor, nn
 
 from .config import FinetuneRun
 from .gluecos_data import TASKS, QAExample, TaggedSentence
-from .gluecos_evaluate import entity_f1, qa_predictions, squad_v2_f1, weighted_f1
+from .gluecos_evaluate import LEARNING_MARGIN, entity_f1, learning_baseline, qa_predictions, squad_v2_f1, weighted_f1
 from ..common.fastpath import compile_for_training, cudagraph_step_begin, sdpa_ready, uses_sdpa
 from ..common.tokens import pad_rows, tokenised, tokenised_words
 from ..core.encoders import packed_hidden
-from ..core.learning import chance_weighted_f1, learning
+from ..core.learning import learning
 from ..core.utils import adamw_kind, set_seed
 
-__all__ = ["TaskModel", "finetune", "load_tokenizer", "as_transformers"]
+__all__ = ["TaskModel", "finetune", "load_tokenizer"]
 
 
 def load_tokenizer(path: str, *, do_lower_case: bool):
@@ -80,12 +80,12 @@ class TaskModel(nn.Module):
     def __init__(self, encoder: nn.Module, kind: str, num_labels: int, head: nn.Linear | None = None):
         super().__init__()
         self.encoder, self.aligned_head, self.kind = encoder, head, kind
-        cfg = encoder.config
-        hidden = cfg.hidden_size
-        self.dropout = nn.Dropout(getattr(cfg, "hidden_dropout_prob", 0.1))
+        config = encoder.config
+        hidden = config.hidden_size
+        self.dropout = nn.Dropout(getattr(config, "hidden_dropout_prob", 0.1))
         out = 2 if kind == "span" else num_labels
         self.classifier = nn.Linear(hidden, out)
-        std = getattr(cfg, "initializer_range", 0.02)
+        std = getattr(config, "initializer_range", 0.02)
         nn.init.normal_(self.classifier.weight, std=std)  # as HF initialises task heads
         nn.init.zeros_(self.classifier.bias)
 
@@ -377,13 +377,11 @@ def finetune(
     """Fine-tune on ``data["train"]`` as the spec ``args`` says, score ``validation`` (and a labelled ``test``) after every epoch.
 
     ``keep``: called as ``keep(model, result)`` at the end with the selected epoch's weights loaded (the kept model,
-    issue 28; :func:`as_transformers` makes it a ``transformers`` task model).
+    issue 28; :func:`~codeswitch.alignment.gluecos_export.as_transformers` makes it a ``transformers`` task model).
 
     Returns ``{"validation": F1, "test": F1 or None, "epoch": selected epoch,
     "per_epoch": [{"epoch", "validation", "test"}, ...], "labels": [...]}``.
     """
-    from transformers import get_linear_schedule_with_warmup
-
     kind = TASKS[task].kind
     device = torch.device(device)
     labels = _labels_of(task, data)
@@ -397,16 +395,7 @@ def finetune(
         eval_sets["test"] = data["test"]
     eval_feats = {k: _features(kind, v, tokenizer, args, False if kind == "span" else True, label_ids) for k, v in eval_sets.items()}
 
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for n, p in named if not any(nd in n for nd in no_decay)], "weight_decay": args.weight_decay},
-        {"params": [p for n, p in named if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-8, **adamw_kind(device))  # fused on CUDA, foreach on CPU
-    steps_per_epoch = max(1, -(-len(train_feats) // args.batch_size))
-    total = steps_per_epoch * args.num_train_epochs
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)
+    optimizer, scheduler = _optimizer(model, args, len(train_feats), device)
     generator = torch.Generator().manual_seed(args.seed)
     amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]  # the spec's resolved precision
     autocast = lambda: torch.autocast(device_type=device.type, dtype=amp_dtype, enabled=amp_dtype is not None)  # noqa: E731
@@ -431,19 +420,42 @@ def finetune(
         per_epoch.append(row)
         if keep is not None and args.selection == "best_dev_epoch" and max(per_epoch, key=_selected) is row:
             best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}  # the kept epoch's
-    chosen = max(per_epoch, key=_selected) if args.selection == "best_dev_epoch" else per_epoch[-1]
-    # the learning entry scores the model the table reports where its selection did not look (issue 23: the best of
-    # 12 validation epochs let a chance-level model clear the majority class): a labelled test at the chosen epoch
-    split = "test" if chosen["test"] is not None else "validation"
-    baseline, name = learning_baseline(task, data, split)
-    entry = learning(f"{TASKS[task].metric}, {split}", chosen[split], baseline, baseline_name=name, margin=LEARNING_MARGIN)
-    result = {"validation": chosen["validation"], "test": chosen["test"], "epoch": chosen["epoch"], "per_epoch": per_epoch,
-              "labels": labels, "learning": entry}
+    result = _result(task, data, per_epoch, labels, args.selection)
     if keep is not None:
         if args.selection == "best_dev_epoch":
             model.load_state_dict(best_state)
         keep(model.eval(), result)
     return result
+
+
+def _optimizer(model: TaskModel, args: FinetuneRun, n_train: int, device: torch.device):
+    """GLUECoS's AdamW (no weight decay on biases and LayerNorm weights) and linear schedule with warm-up over
+    ``num_train_epochs`` epochs of ``n_train`` features."""
+    from transformers import get_linear_schedule_with_warmup
+
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for n, p in named if not any(nd in n for nd in no_decay)], "weight_decay": args.weight_decay},
+        {"params": [p for n, p in named if any(nd in n for nd in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, eps=1e-8, **adamw_kind(device))  # fused on CUDA, foreach on CPU
+    steps_per_epoch = max(1, -(-n_train // args.batch_size))
+    total = steps_per_epoch * args.num_train_epochs
+    return optimizer, get_linear_schedule_with_warmup(optimizer, int(total * args.warmup_ratio), total)
+
+
+def _result(task: str, data: dict, per_epoch: list[dict], labels: list[str], selection: str) -> dict:
+    """The selected epoch's scores (``selection``: GLUECoS's best validation epoch, or the last), every epoch's, and
+    the run's learning entry."""
+    chosen = max(per_epoch, key=_selected) if selection == "best_dev_epoch" else per_epoch[-1]
+    # the learning entry scores the model the table reports where its selection did not look (issue 23: the best of
+    # 12 validation epochs let a chance-level model clear the majority class): a labelled test at the chosen epoch
+    split = "test" if chosen["test"] is not None else "validation"
+    baseline, name = learning_baseline(task, data, split)
+    entry = learning(f"{TASKS[task].metric}, {split}", chosen[split], baseline, baseline_name=name, margin=LEARNING_MARGIN)
+    return {"validation": chosen["validation"], "test": chosen["test"], "epoch": chosen["epoch"], "per_epoch": per_epoch,
+            "labels": labels, "learning": entry}
 
 
 def _packed_steps(kind: str, encoder: nn.Module, feats: Sequence[dict], pad_id: int, args: FinetuneRun) -> PackedSteps | None:
@@ -463,95 +475,3 @@ def _packed_steps(kind: str, encoder: nn.Module, feats: Sequence[dict], pad_id: 
 
 def _selected(row: dict) -> tuple:
     return row["validation"], -row["epoch"]  # the best validation score; ties: the earlier epoch
-
-
-#: what :func:`as_transformers` checks the converted model on (a code-switched Hindi-English pair)
-PROBE = ("movie kaisi thi?", "yeh movie bahut achhi thi, I loved the songs")
-#: the ``transformers`` head class of each GLUECoS task kind
-AUTO_CLASSES = {"sequence": "AutoModelForSequenceClassification", "token": "AutoModelForTokenClassification",
-                "span": "AutoModelForQuestionAnswering"}
-
-
-def _fold(linear: nn.Linear, head: nn.Linear | None) -> tuple[Tensor, Tensor]:
-    """``linear ∘ head`` as one linear layer's ``(weight, bias)``: ``W (A x + a) + b = (W A) x + (W a + b)``."""
-    w, b = linear.weight.detach().cpu().double(), linear.bias.detach().cpu().double()
-    if head is None:
-        return w.float(), b.float()
-    a, c = head.weight.detach().cpu().double(), head.bias.detach().cpu().double()
-    return (w @ a).float(), (w @ c + b).float()
-
-
-@torch.no_grad()
-def as_transformers(model: TaskModel, labels: Sequence[str] = (), tokenizer=None):
-    """The fine-tuned :class:`TaskModel` as the ``transformers`` class its task loads with (:data:`AUTO_CLASSES`), with
-    its label maps: the same logits at inference.
-
-    The encoder's weights go into the class's base model; the task head into its head (BERT: ``classifier`` on the
-    pooler, ``classifier`` per token, ``qa_outputs``; RoBERTa / XLM-R sequence classification: the pooler's dense
-    layer becomes ``classifier.dense``, the task layer ``classifier.out_proj``, the same tanh between).  An aligned
-    linear head (Table 3.2) is folded into the next linear layer (exact at inference; in further fine-tuning dropout
-    then acts before it rather than after).  With ``tokenizer``, both models score :data:`PROBE` (question and
-    context for QA) and a logit difference over 1e-4 is an error.
-    """
-    import copy
-
-    import transformers
-
-    kind, enc, head = model.kind, model.encoder, model.aligned_head
-    config = copy.deepcopy(enc.config)
-    if kind != "span":
-        config.num_labels = len(labels)
-        config.id2label, config.label2id = dict(enumerate(labels)), {name: i for i, name in enumerate(labels)}
-    hf = getattr(transformers, AUTO_CLASSES[kind]).from_config(config)
-    base = getattr(hf, hf.base_model_prefix)
-    missing, unexpected = base.load_state_dict({k: v.cpu() for k, v in enc.state_dict().items()}, strict=False)
-    if missing or any(not k.startswith("pooler.") for k in unexpected):
-        raise ValueError(f"{type(enc).__name__} does not fit {type(hf).__name__}: missing {missing}, unexpected {unexpected}")
-    if kind == "sequence":
-        pooler = getattr(enc, "pooler", None)
-        if pooler is None:
-            raise ValueError(f"{type(enc).__name__} has no pooler: its GLUECoS classifier has no transformers class here")
-        if hasattr(hf.classifier, "out_proj"):  # RoBERTa / XLM-R: dense + tanh on <s>, then out_proj
-            targets = (hf.classifier.dense, hf.classifier.out_proj)
-        else:  # BERT: the pooler, then classifier
-            targets = (base.pooler.dense, hf.classifier)
-        for target, (w, b) in zip(targets, (_fold(pooler.dense, head), _fold(model.classifier, None))):
-            target.weight.copy_(w), target.bias.copy_(b)
-    else:
-        target = hf.classifier if kind == "token" else hf.qa_outputs
-        w, b = _fold(model.classifier, head)
-        target.weight.copy_(w), target.bias.copy_(b)
-    hf.eval()
-    if tokenizer is not None:
-        probe = dict(tokenizer(*([[PROBE[0]], [PROBE[1]]] if kind == "span" else [list(PROBE)]), padding=True, return_tensors="pt"))
-        ours = model.eval().cpu()(**probe)
-        out = hf(**probe)
-        theirs = torch.stack([out.start_logits, out.end_logits], -1) if kind == "span" else out.logits
-        if not torch.allclose(ours, theirs, atol=1e-4):
-            raise ValueError(f"{type(hf).__name__}: logits differ from the fine-tuned model's by "
-                             f"{(ours - theirs).abs().max().item():.2e}")
-    return hf
-
-
-#: how many F1 points (0-100) the selected epoch's score must beat its baseline by
-LEARNING_MARGIN = 10.0
-
-
-def learning_baseline(task: str, data: dict, split: str = "validation") -> tuple[float, str]:
-    """``(F1 on data[split], baseline name)`` of the baseline a fine-tune must beat, scored as the task scores a model.
-
-    Sentiment: guessing each label at its training frequency (*chance*, :func:`~codeswitch.core.learning.chance_weighted_f1`;
-    the majority class scores less than a guesser); NER: every word the most frequent training tag (the outside
-    tag: entity F1 0); QA: every question the most frequent training answer kind, no answer ("", SQuAD v2's null answer).
-    """
-    def most_common(values):
-        values = list(values)
-        return max(sorted(set(values)), key=values.count)  # ties: the smallest
-
-    valid = data[split]
-    if task == "sentiment":
-        return 100.0 * chance_weighted_f1([lab for _, lab in data["train"]], [lab for _, lab in valid]), "chance"
-    if task == "ner":
-        tag = most_common(t for s in data["train"] for t in s.tags)
-        return entity_f1([list(s.tags) for s in valid], [[tag] * len(s.tags) for s in valid]), "majority class"
-    return squad_v2_f1({e.id: "" for e in valid}, {e.id: [a for a, _ in e.answers] for e in valid}), "majority class"

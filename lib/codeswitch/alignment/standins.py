@@ -127,7 +127,7 @@ def build(root: Path) -> dict[str, Path]:
     from datasets import Dataset
 
     from .data import load_parallel
-    from .experiment import ASSETS, SYNTHETIC_GLUECOS
+    from .plan import ASSETS, SYNTHETIC_GLUECOS
 
     iitb = root / "iitb-english-hindi" / "data"
     iitb.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def build(root: Path) -> dict[str, Path]:
 
 
 if __name__ == "__main__":  # python -m codeswitch.alignment.standins: rewrite the shipped QA and sentiment look-alikes
-    from .experiment import SYNTHETIC_GLUECOS
+    from .plan import SYNTHETIC_GLUECOS
 
     write_qa_standin(SYNTHETIC_GLUECOS / "QA_EN_HI")
     write_sentiment_standin(SYNTHETIC_GLUECOS / "Sentiment_EN_HI" / "Devanagari")

@@ -281,7 +281,7 @@ def build(profile: str = "smoke", *, overrides: Mapping | None = None, root: Pat
     """Build the book of ``profile`` into ``runs/<profile>/book/`` and return its ``index.html``; with overrides, the
     book of that run, from its own executed copies, into ``runs/<profile>+<hash>/book/``.  A notebook whose last run
     failed is shown from its last complete run, under a banner naming the failure (never its failed copy)."""
-    from .cli import executed_dir, failed_notebooks
+    from .notebooks import executed_dir, failed_notebooks
 
     root = Path(root or project_root())
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
