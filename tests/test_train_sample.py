@@ -167,3 +167,28 @@ def test_concse_sts_tests_is_a_subset_in_order_and_enters_the_key_only_when_not_
     for bad in (["sts12", "stsb"], [], ["sts17"]):
         with pytest.raises(ConfigError, match="sts_tests"):
             concse.load(load_profile("smoke", {"concse.sts_tests": bad}))
+
+
+# --------------------------------------------------------------------------- alignment: parallel_train_size
+def test_alignment_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
+    import dataclasses as dc
+
+    from codeswitch.alignment import load
+    from codeswitch.alignment.experiment import _load_align_data
+    from codeswitch.alignment.plan import TABLE3_1, align_spec
+
+    def spec_and_train(overrides):
+        profile = load_profile("smoke", {"alignment.parallel_train_size": 8, **overrides})
+        c = load(profile)
+        system = next(s for s in TABLE3_1.rows if s.objective is not None and s.data == "parallel")
+        spec = align_spec(profile, c, system, TABLE3_1.mode)
+        return spec, _load_align_data(profile, spec)[0]
+
+    (head_spec, head), (rand_spec, rand) = spec_and_train({}), spec_and_train(RANDOM)
+    whole = _load_align_data(load_profile("smoke"), dc.replace(head_spec, train_size=None))[0]
+    assert len(whole) > 8 and len(head) == len(rand) == 8 and head.pairs == whole.pairs[:8]
+    assert rand.pairs != head.pairs and set(rand.pairs) <= set(whole.pairs) and rand.pairs == spec_and_train(RANDOM)[1].pairs
+    if whole.alignments is not None:  # each pair keeps its own alignment
+        pos = {p: i for i, p in enumerate(whole.pairs)}
+        assert rand.alignments == tuple(whole.alignments[pos[p]] for p in rand.pairs)
+    assert "train_sample" not in head_spec.key() and rand_spec.key()["train_sample"] == "random"

@@ -246,6 +246,8 @@ class AlignRun(AlignmentRun):
     backbone_id: str | None = None  # tiny-* backbones: their recipe's identity
     packing: bool | None = None  # True: one packed, fixed-shape forward per encoder a step (None: off, out of the key)
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the trained encoder's training forward compiled (None: off, out of the key)
+    # how train_size cut the parallel training split (core.sampling): "random" (a seeded sample); None: the first pairs
+    train_sample: str | None = None
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

@@ -45,6 +45,7 @@ is a named option in :class:`~codeswitch.alignment.config.Config`):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from functools import lru_cache
@@ -60,6 +61,7 @@ from ..core.experiment import Results
 from ..core.learning import KEY as LEARNING, learning
 from ..core.profiles import Profile
 from ..core.runs import RunCache, config_hash
+from ..core.sampling import sample_indices
 from .config import AlignRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
 from .train import auto_model
@@ -107,7 +109,13 @@ def _load_align_data(profile: Profile, spec: AlignRun):
     if spec.data == "parallel":
         what = "alignment.parallel_source"
         roman = {"romanisation": spec.romanisation} if spec.romanisation else {}
-        train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what, **roman)
+        if spec.train_sample and spec.train_size is not None:  # a seeded sample of the whole split, in file order
+            whole = load_parallel(spec.source, "train", script=spec.script, what=what, **roman)
+            keep = sample_indices(len(whole), spec.train_size, spec.train_sample)
+            train = dataclasses.replace(whole, pairs=tuple(whole.pairs[i] for i in keep),
+                                        alignments=None if whole.alignments is None else tuple(whole.alignments[i] for i in keep))
+        else:
+            train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what, **roman)
         valid = load_parallel(spec.source, "validation", script=spec.script, limit=spec.valid_size, what=what, **roman)
         return train, valid
     roman = {"romanisation": spec.romanisation} if spec.romanisation else {}

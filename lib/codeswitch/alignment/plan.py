@@ -72,6 +72,8 @@ def align_spec(profile: Profile, c: Config, system: System, mode: str) -> AlignR
         word_distance=c.word_distance if word else None, romanisation=c.romanisation if system.script == "roman" else None,
         backbone_id=tiny_id(c.backbone.model), packing=True if c.packing else None,
         torch_compile=c.torch_compile or None,
+        # the parallel corpus's cap drawn at random (the lexicon's is already a seeded permutation's first entries)
+        train_sample=profile.train_sample if system.data == "parallel" and n_train is not None and profile.train_sample != "head" else None,
     )
 
 
