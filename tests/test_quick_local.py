@@ -57,7 +57,7 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
         for key, value in quick[section].items():
-            if key not in ("backbones", "parallel_source", "lexicon_source", "pretrain", "sail", "iitp"):
+            if key not in ("backbones", "parallel_source", "lexicon_source", "pretrain", "sail", "iitp", "packing", "gluecos_packing"):
                 assert resolved[section][key] == value, (section, key)
     assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
 
@@ -216,3 +216,9 @@ def test_notebook_03_runs_on_the_real_samples_under_quick_local(tmp_path):
     check_finite(fig_dir, spec)
     table = (fig_dir / "concse_table3.md").read_text(encoding="utf-8")
     assert "STS-B only" in table and Q.MINILM in table and "STS12" not in table.split("\n\n")[0]
+
+
+def test_the_delta_trains_padded_on_the_cpu(data_dir, tmp_path):
+    resolved = read_profile_data(Q.write_delta(data_dir, tmp_path / "q.yaml", root=ROOT), ROOT)
+    assert [resolved[s]["packing"] for s in ("glue", "concse", "alignment", "calbert")] == [False] * 4
+    assert resolved["alignment"]["gluecos_packing"] is False
