@@ -398,6 +398,7 @@ def _touch_r_edit(path: Path, data: bytes) -> None:
 
 
 def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monkeypatch):
+    monkeypatch.setenv(identity.HASH_BELOW_VAR, "0")  # every file "large": the stat shortcut applies (issue 41 item 6)
     f = tmp_path / "labels.csv"
     f.write_bytes(b"x,y\n1,2\n")
     before = identity.content_id(f)
@@ -422,6 +423,7 @@ def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monk
 def test_a_same_size_same_mtime_weight_swap_fails_the_checkpoint_check_under_verify(tmp_path, monkeypatch):
     from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
 
+    monkeypatch.setenv(identity.HASH_BELOW_VAR, "0")  # every file "large": the stat shortcut applies (issue 41 item 6)
     folder = tmp_path / "ckpt"
     with checkpoint_directory(folder) as tmp:
         (tmp / "config.json").write_text("{}")

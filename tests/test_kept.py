@@ -103,9 +103,9 @@ def test_kept_model_is_rebuilt_when_its_manifest_fails_and_never_stale(tmp_path,
     # a changed weight file: not exported, rebuilt on demand (the run trained again, its record rewritten)
     weights = next(folder.glob("*.safetensors"))
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
-    with pytest.warns(UserWarning, match="kept model"):
-        assert all(kept.Row(**m["row"]).row != "SimCSE-mBERT-base" for m in
-                   [kept.read_meta(p) for p in kept.export(cfg.runs_dir, tmp_path / "export")])
+    with pytest.raises(kept.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
+        kept.export(cfg.runs_dir, tmp_path / "export")  # publication: refused, naming the file; nothing exported
+    assert not (tmp_path / "export").exists()
     trained = _capture(monkeypatch, T, "train_encoder")
     with pytest.warns(UserWarning, match="kept model"):
         assert CE.kept_model(spec, cfg) == folder
@@ -232,7 +232,10 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     hub = FakeHub(tmp_path / "hub")
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda token=None: hub if token == "t0ken" else pytest.fail("token"))
     monkeypatch.setenv("HF_TOKEN", "t0ken")
-    assert pipeline.main(["export", "--profile", "smoke", "--only", "07", str(tmp_path / "cli"), "--push-to-hub", "org"]) == 0
+    sets = [a for k, v in {"seeds": [1], "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}], "calbert.sail.num_train_epochs": 1,
+                           "calbert.sail.max_seq_length": 16, "calbert.scratch.architectures": [], "offline": False}.items()
+            for a in ("--set", f"{k}={json.dumps(v)}")]  # the run's own --set values: export exports its plan's models
+    assert pipeline.main(["export", "--profile", "smoke", "--only", "07", str(tmp_path / "cli"), *sets, "--push-to-hub", "org"]) == 0
     assert (tmp_path / "cli" / "calbert/table7/tiny/README.md").is_file()
     assert (tmp_path / "hub" / "org/calbert-table7-tiny" / "config.json").is_file()
     assert pipeline.main(["export", "--profile", "smoke", "--only", "03", str(tmp_path / "none")]) == 1  # nothing kept there

@@ -89,8 +89,9 @@ def test_gluecos_task_model_with_a_failing_manifest_is_rebuilt_never_exported(tm
     folder = AE.kept_model(spec, cfg)
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
-    with pytest.warns(UserWarning, match="kept model"):
-        assert kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"]) == []
+    with pytest.raises(kept.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
+        kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"])  # publication: refused, naming the file
+    assert not (tmp_path / "export").exists()
     with pytest.warns(UserWarning, match="kept model"):
         assert AE.kept_model(spec, cfg) == folder
     assert len(models) == 2 and kept.kept_ok(folder, spec)

@@ -271,12 +271,22 @@ def keep_siamese(spec: PretrainRun, profile: Profile, model, result: dict) -> Pa
 
 
 def kept_plan(profile: Profile) -> list[kept.Planned]:
-    """The runs that keep a model (``--check``'s estimate, before the data is here: rows and backbones only, no spec):
-    every Siamese pre-training and classifier fine-tuning (the from-scratch encoders are not kept; the classifiers
-    fine-tuned from them are, their size unknown before the run builds them)."""
+    """The runs that keep a model: every Siamese pre-training and classifier fine-tuning (the from-scratch encoders are
+    not kept; the classifiers fine-tuned from them are, their size unknown before the run builds them).  Their specs
+    where the task data is here (what ``reproduce.sh export`` needs: the kept folders are named by the specs' keys);
+    before it is (``--check``'s estimate), rows and backbones only, the spec a tuple naming the run."""
     from types import SimpleNamespace
 
+    from ..core.hub import MissingResourceError
+
     c = load(profile)
+    try:
+        pre, fine = build_stages(profile, c)
+    except (MissingResourceError, OSError):
+        pre = fine = None
+    if pre is not None:
+        return ([kept.Planned(s, kept_row(s), s.model) for s in pre if isinstance(s, PretrainRun)]
+                + [kept.Planned(s, kept_row(s), s.model) for s in fine])
     out = [kept.Planned(("pretrain", b.model, o), _siamese_row(b.name, o, pretrain_seed(profile, c)), b.model)
            for b in c.backbones for o in objectives_needed(c)]
     scratch = [Backbone(f"{a}-{t}", f"{SCRATCH}:{a}-{t}") for a in c.scratch.architectures for t in c.scratch.tokenizers]

@@ -51,8 +51,9 @@ def write_manifest(folder: str | Path) -> Path:
     return out
 
 
-def verify_manifest(folder: str | Path) -> list[str]:
-    """What is wrong with ``folder`` (empty list: it verifies).  Digests are cached by (path, size, mtime)."""
+def verify_manifest(folder: str | Path, *, fresh: bool = False) -> list[str]:
+    """What is wrong with ``folder`` (empty list: it verifies).  Digests as :mod:`codeswitch.core.identity` says (files
+    under 64 MiB hashed once per process); ``fresh``: every file hashed now (publication)."""
     folder = Path(folder)
     if not folder.is_dir():
         return [f"{folder} does not exist"]
@@ -71,7 +72,7 @@ def verify_manifest(folder: str | Path) -> list[str]:
             problems.append(f"{rel} has {p.stat().st_size} bytes, the manifest says {meta['size']}")
         else:
             to_hash.append((rel, p, meta["sha256"]))
-    for (rel, _, want), got in zip(to_hash, file_sha256s(p for _, p, _ in to_hash)):
+    for (rel, _, want), got in zip(to_hash, file_sha256s((p for _, p, _ in to_hash), fresh=fresh)):
         if got != want:
             problems.append(f"{rel} changed (SHA-256 differs from the manifest)")
     return problems

@@ -24,15 +24,19 @@ code bumps (see ``docs/architecture.md``, "Trusting the run cache").
 
 Trusting the stat entry (the trade-off)
 ---------------------------------------
-A cached digest is reused while the file's size and mtime are unchanged.  That is what
-makes a key cheap, and it is wrong when a file changes but keeps both: an edit followed
-by ``touch -r`` (or ``cp -p``, ``rsync -t`` of another file of the same size), or a
-weight file swapped for one of the same size with its time stamp restored.  The key
-then names the old content and the old result is reused with exit code 0; the checkpoint
-manifests (:mod:`codeswitch.core.checkpoints`) read the same cache and miss the same swap.
+A cached digest could be reused while the file's size and mtime are unchanged: cheap, and wrong
+when a file changes but keeps both (an edit followed by ``touch -r``, ``cp -p``, ``rsync -t`` of
+another file of the same size, or a weight file swapped for one of the same size with its time
+stamp restored): the key would name the old content and the old result be reused with exit code 0.
 
-``verify_hashes`` (a profile key; ``$CODESWITCH_VERIFY_HASHES`` or ``reproduce.sh
---verify`` over it) decides when a digest whose stat entry matches is computed again:
+So **content hashing is the default** (issue 41): every file under :data:`HASH_BELOW` bytes (64 MiB;
+``$CODESWITCH_HASH_BELOW`` over it) is hashed again once per process whatever its stat entry says
+(every smoke input is far below it: hashing all of them costs well under a second, measured in
+``docs/reproducibility.md``).  The size-and-time shortcut is kept only for **large local copies**
+(a corpus, a paper-size weight file), whose re-hashing costs seconds per GB in every process; a
+trusted large file is said once per run (a :class:`TrustedStatNotice` naming it, in the console
+summary and ``INDEX.md``).  For those, ``verify_hashes`` (a profile key; ``$CODESWITCH_VERIFY_HASHES``
+or ``reproduce.sh --verify`` over it) decides when a digest whose stat entry matches is computed again:
 
 * ``always`` — every input and checkpoint file is re-hashed once per process (the
   paper profiles' setting: the cost is reading each input once per notebook or worker,
@@ -40,11 +44,13 @@ manifests (:mod:`codeswitch.core.checkpoints`) read the same cache and miss the 
 * a number of seconds N — an entry hashed more than N seconds ago is re-hashed (a
   long-lived cache is re-checked now and then; an edit within N seconds of the last
   hash that keeps size and mtime still goes unseen);
-* unset / ``never`` (the smoke profile) — the stat entry is trusted (fast; the
-  documented blind spot above).
+* unset / ``never`` (the smoke profile) — the stat entry of a large file is trusted (the
+  documented blind spot above, for large local copies only).
 
 A re-hash that finds other content updates the cache, so the key (and the manifest
 check) follows the bytes; it is reported as a :class:`StaleDigestWarning`.
+Publication (``reproduce.sh export``) re-hashes every file of a model whatever the size
+(``file_sha256s(..., fresh=True)``).
 """
 
 from __future__ import annotations
@@ -69,6 +75,10 @@ __all__ = [
     "hub_revision",
     "input_identity",
     "digest_cache_path",
+    "HASH_BELOW",
+    "hash_below",
+    "StaleDigestWarning",
+    "TrustedStatNotice",
 ]
 
 _CHUNK = 1 << 20
@@ -78,10 +88,33 @@ _MEMO: dict[str, dict[str, Any]] = {}  # cache file -> its entries (loaded once 
 
 
 _VERIFIED: dict[str, list] = {}  # path -> the stamp re-hashed by this process (verify_hashes: always)
+_TRUSTED_SAID: set[str] = set()  # large files whose trusted stat entry this process has reported
+#: files below this many bytes are content-hashed once per process whatever their stat entry says (the default rule)
+HASH_BELOW = 64 * 2**20
+HASH_BELOW_VAR = "CODESWITCH_HASH_BELOW"  # bytes, over HASH_BELOW
+
+
+def hash_below() -> int:
+    """The size under which a file's digest is always computed again once per process (``$CODESWITCH_HASH_BELOW``,
+    else :data:`HASH_BELOW`)."""
+    value = os.environ.get(HASH_BELOW_VAR)
+    if not value:
+        return HASH_BELOW
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"${HASH_BELOW_VAR}: {value!r} is not a number of bytes >= 0")
+    return n
 
 
 class StaleDigestWarning(UserWarning):
     """A file's content changed although its size and mtime did not (the cached digest was stale)."""
+
+
+class TrustedStatNotice(UserWarning):
+    """A large local file is identified by its cached digest while its size and mtime are unchanged (not re-hashed)."""
 
 
 def digest_cache_path() -> Path:
@@ -114,14 +147,15 @@ def file_sha256(path: str | Path) -> str:
     return digest
 
 
-def file_sha256s(paths) -> list[str]:
-    """:func:`file_sha256` of several files, the digest cache written once (not once per file)."""
-    out, fresh = [], False
+def file_sha256s(paths, *, fresh: bool = False) -> list[str]:
+    """:func:`file_sha256` of several files, the digest cache written once (not once per file).  ``fresh``: every
+    file is hashed now whatever its size and stat entry (publication: ``reproduce.sh export``)."""
+    out, fresh_any = [], False
     for p in paths:
-        digest, new = _digest(Path(p))
+        digest, new = _digest(Path(p), force=fresh)
         out.append(digest)
-        fresh |= new
-    if fresh:
+        fresh_any |= new
+    if fresh_any:
         _save()
     return out
 
@@ -138,15 +172,15 @@ def _save() -> None:
             pass  # a read-only project: the digest is still right, only not remembered
 
 
-def _digest(path: Path) -> tuple[str, bool]:
-    """(digest, whether it was computed now rather than read from the cache)."""
+def _digest(path: Path, *, force: bool = False) -> tuple[str, bool]:
+    """(digest, whether it was computed now rather than read from the cache).  ``force``: computed now."""
     path = path.resolve()
     st = path.stat()
     stamp = [st.st_size, st.st_mtime_ns]
     cache = digest_cache_path()
     with _LOCK:
         hit = _entries(cache).get(str(path))
-        if hit and hit[:2] == stamp and not _due(str(path), hit):
+        if not force and hit and hit[:2] == stamp and not _due(str(path), hit):
             return hit[2], False
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -163,12 +197,29 @@ def _digest(path: Path) -> tuple[str, bool]:
 
 
 def _due(path: str, hit: list) -> bool:
-    """Whether a cache entry whose stat matches is re-hashed now (see "Trusting the stat entry")."""
+    """Whether a cache entry whose stat matches is re-hashed now (see "Trusting the stat entry"): a file under
+    :func:`hash_below` always (once per process); a large one as ``verify_hashes`` says."""
+    if _VERIFIED.get(path) == hit[:2]:
+        return False  # re-hashed by this process already
+    if hit[0] < hash_below():
+        return True  # content hashing, the default
     age = verify_age()
-    if age is None or _VERIFIED.get(path) == hit[:2]:
-        return False  # trusted; or re-hashed by this process already
     hashed_at = hit[3] if len(hit) > 3 else 0.0  # entries of older versions: of unknown age
-    return age == 0.0 or time.time() - hashed_at > age
+    if age is not None and (age == 0.0 or time.time() - hashed_at > age):
+        return True
+    if path not in _TRUSTED_SAID:  # said once per file and process; the run's summary shows each message once
+        _TRUSTED_SAID.add(path)
+        report_warning(f"{path}: a large local copy ({_size(hit[0])}; every input under {_size(hash_below())} is re-hashed) "
+                       "is identified by its cached digest while its size and time stamp are unchanged; an edit that keeps "
+                       "both goes unseen; --verify re-hashes it", TrustedStatNotice, stacklevel=4)
+    return False
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
 
 
 def _files(folder: Path, *, exclude: tuple[str, ...] = ()) -> list[Path]:

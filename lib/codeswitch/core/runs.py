@@ -390,6 +390,8 @@ WARNING_KINDS = {
     "CorruptRecordWarning": "run record(s) moved aside and recomputed",
     "CheckpointWarning": "saved folder(s) failed their manifest and were rebuilt",
     "KoglishRowsDropped": "Koglish file(s) with rows dropped (koglish_invalid_rows: drop)",
+    "StaleDigestWarning": "file(s) whose content changed under an unchanged size and time stamp (the new content is used)",
+    "TrustedStatNotice": "large local file(s) identified by size and time stamp, not re-hashed (--verify re-hashes them)",
 }
 
 

@@ -36,7 +36,7 @@ from ..core.profiles import Profile
 from ..core.runs import RunCache
 from .config import GlueRun, load
 from . import data
-from .plan import EXPERIMENT, row_label, specs, stages_for
+from .plan import EXPERIMENT, plan_for, row_label, specs, stages_for
 from .train import fine_tune, scenario_of
 
 __all__ = ["run_one", "learning_entry", "LEARNING_MARGINS", "run", "SELECTION_RULE", "LABEL_NAMES", "kept_row", "kept_dir",
@@ -154,11 +154,19 @@ def kept_dir(profile: Profile, spec: GlueRun) -> Path:
 
 
 def kept_plan(profile: Profile) -> list[kept.Planned]:
-    """The runs that keep a model (``--check``'s estimate, before the data is here): every fine-tuning of the plan."""
+    """The runs that keep a model: every fine-tuning of the plan.  Their specs where the Koglish data is local (a
+    folder, or the synthetic mini Koglish): what ``reproduce.sh export`` needs, the kept folders being named by the
+    specs' keys, which hold the data's hash.  Before the data is here (``--check``'s estimate of a hub source), the
+    spec is a tuple naming the run: counting and sizing the models needs no data."""
+    import os
+
     c = load(profile)
-    unread = {task: "not read" for task in c.tasks}  # the data's hashes: not needed to count and size the models
-    return [kept.Planned(s, kept_row(s), s.model) for s in specs(profile, c, koglish_source=profile.koglish_source,
-                                                                  data_fingerprints=unread)]
+    source = str(profile.koglish_source)
+    if source == "synthetic" or Path(os.path.expanduser(source)).is_dir():
+        return [kept.Planned(s, kept_row(s), s.model) for s in plan_for(profile, c)]
+    unread = {task: "not read" for task in c.tasks}
+    return [kept.Planned((s.task, s.backbone, s.train, s.select, s.seed), kept_row(s), s.model)
+            for s in specs(profile, c, koglish_source=profile.koglish_source, data_fingerprints=unread)]
 
 
 def kept_model(spec: GlueRun, profile: Profile) -> Path:

@@ -25,6 +25,7 @@ The same :func:`run_notebook` is what the test suite calls.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import shlex
@@ -350,7 +351,7 @@ def parser() -> argparse.ArgumentParser:
     """``./reproduce.sh``'s options (``./reproduce.sh --help`` prints them all)."""
     parser = argparse.ArgumentParser(
         prog="reproduce.sh",
-        usage="%(prog)s [options]\n       %(prog)s export DIR [--profile P] [--only N,M] [--dry-run] [--push-to-hub ORG]"
+        usage="%(prog)s [options]\n       %(prog)s export DIR [--profile P] [--set K=V ...] [--only N,M] [--dry-run] [--force] [--push-to-hub ORG]"
               "   (copy the kept models; %(prog)s export --help)",
         description="Run the numbered notebooks headlessly and regenerate every table and figure into figures/<profile>/.",
         epilog=EXIT_CODES,
@@ -726,52 +727,139 @@ def _kept_models_line(profile, notebooks=None) -> str:
 def export_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="reproduce.sh export",
-        description="Copy the kept models of a profile (keep_models: best | all) into DIR/<paper>/<table>/<row>/, each with "
-                    "its model card; optionally upload them to the Hugging Face hub (token: $HF_TOKEN only).")
-    p.add_argument("dir", help="where the models go")
-    p.add_argument("--profile", default="smoke", help="profile name or YAML path (default smoke)")
+        description="Copy the kept models of one run's plan (its --profile and --set values; keep_models: best | all) into "
+                    "DIR/<paper>/<table>/<row>/, each verified against its manifest (every file hashed) and with its model "
+                    "card; optionally upload them to the Hugging Face hub (token: $HF_TOKEN only).  Rows the plan keeps no "
+                    "model of are listed, and the exit code is then 1.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="where the models go (new folders only, unless --force)")
+    p.add_argument("--profile", default="smoke", help="profile name or YAML path of the run to export (default smoke)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="the --set values of the run to export (its plan, hence its models, depends on them)")
     p.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 03,05")
+    p.add_argument("--force", action="store_true",
+                   help="export into existing row folders: replace the files an export wrote there; no other file is deleted")
     p.add_argument("--push-to-hub", metavar="ORG", default=None,
-                   help="upload each exported model as the repository ORG/<paper>-<table>-<row> (private; $HF_TOKEN)")
-    p.add_argument("--dry-run", action="store_true", help="list the kept models that would be exported; copy nothing")
+                   help="upload each exported model as the repository ORG/<paper>-<table>-<row> (private; $HF_TOKEN); "
+                        "only when every row has its model")
+    p.add_argument("--dry-run", action="store_true", help="list the kept models that would be exported and the rows without "
+                                                          "one; copy nothing")
     return p
 
 
+def export_plan_runs(profile, numbers: Sequence[str] | None = None) -> tuple[list, list[str]]:
+    """The runs of ``profile``'s plan that keep a model (each package's ``kept_plan`` and ``kept_dir``, for the packages
+    with a ``SELECTION_RULE`` serving ``numbers``), and the sections whose runs cannot be named (their data is not here:
+    the kept folders are named by the runs' keys, which hold the data's hash)."""
+    from ..core.kept import PlanRun
+    from .registry import packages
+
+    runs, unnamed = [], []
+    for pkg in packages():
+        if pkg.SELECTION_RULE is None or (numbers is not None and not set(numbers) & set(pkg.NOTEBOOKS)):
+            continue
+        setting = pkg.load(profile).keep_models
+        for planned in pkg.kept_plan(profile):
+            if not hasattr(planned.spec, "key_hash"):
+                unnamed.append(pkg.SECTION)
+                break
+            runs.append(PlanRun(pkg.SECTION, setting, planned.spec, planned.row, pkg.kept_dir(profile, planned.spec)))
+    return runs, unnamed
+
+
+def _unwritable(dest: Path) -> Path | None:
+    """The folder that stops ``dest`` from being created or written (its nearest existing parent, or itself)."""
+    p = dest
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return None if p.is_dir() and os.access(p, os.W_OK | os.X_OK) else p
+
+
 def export_main(argv: Sequence[str]) -> int:
-    """``./reproduce.sh export``: :func:`codeswitch.core.kept.export` (and :func:`~codeswitch.core.kept.push_to_hub`)."""
-    from ..core.kept import export, push_to_hub
+    """``./reproduce.sh export``: exactly the kept models of the plan of ``--profile`` and ``--set`` (issue 41:
+    :func:`export_plan_runs`, :func:`codeswitch.core.kept.plan_export`), each verified against its manifest with every
+    file hashed (:func:`codeswitch.core.kept.export_models`); new folders only unless ``--force``; the rows without a
+    kept model listed (exit 1); every error names its path."""
+    from ..core.kept import ExportError, export_models, plan_export, push_to_hub
 
     args = resolve_cli_paths(export_parser().parse_args(argv))
     root = project_root()
+    err = functools.partial(print, file=sys.stderr, flush=True)
     try:
-        prof = load_profile(args.profile, root=root)
+        prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
+        validate_sections(prof)
     except ConfigError as exc:
-        print(f"reproduce.sh export: {exc}", file=sys.stderr)
+        err(f"reproduce.sh export: {exc}")
+        return 2
+    dest = Path(args.dir)
+    if args.push_to_hub and prof.offline:
+        err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: profile {prof.name} ({prof.source_file}) is offline "
+            "(offline: true), so nothing is uploaded; export without --push-to-hub, or under a profile that may use the network")
+        return 2
+    blocked = None if args.dry_run else _unwritable(dest)
+    if blocked is not None:
+        err(f"reproduce.sh export: cannot write into {dest}: {blocked} is " + ("not a folder" if blocked.exists() and not
+                                                                               blocked.is_dir() else "not writable"))
         return 2
     numbers = None if not args.only else [s.number for s in select(NOTEBOOKS, args.only)]
-    if args.dry_run:
-        from ..core.kept import Row, kept_models
-
-        found = kept_models(prof.runs_dir, numbers)
-        print(f"export (dry run): profile {prof.name}; {len(found)} kept model(s) under {prof.runs_dir} would be copied into "
-              f"{args.dir}/" + "".join(f"\n  {Row(**m['row']).folder()} (seed {m['row'].get('seed')})" for _, m in found))
-        return 0
-    written = export(prof.runs_dir, args.dir, notebooks=numbers)
-    for p in written:
-        print(f"exported {p}")
-    if not written:
-        print(f"reproduce.sh export: no kept model under {prof.runs_dir} (set <section>.keep_models: best or all in the "
-              "profile and run the notebooks)", file=sys.stderr)
+    try:
+        runs, unnamed = export_plan_runs(prof, numbers)
+        plan = plan_export(runs)
+    except (ExportError, OSError) as exc:
+        err(f"reproduce.sh export: {exc}")
         return 1
-    if args.push_to_hub:
+    except Exception as exc:  # noqa: BLE001 - a plan that cannot be built (its data unreadable): one line naming it
+        err(f"reproduce.sh export: the plan of profile {prof.name} cannot be built: {type(exc).__name__}: {exc}")
+        return 2
+    what = f"profile {prof.name}" + (f" with {' '.join('--set ' + o for o in args.overrides)}" if args.overrides else "")
+    for section in unnamed:
+        err(f"reproduce.sh export: {section}: the runs of its plan cannot be named (its data is not here: the kept folders "
+            "are named by the runs' keys, which hold the data's hash); its models are not exported")
+    if args.dry_run:
+        from ..core.kept import export_targets
+
+        try:
+            targets = export_targets(plan.models, dest)
+        except ExportError as exc:
+            err(f"reproduce.sh export: {exc}")
+            return 1
+        print(f"export (dry run): {what}; {len(targets)} kept model(s) of its plan would be copied into {dest}/"
+              + "".join(f"\n  {t.relative_to(dest)}  <- {f}" for f, t, _ in targets))
+    else:
+        try:
+            written = export_models(plan.models, dest, force=args.force, notes=lambda m: print(f"export: {m}", flush=True))
+        except ExportError as exc:
+            err(f"reproduce.sh export: {exc}")
+            return 1
+        except OSError as exc:
+            err(f"reproduce.sh export: cannot write {exc.filename or dest}: {exc.strerror or exc}")
+            return 1
+        for p in written:
+            print(f"exported {p}")
+        if not written and not plan.missing:
+            err(f"reproduce.sh export: no kept model of {what}'s plan under {prof.runs_dir} (set <section>.keep_models: "
+                "best or all in the profile and run the notebooks)")
+            return 1
+    if plan.missing:
+        err(f"reproduce.sh export: {len(plan.missing)} row(s) of {what}'s plan have no kept model (keep_models asks for "
+            "them; run their notebooks with the same --profile and --set to keep them):"
+            + "".join(f"\n  {row}" for row in plan.missing))
+    if unnamed or plan.missing:
+        if args.push_to_hub:
+            err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: nothing uploaded while a row lacks its model")
+        return 1
+    if args.push_to_hub and not args.dry_run:
         try:
             for repo in push_to_hub(written, args.push_to_hub):
                 print(f"uploaded {repo}")
         except PermissionError as exc:
-            print(f"reproduce.sh export: {exc}", file=sys.stderr)
+            err(f"reproduce.sh export: {exc}")
             return 2
+        except Exception as exc:  # noqa: BLE001 - the hub's errors (network, authorisation): one line, naming the folder
+            err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: uploading from {dest} failed: "
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+            return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import logging
 import math
 import os
 import subprocess
@@ -371,6 +372,7 @@ class _Queue:
         self.failed: dict[str, Failure] = {}
         self._last: tuple | None = None
         self._last_time = 0.0
+        self.quiet = False  # no heartbeat of unchanged counts (the Slurm controller is down: said once instead)
 
     def counts(self) -> tuple[int, int, int, int]:
         from ..core.runs import lock_held
@@ -392,7 +394,8 @@ class _Queue:
 
         done, running, pending, failed = c = self.counts()
         now = time.monotonic()
-        if not final and now - self._last_time < (max(60.0, 10 * self.poll) if c == self._last else self.poll):
+        if not final and (c == self._last and self.quiet or
+                          now - self._last_time < (max(60.0, 10 * self.poll) if c == self._last else self.poll)):
             return  # a line when the counts changed (at most one per poll interval), else a heartbeat a minute
         self._last, self._last_time = c, now
         elapsed = now - self.start
@@ -792,16 +795,78 @@ def _job_cpus(r: Resources) -> int:
     return r.cpus * (r.runs_per_gpu() if 0 < r.gpus < 1 else 1)
 
 
+#: why squeue last failed to answer (its first line of error), for the "controller down" line
+_SQUEUE_ERROR = {"text": ""}
+
+
 def _squeue_ids() -> set[str] | None:
-    """The ids of this user's jobs that Slurm still lists (array tasks one by one); ``None`` when squeue cannot answer."""
+    """The ids of this user's jobs that Slurm still lists (array tasks one by one); ``None`` when squeue cannot answer
+    (slurmctld down: why, in ``_SQUEUE_ERROR``)."""
     import getpass
 
     try:
         out = subprocess.run(["squeue", "-h", "-r", "-o", "%i", "-u", getpass.getuser()], capture_output=True, text=True,
                              timeout=60)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as exc:
+        _SQUEUE_ERROR["text"] = f"{type(exc).__name__}: {exc}"
         return None
-    return {line.strip() for line in out.stdout.splitlines() if line.strip()} if out.returncode == 0 else None
+    if out.returncode != 0:
+        _SQUEUE_ERROR["text"] = next((line.strip() for line in out.stderr.splitlines() if line.strip()),
+                                     f"squeue exited {out.returncode}")
+        return None
+    return {line.strip() for line in out.stdout.splitlines() if line.strip()}
+
+
+#: lines of a job's log that say why it ended, in the order they are looked for (the log's own line is reported)
+LOG_CAUSES = ("Unable to contact slurm controller", "DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO NODE FAILURE",
+              "CANCELLED AT", "oom-kill", "Out Of Memory", "Killed")
+
+
+def log_cause(*logs: str | Path | None, tail: int = 1 << 16) -> str | None:
+    """The line of a job's logs (the last ``tail`` bytes of each) that says why it ended (:data:`LOG_CAUSES`), or
+    ``None``: what a job that left the queue without a result is reported with, instead of a guess."""
+    texts = []
+    for log in logs:
+        if not log:
+            continue
+        try:
+            with open(log, "rb") as f:
+                f.seek(max(0, os.path.getsize(log) - tail))
+                texts.append(f.read().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    for pattern in LOG_CAUSES:
+        for text in texts:
+            for line in reversed(text.splitlines()):
+                if pattern.lower() in line.lower():
+                    return line.strip()
+    return None
+
+
+def _job_logs(job: Any) -> tuple[str | None, str | None]:
+    paths = getattr(job, "paths", None)
+    return tuple(str(getattr(paths, name)) if getattr(paths, name, None) else None for name in ("stderr", "stdout"))
+
+
+class _OncePerPoll(logging.Filter):
+    """submitit's "Bypassing sacct error" (logged by every job's status check while sacct fails): once a poll."""
+
+    PATTERN = "Bypassing sacct error"
+
+    def __init__(self):
+        super().__init__()
+        self.said = False
+
+    def new_poll(self) -> None:
+        self.said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.PATTERN not in record.getMessage():
+            return True
+        if self.said:
+            return False
+        self.said = True
+        return True
 
 
 def _local_job_alive(job_id: str) -> bool:
@@ -868,8 +933,10 @@ def _still_open(job: Any, t: Task, listed: set[str] | None, gone_since: dict[str
         if t.record.is_file():
             return False  # finished; submitit has not seen its result yet
         if time.monotonic() - since >= ex.slurm.vanished_s:
-            fail(t, f"Slurm job {job.job_id} left the queue without a result (cancelled, or "
-                    "its node lost; without accounting submitit cannot tell which)", str(job.paths.stderr))
+            cause = log_cause(*_job_logs(job))
+            fail(t, f"Slurm job {job.job_id} left the queue without a result: " + (
+                f"its log says {cause!r}" if cause else "cancelled, or its node lost (its log names no cause; without "
+                "accounting submitit cannot tell which)"), str(job.paths.stderr))
             return False
     elif listed is not None:
         gone_since.pop(str(job.job_id), None)
@@ -893,7 +960,9 @@ def _job_ended(job: Any, t: Task, cluster: str, desc: str, orphans: list[tuple[A
             return  # the run finished and wrote its record; only the job's wrapper failed
         msg = str(exc).strip().splitlines()
         msg = [line for line in msg if t.key in line] or msg  # side by side: the line of this run
-        fail(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}", str(job.paths.stderr))
+        cause = log_cause(*_job_logs(job)) if type(exc).__name__ == "UncompletedJobError" else None  # died: why, from its log
+        fail(t, f"{type(exc).__name__}: {msg[-1] if msg else ''}" + (f" (its log says {cause!r})" if cause else ""),
+             str(job.paths.stderr))
 
 
 def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, desc: str) -> list[Failure]:
@@ -944,30 +1013,54 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
     orphans: list[tuple[Any, Task]] = []  # the job ended (its controller killed) but its run goes on, holding its lock
     gone_since: dict[str, float] = {}
     last_squeue = 0.0
-    while open_jobs or orphans or unsubmitted:
-        while unsubmitted and len({id(j) for j, _ in open_jobs + orphans}) < limit:
-            open_jobs += submit(*unsubmitted.pop(0))
-        listed = None
-        if cluster == "slurm" and time.monotonic() - last_squeue >= max(ex.poll_seconds, min(30.0, ex.slurm.vanished_s / 4)):
-            listed, last_squeue = _squeue_ids(), time.monotonic()
-        still = []
-        for job, t in open_jobs:
-            if not job.done():
-                if _still_open(job, t, listed, gone_since, ex, fail):
-                    still.append((job, t))
-                continue
-            _job_ended(job, t, cluster, desc, orphans, fail)
-        open_jobs = still
-        for job, t in list(orphans):
-            if not lock_held(t.record) and not (cluster == "local" and _local_job_alive(str(job.job_id))):
-                orphans.remove((job, t))
-                if not t.record.is_file():
-                    fail(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr))
-        queue.line()
-        if open_jobs or orphans or unsubmitted:
-            time.sleep(ex.poll_seconds)
+    down_since: float | None = None  # when squeue stopped answering (slurmctld down), said once
+    sacct_once = _OncePerPoll()
+    submitit_log = logging.getLogger("submitit")
+    submitit_log.addFilter(sacct_once)
+    try:
+        while open_jobs or orphans or unsubmitted:
+            sacct_once.new_poll()
+            while unsubmitted and len({id(j) for j, _ in open_jobs + orphans}) < limit:
+                open_jobs += submit(*unsubmitted.pop(0))
+            listed = None
+            if cluster == "slurm" and time.monotonic() - last_squeue >= max(ex.poll_seconds, min(30.0, ex.slurm.vanished_s / 4)):
+                listed, last_squeue = _squeue_ids(), time.monotonic()
+                if listed is None and down_since is None:
+                    down_since, queue.quiet = time.monotonic(), True
+                    print(f"[{desc}] the Slurm controller does not answer (squeue: {_SQUEUE_ERROR['text'] or 'no answer'}); "
+                          "waiting for it: the jobs keep running, their state is unknown until it answers", flush=True)
+                elif listed is not None and down_since is not None:
+                    print(f"[{desc}] the Slurm controller answers again (after {time.monotonic() - down_since:.0f} s)", flush=True)
+                    down_since, queue.quiet = None, False
+            open_jobs = _poll_jobs(open_jobs, orphans, listed, gone_since, ex, cluster, desc, fail)
+            queue.line()
+            if open_jobs or orphans or unsubmitted:
+                time.sleep(ex.poll_seconds)
+    finally:
+        submitit_log.removeFilter(sacct_once)
     queue.line(final=True)
     return failures
+
+
+def _poll_jobs(open_jobs: list[tuple[Any, Task]], orphans: list[tuple[Any, Task]], listed: set[str] | None,
+               gone_since: dict[str, float], ex: ExecutorConfig, cluster: str, desc: str,
+               fail: Callable[[Task, str, str], None]) -> list[tuple[Any, Task]]:
+    """One poll of the jobs: the ones still open (a done job's result or failure, orphans whose run ended)."""
+    from ..core.runs import lock_held
+
+    still = []
+    for job, t in open_jobs:
+        if not job.done():
+            if _still_open(job, t, listed, gone_since, ex, fail):
+                still.append((job, t))
+            continue
+        _job_ended(job, t, cluster, desc, orphans, fail)
+    for job, t in list(orphans):
+        if not lock_held(t.record) and not (cluster == "local" and _local_job_alive(str(job.job_id))):
+            orphans.remove((job, t))
+            if not t.record.is_file():
+                fail(t, f"job {job.job_id} ended and its run stopped without a record", str(job.paths.stderr))
+    return still
 
 
 # --------------------------------------------------------------------------- submit everything, then build
