@@ -22,7 +22,7 @@ def train_spec(method: str = "mdpr", *, mix_query: bool = False, mix_passage: bo
     import dataclasses
 
     from codeswitch.contrastivemix.config import Config
-    from codeswitch.contrastivemix.experiment import VARIANTS, train_run
+    from codeswitch.contrastivemix.plan import VARIANTS, train_run
     from codeswitch.core.profiles import load_profile
 
     variant = next(k for k, v in VARIANTS.items() if (v.method, v.mix_query, v.mix_passage) == (method, mix_query, mix_passage))
@@ -537,7 +537,7 @@ def test_gather_with_grad_is_identity_on_one_process():
 # --------------------------------------------------------------------------- config and reported numbers
 def test_profiles_build_and_plan():
     from codeswitch.contrastivemix import load, plan
-    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
+    from codeswitch.contrastivemix.plan import ABLATION_VARIANTS
     from codeswitch.contrastivemix.config import Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun
     from codeswitch.core.profiles import load_profile
 
@@ -614,7 +614,7 @@ def test_ablation_languages_subset_the_low_similarity_group():
     ablation variants on it alone; a language outside the group, or none, is refused, naming the group."""
     from codeswitch.contrastivemix import load, plan
     from codeswitch.contrastivemix.config import TrainRun
-    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
+    from codeswitch.contrastivemix.plan import ABLATION_VARIANTS
     from codeswitch.core.profiles import ConfigError, load_profile
 
     assert load(load_profile("paper")).table3_languages == ("ar", "th", "ja", "ko", "id", "fi")
@@ -721,7 +721,8 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     corpus once (its untrained baseline too), give the scores a fresh encoding gives, and the last one deletes it."""
     from codeswitch.common import fastpath
     from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
-    from codeswitch.contrastivemix.experiment import KINDS, _root, plan, run_one
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.plan import KINDS, plan, root
     from codeswitch.core.profiles import load_profile
     from codeswitch.core.runs import RunCache
 
@@ -732,7 +733,7 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     }, output_root=tmp_path)
     specs = plan(profile)
     for b in (s for s in specs if isinstance(s, Bm25Run)):
-        RunCache(_root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
+        RunCache(root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
     mdpr = next(s for s in specs if isinstance(s, TrainRun) and s.variant == "mdpr")
     run_one(mdpr, profile)
     mrtydi, miracl = (next(s for s in specs if isinstance(s, EvalRun) and s.model == mdpr and s.bm25.benchmark == b)
@@ -740,8 +741,8 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     encodings = []
     original = fastpath._RowFile.open  # called when a corpus file is (re)encoded, not when a finished one is read
     monkeypatch.setattr(fastpath._RowFile, "open", lambda self: (encodings.append(self.path.name), original(self))[1])
-    evals = RunCache(_root(profile) / KINDS[EvalRun])
-    embeddings = _root(profile) / "embeddings"
+    evals = RunCache(root(profile) / KINDS[EvalRun])
+    embeddings = root(profile) / "embeddings"
 
     first = run_one(mrtydi, profile)
     assert len(encodings) == 2  # the trained encoder and the untrained baseline, each over the 1,104 passages
@@ -763,16 +764,17 @@ def test_table3_averages_over_its_languages_and_says_which(tmp_path, ablation_la
     so, naming the configured group), the whole low-similarity group without it."""
     import pandas as pd
 
-    from codeswitch.contrastivemix.experiment import VARIANTS
+    from codeswitch.contrastivemix.plan import VARIANTS
+    from codeswitch.contrastivemix import load
     from codeswitch.contrastivemix.tables import Scores, table3
     from codeswitch.core.profiles import load_profile
 
-    cfg = load_profile("smoke", {"contrastivemix.ablation_languages": ablation_languages}, output_root=tmp_path)
+    profile = load_profile("smoke", {"contrastivemix.ablation_languages": ablation_languages}, output_root=tmp_path)
     value = {"ko": 0.4, "ar": 0.2}
     rows = [dict(variant=v.key, row=v.label or v.ablation_label, benchmark="mrtydi", language=lang, seed=1, setting="hybrid",
                  metric=metric, value=value[lang] + (0.1 if metric == "recall@100" else 0.0), weight=0.5, report_split="test")
             for v in VARIANTS.values() for lang in ("ko", "ar") for metric in ("mrr@100", "recall@100")]
-    paths = table3(Scores(pd.DataFrame(rows), {}), cfg)
+    paths = table3(Scores(pd.DataFrame(rows), {}), profile, load(profile))
     csv = pd.read_csv(paths["csv"])
     mrr = csv[(csv["row"] == "mDPR") & (csv["column"] == "MRR@100")]["mean"].item()
     note = paths["md"].read_text(encoding="utf-8")

@@ -25,7 +25,8 @@ MARGINS = ("MRR vs untrained encoder", "Recall vs random ranking")
 def tiny(tmp_path_factory, backbones_dir):
     """(profile, evaluation spec) of mDPR on the smoke profile's Korean target alone, BM25 cached."""
     from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
-    from codeswitch.contrastivemix.experiment import KINDS, run_one
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.plan import KINDS, plan
     from codeswitch.core.profiles import load_profile
     from codeswitch.core.runs import RunCache
 
@@ -35,8 +36,6 @@ def tiny(tmp_path_factory, backbones_dir):
         "contrastivemix.miracl_high_similarity": [], "contrastivemix.figure_language": "ko",
         "contrastivemix.ablations": False, "contrastivemix.bm25_implementation": "bm25s",
     }, output_root=root)
-    from codeswitch.contrastivemix.experiment import plan
-
     specs = plan(profile)
     bm25 = next(s for s in specs if isinstance(s, Bm25Run))
     RunCache(profile.runs_dir / "contrastivemix" / KINDS[Bm25Run]).put(bm25.key(), run_one(bm25, profile))
@@ -46,7 +45,8 @@ def tiny(tmp_path_factory, backbones_dir):
 
 def _run(tiny) -> dict:
     """Train from scratch (no checkpoint is kept between cases) and evaluate; the evaluation's result."""
-    from codeswitch.contrastivemix.experiment import checkpoint_dir, run_one
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.inputs import checkpoint_dir
 
     profile, ev = tiny
     shutil.rmtree(checkpoint_dir(profile, ev.model), ignore_errors=True)

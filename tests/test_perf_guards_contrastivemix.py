@@ -177,7 +177,7 @@ def test_each_corpus_is_tokenised_once_across_models(tiny, token_cache, tmp_path
 
     from codeswitch.common import fastpath
     from codeswitch.contrastivemix.data import load_collection
-    from codeswitch.contrastivemix.experiment import corpus_tokens
+    from codeswitch.contrastivemix.retrieval import corpus_tokens
 
     model, tokenizer = tiny
     coll = load_collection("mrtydi", "synthetic", "ko")
