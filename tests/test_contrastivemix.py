@@ -64,7 +64,7 @@ def test_load_muse_real_files(shared_data, name, words, pairs):
 
 
 def test_shipped_glossaries_parse():
-    from codeswitch.contrastivemix.data import GLOSSARY_DIR
+    from codeswitch.contrastivemix.synthetic import GLOSSARY_DIR
 
     files = sorted(GLOSSARY_DIR.glob("en-*.txt"))
     assert {p.stem for p in files} >= {"en-ar", "en-es", "en-ko", "en-ru", "en-zh"}
@@ -320,7 +320,8 @@ def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
 
 # --------------------------------------------------------------------------- data
 def test_synthetic_retrieval_set_is_consistent():
-    from codeswitch.contrastivemix.data import CORPUS_FILE, corpus_lines, load_collection, load_queries, load_train_set, synthetic_facts
+    from codeswitch.contrastivemix.data import load_collection, load_queries, load_train_set
+    from codeswitch.contrastivemix.synthetic import CORPUS_FILE, corpus_lines, synthetic_facts
 
     facts = synthetic_facts()
     assert {f.split for f in facts} == {"train", "dev", "test"}
@@ -343,7 +344,8 @@ def test_synthetic_passages_vary_so_bm25_scores_do_not_tie_in_blocks():
     templated passages alone gave 66 of 138 questions under 10 hits and ~4 distinct scores per question, so the hybrid
     at w = 0 fell below BM25 and every tuning picked the smallest positive weight).  The answering sentence stays first,
     and a fact's passage is the same text in the collection and in its query set's positives."""
-    from codeswitch.contrastivemix.data import EXTRA_SENTENCES, load_collection, load_queries, synthetic_facts
+    from codeswitch.contrastivemix.data import load_collection, load_queries
+    from codeswitch.contrastivemix.synthetic import EXTRA_SENTENCES, synthetic_facts
     from codeswitch.contrastivemix.evaluate import bm25_rank
 
     collection = load_collection("mrtydi", "synthetic", "ko")
@@ -374,8 +376,8 @@ def test_smoke_backbone_vocabulary_covers_every_smoke_text(tmp_path, monkeypatch
     not, tokenizes into the same pieces as with the full vocabulary, and gets the same vector."""
     from transformers import AutoModel, AutoTokenizer
 
-    from codeswitch.contrastivemix.data import (GLOSSARY_DIR, WORDS_FILE, _glossary, _in_language, load_collection,
-                                                 synthetic_facts, vocabulary_words)
+    from codeswitch.contrastivemix.data import load_collection
+    from codeswitch.contrastivemix.synthetic import GLOSSARY_DIR, WORDS_FILE, _glossary, _in_language, synthetic_facts, vocabulary_words
     from codeswitch.core import models as M
 
     assert WORDS_FILE.read_text(encoding="utf-8").splitlines() == vocabulary_words()

@@ -43,7 +43,8 @@ def _spec(method: str = "contrastivemix", **kw):
 
 def _train(tiny, spec, *, n_queries: int = 16, prefetch: bool = False):
     from codeswitch.contrastivemix.codemix import load_muse
-    from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
+    from codeswitch.contrastivemix.data import load_train_set
+    from codeswitch.contrastivemix.synthetic import synthetic_glossary_path
     from codeswitch.contrastivemix.train import train_dual_encoder
 
     model, tokenizer = tiny

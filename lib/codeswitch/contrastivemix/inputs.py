@@ -40,7 +40,7 @@ def collection(benchmark: str, ref: str, language: str):
 @functools.lru_cache(maxsize=16)
 def _dictionary(muse: str, language: str, download_dir: Path) -> dict[str, list[str]]:
     from .codemix import load_muse, muse_path
-    from .data import SYNTHETIC, synthetic_glossary_path
+    from .synthetic import SYNTHETIC, synthetic_glossary_path
 
     if muse == SYNTHETIC:
         return load_muse(synthetic_glossary_path(language))

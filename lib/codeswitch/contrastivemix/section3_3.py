@@ -62,7 +62,8 @@ def section3_3_config(c: Config) -> dict:
 
 
 def _validation_rows(c: Config):
-    from .data import SYNTHETIC, _repo_file, load_train_set
+    from .data import _repo_file, load_train_set
+    from .synthetic import SYNTHETIC
 
     ref = c.train_data
     if ref != SYNTHETIC and not Path(ref).is_file():
