@@ -722,20 +722,17 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     """The synthetic Mr.TyDi and MIRACL of a language share their passages: one model's two evaluations encode the
     corpus once (its untrained baseline too), give the scores a fresh encoding gives, and the last one deletes it."""
     from codeswitch.common import fastpath
-    from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
+    from codeswitch.contrastivemix.config import EvalRun, TrainRun
     from codeswitch.contrastivemix.experiment import run_one
-    from codeswitch.contrastivemix.plan import KINDS, plan, root
-    from codeswitch.core.profiles import load_profile
+    from codeswitch.contrastivemix.plan import KINDS, root
     from codeswitch.core.runs import RunCache
 
-    profile = load_profile("smoke", {
-        "contrastivemix.low_similarity": ["ko"], "contrastivemix.miracl_target": ["ko"], "contrastivemix.ablations": False,
-        "contrastivemix.bm25_implementation": "bm25s", "contrastivemix.train_max_queries": 16,
-        "contrastivemix.num_train_epochs": 1,
-    }, output_root=tmp_path)
-    specs = plan(profile)
-    for b in (s for s in specs if isinstance(s, Bm25Run)):
-        RunCache(root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
+    from .helpers import contrastivemix_tiny_run
+
+    profile, specs = contrastivemix_tiny_run(tmp_path, {
+        "contrastivemix.low_similarity": ["ko"], "contrastivemix.miracl_target": ["ko"],
+        "contrastivemix.train_max_queries": 16, "contrastivemix.num_train_epochs": 1,
+    })
     mdpr = next(s for s in specs if isinstance(s, TrainRun) and s.variant == "mdpr")
     run_one(mdpr, profile)
     mrtydi, miracl = (next(s for s in specs if isinstance(s, EvalRun) and s.model == mdpr and s.bm25.benchmark == b)

@@ -1,6 +1,6 @@
 """ContrastiveMix dense retrieval (notebook 05): ``data`` (training sets, corpora,
 qrels) and ``synthetic`` (the smoke set), ``codemix`` (dictionary code-mixing and its MUSE reader), ``loss`` (in-batch
-IR loss and the alignment term), ``train`` (the dual-encoder trainer) and ``batches`` (what its steps encode),
+IR loss and the alignment term), ``train`` (the dual-encoder trainer) and ``mixing`` (the texts its steps encode),
 ``evaluate`` (BM25, dense ranking, hybrid fusion, metrics), ``lucene`` (Pyserini BM25), ``section3_3``;
 the experiment contract: ``config`` (:class:`Config` and the run specs), ``plan`` (:func:`plan`, :func:`stages`),
 ``experiment`` (:func:`run_one`, :func:`run`, kept models; what the runs read: ``inputs``; the evaluation runs:
