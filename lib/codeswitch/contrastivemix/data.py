@@ -38,6 +38,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
