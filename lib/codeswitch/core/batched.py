@@ -62,12 +62,22 @@ def _mix(h: torch.Tensor) -> torch.Tensor:
     return h ^ (h >> 16)
 
 
+_COORDINATES: dict[tuple, torch.Tensor] = {}  # shape and device -> coordinate hash (a few shapes per stack)
+
+
 def _coordinate_hash(shape: Sequence[int], device) -> torch.Tensor:
-    """A hash of each element's coordinates (dimension by dimension: a row keeps its values whatever the width)."""
-    h = torch.zeros((), dtype=torch.int64, device=device)
-    for d, size in enumerate(shape):
-        c = torch.arange(size, dtype=torch.int64, device=device).view([size] + [1] * (len(shape) - d - 1))
-        h = _mix((h + c * 0x9E3779B1 + (d + 1) * 0x85EBCA77) & _M32)
+    """A hash of each element's coordinates (dimension by dimension: a row keeps its values whatever the width);
+    the same for every run and step, so kept per shape (at most 512 shapes)."""
+    key = (tuple(shape), str(device))
+    h = _COORDINATES.get(key)
+    if h is None:
+        h = torch.zeros((), dtype=torch.int64, device=device)
+        for d, size in enumerate(shape):
+            c = torch.arange(size, dtype=torch.int64, device=device).view([size] + [1] * (len(shape) - d - 1))
+            h = _mix((h + c * 0x9E3779B1 + (d + 1) * 0x85EBCA77) & _M32)
+        if len(_COORDINATES) >= 512:
+            _COORDINATES.clear()
+        _COORDINATES[key] = h
     return h
 
 
@@ -78,7 +88,9 @@ def dropout_keep(shape: Sequence[int], p: float, seed, step: int, call: int, dev
     uniform on [0, 2**32), is at least ``p * 2**32``: it is kept with probability ``1 - p`` (up to 2**-32)."""
     seed = torch.as_tensor(seed, dtype=torch.int64, device=device)
     key = _mix(_mix((seed & _M32) ^ 0x5BD1E995) ^ ((step * 0x27D4EB2F + call * 0x165667B1) & _M32))
-    return _mix(_coordinate_hash(shape, device) ^ key) >= int(round(p * 2**32))
+    # one multiply-xorshift round over the elements (both inputs are already mixed): the per-element cost
+    h = ((_coordinate_hash(shape, device) ^ key) * 0x2C1B3C6D) & _M32
+    return (h ^ (h >> 15)) >= int(round(p * 2**32))
 
 
 class _DropoutState:
@@ -257,7 +269,8 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
     else:
         params, buffers = stack_module_state(models)  # (K, ...) leaves, requires_grad
         base = copy.deepcopy(base).to("meta")  # the architecture only: its parameters are the stacked ones
-    optimizer = _optimizer(params, models[0], settings)
+        models = None  # the K modules' own copies are not needed any more
+    optimizer = _optimizer(params, base, settings)
     per_epoch = _steps(n, settings.batch_size)
     total = per_epoch * settings.num_train_epochs
     factor = _schedule(settings, total)
@@ -275,7 +288,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
 
     step = 0
     for epoch in range(settings.num_train_epochs):
-        (models[0] if plain else base).train()
+        base.train()
         for i in range(per_epoch):
             idx = [o[epoch][i * settings.batch_size:(i + 1) * settings.batch_size] for o in orders]
             rows = [[train[k][0][j] for j in idx[k].tolist()] for k in range(K)]
@@ -285,7 +298,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             ids, mask = torch.stack(ids), torch.stack(mask)  # (K, B, width)
             if plain:
                 with run_dropout(seeds[0], step):
-                    logits = models[0](input_ids=ids[0], attention_mask=additive_mask(mask[0])).logits
+                    logits = base(input_ids=ids[0], attention_mask=additive_mask(mask[0])).logits
                 losses = F.cross_entropy(logits, labels[0])[None]
             else:
                 logits = torch.vmap(forward, in_dims=(0, 0, 0, 0, 0, None), randomness="error")(
@@ -302,7 +315,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
                 records[k].losses.append(v)
             if on_step is not None:
                 on_step(step)
-        logits = _evaluate(models[0] if plain else base, params, buffers, val_ids, val_mask, plain)  # (K, N, C)
+        logits = _evaluate(base, params, buffers, val_ids, val_mask, plain)  # (K, N, C)
         for k in range(K):
             acc = float((logits[k].argmax(-1) == val_labels).float().mean())
             records[k].scores.append(acc)
