@@ -38,10 +38,11 @@ SIZES = {
 BATCH = 8  # samples per optimiser step (CalBERT SAIL 2017, the released runs)
 
 
-def _model_factory(size: str):
+def _model_factory(size: str, layers: int | None = None):
     from transformers import BertConfig, BertForSequenceClassification
 
-    config = BertConfig(**SIZES[size], num_labels=3, attn_implementation="eager")
+    config = BertConfig(**{**SIZES[size], **({"num_hidden_layers": layers} if layers else {})}, num_labels=3,
+                        attn_implementation="eager")
 
     def make(seed: int):
         torch.manual_seed(seed)
@@ -60,7 +61,8 @@ def _data(size: str, n: int, seed: int):
     return rows, rng.integers(0, 3, n).tolist()
 
 
-def step_time(size: str, k: int, *, batched: bool, warmup: int, steps: int) -> float:
+def step_time(size: str, k: int, *, batched: bool, warmup: int, steps: int, device: str = "cpu",
+              layers: int | None = None) -> float:
     """Median seconds between optimiser steps after ``warmup``: one stacked step of ``k`` runs, or one run's step."""
     from codeswitch.core.batched import RunSettings, train_runs
 
@@ -69,8 +71,8 @@ def step_time(size: str, k: int, *, batched: bool, warmup: int, steps: int) -> f
     settings = RunSettings(learning_rate=2e-5, weight_decay=0.08, num_train_epochs=1, batch_size=BATCH)
     stamps: list[float] = []
     seeds = list(range(1, k + 1)) if batched else [1]
-    train_runs(_model_factory(size), seeds, [train] * len(seeds), _data(size, BATCH, 1), settings, batched=batched,
-               on_step=lambda s: stamps.append(time.perf_counter()))
+    train_runs(_model_factory(size, layers), seeds, [train] * len(seeds), _data(size, BATCH, 1), settings, batched=batched,
+               on_step=lambda s: stamps.append(time.perf_counter()), device=device)  # each step reads its losses: synced
     gaps = np.diff(stamps)[warmup:]
     return float(np.median(gaps))
 

@@ -239,26 +239,28 @@ def train_runs(
     batched: bool,
     pad_id: int = 0,
     on_step: Callable[[int], None] | None = None,
+    device: str | torch.device = "cpu",
 ) -> list[RunRecord]:
     """Fine-tune one sequence classifier per seed; ``batched``: all K as one stacked model (else one after another).
 
     ``make_model(seed)``: a fresh classifier (its forward takes ``input_ids``, ``attention_mask`` and returns
     ``.logits``), built the same for both paths; ``train[k]``: run k's ``(token-id rows, labels)``, all of one size;
     ``validation``: ``(rows, labels)`` shared by the runs.  Returns one :class:`RunRecord` per seed, in order.
-    ``on_step(step)``: called after each optimiser step (a benchmark's clock).
+    ``on_step(step)``: called after each optimiser step (a benchmark's clock); ``device``: where the runs train
+    (fp32; the records' tensors come back on the CPU).
     """
     _check_data(train, seeds)
     if batched:
-        return _train_stacked(make_model, list(seeds), train, validation, settings, pad_id, on_step)
-    return [_train_stacked(make_model, [s], [t], validation, settings, pad_id, on_step, plain=True)[0]
+        return _train_stacked(make_model, list(seeds), train, validation, settings, pad_id, on_step, torch.device(device))
+    return [_train_stacked(make_model, [s], [t], validation, settings, pad_id, on_step, torch.device(device), plain=True)[0]
             for s, t in zip(seeds, train)]
 
 
-def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_step, plain: bool = False):
+def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_step, device, plain: bool = False):
     """K = len(seeds) runs; ``plain`` (K = 1): the module itself, no ``vmap`` (the reference path)."""
     from torch.func import functional_call, stack_module_state
 
-    models = [make_model(s) for s in seeds]
+    models = [make_model(s).to(device) for s in seeds]
     for m in models:
         check_routable(m)
     base = models[0]
@@ -276,10 +278,11 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
     factor = _schedule(settings, total)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     orders = [epoch_order(n, s, settings.num_train_epochs) for s in seeds]
-    seed_t = torch.tensor(seeds, dtype=torch.int64)
+    seed_t = torch.tensor(seeds, dtype=torch.int64, device=device)
     records = [RunRecord(seed=s) for s in seeds]
     val_ids, val_mask = _pad(validation[0], max(map(len, validation[0])), pad_id)
-    val_labels = torch.as_tensor(validation[1])
+    val_ids, val_mask = val_ids.to(device), val_mask.to(device)
+    val_labels = torch.as_tensor(validation[1]).to(device)
     best = [(-1.0, None) for _ in seeds]
 
     def forward(p, b, ids, mask, seed, step):
@@ -295,7 +298,8 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             labels = torch.stack([torch.as_tensor(train[k][1])[idx[k]] for k in range(K)])  # (K, B)
             width = max(len(r) for rs in rows for r in rs)
             ids, mask = zip(*(_pad(rs, width, pad_id) for rs in rows))
-            ids, mask = torch.stack(ids), torch.stack(mask)  # (K, B, width)
+            ids, mask = torch.stack(ids).to(device), torch.stack(mask).to(device)  # (K, B, width)
+            labels = labels.to(device)
             if plain:
                 with run_dropout(seeds[0], step):
                     logits = base(input_ids=ids[0], attention_mask=additive_mask(mask[0])).logits
@@ -311,7 +315,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
-            for k, v in enumerate(losses.detach().tolist()):
+            for k, v in enumerate(losses.detach().tolist()):  # one host sync a step (the records)
                 records[k].losses.append(v)
             if on_step is not None:
                 on_step(step)
@@ -321,9 +325,9 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             records[k].scores.append(acc)
             if settings.selection == "last" or acc > best[k][0]:  # first of equal scores
                 best[k] = (acc, epoch)
-                records[k].selected_epoch, records[k].logits = epoch, logits[k].clone()
+                records[k].selected_epoch, records[k].logits = epoch, logits[k].cpu().clone()
     for k in range(K):
-        records[k].state = {name: (t if plain else t[k]).detach().clone() for name, t in params.items()}
+        records[k].state = {name: (t if plain else t[k]).detach().cpu().clone() for name, t in params.items()}
     return records
 
 
