@@ -182,6 +182,19 @@ def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
     return notes
 
 
+def _fallback_note(results: Scores, benchmark: str) -> list[str]:
+    """A note naming the cells whose tuned hybrid weight is w = 0: the hybrid falls back to BM25 there, so a tie
+    with BM25's row is that fallback, not two systems scoring alike by chance (issue 42.7)."""
+    f = results.frame
+    weight = pd.to_numeric(f["weight"], errors="coerce")
+    zero = f[(f["benchmark"] == benchmark) & (weight == 0.0)]
+    if zero.empty:
+        return []
+    cells = sorted({f"{row} ({lang}, seed {seed})" for row, lang, seed in zip(zero["row"], zero["language"], zero["seed"])})
+    return [f"Tuned hybrid weight w = 0 (the hybrid falls back to BM25) for: {'; '.join(cells)}. Where every seed of a "
+            "cell fell back, it equals BM25's."]
+
+
 def _save(profile: Profile, wide, long, name, caption, notes, claim=None):
     from ..core.report import save_table
 
@@ -302,7 +315,7 @@ def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
 def table1(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "MRR@100", "table1")
-    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi"),
+    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
                  _table1_check(long, c))
 
 
@@ -310,14 +323,14 @@ def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 2: MRR@100 on MIRACL (dev)."""
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
     wide, long = _language_table(results, c, "miracl", groups, "MRR@100", "table2")
-    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl"),
+    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl"),
                  _table2_check(long, c))
 
 
 def table4(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "Recall@100", "table4")
-    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi"),
+    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
                  _table4_check(long, c))
 
 
