@@ -5,6 +5,7 @@ Sub-commands::
     python -m benchmarks [options]          the benchmark (default: CI-sized, CPU)
     python -m benchmarks lengths ...        regenerate the recorded length histograms (Koglish, alignment, CalBERT)
     python -m benchmarks cost BENCH.json    estimated GPU-hours per notebook from measured rates
+    python -m benchmarks batched [--sizes smoke,paper --ks 1,4,10]   K small fine-tunes stacked vs one by one (CPU)
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
     python -m benchmarks record [--from DIR]   write the recorded measurements into docs/cost.md, docs/performance.md, README.md
     python -m benchmarks ab --compare NAME ... two settings of each hot path interleaved A/B/A/B (×5) in one process
@@ -352,6 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "lengths":
         return _lengths_command(argv[1:])
+    if argv and argv[0] == "batched":
+        from .batched_runs import main as batched_main
+
+        return batched_main(argv[1:])
     if argv and argv[0] == "memory":
         from .memory import main as memory_main
 

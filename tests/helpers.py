@@ -230,3 +230,21 @@ def alignment_smoke(overrides=None, *, output_root=None):
     profile = load_profile("smoke", overrides, output_root=output_root)
     aligns, fine, figure = A.stages(profile)
     return profile, list(aligns), list(fine), list(figure)
+
+
+# --- contrastivemix
+def contrastivemix_tiny_run(root, overrides: dict):
+    """A small ContrastiveMix run: the smoke profile under ``root`` with ``overrides`` (``contrastivemix.*`` keys) and
+    BM25 with bm25s, no Table 3 ablations; its plan, with every BM25 run computed and cached.  ``(profile, specs)``."""
+    from codeswitch.contrastivemix.config import Bm25Run
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.plan import KINDS, plan, root as runs_root
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.runs import RunCache
+
+    profile = load_profile("smoke", {"contrastivemix.ablations": False, "contrastivemix.bm25_implementation": "bm25s",
+                                     **overrides}, output_root=root)
+    specs = plan(profile)
+    for b in (s for s in specs if isinstance(s, Bm25Run)):
+        RunCache(runs_root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
+    return profile, specs

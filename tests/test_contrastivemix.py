@@ -22,7 +22,7 @@ def train_spec(method: str = "mdpr", *, mix_query: bool = False, mix_passage: bo
     import dataclasses
 
     from codeswitch.contrastivemix.config import Config
-    from codeswitch.contrastivemix.experiment import VARIANTS, train_run
+    from codeswitch.contrastivemix.plan import VARIANTS, train_run
     from codeswitch.core.profiles import load_profile
 
     variant = next(k for k, v in VARIANTS.items() if (v.method, v.mix_query, v.mix_passage) == (method, mix_query, mix_passage))
@@ -64,7 +64,7 @@ def test_load_muse_real_files(shared_data, name, words, pairs):
 
 
 def test_shipped_glossaries_parse():
-    from codeswitch.contrastivemix.data import GLOSSARY_DIR
+    from codeswitch.contrastivemix.synthetic import GLOSSARY_DIR
 
     files = sorted(GLOSSARY_DIR.glob("en-*.txt"))
     assert {p.stem for p in files} >= {"en-ar", "en-es", "en-ko", "en-ru", "en-zh"}
@@ -320,7 +320,8 @@ def test_hybrid_never_tunes_on_the_reported_split_unless_asked():
 
 # --------------------------------------------------------------------------- data
 def test_synthetic_retrieval_set_is_consistent():
-    from codeswitch.contrastivemix.data import CORPUS_FILE, corpus_lines, load_collection, load_queries, load_train_set, synthetic_facts
+    from codeswitch.contrastivemix.data import load_collection, load_queries, load_train_set
+    from codeswitch.contrastivemix.synthetic import CORPUS_FILE, corpus_lines, synthetic_facts
 
     facts = synthetic_facts()
     assert {f.split for f in facts} == {"train", "dev", "test"}
@@ -343,7 +344,8 @@ def test_synthetic_passages_vary_so_bm25_scores_do_not_tie_in_blocks():
     templated passages alone gave 66 of 138 questions under 10 hits and ~4 distinct scores per question, so the hybrid
     at w = 0 fell below BM25 and every tuning picked the smallest positive weight).  The answering sentence stays first,
     and a fact's passage is the same text in the collection and in its query set's positives."""
-    from codeswitch.contrastivemix.data import EXTRA_SENTENCES, load_collection, load_queries, synthetic_facts
+    from codeswitch.contrastivemix.data import load_collection, load_queries
+    from codeswitch.contrastivemix.synthetic import EXTRA_SENTENCES, synthetic_facts
     from codeswitch.contrastivemix.evaluate import bm25_rank
 
     collection = load_collection("mrtydi", "synthetic", "ko")
@@ -374,8 +376,8 @@ def test_smoke_backbone_vocabulary_covers_every_smoke_text(tmp_path, monkeypatch
     not, tokenizes into the same pieces as with the full vocabulary, and gets the same vector."""
     from transformers import AutoModel, AutoTokenizer
 
-    from codeswitch.contrastivemix.data import (GLOSSARY_DIR, WORDS_FILE, _glossary, _in_language, load_collection,
-                                                 synthetic_facts, vocabulary_words)
+    from codeswitch.contrastivemix.data import load_collection
+    from codeswitch.contrastivemix.synthetic import GLOSSARY_DIR, WORDS_FILE, _glossary, _in_language, synthetic_facts, vocabulary_words
     from codeswitch.core import models as M
 
     assert WORDS_FILE.read_text(encoding="utf-8").splitlines() == vocabulary_words()
@@ -520,8 +522,10 @@ def test_batcher_mixing_by_method():
     assert all(m != n for m, n in zip(both["neg_mixed"][0], both["neg"][0]))
     positives = _Batcher(train_spec(method="contrastivemix", mix_passage=True, passage_align="positives"), glossary).texts(rows, 0)
     assert set(positives) == {"query", "pos", "neg", "pos_mixed"}
-    with pytest.raises(ValueError, match="passage_align"):
-        train_spec(method="contrastivemix", mix_passage=True, passage_align="negatives")
+    from codeswitch.contrastivemix.config import Config
+
+    with pytest.raises(ValueError, match="passage_align"):  # checked once, in the section's Config
+        Config(passage_align="negatives")
     # A new hard negative each epoch, the same one for the same epoch.
     b = _Batcher(train_spec(method="mdpr"), None)
     assert b.texts(rows, 0)["neg"][0] == b.texts(rows, 0)["neg"][0] != b.texts(rows, 1)["neg"][0]
@@ -537,7 +541,7 @@ def test_gather_with_grad_is_identity_on_one_process():
 # --------------------------------------------------------------------------- config and reported numbers
 def test_profiles_build_and_plan():
     from codeswitch.contrastivemix import load, plan
-    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
+    from codeswitch.contrastivemix.plan import ABLATION_VARIANTS
     from codeswitch.contrastivemix.config import Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun
     from codeswitch.core.profiles import load_profile
 
@@ -614,7 +618,7 @@ def test_ablation_languages_subset_the_low_similarity_group():
     ablation variants on it alone; a language outside the group, or none, is refused, naming the group."""
     from codeswitch.contrastivemix import load, plan
     from codeswitch.contrastivemix.config import TrainRun
-    from codeswitch.contrastivemix.experiment import ABLATION_VARIANTS
+    from codeswitch.contrastivemix.plan import ABLATION_VARIANTS
     from codeswitch.core.profiles import ConfigError, load_profile
 
     assert load(load_profile("paper")).table3_languages == ("ar", "th", "ja", "ko", "id", "fi")
@@ -720,19 +724,17 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     """The synthetic Mr.TyDi and MIRACL of a language share their passages: one model's two evaluations encode the
     corpus once (its untrained baseline too), give the scores a fresh encoding gives, and the last one deletes it."""
     from codeswitch.common import fastpath
-    from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
-    from codeswitch.contrastivemix.experiment import KINDS, _root, plan, run_one
-    from codeswitch.core.profiles import load_profile
+    from codeswitch.contrastivemix.config import EvalRun, TrainRun
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.plan import KINDS, root
     from codeswitch.core.runs import RunCache
 
-    profile = load_profile("smoke", {
-        "contrastivemix.low_similarity": ["ko"], "contrastivemix.miracl_target": ["ko"], "contrastivemix.ablations": False,
-        "contrastivemix.bm25_implementation": "bm25s", "contrastivemix.train_max_queries": 16,
-        "contrastivemix.num_train_epochs": 1,
-    }, output_root=tmp_path)
-    specs = plan(profile)
-    for b in (s for s in specs if isinstance(s, Bm25Run)):
-        RunCache(_root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
+    from .helpers import contrastivemix_tiny_run
+
+    profile, specs = contrastivemix_tiny_run(tmp_path, {
+        "contrastivemix.low_similarity": ["ko"], "contrastivemix.miracl_target": ["ko"],
+        "contrastivemix.train_max_queries": 16, "contrastivemix.num_train_epochs": 1,
+    })
     mdpr = next(s for s in specs if isinstance(s, TrainRun) and s.variant == "mdpr")
     run_one(mdpr, profile)
     mrtydi, miracl = (next(s for s in specs if isinstance(s, EvalRun) and s.model == mdpr and s.bm25.benchmark == b)
@@ -740,8 +742,8 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     encodings = []
     original = fastpath._RowFile.open  # called when a corpus file is (re)encoded, not when a finished one is read
     monkeypatch.setattr(fastpath._RowFile, "open", lambda self: (encodings.append(self.path.name), original(self))[1])
-    evals = RunCache(_root(profile) / KINDS[EvalRun])
-    embeddings = _root(profile) / "embeddings"
+    evals = RunCache(root(profile) / KINDS[EvalRun])
+    embeddings = root(profile) / "embeddings"
 
     first = run_one(mrtydi, profile)
     assert len(encodings) == 2  # the trained encoder and the untrained baseline, each over the 1,104 passages
@@ -763,16 +765,17 @@ def test_table3_averages_over_its_languages_and_says_which(tmp_path, ablation_la
     so, naming the configured group), the whole low-similarity group without it."""
     import pandas as pd
 
-    from codeswitch.contrastivemix.experiment import VARIANTS
+    from codeswitch.contrastivemix.plan import VARIANTS
+    from codeswitch.contrastivemix import load
     from codeswitch.contrastivemix.tables import Scores, table3
     from codeswitch.core.profiles import load_profile
 
-    cfg = load_profile("smoke", {"contrastivemix.ablation_languages": ablation_languages}, output_root=tmp_path)
+    profile = load_profile("smoke", {"contrastivemix.ablation_languages": ablation_languages}, output_root=tmp_path)
     value = {"ko": 0.4, "ar": 0.2}
     rows = [dict(variant=v.key, row=v.label or v.ablation_label, benchmark="mrtydi", language=lang, seed=1, setting="hybrid",
                  metric=metric, value=value[lang] + (0.1 if metric == "recall@100" else 0.0), weight=0.5, report_split="test")
             for v in VARIANTS.values() for lang in ("ko", "ar") for metric in ("mrr@100", "recall@100")]
-    paths = table3(Scores(pd.DataFrame(rows), {}), cfg)
+    paths = table3(Scores(pd.DataFrame(rows), {}), profile, load(profile))
     csv = pd.read_csv(paths["csv"])
     mrr = csv[(csv["row"] == "mDPR") & (csv["column"] == "MRR@100")]["mean"].item()
     note = paths["md"].read_text(encoding="utf-8")

@@ -42,7 +42,8 @@ def _step_inputs(tokenizer, spec, *, packed: bool):
     """The first step's inputs per side, as ``train_dual_encoder`` builds them."""
     from codeswitch.common.fastpath import pack_features, sdpa_ready
     from codeswitch.contrastivemix.codemix import load_muse
-    from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
+    from codeswitch.contrastivemix.data import load_train_set
+    from codeswitch.contrastivemix.synthetic import synthetic_glossary_path
     from codeswitch.contrastivemix.train import _Batcher, _RunTokens, collate_ids, pack_budgets
 
     rows = load_train_set("synthetic").select(range(64))
@@ -96,7 +97,8 @@ def test_packed_step_equals_the_padded_step(tiny, tmp_path, monkeypatch):
 def test_packed_training_runs_with_budgeted_shapes(tiny, tmp_path, monkeypatch):
     """``train_dual_encoder`` with ``packing``: every step's input shapes are among the run's budgets."""
     from codeswitch.contrastivemix.codemix import load_muse
-    from codeswitch.contrastivemix.data import load_train_set, synthetic_glossary_path
+    from codeswitch.contrastivemix.data import load_train_set
+    from codeswitch.contrastivemix.synthetic import synthetic_glossary_path
     from codeswitch.core.encoders import DualEncoder
 
     monkeypatch.setenv("CODESWITCH_TOKEN_CACHE", str(tmp_path))

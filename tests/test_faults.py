@@ -138,7 +138,7 @@ def test_replacing_a_muse_file_reruns_the_models_that_read_it(tmp_path):
 
     from codeswitch.contrastivemix import plan
     from codeswitch.contrastivemix.config import TrainRun
-    from codeswitch.contrastivemix.data import GLOSSARY_DIR
+    from codeswitch.contrastivemix.synthetic import GLOSSARY_DIR
 
     shutil.copytree(GLOSSARY_DIR, tmp_path / "muse", ignore=shutil.ignore_patterns("*.md"))
     cfg = load_profile("smoke", {"contrastivemix.muse": str(tmp_path / "muse")}, output_root=tmp_path / "out")

@@ -24,29 +24,22 @@ MARGINS = ("MRR vs untrained encoder", "Recall vs random ranking")
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, backbones_dir):
     """(profile, evaluation spec) of mDPR on the smoke profile's Korean target alone, BM25 cached."""
-    from codeswitch.contrastivemix.config import Bm25Run, EvalRun, TrainRun
-    from codeswitch.contrastivemix.experiment import KINDS, run_one
-    from codeswitch.core.profiles import load_profile
-    from codeswitch.core.runs import RunCache
+    from codeswitch.contrastivemix.config import EvalRun, TrainRun
 
-    root = tmp_path_factory.mktemp("cmix-learning")
-    profile = load_profile("smoke", {
+    from .helpers import contrastivemix_tiny_run
+
+    profile, specs = contrastivemix_tiny_run(tmp_path_factory.mktemp("cmix-learning"), {
         "contrastivemix.low_similarity": ["ko"], "contrastivemix.high_similarity": [], "contrastivemix.miracl_target": [],
         "contrastivemix.miracl_high_similarity": [], "contrastivemix.figure_language": "ko",
-        "contrastivemix.ablations": False, "contrastivemix.bm25_implementation": "bm25s",
-    }, output_root=root)
-    from codeswitch.contrastivemix.experiment import plan
-
-    specs = plan(profile)
-    bm25 = next(s for s in specs if isinstance(s, Bm25Run))
-    RunCache(profile.runs_dir / "contrastivemix" / KINDS[Bm25Run]).put(bm25.key(), run_one(bm25, profile))
+    })
     ev = next(s for s in specs if isinstance(s, EvalRun) and isinstance(s.model, TrainRun) and s.model.method == "mdpr")
     return profile, ev
 
 
 def _run(tiny) -> dict:
     """Train from scratch (no checkpoint is kept between cases) and evaluate; the evaluation's result."""
-    from codeswitch.contrastivemix.experiment import checkpoint_dir, run_one
+    from codeswitch.contrastivemix.experiment import run_one
+    from codeswitch.contrastivemix.inputs import checkpoint_dir
 
     profile, ev = tiny
     shutil.rmtree(checkpoint_dir(profile, ev.model), ignore_errors=True)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr
 
-from codeswitch.contrastivemix.data import base_facts, load_collection, load_queries
+from codeswitch.contrastivemix.data import load_collection, load_queries
+from codeswitch.contrastivemix.synthetic import base_facts
 from codeswitch.contrastivemix.lucene import lucene_analyze, lucene_rank
 from codeswitch.contrastivemix.evaluate import bm25_rank
 

@@ -89,8 +89,6 @@ def test_every_set_fix_line_makes_its_resource_present(no_network, tmp_path):
         assert read == Path(muse_input(muse, lang)) and read.is_file() and read.name == f"en-{lang}.txt", (lang, read)
 
 
-@pytest.mark.xfail(strict=True, reason="contrastivemix: muse_input and codemix.muse_path read a plain file path differently "
-                                       "(issue 42, item 4; the change is in the paper package)")
 def test_muse_set_to_a_file_is_read_alike_by_the_check_and_the_run(no_network, tmp_path):
     """``--set contrastivemix.muse=<one file>``: the check says ok; the run must then read that file (or the check
     must refuse it), never a path below it."""
@@ -103,3 +101,18 @@ def test_muse_set_to_a_file_is_read_alike_by_the_check_and_the_run(no_network, t
     ok = all(s.present for s in preflight.check(prof) if s.resource.setting == "contrastivemix.muse")
     if ok:
         assert muse_path(str(f), "ar", download_dir=tmp_path / "dl") == Path(muse_input(str(f), "ar"))
+
+
+def test_muse_one_file_serves_its_language_and_is_refused_for_another(tmp_path):
+    """One reading of the setting (contrastivemix.data.muse_file): a .txt named en-<lang>.txt is read for that
+    language; for another the run refuses it naming the file, never reading a path below it."""
+    from codeswitch.contrastivemix.data import muse_file
+    from codeswitch.core.hub import MissingResourceError
+
+    f = tmp_path / "en-ar.txt"
+    f.write_text("the 1\n")
+    assert muse_file(str(f), "ar") == str(f)
+    assert muse_file(str(tmp_path), "ko") == str(tmp_path / "en-ko.txt")
+    assert muse_file(str(tmp_path / "en-{lang}.txt"), "ko") == str(tmp_path / "en-ko.txt")
+    with pytest.raises(MissingResourceError, match="names one file.*en-ko.txt"):
+        muse_file(str(f), "ko")

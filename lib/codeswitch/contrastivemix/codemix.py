@@ -143,7 +143,9 @@ def muse_path(ref: str, language: str, *, download_dir: Path, timeout: float = 3
                 f"  Fix: fetch it elsewhere and set contrastivemix.muse to the folder holding en-{language}.txt."
             ) from exc
         return atomic_write_bytes(dest, data)
-    path = Path(ref.format(lang=language)).expanduser() if "{lang}" in ref else Path(ref).expanduser() / f"en-{language}.txt"
+    from .data import muse_file  # the one reading of the setting, shared with the run's inputs and the check
+
+    path = Path(muse_file(ref, language))
     if not path.is_file():
         raise MissingResourceError(f"MUSE dictionary {path} does not exist (contrastivemix.muse = {ref!r})")
     return path

@@ -444,7 +444,10 @@ def evaluate_hybrid(
     shared by calls on the same two :class:`SplitRuns`) keeps each split's
     :func:`score_grid`, so scoring both settings costs two evaluations, not four.
 
-    Returns ``{"weight", "tuned_on", "curve", "per_query": {metric: {qid: value}}, "mean": {metric: value}}``.
+    Returns ``{"weight", "tuned_on", "curve", "per_query": {metric: {qid: value}}, "mean": {metric: value}}``:
+    ``weight`` is the tuned weight, a float of ``grid``, and ``curve`` the tuning split's MRR@100 per weight as two
+    columns, ``{"weight": [w, ...], "mrr@100": [score, ...]}`` (floats both: a JSON record keeps the weights as
+    numbers, never as the strings a dict key would turn them into).
     """
     if tune_on_report_split:
         tune = report
@@ -465,7 +468,8 @@ def evaluate_hybrid(
 
     weight, curve = tune_hybrid(tune, grid, depth=depth, _scores=scores(tune))
     per_query = scores(report)[weight]
-    return {"weight": weight, "tuned_on": tune.split, "curve": {str(w): v for w, v in curve.items()}, "per_query": per_query, "mean": mean_scores(per_query)}
+    return {"weight": weight, "tuned_on": tune.split, "curve": {"weight": list(curve), "mrr@100": list(curve.values())},
+            "per_query": per_query, "mean": mean_scores(per_query)}
 
 
 # --------------------------------------------------------------------------- significance

@@ -16,7 +16,7 @@ import pandas as pd
 from ..core.experiment import Results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
-from .config import UmapRun, load
+from .config import Config, UmapRun, load
 
 __all__ = ["umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "figure3"]
 
@@ -24,8 +24,8 @@ __all__ = ["umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "fig
 @records_inputs
 def figures(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
     """Write Figures 1–3; return ``{name: paths}``."""
-    coords = umap_coordinates(results)
-    return {name: fn(coords, profile) for name, fn in (("contrastivemix_figure1", figure1), ("contrastivemix_figure2", figure2),
+    coords, c = umap_coordinates(results), load(profile)
+    return {name: fn(coords, profile, c) for name, fn in (("contrastivemix_figure1", figure1), ("contrastivemix_figure2", figure2),
                                                        ("contrastivemix_figure3", figure3))}
 
 
@@ -83,33 +83,33 @@ def _umap_figure(coords: pd.DataFrame, key: str, sides: Sequence[str], title: st
     return fig
 
 
-def _figure(cfg, coords, key, sides, name, title, caption):
+def _figure(profile: Profile, coords, key, sides, name, title, caption):
     import matplotlib.pyplot as plt
 
     from ..core.report import save_figure
 
     fig = _umap_figure(coords, key, sides, title)
-    paths = save_figure(fig, name, cfg, caption=caption)
+    paths = save_figure(fig, name, profile, caption=caption)
     plt.close(fig)
     return paths
 
 
-def figure1(coords: pd.DataFrame, cfg: Profile) -> dict[str, Path]:
+def figure1(coords: pd.DataFrame, profile: Profile, c: Config) -> dict[str, Path]:
     """Figure 1: ContrastiveMix's query encoder, English vs the target language."""
-    lang = _LANG_NAMES.get(load(cfg).figure_language, load(cfg).figure_language)
-    return _figure(cfg, coords, "contrastivemix", ("query",), "contrastivemix_figure1", f"ContrastiveMix (target: {lang})",
+    lang = _LANG_NAMES.get(c.figure_language, c.figure_language)
+    return _figure(profile, coords, "contrastivemix", ("query",), "contrastivemix_figure1", f"ContrastiveMix (target: {lang})",
                    f"UMAP of English and {lang} validation queries from ContrastiveMix's query encoder (ContrastiveMix Figure 1)")
 
 
-def figure2(coords: pd.DataFrame, cfg: Profile) -> dict[str, Path]:
+def figure2(coords: pd.DataFrame, profile: Profile, c: Config) -> dict[str, Path]:
     """Figure 2: mDPR's query and passage encoders."""
-    lang = _LANG_NAMES.get(load(cfg).figure_language, load(cfg).figure_language)
-    return _figure(cfg, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", f"mDPR (target: {lang})",
+    lang = _LANG_NAMES.get(c.figure_language, c.figure_language)
+    return _figure(profile, coords, "mdpr", ("query", "passage"), "contrastivemix_figure2", f"mDPR (target: {lang})",
                    f"UMAP of English and {lang} validation queries / passages from mDPR's encoders (ContrastiveMix Figure 2)")
 
 
-def figure3(coords: pd.DataFrame, cfg: Profile) -> dict[str, Path]:
+def figure3(coords: pd.DataFrame, profile: Profile, c: Config) -> dict[str, Path]:
     """Figure 3: NaiveMix's query and passage encoders."""
-    lang = _LANG_NAMES.get(load(cfg).figure_language, load(cfg).figure_language)
-    return _figure(cfg, coords, "naivemix", ("query", "passage"), "contrastivemix_figure3", f"NaiveMix (target: {lang})",
+    lang = _LANG_NAMES.get(c.figure_language, c.figure_language)
+    return _figure(profile, coords, "naivemix", ("query", "passage"), "contrastivemix_figure3", f"NaiveMix (target: {lang})",
                    f"UMAP of English and {lang} validation queries / passages from NaiveMix's encoders (ContrastiveMix Figure 3)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..core.resources import Resource, is_builtin, is_local, model_resource
 from ..core.profiles import Profile
 
@@ -58,6 +60,9 @@ def resources(profile: Profile) -> list[Resource]:
         ref = c.muse
         if ref.startswith(("http://", "https://")) or "{lang}" in ref:
             ref = ref.format(lang=lang)
+            kind, files = "file", ()
+        elif ref.endswith(".txt"):  # one file: the check looks where the run reads (data.muse_file), en-<lang>.txt beside it
+            ref = ref if Path(ref).name == f"en-{lang}.txt" else str(Path(ref).with_name(f"en-{lang}.txt"))
             kind, files = "file", ()
         else:
             kind, files = "file", (f"en-{lang}.txt",)

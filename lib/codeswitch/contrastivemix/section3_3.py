@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core import claims
 from ..core.profiles import Profile
 from ..core.runs import RunCache
 from .config import SECTION, Config, load
@@ -42,10 +43,9 @@ def mixed_cosines(encode, texts: list[str], mixed: list[str]) -> np.ndarray:
     return (a * b).sum(axis=1)  # (n,)
 
 
-def section3_3_config(cfg: Profile) -> dict:
+def section3_3_config(c: Config) -> dict:
     from ..core.models import backbone_id
 
-    c = load(cfg)
     return {
         "kind": "contrastivemix-section3_3",
         "backbone": backbone_id(c.backbone.model),
@@ -62,7 +62,8 @@ def section3_3_config(cfg: Profile) -> dict:
 
 
 def _validation_rows(c: Config):
-    from .data import SYNTHETIC, _repo_file, load_train_set
+    from .data import _repo_file, load_train_set
+    from .synthetic import SYNTHETIC
 
     ref = c.train_data
     if ref != SYNTHETIC and not Path(ref).is_file():
@@ -70,25 +71,25 @@ def _validation_rows(c: Config):
     return load_train_set(ref, max_queries=c.train_max_queries)
 
 
-def _compute(cfg: Profile) -> dict:
+def _compute(profile: Profile, c: Config) -> dict:
     from ..core.encoders import load_dual_encoder
     from .codemix import code_mix
     from .data import passage_text
-    from .experiment import backbone_path, dictionary, encoders
+    from .inputs import backbone_path, dictionary
+    from .retrieval import encoders
 
-    c = load(cfg)
     rows = _validation_rows(c)
     texts = {
         "query": list(rows["query"]),
         "passage": [passage_text(p[0].get("title"), p[0]["text"]) for p in rows["positive_passages"]],
     }
-    model, tokenizer = load_dual_encoder(backbone_path(cfg, c.backbone.model))  # the backbone before retrieval training
-    enc = dict(zip(("query", "passage"), encoders(model, tokenizer, cfg, query_max_length=c.query_max_length,
+    model, tokenizer = load_dual_encoder(backbone_path(profile, c.backbone.model))  # the backbone before retrieval training
+    enc = dict(zip(("query", "passage"), encoders(model, tokenizer, profile, query_max_length=c.query_max_length,
                                                   passage_max_length=c.passage_max_length, batch_size=c.per_device_eval_batch_size,
                                                   sort_window=c.encode_sort_window)))
     out = {}
     for lang in c.low_similarity:
-        d = dictionary(cfg, c.muse, lang)
+        d = dictionary(profile, c.muse, lang)
         out[lang] = {}
         for side, xs in texts.items():
             mixed = [code_mix(x, d, c.word_rate, random.Random(f"section3_3|{lang}|{side}|{i}"), case_sensitive=c.case_sensitive)
@@ -97,17 +98,18 @@ def _compute(cfg: Profile) -> dict:
     return {"cosines": out, "n": len(rows)}
 
 
-def section3_3_results(cfg: Profile) -> dict:
+def section3_3_results(profile: Profile, c: Config) -> dict:
     """``{"cosines": {language: {"query"|"passage": [cos, ...]}}, "n": texts}`` (cached by its config)."""
-    cache = RunCache(cfg.runs_dir / SECTION / "section3_3")
-    return cache.run(section3_3_config(cfg), lambda: _compute(cfg))
+    cache = RunCache(profile.runs_dir / SECTION / "section3_3")
+    return cache.run(section3_3_config(c), lambda: _compute(profile, c))
 
 
-def section3_3_table(cfg: Profile) -> dict[str, Path]:
+def section3_3_table(profile: Profile) -> dict[str, Path]:
     """The artifact ``contrastivemix_section3_3``: mean cosine ± SD per language and pooled, beside the paper's."""
     from ..core.report import comparison, save_table
 
-    rec = section3_3_results(cfg)
+    c = load(profile)
+    rec = section3_3_results(profile, c)
     cells = []
     for side, row in ROWS.items():
         pooled = []
@@ -122,32 +124,21 @@ def section3_3_table(cfg: Profile) -> dict[str, Path]:
                             row_order=list(ROWS.values()), column_order=["all", *langs], digits=3)
     notes = [
         f"Cosine of the untrained backbone's first-token embedding of each English text with its code-mixed copy "
-        f"(r_w = {load(cfg).word_rate}), mean ± SD over {rec['n']} texts per language; 'all' pools {langs} "
+        f"(r_w = {c.word_rate}), mean ± SD over {rec['n']} texts per language; 'all' pools {langs} "
         "(the paper does not name its target languages).",
         "The paper's SDs: 0.036 (queries), 0.257 (passages).",
     ]
-    claim = section3_3_claim(long, cfg)
-    c = load(cfg)
-    return save_table(wide, "contrastivemix_section3_3", cfg, long=long, notes=notes, claim=claim,
+    claim = section3_3_claim(long)
+    return save_table(wide, "contrastivemix_section3_3", profile, long=long, notes=notes, claim=claim,
                       caption="English vs code-mixed embeddings, mean cosine (ContrastiveMix §3.3)",
                       inputs={"model": [c.backbone.model], "train_data": [c.train_data], "muse": [c.muse]})
 
 
-def section3_3_claim(long: pd.DataFrame, profile=None):
+@claims.register("contrastivemix_section3_3", paper="contrastivemix", table="section3_3")
+def section3_3_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """ContrastiveMix §3.3 (contrastivemix.txt): "similarities of mBERT embeddings between English data ... and their
     code-mixed counterparts are 0.944 (SD = 0.036) for queries and 0.867 (SD = 0.257) for passages. The lower
-    similarity and substantial variation in code-mixed passages ..."."""
-    from ..core import claims
-
+    similarity and substantial variation in code-mixed passages ..."  (Reads no setting.)"""
     return claims.greater(long, "code-mixed passages stay less similar to their English originals than code-mixed queries "
                           "(mean cosine, all target languages pooled)",
                           pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3 (contrastivemix.txt)")
-
-
-def _register():
-    from ..core import claims
-
-    claims.register("contrastivemix_section3_3", paper="contrastivemix", table="section3_3")(section3_3_claim)
-
-
-_register()

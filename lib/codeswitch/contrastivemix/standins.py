@@ -10,7 +10,8 @@ import gzip
 import json
 from pathlib import Path
 
-from .data import MRTYDI_LANGUAGES, SPLITS, _distractors, _synthetic_train_rows, base_facts, passage_text
+from .data import MRTYDI_LANGUAGES
+from .synthetic import SPLITS, _distractors, _synthetic_train_rows, base_facts
 from .section3_3 import NQ_DEV_FILE
 
 PAPER_LANGUAGES = ("ar", "th", "ja", "ko", "id", "fi", "ru", "bn", "zh", "fa", "es", "fr", "hi")
@@ -18,7 +19,7 @@ PAPER_LANGUAGES = ("ar", "th", "ja", "ko", "id", "fi", "ru", "bn", "zh", "fa", "
 
 def _dictionary(language: str) -> dict[str, str]:
     from ..core.hub import MissingResourceError
-    from .data import _glossary
+    from .synthetic import _glossary
 
     try:
         return {en: ts[0] for en, ts in _glossary(language).items()}

@@ -16,11 +16,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core import claims
 from ..core.experiment import Results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
 from .config import Bm25Run, Config, EvalRun, load
-from .experiment import MAIN_VARIANTS, VARIANTS
+from .plan import MAIN_VARIANTS, VARIANTS
 
 __all__ = ["Scores", "scores", "tables", "table1", "table2", "table3", "table4", "SETTINGS", "METRIC_KEYS"]
 
@@ -77,8 +78,8 @@ def scores(results: Results) -> Scores:
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
     """Write Tables 1–4; return ``{name: paths}``."""
-    s = scores(results)
-    return {name: fn(s, profile) for name, fn in (("contrastivemix_table1", table1), ("contrastivemix_table2", table2),
+    s, c = scores(results), load(profile)
+    return {name: fn(s, profile, c) for name, fn in (("contrastivemix_table1", table1), ("contrastivemix_table2", table2),
                                                     ("contrastivemix_table3", table3), ("contrastivemix_table4", table4))}
 
 
@@ -99,14 +100,13 @@ def _p_value(results: Scores, variant: str, benchmark: str, language: str, metri
     return paired_t_test(averaged(variant), averaged("mdpr"))
 
 
-def _language_table(results: Scores, cfg: Profile, benchmark: str, groups: Sequence[tuple[Sequence[str], str | None]], metric: str, table_id: str):
+def _language_table(results: Scores, c: Config, benchmark: str, groups: Sequence[tuple[Sequence[str], str | None]], metric: str, table_id: str):
     """Rows: methods × settings (+ BM25); columns: languages and group averages; mean ± std over seeds."""
     from ..core.report import comparison
 
-    c = load(cfg)
     f = results.frame
     f = f[(f["benchmark"] == benchmark) & (f["metric"] == METRIC_KEYS[metric])]
-    report_split = c.mrtydi_report_split if benchmark == "mrtydi" else c.miracl_report_split
+    report_split = c.splits(benchmark)[0]
     cells, order_rows, order_cols, pvals = [], [], [], {}
     for setting, suffix in [*SETTINGS.items(), ("bm25", None)]:
         variants = MAIN_VARIANTS if setting != "bm25" else ("bm25",)
@@ -166,9 +166,8 @@ def _mrtydi_groups(c: Config):
     return [(c.low_similarity, "Avg (low)" if c.low_similarity else None), (c.high_similarity, "Avg (high)" if c.high_similarity else None)]
 
 
-def _notes(cfg: Profile, benchmark: str) -> list[str]:
-    c = load(cfg)
-    report, tune = (c.mrtydi_report_split, c.mrtydi_tune_split) if benchmark == "mrtydi" else (c.miracl_report_split, c.miracl_tune_split)
+def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
+    report, tune = c.splits(benchmark)
     notes = [
         f"Main rows: BM25 + dense hybrid, weight on dense tuned on {tune} (MRR@100), scored on {report}; "
         f"'tuned on {report} (released code)': the weight tuned on the reported split itself; 'dense only': no BM25.",
@@ -176,17 +175,30 @@ def _notes(cfg: Profile, benchmark: str) -> list[str]:
         "* after the paper's value: starred in the paper.",
         "Averages: over the configured languages of the group, per seed, then over seeds.",
     ]
-    if c.train_data == "synthetic" and cfg.name != "smoke":  # the smoke profile's tables carry report.SMOKE_NOTE
+    if c.train_data == "synthetic" and profile.name != "smoke":  # the smoke profile's tables carry report.SMOKE_NOTE
         notes.append(f"synthetic data: {c.backbone.name} ({c.backbone.model}) encoders trained a few steps on the synthetic "
                      "retrieval set; the dense rows show the retrievers learning (each evaluation's learning entry: dense "
                      "MRR@100 vs the untrained encoder, Recall@100 vs a random ranking), not the paper's effect sizes.")
     return notes
 
 
-def _save(cfg, wide, long, name, caption, notes, claim=None):
+def _fallback_note(results: Scores, benchmark: str) -> list[str]:
+    """A note naming the cells whose tuned hybrid weight is w = 0: the hybrid falls back to BM25 there, so a tie
+    with BM25's row is that fallback, not two systems scoring alike by chance (issue 42.7)."""
+    f = results.frame
+    weight = pd.to_numeric(f["weight"], errors="coerce")
+    zero = f[(f["benchmark"] == benchmark) & (weight == 0.0)]
+    if zero.empty:
+        return []
+    cells = sorted({f"{row} ({lang}, seed {seed})" for row, lang, seed in zip(zero["row"], zero["language"], zero["seed"])})
+    return [f"Tuned hybrid weight w = 0 (the hybrid falls back to BM25) for: {'; '.join(cells)}. Where every seed of a "
+            "cell fell back, it equals BM25's."]
+
+
+def _save(profile: Profile, wide, long, name, caption, notes, claim=None):
     from ..core.report import save_table
 
-    return save_table(wide, name, cfg, caption=caption, long=long, notes=notes, claim=claim)
+    return save_table(wide, name, profile, caption=caption, long=long, notes=notes, claim=claim)
 
 
 # --------------------------------------------------------------------------- the paper's claims (§4.4, contrastivemix.txt)
@@ -213,47 +225,58 @@ def _languages(long: pd.DataFrame, languages: Sequence[str], benchmark: str) -> 
     return [_col(lang, benchmark) for lang in languages if _col(lang, benchmark) in present]
 
 
-def _section(profile) -> Config:
+def _section(profile: Profile | None) -> Config:
+    """The section a registered claim reads (:func:`codeswitch.core.claims.on_paper` passes a profile, or none: the
+    paper's defaults); the table builders pass their own :class:`Config` to the checks instead."""
     return load(profile) if profile is not None else Config()
 
 
-def table1_claim(long: pd.DataFrame, profile=None):
+# Each claim: a check of (long, c), which the table builders call with their Config, and the claim core registers,
+# ``fn(long, profile)``, which builds that Config once from the profile it is given.
+def _table1_check(long: pd.DataFrame, c: Config) -> claims.Claim:
     """§4.4: "in our target group for cross-lingual transfer into the low similarity group (Ar, Th, Ko, Ja, Id, Fi),
     ContrastiveMix significantly outperforms mDPR and NaiveMix in terms of MRR@100 across all languages"; "NaiveMix
     models show a performance drop".  Checked: in every low-similarity language ContrastiveMix > mDPR, significantly (the
     paired t-test over queries, p < 0.05: the table's stars; the paper's stars test against mDPR only), and >
     NaiveMix; NaiveMix < mDPR on the low-similarity average."""
-    from ..core import claims
-
     text = ("ContrastiveMix significantly outperforms mDPR (paired t-test over queries, p < 0.05) and outperforms NaiveMix in "
             "MRR@100 in every low-similarity language; NaiveMix falls below mDPR on their average")
-    langs = _languages(long, _section(profile).low_similarity, "mrtydi")
+    langs = _languages(long, c.low_similarity, "mrtydi")
     beats = claims.greater(long, text, pairs=[(CM, MDPR), (CM, NAIVE)], columns=langs, source=SOURCE)
     drop = claims.greater(long, text, pairs=[(MDPR, NAIVE)], columns=["Avg (low)"], source=SOURCE)
     if beats.holds is None or drop.holds is None:
         return claims.Claim(text, None, (beats if beats.holds is None else drop).detail, SOURCE)
     sig = _significant(long)
-    not_sig = [c for c in langs if not sig.get((CM, c), False)]
+    not_sig = [col for col in langs if not sig.get((CM, col), False)]
     detail = (f"{beats.detail}; significant against mDPR in {len(langs) - len(not_sig)}/{len(langs)}"
               + (f" (not: {', '.join(not_sig)})" if not_sig else "") + f"; NaiveMix vs mDPR on Avg (low): {drop.detail}")
     return claims.Claim(text, bool(beats.holds and drop.holds and not not_sig), detail, SOURCE)
 
 
-def table2_claim(long: pd.DataFrame, profile=None):
+@claims.register("contrastivemix_table1", paper="contrastivemix", table="table1", prepare=_starred)
+def table1_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """Table 1's claim (:func:`_table1_check`)."""
+    return _table1_check(long, _section(profile))
+
+
+def _table2_check(long: pd.DataFrame, c: Config) -> claims.Claim:
     """§4.4: "Results on the MIRACL dataset shown in Table 2 also exhibit similar trends": ContrastiveMix > mDPR and >
     NaiveMix in MRR@100 on every MIRACL target language (the paper marks no significance for ContrastiveMix here)."""
-    from ..core import claims
-
-    langs = _languages(long, _section(profile).miracl_target, "miracl")
+    langs = _languages(long, c.miracl_target, "miracl")
     return claims.greater(long, "ContrastiveMix > mDPR and > NaiveMix in MRR@100 on every MIRACL target language (\"similar trends\")",
                           pairs=[(CM, MDPR), (CM, NAIVE)], columns=langs, source=SOURCE + ", Table 2")
 
 
-def table3_claim(long: pd.DataFrame, profile=None):
-    """§4.4: "Query-only ContrastiveMix, our proposed method, shows the best performance" (Table 3): the best MRR@100
-    and the best Recall@100 of the mixing variants (ties: every tied variant counts as the best)."""
-    from ..core import claims
+@claims.register("contrastivemix_table2", paper="contrastivemix", table="table2")
+def table2_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """Table 2's claim (:func:`_table2_check`)."""
+    return _table2_check(long, _section(profile))
 
+
+@claims.register("contrastivemix_table3", paper="contrastivemix", table="table3")
+def table3_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """§4.4: "Query-only ContrastiveMix, our proposed method, shows the best performance" (Table 3): the best MRR@100
+    and the best Recall@100 of the mixing variants (ties: every tied variant counts as the best).  Reads no setting."""
     expected = VARIANTS["contrastivemix"].ablation_label
     text = f"{expected} (query-only ContrastiveMix) has the best MRR@100 and the best Recall@100 of the mixing variants"
     parts = [claims.best_is(long, text, expected=expected, where=col, source=SOURCE + ", Table 3") for col in METRIC_KEYS]
@@ -263,15 +286,12 @@ def table3_claim(long: pd.DataFrame, profile=None):
                         SOURCE + ", Table 3")
 
 
-def table4_claim(long: pd.DataFrame, profile=None):
+def _table4_check(long: pd.DataFrame, c: Config) -> claims.Claim:
     """§4.4: "unlike NaiveMix, there was no significant performance degradation in terms of Recall@100 in any case, as
     shown in Table 4".  Checked over every language (both groups): no language where ContrastiveMix is below mDPR
     with p < 0.05 (paired t-test over queries: the stars), and at least one where NaiveMix is."""
-    from ..core import claims
-
     text = ("no significant Recall@100 degradation against mDPR for ContrastiveMix in any language (paired t-test over "
             "queries, p < 0.05), unlike NaiveMix")
-    c = _section(profile)
     langs = _languages(long, c.low_similarity + c.high_similarity, "mrtydi")
     means, sig = claims.means(long), _significant(long)
     if not langs or any((r, lang) not in means for r in (CM, NAIVE, MDPR) for lang in langs):
@@ -286,44 +306,38 @@ def table4_claim(long: pd.DataFrame, profile=None):
     return claims.Claim(text, not cm and bool(naive), detail, SOURCE + ", Table 4")
 
 
-def _register():
-    from ..core import claims
-
-    for table, fn in (("table1", table1_claim), ("table2", table2_claim), ("table3", table3_claim), ("table4", table4_claim)):
-        claims.register(f"contrastivemix_{table}", paper="contrastivemix", table=table,
-                        prepare=_starred if table in ("table1", "table4") else None)(fn)
+@claims.register("contrastivemix_table4", paper="contrastivemix", table="table4", prepare=_starred)
+def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
+    """Table 4's claim (:func:`_table4_check`)."""
+    return _table4_check(long, _section(profile))
 
 
-_register()
-
-
-def table1(results: Scores, cfg: Profile) -> dict[str, Path]:
+def table1(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
-    wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(load(cfg)), "MRR@100", "table1")
-    return _save(cfg, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(cfg, "mrtydi"), table1_claim(long, cfg))
+    wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "MRR@100", "table1")
+    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
+                 _table1_check(long, c))
 
 
-def table2(results: Scores, cfg: Profile) -> dict[str, Path]:
+def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 2: MRR@100 on MIRACL (dev)."""
-    c = load(cfg)
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
-    wide, long = _language_table(results, cfg, "miracl", groups, "MRR@100", "table2")
-    return _save(cfg, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(cfg, "miracl"),
-                 table2_claim(long, cfg))
+    wide, long = _language_table(results, c, "miracl", groups, "MRR@100", "table2")
+    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl"),
+                 _table2_check(long, c))
 
 
-def table4(results: Scores, cfg: Profile) -> dict[str, Path]:
+def table4(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
-    wide, long = _language_table(results, cfg, "mrtydi", _mrtydi_groups(load(cfg)), "Recall@100", "table4")
-    return _save(cfg, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(cfg, "mrtydi"),
-                 table4_claim(long, cfg))
+    wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "Recall@100", "table4")
+    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
+                 _table4_check(long, c))
 
 
-def table3(results: Scores, cfg: Profile) -> dict[str, Path]:
+def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 3: query-/passage-side mixing, averages over the low-similarity languages (main setting)."""
     from ..core.report import comparison
 
-    c = load(cfg)
     f = results.frame
     f = f[(f["benchmark"] == "mrtydi") & (f["setting"] == "hybrid") & (f["language"].isin(c.table3_languages))]
     order = ["mdpr", "naivemix", "naivemix-passage", "naivemix-query", "contrastivemix-both", "contrastivemix-passage", "contrastivemix"]
@@ -346,5 +360,5 @@ def table3(results: Scores, cfg: Profile) -> dict[str, Path]:
         + "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
     ]
-    claim = table3_claim(long, cfg)
-    return _save(cfg, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)
+    claim = table3_claim(long)
+    return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)

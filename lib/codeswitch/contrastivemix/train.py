@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import copy
 import math
-import random
 import threading
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -88,11 +87,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .codemix import code_mix
 from .config import TrainRun
 from ..core.distributed import gather_with_grad
 from .data import passage_text
 from .loss import contrastivemix_loss, ir_loss
+from .mixing import _Batcher, negative_index
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
 from ..core.runs import atomic_write_json
@@ -104,70 +103,6 @@ from ..common.tokens import tokenised_arrays
 __all__ = [
     "batch_texts", "gather_with_grad", "train_dual_encoder", "encoder_fn", "quiet_transformers",
 ]
-
-
-
-# --------------------------------------------------------------------------- model
-
-
-# --------------------------------------------------------------------------- data
-class _Batcher:
-    """Turns training rows into one step's texts, mixing as the method asks."""
-
-    def __init__(self, spec: TrainRun, dictionary: Mapping[str, Sequence[str]] | None):
-        if spec.mixes and not dictionary:
-            raise ValueError(f"{spec.method} needs a bilingual dictionary")
-        self.spec, self.dictionary = spec, dictionary or {}
-
-    def _mix(self, text: str, rng: random.Random) -> str:
-        return code_mix(text, self.dictionary, self.spec.word_rate, rng, case_sensitive=self.spec.case_sensitive)
-
-    def texts(self, rows: Mapping[str, list], epoch: int) -> dict[str, tuple[list[str], list[bool]]]:
-        """``{group: (texts, special)}`` for ``rows``: each group's texts, row for row, and whether each gets [CLS]/[SEP]."""
-        s = self.spec
-        groups: dict[str, tuple[list[str], list[bool]]] = {"query": ([], []), "pos": ([], []), "neg": ([], [])}
-        if s.method == "contrastivemix":
-            if s.mix_query:
-                groups["query_mixed"] = ([], [])
-            if s.mix_passage:
-                groups["pos_mixed"] = ([], [])
-                if s.passage_align == "all":
-                    groups["neg_mixed"] = ([], [])
-        for qid, query, positives, negatives in zip(rows["query_id"], rows["query"], rows["positive_passages"], rows["negative_passages"]):
-            _check_texts(qid, query, positives, negatives)
-            rng = random.Random(f"{s.seed}|{epoch}|{qid}")
-            pos = passage_text(positives[0].get("title"), positives[0]["text"])  # the first positive, as Tevatron
-            n = negatives[negative_index(s.seed, qid, len(negatives), epoch)]
-            neg = passage_text(n.get("title"), n["text"])
-            q_mixed = p_mixed = False
-            if s.method == "naivemix":
-                # Draw both decisions always, so the query side's randomness does not depend on the passage side's setting.
-                u_q, u_p = rng.random(), rng.random()
-                if s.mix_query and u_q < s.sentence_rate:
-                    query, q_mixed = self._mix(query, rng), True
-                if s.mix_passage and u_p < s.sentence_rate:
-                    pos, neg, p_mixed = self._mix(pos, rng), self._mix(neg, rng), True
-            self._add(groups["query"], query, q_mixed)
-            self._add(groups["pos"], pos, p_mixed)
-            self._add(groups["neg"], neg, p_mixed)
-            if "query_mixed" in groups:
-                self._add(groups["query_mixed"], self._mix(query, rng), True)
-            if "pos_mixed" in groups:
-                self._add(groups["pos_mixed"], self._mix(pos, rng), True)
-            if "neg_mixed" in groups:
-                self._add(groups["neg_mixed"], self._mix(neg, rng), True)
-        return groups
-
-    def _add(self, group, text: str, mixed: bool) -> None:
-        group[0].append(text)
-        group[1].append(not (mixed and not self.spec.mixed_special_tokens))
-
-
-def negative_index(seed: int, qid, n_negatives: int, epoch: int) -> int:
-    """Which of a query's hard negatives ``epoch`` uses: a seeded shuffle of them, advanced by one each epoch (Tevatron)."""
-    order = list(range(n_negatives))
-    random.Random(f"{seed}|negatives|{qid}").shuffle(order)
-    return order[epoch % n_negatives]
 
 
 def batch_texts(spec: TrainRun, rows: Mapping[str, list], dictionary: Mapping[str, Sequence[str]] | None, epoch: int = 0) -> dict[str, list[str]]:
@@ -298,20 +233,6 @@ def collate_ids(tokenizer, rows: Sequence[Mapping[str, np.ndarray]], special: Se
     return {name: pad_rows([r[name] for r in rows], pad[name], left=left) for name in names}
 
 
-def _check_texts(qid, query, positives, negatives) -> None:
-    """A clear error (query id and field) instead of a tokenizer failing on None or NaN deep inside a step."""
-    from .data import TrainDataError
-
-    if not isinstance(query, str) or not query.strip():
-        raise TrainDataError(f"training query {qid!r}: field 'query' is {query!r}, not text")
-    for field_name, passages in (("positive_passages", positives), ("negative_passages", negatives)):
-        if not passages:
-            raise TrainDataError(f"training query {qid!r}: '{field_name}' is empty")
-        for j, p in enumerate(passages):
-            if not isinstance(p.get("text"), str):
-                raise TrainDataError(f"training query {qid!r}: {field_name}[{j}].text is {p.get('text')!r}, not text")
-
-
 # --------------------------------------------------------------------------- training
 def train_dual_encoder(
     train_set,
@@ -346,10 +267,40 @@ def train_dual_encoder(
     "ir": [...], "align": [...]}``.  ``out_dir`` is written atomically (a temporary
     sibling renamed into place).
     """
-    from accelerate import Accelerator
-    from transformers import get_linear_schedule_with_warmup
+    accelerator = _accelerator(device, mixed_precision)
+    world, rank = accelerator.num_processes, accelerator.process_index
+    local_bs, n_batches = _batch_sizes(spec, len(train_set), world)
+    model, tokenizer = _start_model(spec, backbone, seed_cuda=accelerator.device.type == "cuda")
+    sdpa = uses_sdpa(model.query_model) and uses_sdpa(model.passage_model)
+    cuda = accelerator.device.type == "cuda"
+    total = n_batches * spec.num_train_epochs
+    optimizer, scheduler = _optimiser(spec, model, accelerator, total)
+    model, optimizer = accelerator.prepare(model, optimizer)
+    tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
+    budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
+    if getattr(spec, "torch_compile", None):  # both encoders' training forwards (packed: fixed shapes, whole graphs)
+        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None, mode=spec.torch_compile)
+    host_step = _host_steps(spec, tokens, tokenizer, budgets, rank=rank, local_bs=local_bs, sdpa=sdpa, cuda=cuda)
+    model.train()
+    # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
+    bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
+    steps = ((epoch, b) for epoch in range(spec.num_train_epochs) for b in range(n_batches))
+    # GPU: threads pad the next steps' ids (and draw and tokenise an epoch's texts at its first
+    # step); CPU: in line.
+    batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
+                         workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
+    try:
+        history = _epochs(spec, model, accelerator, optimizer, scheduler, batches, bar, n_batches=n_batches, local_bs=local_bs)
+    finally:
+        batches.close()  # stops the background thread (also when a step fails)
+    bar.close()
+    unwrapped = _save(spec, model, tokenizer, accelerator, out_dir, history)
+    return unwrapped, tokenizer, {"steps": total, "epochs": spec.num_train_epochs, **history}
 
-    from ..core.utils import set_seed
+
+def _accelerator(device: str, mixed_precision: str):
+    """A fresh :class:`accelerate.Accelerator` (``device="cpu"``: on the CPU) in ``mixed_precision``."""
+    from accelerate import Accelerator
 
     # accelerate keeps one AcceleratorState per process: a run before this one (another
     # model of the grid, or a bf16 HF Trainer in the same kernel) would otherwise pin its
@@ -358,36 +309,50 @@ def train_dual_encoder(
     from accelerate.state import AcceleratorState
 
     AcceleratorState._reset_state(reset_partial_state=False)
-    accelerator = Accelerator(cpu=(device == "cpu"), mixed_precision=mixed_precision)
-    world, rank = accelerator.num_processes, accelerator.process_index
+    return Accelerator(cpu=(device == "cpu"), mixed_precision=mixed_precision)
+
+
+def _batch_sizes(spec: TrainRun, n_rows: int, world: int) -> tuple[int, int]:
+    """``(queries per device and step, steps per epoch)``: the global batch split over ``world`` devices."""
     if spec.batch_size % world:
         raise ValueError(f"the global batch ({spec.batch_size}) must be divisible by the number of devices ({world})")
     local_bs = spec.batch_size // world
-    n_batches = len(train_set) // spec.batch_size  # the last incomplete batch is dropped, as DPR does
+    n_batches = n_rows // spec.batch_size  # the last incomplete batch is dropped, as DPR does
     if n_batches == 0:
-        raise ValueError(f"{len(train_set)} training queries do not fill one batch of {spec.batch_size}")
+        raise ValueError(f"{n_rows} training queries do not fill one batch of {spec.batch_size}")
+    return local_bs, n_batches
 
-    set_seed(spec.seed, deterministic=accelerator.device.type == "cuda")
+
+def _start_model(spec: TrainRun, backbone, *, seed_cuda: bool) -> tuple[DualEncoder, object]:
+    """The seeded start: ``backbone`` copied (a loaded pair) or read from disk, in training mode."""
+    from ..core.utils import set_seed
+
+    set_seed(spec.seed, deterministic=seed_cuda)
     if isinstance(backbone, tuple):
         model, tokenizer = copy.deepcopy(backbone[0]), backbone[1]
     else:
         model, tokenizer = load_dual_encoder(backbone)
     model.train()
-    sdpa = uses_sdpa(model.query_model) and uses_sdpa(model.passage_model)
-    cuda = accelerator.device.type == "cuda"
+    return model, tokenizer
+
+
+def _optimiser(spec: TrainRun, model, accelerator, total: int):
+    """AdamW and the linear schedule with warm-up over ``total`` optimisation steps."""
+    from transformers import get_linear_schedule_with_warmup
+
     # Fused AdamW on every device (one kernel for all parameters; on 2 CPU cores 4 ms a step against the multi-tensor
     # update's 26 ms, with ~7.6 M parameters: measured; since RESULT_VERSION 4)
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay,
                                   **adamw_kind(accelerator.device, cpu="fused"))
-    total = n_batches * spec.num_train_epochs
     # Stepped by hand once per optimisation step (accelerate's scheduler wrapper
     # would step it once per device).
     scheduler = get_linear_schedule_with_warmup(optimizer, math.ceil(spec.warmup_ratio * total), total)
-    model, optimizer = accelerator.prepare(model, optimizer)
-    tokens = _RunTokens(spec, tokenizer, train_set, _Batcher(spec, dictionary))
-    budgets = pack_budgets(spec, tokens, local_bs) if spec.packing else None  # {side: packed-row counts}
-    if getattr(spec, "torch_compile", None):  # both encoders' training forwards (packed: fixed shapes, whole graphs)
-        compile_for_training(accelerator.unwrap_model(model), fixed_shapes=budgets is not None, mode=spec.torch_compile)
+    return optimizer, scheduler
+
+
+def _host_steps(spec: TrainRun, tokens: "_RunTokens", tokenizer, budgets: dict | None, *, rank: int, local_bs: int, sdpa: bool,
+                cuda: bool):
+    """``host_step(epoch, b)``: what the host prepares for a step (the prefetching threads call it)."""
     orders: dict[int, list[int]] = {}
     orders_lock = threading.Lock()
 
@@ -417,51 +382,53 @@ def train_dual_encoder(
             inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
         return sides, inputs
 
+    return host_step
+
+
+def _epochs(spec: TrainRun, model, accelerator, optimizer, scheduler, batches, bar, *, n_batches: int, local_bs: int) -> dict:
+    """Every epoch's steps; ``{"loss", "ir", "align"}``: each epoch's mean losses (the device read once per epoch)."""
     history = {"loss": [], "ir": [], "align": []}
     keys = ("loss", "ir", "align")
-    model.train()
-    # Short runs (the smoke profile) print no bar of their own: the caller's bar over models covers them.
-    bar = progress(total=total, desc=desc, unit="step", disable=total < 200 or not accelerator.is_main_process)
-    steps = ((epoch, b) for epoch in range(spec.num_train_epochs) for b in range(n_batches))
-    # GPU: threads pad the next steps' ids (and draw and tokenise an epoch's texts at its first
-    # step); CPU: in line.
-    batches = prefetched(host_step, steps, enabled=cuda if prefetch is None else prefetch,
-                         workers=loader_workers(cuda) if prefetch_workers is None else prefetch_workers)
     sums = torch.zeros(len(keys), dtype=torch.float64, device=accelerator.device)  # Σ_t (L, L_ir, L_c) of the epoch
-    try:
-        for epoch in range(spec.num_train_epochs):
-            sums.zero_()
-            for b in range(n_batches):
-                sides, host = next(batches)
-                cudagraph_step_begin(getattr(spec, "torch_compile", None))  # reduce-overhead: a new step for the CUDA graphs
-                inputs = {side: {k: v.to(accelerator.device, non_blocking=cuda) for k, v in batch.items()} for side, batch in host.items()}
-                out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
-                emb = {}
-                for side, names in sides.items():
-                    for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
-                        emb[name] = gather_with_grad(chunk)  # (B, H)
-                if spec.method == "contrastivemix":
-                    losses = contrastivemix_loss(
-                        emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
-                        weight=spec.align_weight, p_mixed=emb.get("pos_mixed"), n_mixed=emb.get("neg_mixed"),
-                    )
-                else:
-                    ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
-                    losses = {"ir": ir, "align": ir.new_zeros(()), "total": ir}
-                accelerator.backward(losses["total"] * world)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                sums += torch.stack([losses[name].detach().double() for name in ("total", "ir", "align")])  # stays on the device
-                bar.update(1)
-            means = (sums / n_batches).tolist()  # the epoch's one read of the device
-            for k, v in zip(keys, means):
-                history[k].append(v)
-            bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
-    finally:
-        batches.close()  # stops the background thread (also when a step fails)
-    bar.close()
+    cuda = accelerator.device.type == "cuda"
+    for epoch in range(spec.num_train_epochs):
+        sums.zero_()
+        for b in range(n_batches):
+            sides, host = next(batches)
+            cudagraph_step_begin(getattr(spec, "torch_compile", None))  # reduce-overhead: a new step for the CUDA graphs
+            inputs = {side: {k: v.to(accelerator.device, non_blocking=cuda) for k, v in batch.items()} for side, batch in host.items()}
+            losses = _step_losses(spec, model, inputs, sides, local_bs)
+            accelerator.backward(losses["total"] * accelerator.num_processes)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            sums += torch.stack([losses[name].detach().double() for name in ("total", "ir", "align")])  # stays on the device
+            bar.update(1)
+        means = (sums / n_batches).tolist()  # the epoch's one read of the device
+        for k, v in zip(keys, means):
+            history[k].append(v)
+        bar.set_postfix_str(f"epoch {epoch + 1}: loss {history['loss'][-1]:.4f}")
+    return history
 
+
+def _step_losses(spec: TrainRun, model, inputs: dict, sides: dict[str, list[str]], local_bs: int) -> dict[str, Tensor]:
+    """One forward per encoder, every device's embeddings gathered, the method's loss: ``{"total", "ir", "align"}``."""
+    out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
+    emb = {}
+    for side, names in sides.items():
+        for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
+            emb[name] = gather_with_grad(chunk)  # (B, H)
+    if spec.method == "contrastivemix":
+        return contrastivemix_loss(
+            emb["query"], emb["pos"], emb["neg"], emb.get("query_mixed"),
+            weight=spec.align_weight, p_mixed=emb.get("pos_mixed"), n_mixed=emb.get("neg_mixed"),
+        )
+    ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
+    return {"ir": ir, "align": ir.new_zeros(()), "total": ir}
+
+
+def _save(spec: TrainRun, model, tokenizer, accelerator, out_dir: Path | None, history: dict) -> DualEncoder:
+    """The trained model unwrapped (in eval mode), saved to ``out_dir`` (safetensors, atomically) by the main process."""
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
     if out_dir is not None and accelerator.is_main_process:
@@ -470,7 +437,7 @@ def train_dual_encoder(
             atomic_write_json(tmp / "train.json", {"spec": spec.key(), **history})
     accelerator.wait_for_everyone()
     unwrapped.eval()
-    return unwrapped, tokenizer, {"steps": total, "epochs": spec.num_train_epochs, **history}
+    return unwrapped
 
 
 def encoder_fn(model: DualEncoder, tokenizer, side: str, *, max_length: int, batch_size: int, device, amp_dtype=None,

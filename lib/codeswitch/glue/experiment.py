@@ -160,10 +160,15 @@ def kept_plan(profile: Profile) -> list[kept.Planned]:
     spec is a tuple naming the run: counting and sizing the models needs no data."""
     import os
 
+    from ..koglish.data import KoglishFormatError
+
     c = load(profile)
     source = str(profile.koglish_source)
     if source == "synthetic" or Path(os.path.expanduser(source)).is_dir():
-        return [kept.Planned(s, kept_row(s), s.model) for s in plan_for(profile, c)]
+        try:
+            return [kept.Planned(s, kept_row(s), s.model) for s in plan_for(profile, c)]
+        except (KoglishFormatError, OSError):  # a local folder that is not (yet) a whole Koglish copy: count the runs only
+            pass
     unread = {task: "not read" for task in c.tasks}
     return [kept.Planned((s.task, s.backbone, s.train, s.select, s.seed), kept_row(s), s.model)
             for s in specs(profile, c, koglish_source=profile.koglish_source, data_fingerprints=unread)]

@@ -775,12 +775,48 @@ def _unwritable(dest: Path) -> Path | None:
     return None if p.is_dir() and os.access(p, os.W_OK | os.X_OK) else p
 
 
+def _export_dry_run(plan, dest: Path, what: str, err) -> int | None:
+    """``export --dry-run``: where each kept model of the plan would go; an exit code on an error, else ``None``."""
+    from ..core.kept import ExportError, export_targets
+
+    try:
+        targets = export_targets(plan.models, dest)
+    except ExportError as exc:
+        err(f"reproduce.sh export: {exc}")
+        return 1
+    print(f"export (dry run): {what}; {len(targets)} kept model(s) of its plan would be copied into {dest}/"
+          + "".join(f"\n  {t.relative_to(dest)}  <- {f}" for f, t, _ in targets))
+    return None
+
+
+def _export_copy(plan, dest: Path, what: str, prof, force: bool, err, written: list) -> int | None:
+    """Copy the plan's kept models into ``dest`` (verified, new folders only unless ``force``), appending each folder
+    written to ``written``; an exit code on an error or when there is nothing to export, else ``None``."""
+    from ..core.kept import ExportError, export_models
+
+    try:
+        written += export_models(plan.models, dest, force=force, notes=lambda m: print(f"export: {m}", flush=True))
+    except ExportError as exc:
+        err(f"reproduce.sh export: {exc}")
+        return 1
+    except OSError as exc:
+        err(f"reproduce.sh export: cannot write {exc.filename or dest}: {exc.strerror or exc}")
+        return 1
+    for p in written:
+        print(f"exported {p}")
+    if not written and not plan.missing:
+        err(f"reproduce.sh export: no kept model of {what}'s plan under {prof.runs_dir} (set <section>.keep_models: "
+            "best or all in the profile and run the notebooks)")
+        return 1
+    return None
+
+
 def export_main(argv: Sequence[str]) -> int:
     """``./reproduce.sh export``: exactly the kept models of the plan of ``--profile`` and ``--set`` (issue 41:
     :func:`export_plan_runs`, :func:`codeswitch.core.kept.plan_export`), each verified against its manifest with every
     file hashed (:func:`codeswitch.core.kept.export_models`); new folders only unless ``--force``; the rows without a
     kept model listed (exit 1); every error names its path."""
-    from ..core.kept import ExportError, export_models, plan_export, push_to_hub
+    from ..core.kept import ExportError, plan_export, push_to_hub
 
     args = resolve_cli_paths(export_parser().parse_args(argv))
     root = project_root()
@@ -815,31 +851,10 @@ def export_main(argv: Sequence[str]) -> int:
     for section in unnamed:
         err(f"reproduce.sh export: {section}: the runs of its plan cannot be named (its data is not here: the kept folders "
             "are named by the runs' keys, which hold the data's hash); its models are not exported")
-    if args.dry_run:
-        from ..core.kept import export_targets
-
-        try:
-            targets = export_targets(plan.models, dest)
-        except ExportError as exc:
-            err(f"reproduce.sh export: {exc}")
-            return 1
-        print(f"export (dry run): {what}; {len(targets)} kept model(s) of its plan would be copied into {dest}/"
-              + "".join(f"\n  {t.relative_to(dest)}  <- {f}" for f, t, _ in targets))
-    else:
-        try:
-            written = export_models(plan.models, dest, force=args.force, notes=lambda m: print(f"export: {m}", flush=True))
-        except ExportError as exc:
-            err(f"reproduce.sh export: {exc}")
-            return 1
-        except OSError as exc:
-            err(f"reproduce.sh export: cannot write {exc.filename or dest}: {exc.strerror or exc}")
-            return 1
-        for p in written:
-            print(f"exported {p}")
-        if not written and not plan.missing:
-            err(f"reproduce.sh export: no kept model of {what}'s plan under {prof.runs_dir} (set <section>.keep_models: "
-                "best or all in the profile and run the notebooks)")
-            return 1
+    written = []
+    failed = _export_dry_run(plan, dest, what, err) if args.dry_run else _export_copy(plan, dest, what, prof, args.force, err, written)
+    if failed is not None:
+        return failed
     if plan.missing:
         err(f"reproduce.sh export: {len(plan.missing)} row(s) of {what}'s plan have no kept model (keep_models asks for "
             "them; run their notebooks with the same --profile and --set to keep them):"
