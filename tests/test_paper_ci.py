@@ -428,8 +428,8 @@ def test_the_quick_ci_drift_check_can_fail():
 #: the notebooks CI runs under quick-ci: a subset, to keep the added suite time small (measured on the shared 2-core
 #: machine, under load: 01 205 s, 02 235 s, 03 228 s; all seven would add over 20 minutes).  03, the headline, takes
 #: quick's rule where it differs from paper-ci (Koglish-NLI cut by a seeded random sample: concse.max_train_rows);
-#: 02's and 07's random cuts are checked without a notebook (tests/test_train_sample.py), and 01 under quick-ci is
-#: paper-ci's 01 (no training set).
+#: the other packages' random cuts are checked without a notebook (tests/test_train_sample.py), and 01 under
+#: quick-ci is paper-ci's 01 (no training set).
 QUICK_CI_NOTEBOOKS = ("03",)
 
 

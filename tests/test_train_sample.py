@@ -192,3 +192,26 @@ def test_alignment_random_cap_draws_another_fixed_sample_and_names_it_in_the_key
         pos = {p: i for i, p in enumerate(whole.pairs)}
         assert rand.alignments == tuple(whole.alignments[pos[p]] for p in rand.pairs)
     assert "train_sample" not in head_spec.key() and rand_spec.key()["train_sample"] == "random"
+
+
+# --------------------------------------------------------------------------- contrastivemix: train_max_queries
+def test_contrastivemix_random_cap_draws_another_fixed_sample_and_names_it_in_the_key():
+    from codeswitch import contrastivemix
+    from codeswitch.contrastivemix.config import TrainRun
+    from codeswitch.contrastivemix.data import load_train_set
+
+    whole = load_train_set("synthetic")
+    n = len(whole) // 2
+    head, rand = load_train_set("synthetic", max_queries=n), load_train_set("synthetic", max_queries=n, rule="random")
+    ids = lambda ds: list(ds["query_id"])  # noqa: E731
+    assert ids(head) == ids(whole)[:n] and len(ids(rand)) == n and ids(rand) != ids(head)
+    assert set(ids(rand)) <= set(ids(whole)) and ids(rand) == ids(load_train_set("synthetic", max_queries=n, rule="random"))
+
+    def trains(overrides):
+        return [s for s in contrastivemix.plan(load_profile("smoke", overrides)) if isinstance(s, TrainRun)]
+
+    heads, rands = trains({"contrastivemix.train_max_queries": n}), trains({"contrastivemix.train_max_queries": n, **RANDOM})
+    assert heads and all("train_sample" not in s.key() for s in heads)
+    assert all(s.key()["train_sample"] == "random" for s in rands)
+    uncapped = {"contrastivemix.train_max_queries": None}  # no cap: no rule in the key
+    assert [s.key_hash() for s in trains({**uncapped, **RANDOM})] == [s.key_hash() for s in trains(uncapped)]

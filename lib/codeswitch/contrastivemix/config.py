@@ -261,6 +261,8 @@ class TrainRun(ContrastiveMixRun):
     passage_align: str | None
     packing: bool | None = None  # True: each encoder's groups packed into one fixed-shape forward (None: padded, out of the key)
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the dual encoder's training forward compiled (None: off, out of the key)
+    # how train_max_queries cut the training set (core.sampling): "random" (a seeded sample); None: the first rows
+    train_sample: str | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:

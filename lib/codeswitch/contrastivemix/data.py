@@ -248,11 +248,12 @@ def _json_dataset(files: Sequence[Path]):
 TRAIN_FILE = "nq-train.jsonl.gz"
 
 
-def load_train_set(ref: str, *, max_queries: int | None = None, what: str = "contrastivemix.train_data"):
+def load_train_set(ref: str, *, max_queries: int | None = None, what: str = "contrastivemix.train_data", rule: str = "head"):
     """The DPR/Tevatron training set (``Tevatron/wikipedia-nq``, a local copy, or ``"synthetic"``).
 
     Rows without a positive or without a hard negative are dropped (and counted);
-    ``max_queries`` keeps the first rows only.
+    ``max_queries`` keeps the first rows only (``rule: random``: a sample drawn with :mod:`codeswitch.core.sampling`'s
+    fixed seed, in file order, of the rows with a positive and a hard negative).
     """
     from datasets import Dataset
 
@@ -272,7 +273,9 @@ def load_train_set(ref: str, *, max_queries: int | None = None, what: str = "con
     if len(ds) < n:
         print(f"training set: dropped {n - len(ds)} of {n} queries without a positive or a hard negative")
     if max_queries is not None:
-        ds = ds.select(range(min(max_queries, len(ds))))
+        from ..core.sampling import sample_indices
+
+        ds = ds.select(sample_indices(len(ds), max_queries, rule))
     _check_train_rows(ds, source)
     return ds
 

@@ -73,7 +73,7 @@ def _train_model(spec: TrainRun, profile: Profile):
     from .train import train_dual_encoder
 
     model, tokenizer, stats = train_dual_encoder(
-        train_set(spec.train_data, spec.train_max_queries),
+        train_set(spec.train_data, spec.train_max_queries, spec.train_sample or "head"),
         spec,
         backbone=backbone(backbone_path(profile, spec.model)),
         out_dir=checkpoint_dir(profile, spec),

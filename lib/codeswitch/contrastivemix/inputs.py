@@ -17,10 +17,10 @@ __all__ = ["train_set", "query_set", "collection", "backbone", "dictionary", "ba
 
 
 @functools.lru_cache(maxsize=2)
-def train_set(ref: str, max_queries: int | None):
+def train_set(ref: str, max_queries: int | None, rule: str = "head"):
     from .data import load_train_set
 
-    return load_train_set(ref, max_queries=max_queries)
+    return load_train_set(ref, max_queries=max_queries, rule=rule)
 
 
 @functools.lru_cache(maxsize=64)

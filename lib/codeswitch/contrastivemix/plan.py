@@ -86,6 +86,7 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
         language=language, seed=seed, model=c.backbone.model,
         backbone_id=backbone_id(c.backbone.model),  # a tiny backbone's id changes with its recipe (so do the keys)
         train_data=c.train_data, train_max_queries=c.train_max_queries, muse=c.muse if mixes else None,
+        train_sample=profile.train_sample if c.train_max_queries and profile.train_sample != "head" else None,
         precision=profile.precision_name(), num_train_epochs=c.num_train_epochs, batch_size=c.batch_size,
         learning_rate=c.learning_rate, warmup_ratio=c.warmup_ratio, weight_decay=c.weight_decay,
         query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
