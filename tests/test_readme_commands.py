@@ -26,7 +26,8 @@ from codeswitch.pipeline import cli as pipeline
 
 from .conftest import REPO
 
-NOT_RUN = ("conda ", "python3.11 -m venv", ".venv/bin/pip", "scripts/device_bench.sh", "source ")  # installs, GPU machines
+NOT_RUN = ("conda ", "python3.11 -m venv", ".venv/bin/pip", "scripts/device_bench.sh", "source ",
+           "scripts/quick_local.sh")  # installs, GPU machines, the quick rule on real samples (notebooks: an hour)
 #: the files whose ```bash blocks are checked: the README and the details it links for running things
 FILES = ("README.md", "docs/running.md", "docs/performance.md")
 ENTER = "source scripts/env.sh"  # the README's way into the environment
