@@ -30,7 +30,7 @@ def test_torch_compile_is_off_everywhere_and_keyed_only_when_on(section):
     from codeswitch.core.profiles import load_profile
 
     config = importlib.import_module(f"codeswitch.{section}.config")
-    experiment = importlib.import_module(f"codeswitch.{section}.experiment")
+    experiment = importlib.import_module(f"codeswitch.{section}")  # the package: plan(profile)
     for name in ("smoke", "paper", "paper-ci", "paper-gpu"):
         assert config.load(load_profile(name)).torch_compile is False, name
     off = experiment.plan(load_profile("smoke"))
@@ -162,7 +162,7 @@ def test_compiled_gluecos_finetuning_gives_the_eager_loss(monkeypatch, backbones
 
     import codeswitch.alignment.gluecos_train as gt
     from codeswitch import alignment as A
-    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.plan import SYNTHETIC_GLUECOS
     from codeswitch.alignment.gluecos_data import load_task
     from codeswitch.core.models import resolve_model
     from codeswitch.core.profiles import load_profile

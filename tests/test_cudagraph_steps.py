@@ -58,7 +58,7 @@ def test_reduce_overhead_is_in_the_key_as_written_and_true_keys_are_unchanged(se
 
     from codeswitch.core.profiles import load_profile
 
-    experiment = importlib.import_module(f"codeswitch.{section}.experiment")
+    experiment = importlib.import_module(f"codeswitch.{section}")  # the package: plan(profile)
     packed = {f"{section}.{name}": True for name in PACKING[section]}
     plans = {value: experiment.plan(load_profile("smoke", {**packed, f"{section}.torch_compile": value}))
              for value in (False, True, REDUCE_OVERHEAD)}
@@ -104,9 +104,10 @@ def test_glue_marks_each_step(recorded, tmp_path, backbones_dir):
 
 
 def test_concse_marks_each_step(recorded, tmp_path, monkeypatch, backbones_dir):
-    from .test_concse_packing_train import _data, _spec, _train_recording
+    from .helpers import tiny_nli
+    from .test_concse_packing_train import _spec, _train_recording
 
-    nli, dev = _data(n=8 * STEPS)
+    nli, dev = tiny_nli(n=8 * STEPS)
     spec, profile = _spec(tmp_path, "concse", packing=True, torch_compile=REDUCE_OVERHEAD)
     losses, shapes, _ = _train_recording(monkeypatch, dataclasses.replace(spec, num_train_epochs=1), profile, nli, dev)
     assert all(len(s) == 1 for s in shapes)  # one packed forward a step
@@ -165,7 +166,7 @@ def test_gluecos_marks_each_step(recorded, monkeypatch, backbones_dir):
 
     import codeswitch.alignment.gluecos_train as gt
     from codeswitch import alignment as A
-    from codeswitch.alignment.experiment import SYNTHETIC_GLUECOS
+    from codeswitch.alignment.plan import SYNTHETIC_GLUECOS
     from codeswitch.alignment.gluecos_data import load_task
     from codeswitch.core.models import resolve_model
     from codeswitch.core.profiles import load_profile

@@ -104,9 +104,9 @@ def test_muse_set_to_a_file_is_read_alike_by_the_check_and_the_run(no_network, t
 
 
 def test_muse_one_file_serves_its_language_and_is_refused_for_another(tmp_path):
-    """One reading of the setting (contrastivemix.data.muse_file): a .txt named en-<lang>.txt is read for that
+    """One reading of the setting (contrastivemix.muse_setting.muse_file): a .txt named en-<lang>.txt is read for that
     language; for another the run refuses it naming the file, never reading a path below it."""
-    from codeswitch.contrastivemix.data import muse_file
+    from codeswitch.contrastivemix.muse_setting import muse_file
     from codeswitch.core.hub import MissingResourceError
 
     f = tmp_path / "en-ar.txt"

@@ -132,7 +132,7 @@ def test_every_experiment_records_the_inputs_of_its_results():
 
     for mod, fns in {"koglish.tables": ("tables",), "koglish.figures": ("figures",), "glue.tables": ("tables",), "glue.figures": ("figures",),
                      "concse.tables": ("tables",), "concse.figures": ("figures",), "contrastivemix.tables": ("tables",),
-                     "contrastivemix.figures": ("figures",), "alignment.experiment": ("tables", "figures"),
+                     "contrastivemix.figures": ("figures",), "alignment.tables": ("tables",), "alignment.figures": ("figures",),
                      "calbert.tables": ("tables",), "calbert.figures": ("figures",)}.items():
         m = importlib.import_module(f"codeswitch.{mod}")
         for fn in fns:

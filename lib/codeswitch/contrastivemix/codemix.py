@@ -45,6 +45,8 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 from pathlib import Path
+
+from .muse_setting import muse_file
 from typing import Mapping, Sequence
 
 from ..common.muse import MuseFormatError, load_muse  # the one MUSE reader (re-exported)
@@ -143,9 +145,7 @@ def muse_path(ref: str, language: str, *, download_dir: Path, timeout: float = 3
                 f"  Fix: fetch it elsewhere and set contrastivemix.muse to the folder holding en-{language}.txt."
             ) from exc
         return atomic_write_bytes(dest, data)
-    from .data import muse_file  # the one reading of the setting, shared with the run's inputs and the check
-
-    path = Path(muse_file(ref, language))
+    path = Path(muse_file(ref, language))  # the one reading of the setting, shared with the run's inputs and the check
     if not path.is_file():
         raise MissingResourceError(f"MUSE dictionary {path} does not exist (contrastivemix.muse = {ref!r})")
     return path

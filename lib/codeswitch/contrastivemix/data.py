@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ import numpy as np
 from ..core.hub import MissingResourceError, hub_reachable, resolve
 from ..core.utils import quiet_transformers
 from .synthetic import SPLITS, SYNTHETIC, _collection_docs, _in_language, _synthetic_train_rows, synthetic_facts, synthetic_glossary_path
+from .muse_setting import muse_file
 
 __all__ = [
     "MRTYDI_LANGUAGES",
@@ -392,30 +392,9 @@ def muse_input(muse: str, language: str) -> str:
     ``synthetic``: the shipped glossary; a folder: its ``en-<language>.txt``; a path or
     URL template: with ``{lang}`` filled in (a URL names a fixed release file).
     """
-    return muse_file(muse, language)
-
-
-def muse_file(muse: str, language: str) -> str:
-    """The one reading of the ``contrastivemix.muse`` setting for ``language``, which the run (:func:`muse_input`,
-    :func:`codeswitch.contrastivemix.codemix.muse_path`) and the check (``resources.py``) share: ``synthetic``: the
-    shipped glossary; a path or URL with ``{lang}``: filled in; a URL without it: that file; a ``.txt`` file: itself,
-    if it is ``en-<language>.txt`` (else a :class:`~codeswitch.core.hub.MissingResourceError`: one file cannot serve
-    several languages); anything else: a folder holding ``en-<language>.txt``."""
     if muse == SYNTHETIC:
         return str(synthetic_glossary_path(language))
-    if "{lang}" in muse:
-        return muse.format(lang=language)
-    if muse.startswith(("http://", "https://")):
-        return muse
-    path = Path(os.path.expanduser(muse))
-    if path.suffix == ".txt" and not path.is_dir():
-        if path.name != f"en-{language}.txt":
-            from ..core.hub import MissingResourceError
-
-            raise MissingResourceError(f"contrastivemix.muse names one file, {path}, but the run needs en-{language}.txt: "
-                                       f"point it at the folder holding en-<xx>.txt, or write the path with {{lang}}")
-        return str(path)
-    return str(path / f"en-{language}.txt")
+    return muse_file(muse, language)
 
 
 def _synthetic_queries(benchmark: str, language: str, split: str) -> QuerySet:

@@ -61,7 +61,7 @@ def resources(profile: Profile) -> list[Resource]:
         if ref.startswith(("http://", "https://")) or "{lang}" in ref:
             ref = ref.format(lang=lang)
             kind, files = "file", ()
-        elif ref.endswith(".txt"):  # one file: the check looks where the run reads (data.muse_file), en-<lang>.txt beside it
+        elif ref.endswith(".txt"):  # one file: the check looks where the run reads (muse_setting.muse_file), en-<lang>.txt beside it
             ref = ref if Path(ref).name == f"en-{lang}.txt" else str(Path(ref).with_name(f"en-{lang}.txt"))
             kind, files = "file", ()
         else:
