@@ -248,3 +248,43 @@ def contrastivemix_tiny_run(root, overrides: dict):
     for b in (s for s in specs if isinstance(s, Bm25Run)):
         RunCache(runs_root(profile) / KINDS[Bm25Run]).put(b.key(), run_one(b, profile))
     return profile, specs
+
+
+# --- identity (tests/test_faults_*.py)
+def fresh_identity(tmp_path, monkeypatch):
+    """A generator for an autouse fixture: the digest cache in ``tmp_path``, no verify or warnings variables from the
+    caller's environment, and the identity memos empty before and after the test."""
+    from codeswitch.core import identity, runs
+
+    monkeypatch.setenv("CODESWITCH_DIGESTS", str(tmp_path / "_digests" / "sha256.json"))
+    for var in (identity.VERIFY_VAR, identity.PROFILE_VERIFY_VAR, runs.WARNINGS_FILE_VAR):
+        monkeypatch.delenv(var, raising=False)
+    identity._MEMO.clear()
+    identity._VERIFIED.clear()
+    yield
+    identity._MEMO.clear()
+    identity._VERIFIED.clear()
+
+
+def touch_r_edit(path: Path, data: bytes) -> None:
+    """Replace a file's bytes (same size) and restore its time stamps, as ``touch -r`` after an edit does."""
+    import os
+
+    st = path.stat()
+    assert len(data) == st.st_size
+    path.write_bytes(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def swapped_checkpoint(tmp_path: Path) -> Path:
+    """A verified checkpoint folder (``tmp_path/ckpt``) whose weight file was then swapped for other bytes of the same
+    size, its time stamps restored: the case a size-and-time check cannot see."""
+    from codeswitch.core.checkpoints import checkpoint_directory, checkpoint_ok
+
+    folder = tmp_path / "ckpt"
+    with checkpoint_directory(folder) as tmp:
+        (tmp / "config.json").write_text("{}")
+        (tmp / "model.safetensors").write_bytes(b"\x01" * 64)
+    assert checkpoint_ok(folder)
+    touch_r_edit(folder / "model.safetensors", b"\x02" * 64)
+    return folder

@@ -27,20 +27,14 @@ from codeswitch.pipeline import executors
 from codeswitch.pipeline.executors import GridFailed, Task, execute, executor_config
 from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.core.runs import RunCache, run_grid
+from .helpers import fresh_identity, swapped_checkpoint, touch_r_edit
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
 def _digests(tmp_path, monkeypatch):
-    monkeypatch.setenv("CODESWITCH_DIGESTS", str(tmp_path / "_digests" / "sha256.json"))
-    for var in (identity.VERIFY_VAR, identity.PROFILE_VERIFY_VAR, runs.WARNINGS_FILE_VAR):
-        monkeypatch.delenv(var, raising=False)
-    identity._MEMO.clear()
-    identity._VERIFIED.clear()
-    yield
-    identity._MEMO.clear()
-    identity._VERIFIED.clear()
+    yield from fresh_identity(tmp_path, monkeypatch)
 
 
 def _descendants(pid: int) -> set[int]:
@@ -389,12 +383,6 @@ def test_duplicate_seeds_are_rejected_naming_the_key(override):
         validate_sections(prof)
 
 
-def _touch_r_edit(path: Path, data: bytes) -> None:
-    """Replace a file's bytes (same size) and restore its time stamps, as ``touch -r`` after an edit does."""
-    st = path.stat()
-    assert len(data) == st.st_size
-    path.write_bytes(data)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monkeypatch):
@@ -402,7 +390,7 @@ def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monk
     f = tmp_path / "labels.csv"
     f.write_bytes(b"x,y\n1,2\n")
     before = identity.content_id(f)
-    _touch_r_edit(f, b"x,y\n1,3\n")
+    touch_r_edit(f, b"x,y\n1,3\n")
     identity._VERIFIED.clear()  # a later process
     assert identity.content_id(f) == before  # trusting size + mtime: the stale digest (the documented blind spot)
     monkeypatch.setenv(identity.VERIFY_VAR, "always")
@@ -410,7 +398,7 @@ def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monk
         after = identity.content_id(f)
     assert after != before and after == identity.content_id(f)
     # an age threshold: entries hashed within it are trusted, older ones re-hashed
-    _touch_r_edit(f, b"x,y\n1,4\n")
+    touch_r_edit(f, b"x,y\n1,4\n")
     identity._VERIFIED.clear()
     monkeypatch.setenv(identity.VERIFY_VAR, "3600")
     assert identity.content_id(f) == after  # hashed a moment ago: trusted
@@ -421,15 +409,10 @@ def test_verify_hashes_sees_an_edit_whose_time_stamp_was_restored(tmp_path, monk
 
 
 def test_a_same_size_same_mtime_weight_swap_fails_the_checkpoint_check_under_verify(tmp_path, monkeypatch):
-    from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
+    from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_ok
 
     monkeypatch.setenv(identity.HASH_BELOW_VAR, "0")  # every file "large": the stat shortcut applies (issue 41 item 6)
-    folder = tmp_path / "ckpt"
-    with checkpoint_directory(folder) as tmp:
-        (tmp / "config.json").write_text("{}")
-        (tmp / "model.safetensors").write_bytes(b"\x01" * 64)
-    assert checkpoint_ok(folder)
-    _touch_r_edit(folder / "model.safetensors", b"\x02" * 64)
+    folder = swapped_checkpoint(tmp_path)
     identity._VERIFIED.clear()
     assert checkpoint_ok(folder)  # size and mtime unchanged: trusted (smoke's setting)
     monkeypatch.setenv(identity.VERIFY_VAR, "always")

@@ -14,9 +14,10 @@ import os
 
 import pytest
 
-from codeswitch.core import identity, kept, runs
+from codeswitch.core import kept
 from codeswitch.core.profiles import load_profile
 from codeswitch.pipeline import cli
+from .helpers import fresh_identity
 
 SET = {"seeds": [1], "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}], "calbert.scratch.architectures": [],
        "calbert.keep_models": "best"}
@@ -30,14 +31,7 @@ def _args(overrides: dict) -> list[str]:
 @pytest.fixture(autouse=True)
 def _env(tmp_path, monkeypatch):
     monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path / "out"))
-    monkeypatch.setenv("CODESWITCH_DIGESTS", str(tmp_path / "_digests" / "sha256.json"))
-    for var in (identity.VERIFY_VAR, identity.PROFILE_VERIFY_VAR, runs.WARNINGS_FILE_VAR):
-        monkeypatch.delenv(var, raising=False)
-    identity._MEMO.clear()
-    identity._VERIFIED.clear()
-    yield
-    identity._MEMO.clear()
-    identity._VERIFIED.clear()
+    yield from fresh_identity(tmp_path, monkeypatch)
 
 
 def _keep_all(overrides: dict, tmp_path, only=None) -> dict[str, kept.PlanRun]:

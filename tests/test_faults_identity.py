@@ -7,13 +7,14 @@ the first test fails: the smoke profile (``verify_hashes`` unset) trusted every 
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import pytest
 
 from codeswitch.core import identity, runs
-from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
+from codeswitch.core.checkpoints import CheckpointWarning, checkpoint_ok
+
+from .helpers import swapped_checkpoint, touch_r_edit
 
 
 @pytest.fixture(autouse=True)
@@ -29,12 +30,6 @@ def _digests(tmp_path, monkeypatch):
         memo.clear()
 
 
-def _touch_r_edit(path, data: bytes) -> None:
-    """Replace the content keeping size and mtime (an edit followed by ``touch -r``)."""
-    st = path.stat()
-    assert len(data) == st.st_size
-    path.write_bytes(data)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _later_process() -> None:
@@ -47,7 +42,7 @@ def test_a_small_input_edited_under_its_old_size_and_time_stamp_gets_a_new_key_b
     f = tmp_path / "labels.csv"
     f.write_bytes(b"x,y\n1,2\n")
     before = identity.content_id(f)
-    _touch_r_edit(f, b"x,y\n1,3\n")
+    touch_r_edit(f, b"x,y\n1,3\n")
     _later_process()
     with pytest.warns(identity.StaleDigestWarning, match="labels.csv: its content changed although its size and mtime"):
         after = identity.content_id(f)
@@ -60,12 +55,7 @@ def test_a_small_input_edited_under_its_old_size_and_time_stamp_gets_a_new_key_b
 
 
 def test_a_swapped_small_weight_file_fails_its_checkpoint_by_default(tmp_path):
-    folder = tmp_path / "ckpt"
-    with checkpoint_directory(folder) as tmp:
-        (tmp / "config.json").write_text("{}")
-        (tmp / "model.safetensors").write_bytes(b"\x01" * 64)
-    assert checkpoint_ok(folder)
-    _touch_r_edit(folder / "model.safetensors", b"\x02" * 64)
+    folder = swapped_checkpoint(tmp_path)
     _later_process()
     with pytest.warns(CheckpointWarning, match=r"model\.safetensors changed"):
         assert not checkpoint_ok(folder)
@@ -76,7 +66,7 @@ def test_a_large_local_copy_keeps_the_stat_shortcut_and_says_so_once(tmp_path, m
     f = tmp_path / "corpus.bin"
     f.write_bytes(b"\x01" * 64)
     before = identity.content_id(f)
-    _touch_r_edit(f, b"\x02" * 64)
+    touch_r_edit(f, b"\x02" * 64)
     _later_process()
     with pytest.warns(identity.TrustedStatNotice, match=r"corpus\.bin: a large local copy .* --verify re-hashes it") as got:
         assert identity.content_id(f) == before  # trusted: the documented blind spot, for large files only
@@ -101,7 +91,7 @@ def test_publication_hashes_every_file_whatever_its_size(tmp_path, monkeypatch):
     f = tmp_path / "model.safetensors"
     f.write_bytes(b"\x01" * 64)
     before = identity.file_sha256(f)
-    _touch_r_edit(f, b"\x02" * 64)
+    touch_r_edit(f, b"\x02" * 64)
     _later_process()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", identity.TrustedStatNotice)
