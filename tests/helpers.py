@@ -288,3 +288,26 @@ def swapped_checkpoint(tmp_path: Path) -> Path:
     assert checkpoint_ok(folder)
     touch_r_edit(folder / "model.safetensors", b"\x02" * 64)
     return folder
+
+
+# --- Slurm without Slurm (tests/test_faults_slurm.py, test_faults_executors.py)
+def fake_submitit_executor(make_job):
+    """A stand-in for ``submitit.AutoExecutor`` whose ``submit`` returns ``make_job(i, folder)`` for the i-th job."""
+    import contextlib
+
+    class FakeExecutor:
+        def __init__(self, folder, cluster):
+            self.folder, self.n = Path(str(folder).replace("%j", "")), 0
+
+        def update_parameters(self, **kw):
+            pass
+
+        @contextlib.contextmanager
+        def batch(self):
+            yield
+
+        def submit(self, fn, task):
+            self.n += 1
+            return make_job(self.n - 1, self.folder)
+
+    return FakeExecutor

@@ -27,7 +27,7 @@ from codeswitch.pipeline import executors
 from codeswitch.pipeline.executors import GridFailed, Task, execute, executor_config
 from codeswitch.core.profiles import ConfigError, load_profile
 from codeswitch.core.runs import RunCache, run_grid
-from .helpers import fresh_identity, swapped_checkpoint, touch_r_edit
+from .helpers import fake_submitit_executor, fresh_identity, swapped_checkpoint, touch_r_edit
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -207,24 +207,9 @@ class _NeverDoneJob:
 def test_a_cancelled_slurm_job_is_reported_not_waited_on_forever(tmp_path, monkeypatch):
     """No Slurm needed: submitit never sees the cancellation (sacct has nothing); the job's absence from squeue,
     with no record and no lock held, for ``slurm.vanished_s``, makes it a failure naming the job and its log."""
-    import contextlib
-
     import submitit
 
-    class FakeExecutor:
-        def __init__(self, folder, cluster):
-            self.folder, self.n = Path(str(folder).replace("%j", "")), 0
-
-        def update_parameters(self, **kw):
-            pass
-
-        @contextlib.contextmanager
-        def batch(self):
-            yield
-
-        def submit(self, fn, task):
-            self.n += 1
-            return _NeverDoneJob(self.n - 1, self.folder)
+    FakeExecutor = fake_submitit_executor(lambda i, folder: _NeverDoneJob(i, folder))
 
     monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
     monkeypatch.setattr(executors, "_squeue_ids", lambda: {"9999_0"})  # squeue answers, without our jobs

@@ -9,17 +9,17 @@ a job whose log says "Unable to contact slurm controller" was reported as "cance
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import time as real_time
-from pathlib import Path
 
 import pytest
 
 from codeswitch.core.profiles import load_profile
 from codeswitch.pipeline import executors
 from codeswitch.pipeline.executors import Task, execute, executor_config
+
+from .helpers import fake_submitit_executor
 
 DOWN = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
 
@@ -49,20 +49,7 @@ def _fake_slurm(monkeypatch, tmp_path, job_class, squeue):
 
     clock = _Clock()
 
-    class FakeExecutor:
-        def __init__(self, folder, cluster):
-            self.folder, self.n = Path(str(folder).replace("%j", "")), 0
-
-        def update_parameters(self, **kw):
-            pass
-
-        @contextlib.contextmanager
-        def batch(self):
-            yield
-
-        def submit(self, fn, task):
-            self.n += 1
-            return job_class(self.n - 1, self.folder, clock)
+    FakeExecutor = fake_submitit_executor(lambda i, folder: job_class(i, folder, clock))
 
     monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
     monkeypatch.setattr(executors, "time", clock)
