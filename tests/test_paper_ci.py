@@ -131,19 +131,26 @@ def _at(node, path):
     return node
 
 
+def _drift(paper: dict, other: dict, ci: dict, sizes: set, allowed) -> list:
+    """The differences of ``other`` from ``paper`` beyond metadata, the keys of ``sizes``, paper-ci's grid subsets
+    and what ``allowed(key, value)`` lets through."""
+    bad = []
+    for path, p, v in _differences(paper, other):
+        key = path[-1]
+        if key in METADATA_KEYS or key in sizes:
+            continue
+        if key in GRID_KEYS and _is_subset(v, p) and v == _at(ci, path):
+            continue
+        if allowed(key, v):
+            continue
+        bad.append((".".join(map(str, path)), p, v))
+    return bad
+
+
 def paper_gpu_drift(paper: dict, gpu: dict, ci: dict) -> list:
     """The differences of ``gpu`` from ``paper`` that paper-gpu may not have (see :data:`CAP_KEYS`)."""
-    bad = []
-    for path, p, g in _differences(paper, gpu):
-        key = path[-1]
-        if key in METADATA_KEYS or key in CAP_KEYS:
-            continue
-        if key in GRID_KEYS and _is_subset(g, p) and g == _at(ci, path):
-            continue
-        if key in REFERENCE_KEYS and isinstance(g, str) and g.startswith(PAPER_GPU_REFERENCES):
-            continue
-        bad.append((".".join(map(str, path)), p, g))
-    return bad
+    return _drift(paper, gpu, ci, CAP_KEYS, lambda key, g: key in REFERENCE_KEYS and isinstance(g, str)
+                  and g.startswith(PAPER_GPU_REFERENCES))
 
 
 def test_paper_gpu_differs_from_paper_only_in_caps_grid_subsets_and_paper_size_standins():
@@ -342,17 +349,8 @@ QUICK_KEYS = CAP_KEYS | {"lexicon_train_size", "per_device_eval_batch_size", "tr
 
 def quick_drift(paper: dict, quick: dict, ci: dict, header: str) -> list:
     """The differences of ``quick`` from ``paper`` that the quick rule does not allow (see :data:`QUICK_KEYS`)."""
-    bad = []
-    for path, p, q in _differences(paper, quick):
-        key = path[-1]
-        if key in METADATA_KEYS or key in QUICK_KEYS:
-            continue
-        if key in GRID_KEYS and _is_subset(q, p) and q == _at(ci, path):
-            continue
-        if key == "model" and isinstance(q, str) and q in header:  # a substituted backbone, named in the rule
-            continue
-        bad.append((".".join(map(str, path)), p, q))
-    return bad
+    # a substituted backbone must be named in the rule
+    return _drift(paper, quick, ci, QUICK_KEYS, lambda key, q: key == "model" and isinstance(q, str) and q in header)
 
 
 def _header(name: str) -> str:
