@@ -8,7 +8,7 @@ import pandas as pd
 from ..core.experiment import Results, run_specs
 from ..core.profiles import Profile
 from .config import AlignRun, ExtractionRun, load
-from .experiment import _backbone, _load_align_data, _setup, _tokenizer, _with_alignments, run_one
+from .experiment import _setup, _with_alignments, align_inputs, run_one
 from .plan import EXPERIMENT, TABLES, cache_dir, tiny_id
 
 __all__ = ["first_batch_losses", "alignment_runs_table", "data_preview", "romanisation_preview", "extraction_check"]
@@ -19,16 +19,10 @@ def first_batch_losses(spec: AlignRun, profile: Profile, n: int = 8) -> dict[str
     """The loss terms of ``spec``'s objective on its first ``n`` training pairs, with the initial encoder (nothing trained)."""
     import torch
 
-    from .train import Aligner, PairTokens, _batch_loss, auto_model
-    from ..core.utils import set_seed
+    from .train import Aligner, PairTokens, _batch_loss
 
     _setup(profile)
-    device = profile.torch_device()
-    path = _backbone(profile, spec.model)
-    tokenizer = _tokenizer(path)
-    set_seed(spec.seed)
-    encoder = auto_model(path)
-    train, _ = _load_align_data(profile, spec)
+    device, tokenizer, encoder, train, _ = align_inputs(spec, profile)
     if spec.objective == "word":
         train, _ = _with_alignments(profile, spec, train, encoder, tokenizer, device)
     aligner = Aligner(encoder, spec.mode, sentence_vector=spec.sentence_vector).to(device)

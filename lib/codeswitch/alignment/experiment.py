@@ -161,11 +161,9 @@ def _aligned(profile: Profile, c: Config, spec: AlignRun, path: str):
     return load_aligner(folder, path)
 
 
-def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
-    """Stage 1 for one spec: align, save the weights, return the loss history."""
-
-    from .evaluate import heldout_retrieval
-    from .train import Aligner, save_aligner, train_alignment
+def align_inputs(spec: AlignRun, profile: Profile):
+    """What an alignment run starts from: ``(device, tokenizer, encoder, train pairs, validation pairs)``, the encoder
+    built after the run's seed is set (the order its RNG draws follow; the run and the notebook's preview share it)."""
     from ..core.utils import set_seed
 
     device = profile.torch_device()
@@ -174,6 +172,16 @@ def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
     set_seed(spec.seed)
     encoder = auto_model(path)
     train, valid = _load_align_data(profile, spec)
+    return device, tokenizer, encoder, train, valid
+
+
+def _align(spec: AlignRun, profile: Profile, c: Config) -> dict:
+    """Stage 1 for one spec: align, save the weights, return the loss history."""
+
+    from .evaluate import heldout_retrieval
+    from .train import Aligner, save_aligner, train_alignment
+
+    device, tokenizer, encoder, train, valid = align_inputs(spec, profile)
     source = None
     if spec.objective == "word":
         train, source = _with_alignments(profile, spec, train, encoder, tokenizer, device)
