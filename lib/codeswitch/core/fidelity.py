@@ -245,8 +245,10 @@ LEDGER: tuple[Deviation, ...] = (
        "main.py's default --pooler_type cls (no run script sets it) adds MLPLayer, a Linear(H, H) + tanh on [CLS], not in "
        "the checkpoint (randomly initialised), in training (cl_forward, cross_forward) and in evaluation (sentemb_forward: "
        "the mlp_only_train branch commented out)",
-       "the released code's: [CLS] → Linear + tanh (normal(0, initializer_range), zero bias) in training and evaluation",
-       None, ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7"), "not yet an option", "#39.2",
+       "the released code's: [CLS] → Linear + tanh (normal(0, initializer_range), zero bias) in training and evaluation "
+       "(concse.head: dense_tanh; ConCSE and SimCSE); the option: [CLS] itself in both, no dense layer",
+       _O("concse", "head", "cls"), ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7"),
+       "named option", "#39.2",
        source=("jjy961228/ConCSE@84a0191:algorithms/ConCSE_test_Sect5.2/model.py", "jjy961228/ConCSE@84a0191:algorithms/ConCSE_test_Sect5.2/main.py")),
     _D("concse-h5-negatives", "ConCSE", ("03", "04"), "H5's negative block",
        "Eq. 5: S(h, h⁻)", "S(ĥ, h⁻): anchored on the code-switched premise",
