@@ -41,6 +41,9 @@ from ..core.profiles import backbones_from, check_fields, section_prepare
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
 PASSAGE_ALIGN = ("all", "positives")
+#: dropout of the code-mixed copies: "independent" (each row its own masks: one forward) | "shared" (the released code:
+#: each copy with its original's masks, tevax/training.py's dropout_rng=q_dropout_rng; padded forwards)
+MIXED_DROPOUT = ("independent", "shared")
 SEARCH = "search"  # align_weight: search — w chosen on the tuning split over align_weight_grid (:mod:`.search`)
 #: the paper's range of w (§4.3: "grid search on the validation set in the range of [0.001, 1]"); it names no grid points
 ALIGN_WEIGHT_RANGE = (0.001, 1.0)
@@ -94,6 +97,10 @@ class Config:
     case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
     mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
     passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
+    # ContrastiveMix's code-mixed copies: "independent" dropout (one forward with their originals) | "shared" (the
+    # released code's: each copy encoded with its original's masks, at its original's padded shape).  shared trains
+    # those models padded whatever ``packing`` says (packed rows have no per-sentence positions to share)
+    mixed_dropout: str = "independent"
     ablations: bool = True  # also train Table 3's query-/passage-side variants
     # Table 3's languages: None, the paper's (the whole low-similarity group), or a subset of low_similarity (a smaller
     # grid: Table 3 then averages every row over these languages alone, and says so)
@@ -144,6 +151,11 @@ class Config:
         self._check_align_weight()
         if self.passage_align not in PASSAGE_ALIGN:
             raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
+        if self.mixed_dropout not in MIXED_DROPOUT:
+            raise ValueError(f"mixed_dropout must be one of {MIXED_DROPOUT}, got {self.mixed_dropout!r}")
+        if self.mixed_dropout == "shared" and (self.passage_align != "all" or self.torch_compile):
+            raise ValueError("mixed_dropout: shared needs passage_align: all (each mixed passage beside its original) and "
+                             "torch_compile: false (compiled kernels draw their own random numbers)")
         if not 0 < self.hybrid_step <= 1:
             raise ValueError(f"hybrid_step must be in (0, 1], got {self.hybrid_step}")
         for bench in ("mrtydi", "miracl"):
@@ -290,6 +302,7 @@ class TrainRun(ContrastiveMixRun):
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the dual encoder's training forward compiled (None: off, out of the key)
     # how train_max_queries cut the training set (core.sampling): "random" (a seeded sample); None: the first rows
     train_sample: str | None = None
+    mixed_dropout: str | None = None  # "shared": each code-mixed copy with its original's dropout masks (None: independent)
 
     def __post_init__(self):
         if self.method not in METHODS:

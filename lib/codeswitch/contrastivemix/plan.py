@@ -85,6 +85,7 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
 
     v = VARIANTS[variant]
     mixes, contrastive = v.method != "mdpr", v.method == "contrastivemix"
+    shared = contrastive and c.mixed_dropout == "shared"  # trains padded: a packed row has no copy beside its original
     return TrainRun(
         experiment="contrastivemix-train", variant=v.key, method=v.method, mix_query=v.mix_query, mix_passage=v.mix_passage,
         language=language, seed=seed, model=c.backbone.model,
@@ -100,7 +101,8 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
         case_sensitive=c.case_sensitive if mixes else None,
         mixed_special_tokens=c.mixed_special_tokens if mixes else None,
         passage_align=c.passage_align if contrastive and v.mix_passage else None,
-        packing=True if c.packing else None, torch_compile=c.torch_compile or None,
+        packing=True if c.packing and not shared else None, torch_compile=c.torch_compile or None,
+        mixed_dropout="shared" if shared else None,  # the default (independent) keeps every key as it was
     )
 
 

@@ -352,9 +352,12 @@ LEDGER: tuple[Deviation, ...] = (
        "retriever_train_step_contrastive encodes the code-mixed queries with the English queries' dropout key "
        "(dropout_rng=q_dropout_rng; the mixed passages with p_dropout_rng) at the same padded shape (jax_data.py pads to "
        "q_max_len / p_max_len): the same dropout masks as their originals",
-       "independent dropout: the English and code-mixed queries in one forward, each row its own masks",
-       None, ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
-       "not yet an option", "#39.2",
+       "independent dropout: the English and code-mixed queries in one forward, each row its own masks; the option "
+       "(contrastivemix.mixed_dropout: shared) encodes each encoder's code-mixed copies after its originals from the same "
+       "random state at the same padded shape (the same masks; those models train padded, whatever packing says)",
+       _O("contrastivemix", "mixed_dropout", "shared"),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
+       "named option", "#39.2",
        source=("DoJunggeun/contrastivemix@153f351:tevax/training.py", "DoJunggeun/contrastivemix@153f351:jax_data.py")),
     _D("cm-section-3-3", "ContrastiveMix", ("05",), "§3.3 cosine analysis",
        "mean cosine of mBERT embeddings of NQ validation texts and their code-mixed copies: 0.944 (queries), 0.867 (passages); target languages not named", "—",
