@@ -161,7 +161,10 @@ LEDGER: tuple[Deviation, ...] = (
     _D("koglish-parser", "ConCSE", ("01",), "constituency parser",
        "\"a pre-trained Constituency parser [21]\" (§1, §2, §3.2 step 1): [21] is Joshi, Peters & Hopkins (2018), the "
        "span-based parser AllenNLP ships", "not released",
-       "benepar (benepar_en3, Kitaev & Klein); koglish.parser: ptb reads gold trees (the smoke data's), not the paper's parser",
+       "benepar (benepar_en3, Kitaev & Klein); koglish.parser: ptb reads gold trees (the smoke data's), not the paper's "
+       "parser.  Still no option: AllenNLP's span parser needs allennlp (last release 2.10.1, 2022, pinned to torch < 1.13 "
+       "and transformers < 4.21, against this project's pins) and its ELMo model archive, which this environment can "
+       "neither install beside the project nor download; no stand-in is offered under its name",
        None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
     _D("koglish-np-length", "ConCSE", ("01",), "shortest noun phrase switched",
        "\"we selectively extracted the NP nodes, ensuring the inclusion of nouns and noun phrases\" (§3.2 step 1): a single "
@@ -174,14 +177,17 @@ LEDGER: tuple[Deviation, ...] = (
        "an NP_0 that \"contained only pronouns (e.g., It, That, This)\" is passed over for the next NP (§3.2 step 1)",
        "not released",
        "a broader list: about 60 pronouns, determiners and quantifiers (codeswitch.koglish.construct.PRONOUNS) and the tags "
-       "PRP, PRP$, EX, WP, WP$, WDT; the paper's three are examples (\"e.g.\"), not its list",
-       None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
+       "PRP, PRP$, EX, WP, WP$, WDT (koglish.pronouns: broad); the paper's three follow \"e.g.\": examples, not a list, "
+       "so the option (It, That, This alone: construct.PAPER_PRONOUNS) is the narrowest reading, not the paper's list",
+       _O("koglish", "pronouns", "paper"), ("concse_table1", "concse_table1_exclusions"), "named option", "#39.2"),
     _D("koglish-extra-exclusions", "ConCSE", ("01",), "exclusions beyond the paper's",
        "excluded: a sentence that is all one NP, and one where no NP qualifies down to the leaves (§3.2 step 1)",
        "not released",
        "also excluded: np_not_token_aligned (the NP's first occurrence is inside another word) and translation_unchanged "
-       "(the translation is empty or the English NP itself); concse_table1_exclusions counts each reason in its own column",
-       None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
+       "(the translation is empty or the English NP itself); concse_table1_exclusions counts each reason in its own column "
+       "(koglish.exclusions: all); the option keeps those rows, switched by the rule (the first occurrence, inside a word "
+       "too; an unchanged translation leaves the sentence as it was)",
+       _O("koglish", "exclusions", "paper"), ("concse_table1", "concse_table1_exclusions"), "named option", "#39.2"),
     _D("koglish-exclusion-sample", "ConCSE", ("01",), "sentences the exclusion rate is measured on",
        "\"GLUE's COLA task data excluded 29.1% of the entire data\" (§3.2 step 1)", "not released",
        "the first 2,000 training sentences of each GLUE task (koglish.construct_n: 2000); the option constructs the whole "
