@@ -7,7 +7,8 @@ The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
    each model's evaluations, the figure models' embeddings and their UMAP fits (:mod:`.plan`).
 3. :func:`run_one` — one run of any kind, computed (an evaluation: :mod:`.retrieval`).
 4. :func:`run` — every run through :func:`codeswitch.core.runs.run_grid`, kind by kind in
-   the order of their dependencies (training, BM25, evaluations, embeddings, UMAP), each
+   the order of their dependencies (training, BM25, evaluations, the align_weight search
+   when on (:mod:`.search`), embeddings, UMAP), each
    cached under ``runs/<profile>/contrastivemix/<kind>/``.  A trained encoder is saved
    (safetensors) under ``checkpoints/<key>`` for the evaluations that read it, and
    deleted once they are all cached (the models ``keep_models`` asks for are kept first, as
