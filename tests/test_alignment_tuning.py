@@ -72,3 +72,25 @@ def test_the_choice_is_the_best_validation_retrieval_and_is_recorded(tmp_path, m
     # a word run scores word P@1; where no point scored (NaN everywhere), the released values stay
     nan = choose(tune, [{"sentence_p1_after": math.nan}] * len(tune.runs))
     assert nan["selected"] == tune.runs[0].key_hash()
+
+
+def test_a_fine_tune_under_tune_aligns_its_grid_and_starts_from_the_choice(backbones_dir, tmp_path):
+    """End to end on the smoke data: a fine-tune whose alignment is tuned aligns every point it lacks, records the
+    choice, and fine-tunes from the chosen weights."""
+    import dataclasses
+
+    from codeswitch import alignment as A
+    from codeswitch.alignment.plan import cache_dir
+    from codeswitch.core.runs import RunCache
+
+    from .helpers import alignment_smoke
+
+    cfg, _, fine, _ = alignment_smoke({"alignment.linear_head.num_train_epochs": 1, "alignment.tune": True,
+                                       "alignment.tune_factors": [1.0, 10.0]}, output_root=tmp_path)
+    spec = next(s for s in fine if s.alignment is not None and s.alignment.runs[0].mode == "linear_head"
+                and s.alignment.runs[0].objective == "sentence" and s.task == "ner")
+    record = A.run_one(dataclasses.replace(spec, num_train_epochs=1), cfg)
+    cache = RunCache(cache_dir(cfg))
+    choice = cache.get(spec.alignment.key())
+    assert len(choice["score"]) == 4 and all(cache.get(r.key()) is not None for r in spec.alignment.runs)
+    assert choice["selected"] in spec.alignment.candidates and "test" in record
