@@ -144,7 +144,7 @@ class Significance:
     test: str
     significant: Callable[[str, str, str], bool | None]
     alpha: float = ALPHA
-    untestable: str = "fewer than two seeds"
+    untestable: str = "no ± over two seeds or more"
 
 
 def seed_ttest(long: pd.DataFrame, *, ddof: int = 1, stats_column: Callable[[str], str] | None = None,
