@@ -394,14 +394,14 @@ def simcse_settings_table(scores: pd.DataFrame, c: Config, profile: Profile) -> 
                f"SimCSE released_code: batch {b.released_simcse_batch_size or c.released_simcse_batch_size}, max length {c.released_simcse_max_length}: "
                "code-switched inputs are longer, so the shorter limit truncates more of them.",
                f"ConCSE (v6): batch {b.concse_batch_size}, max length {c.max_length}."],
-        claim=_simcse_settings_claim,
+        claim=lambda long: _simcse_settings_claim(long, c.std_ddof),
     )
 
 
-def _simcse_settings_claim(long: pd.DataFrame) -> claims.Claim:
+def _simcse_settings_claim(long: pd.DataFrame, ddof: int) -> claims.Claim:
     """The project's question, not the paper's (no paper compares SimCSE's two settings): does ConCSE beat SimCSE on
     average under both of them?  Answered with the numbers, no verdict (:func:`codeswitch.core.claims.not_in_paper`)."""
     answer = claims.greater(long, "", pairs=[("ConCSE (v6)", r) for r in dict.fromkeys(long["row"]) if str(r).startswith("SimCSE")],
-                            columns=[AVG])
+                            columns=[AVG], way="ConCSE's way", significance=claims.seed_ttest(long, ddof=ddof))
     return claims.not_in_paper("no paper claim: the project's question whether ConCSE > SimCSE on average under both the "
                                "matched and the released code's SimCSE settings", answer.detail)

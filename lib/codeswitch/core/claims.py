@@ -169,13 +169,13 @@ def seed_ttest(long: pd.DataFrame, *, ddof: int = 1, stats_column: Callable[[str
 
 
 def tally(went: int, n: int, *, significant: int = 0, against: int = 0, tested: int = 0,
-          significance: Significance | None = None, why_untested: str = "") -> str:
+          significance: Significance | None = None, why_untested: str = "", way: str = "the paper's way") -> str:
     """The verdict line's count, direction and significance apart (issue 38):
     ``k/n comparisons go the paper's way; m/t significant (test, α = 0.05)``.
 
     ``significant``: comparisons that go the paper's way *and* are significant; ``against``: significant the other
     way; ``tested``: comparisons the test could be run on (the rest are named as not testable)."""
-    line = f"{went}/{n} comparisons go the paper's way"
+    line = f"{went}/{n} comparisons go {way}"
     if significance is None:
         return line + f"; significance not tested ({why_untested or 'no test for these cells'})"
     level = f"{significance.test}, α = {significance.alpha:g}"
@@ -201,6 +201,7 @@ def greater(
     min_share: float = 1.0,
     significance: Significance | None | str = "seeds",
     needs_significance: bool = False,
+    way: str = "the paper's way",
 ) -> Claim:
     """``better > worse`` for every ``(better, worse)`` row pair in every column (means over seeds).
 
@@ -244,7 +245,7 @@ def greater(
     if not checked:
         return Claim(text, None, "no cell to compare" + (f": missing {missing[0]}" if missing else ""), source, contradiction)
     went = checked - len(failed)
-    detail = tally(went, checked, significant=sig, against=against, tested=tested, significance=significance)
+    detail = tally(went, checked, significant=sig, against=against, tested=tested, significance=significance, way=way)
     direction = went >= min_share * checked - 1e-9
     significant = not needs_significance or not tested or sig >= min_share * tested - 1e-9
     if min_share < 1.0:
