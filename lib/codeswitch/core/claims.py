@@ -27,6 +27,10 @@ computed from :mod:`codeswitch.core.reported`, never typed.
 reported values through it, which is how ``tests/test_claims_reported.py`` keeps
 the verdicts honest: on the papers' own numbers each says "supported" (with any
 contradiction recorded), or "not checked" where the paper's numbers were lost.
+
+A comparison's detail states direction and significance apart (:func:`tally`: "k/n comparisons go the paper's way;
+m/n significant (test, α)"), and a stated magnitude is checked by one rule that scales with it (:func:`magnitude`:
+same sign, within a factor of :data:`MAGNITUDE_FACTOR`), the paper's own arithmetic by :func:`arithmetic`.
 """
 
 from __future__ import annotations
