@@ -228,11 +228,12 @@ def _stars(long: pd.DataFrame) -> claims.Significance:
     stars = _significant(long)
 
     def significant(better: str, worse: str, column: str) -> bool | None:
-        if worse != MDPR:
+        if MDPR not in (better, worse):
             return None
+        row = better if worse == MDPR else worse  # the row tested against mDPR
         if pv is not None:
-            return pv[(better, column)] < claims.ALPHA if (better, column) in pv else None
-        return stars.get((better, column))
+            return pv[(row, column)] < claims.ALPHA if (row, column) in pv else None
+        return stars.get((row, column))
 
     return claims.Significance("paired t-test over queries", significant, claims.ALPHA, "the paper's test is against mDPR only")
 
