@@ -104,7 +104,9 @@ def test_concse_table3_uses_the_t_test():
     entry = claims.REGISTRY["concse_table3"]
     long = claims.reported_long(entry.paper, entry.table, seeds=5)
     long.loc[long["row"].str.startswith("p-value"), "mean"] = 0.5
-    assert entry.check(long, None).holds is False
+    c = entry.check(long, None)
+    assert c.holds is False
+    assert "6/7 comparisons go the paper's way; 0/7 significant" in c.detail and "fails on significance" in c.detail, c.detail
 
 
 def test_ties_are_decided_by_a_stated_rule():

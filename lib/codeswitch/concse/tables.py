@@ -176,6 +176,8 @@ def table3_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
         parts.append(f"{b}: Avg. {a:.2f} vs {s0:.2f}; " + claims.tally(
             len(went), len(tasks), significant=len(wins), against=len(sig) - len(wins), tested=len(tested),
             significance=P_VALUE_ROWS, why_untested="no p-value: fewer than two seeds"))
+        if a > s0 and not ok:
+            parts[-1] += " (fails on significance: a majority of the sets needed)"
     return claims.Claim(text, holds, "; ".join(parts), source, contradiction)
 
 
