@@ -52,9 +52,9 @@ def test_a_listed_artifact_without_a_claim_is_caught():
 HOW = "the demo data put each label in the switched words"
 
 
-def _written(tmp_path, profile: str, inputs: dict) -> tuple[str, str]:
+def _written(tmp_path, profile: str, inputs: dict) -> tuple[str, str, str]:
     """A table with a built-in claim (ConCSE > SimCSE, which holds on these numbers), written under ``profile`` with
-    ``inputs`` recorded: its Markdown and its INDEX.md row."""
+    ``inputs`` recorded: its Markdown, its INDEX.md row and the claim's detail (the numbers behind it)."""
     from codeswitch.pipeline import cli as pipeline
 
     cfg = load_profile(profile, root=REPO, output_root=tmp_path)
@@ -63,12 +63,12 @@ def _written(tmp_path, profile: str, inputs: dict) -> tuple[str, str]:
     claim = claims.built_into(claims.greater(long, "ConCSE > SimCSE", pairs=[("ConCSE", "SimCSE")], columns=["Avg."]), HOW)
     md = save_table(wide, "demo_built_in", cfg, caption="demo", long=long, claim=claim, inputs=inputs)["md"].read_text(encoding="utf-8")
     index = pipeline.write_index(profile, output_root=tmp_path, root=REPO).read_text(encoding="utf-8")
-    return md, next(line for line in index.splitlines() if "`demo_built_in`" in line)
+    return md, next(line for line in index.splitlines() if "`demo_built_in`" in line), claim.detail
 
 
 def test_built_in_claim_on_synthetic_inputs_reads_built_into_the_smoke_data(tmp_path):
-    md, row = _written(tmp_path, "smoke", {"koglish": ["synthetic"], "model": ["tiny-bert"]})
-    assert f"— built into the smoke data: {HOW} (measured: 1/1 comparisons hold)." in md, md
+    md, row, detail = _written(tmp_path, "smoke", {"koglish": ["synthetic"], "model": ["tiny-bert"]})
+    assert f"— built into the smoke data: {HOW} (measured: {detail})." in md, md
     assert f"smoke: built into the smoke data: {md_escape(HOW)}: {md_escape('ConCSE > SimCSE')} |" in row, row
     for text in (md, row):
         assert "holds on" not in text and "does not hold" not in text and "supported" not in text
@@ -76,13 +76,13 @@ def test_built_in_claim_on_synthetic_inputs_reads_built_into_the_smoke_data(tmp_
 
 @pytest.mark.parametrize("profile,inputs,line,cell", [
     ("smoke", {"koglish": ["/data/koglish @ 0123abcd"], "model": ["tiny-bert"]},
-     "— holds on this smoke run's real data (1/1 comparisons hold).", "smoke: holds on this smoke run's real data: ConCSE \\> SimCSE"),
-    ("quick", {"koglish": ["synthetic"], "model": ["tiny-bert"]}, "— **supported** by this run (1/1 comparisons hold).",
+     "— holds on this smoke run's real data ({detail}).", "smoke: holds on this smoke run's real data: ConCSE \\> SimCSE"),
+    ("quick", {"koglish": ["synthetic"], "model": ["tiny-bert"]}, "— **supported** by this run ({detail}).",
      "✓ supported: ConCSE \\> SimCSE"),
 ])
 def test_built_in_claim_keeps_its_computed_verdict_on_real_data_and_under_quick(tmp_path, profile, inputs, line, cell):
-    md, row = _written(tmp_path, profile, inputs)
-    assert line in md and cell in row, (md, row)
+    md, row, detail = _written(tmp_path, profile, inputs)
+    assert line.format(detail=detail) in md and cell in row, (md, row)
     assert "built into the smoke data" not in md and "built into the smoke data" not in row
 
 
