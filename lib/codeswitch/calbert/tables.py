@@ -31,6 +31,7 @@ from .data import TASKS, local_source
 from .experiment import EXAMPLE_TABLE, SELECT_BY, task_splits
 from .plan import row_label, row_order
 from .results import METRIC_LABEL, frame, task_table
+from .standins import CONSTRUCTIONS
 
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict:
@@ -64,7 +65,8 @@ def split_table(profile: Profile, c: Config, table: str) -> dict[str, Path]:
     wide, long = report.comparison(measured, paper="calbert", table=table, digits=0, row_order=list(measured["row"]), column_order=[COLUMN])
     return report.save_table(wide, f"calbert_{table}", profile,
                              caption=f"{TASKS[task]}: examples per split (CalBERT {table.replace('table', 'Table ')})",
-                             long=long, notes=[_split_note(profile, c, task)], claim=size_claim(long, table))
+                             long=long, notes=[_split_note(profile, c, task)],
+                             claim=claims.built_into(size_claim(long, table), CONSTRUCTIONS.get(f"calbert_{table}")))
 
 
 def size_claim(long: pd.DataFrame, table: str) -> claims.Claim:

@@ -83,6 +83,9 @@ class Claim:
     detail: str = ""  # the numbers behind the verdict
     source: str = ""  # where the paper makes it (e.g. "ConCSE §5.2")
     contradiction: str = ""  # where the paper's own numbers contradict its words or each other (computed from core.reported)
+    # how the smoke data decide this claim, one sentence from the list kept where the data are made (a paper package's
+    # CONSTRUCTIONS, set with built_into where the table is built); "" = the data do not decide it
+    built_in: str = ""
 
     @property
     def verdict(self) -> str:
@@ -94,7 +97,10 @@ class Claim:
 
     def smoke_verdict(self, real_data: bool = False) -> str:
         """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper
-        (``real_data``: a smoke run on real data, "this run's real data")."""
+        (``real_data``: a smoke run on real data, "this run's real data").  A claim the synthetic data decide by how
+        they were made (:attr:`built_in`) reads "built into the smoke data: <how>", never "holds" or "does not hold"."""
+        if self.built_in and not real_data:
+            return f"built into the smoke data: {self.built_in}"
         data = "this smoke run's real data" if real_data else "the smoke data"
         return {True: f"holds on {data}", False: f"does not hold on {data}", None: "not checked"}[self.holds]
 
@@ -102,29 +108,48 @@ class Claim:
         """The note line of a table: ``Claim (source): text — supported by this run (detail).``
 
         Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data" (on
-        "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs)."""
+        "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs), or "built into the
+        smoke data: <how>" for a claim the synthetic data decide (:attr:`built_in`), its numbers then "measured"."""
         src = f" ({self.source})" if self.source else ""
+        built = profile == "smoke" and bool(self.built_in) and not real_data
         if profile == "smoke":
             verdict = self.smoke_verdict(real_data)
         else:
             verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
-        line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
+        detail = f"measured: {self.detail}" if built and self.detail else self.detail
+        line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({detail})" if detail else "") + "."
         if self.contradiction:
             line += f" On the paper's own numbers: {self.contradiction}."
         return line
 
-    def index_cell(self, profile: str | None = None) -> str:
+    def index_cell(self, profile: str | None = None, *, real_data: bool = False) -> str:
         """The verdict in ``INDEX.md``'s claim column: ``✓ supported`` / ``✗ not supported``; under the smoke profile
-        the smoke verdict without a mark (a smoke outcome is no failure)."""
+        the smoke verdict without a mark (a smoke outcome is no failure; "built into the smoke data: <how>" for a claim
+        the synthetic data decide)."""
         if profile == "smoke":
-            return f"smoke: {self.smoke_verdict()}"
+            return f"smoke: {self.smoke_verdict(real_data)}"
         return f"{self.mark} {self.verdict}"
 
     def as_dict(self) -> dict:
         out = {"text": self.text, "holds": self.holds, "detail": self.detail, "source": self.source}
         if self.contradiction:
             out["contradiction"] = self.contradiction
+        if self.built_in:
+            out["built_in"] = self.built_in
         return out
+
+
+def built_into(claim: Claim | None, how: str | None) -> Claim | None:
+    """``claim`` marked as decided by how the smoke data were made: ``how`` is its artifact's entry in the list kept
+    where the data are made (``CONSTRUCTIONS.get(artifact)`` of :mod:`codeswitch.koglish.synthetic`,
+    :mod:`codeswitch.contrastivemix.synthetic`, :mod:`codeswitch.calbert.standins`); ``None``/"": unchanged.
+
+    The paper package passes it down where the table is built (the core reads no paper package).  Only the smoke
+    profile on synthetic inputs shows it (:meth:`Claim.smoke_verdict`); real data and the other profiles keep the
+    computed verdict."""
+    import dataclasses
+
+    return claim if claim is None or not how else dataclasses.replace(claim, built_in=how)
 
 
 def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:
