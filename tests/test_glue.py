@@ -356,6 +356,18 @@ def test_gains_and_hypotheses():
     assert any("H2 CS2CS > EN2CS holds" in line for line in verdicts(h.reset_index()))
 
 
+def test_h2_verdict_on_the_smoke_data_as_shipped_says_built_in():
+    """Issue 39 §1: on the smoke profile as shipped the mini Koglish decides H2 by construction, so its printed line
+    says so and never "holds"; with a result-changing override (other data) or another profile it is the verdict."""
+    from codeswitch.core.profiles import load_profile
+
+    h = hypotheses(_results()).reset_index(drop=True)
+    shipped = [line for line in verdicts(h, load_profile("smoke")) if " H2 " in line]
+    assert shipped and all("built into the smoke data" in line and " holds" not in line for line in shipped)
+    for profile in (load_profile("smoke", overrides={"seeds": [1]}), load_profile("paper-ci")):
+        assert any("H2 CS2CS > EN2CS holds" in line for line in verdicts(h, profile))
+
+
 # --------------------------------------------------------------------------- reported numbers
 def test_reported_table2_keeps_only_the_surviving_row():
     entries = reported.table("concse", "table2")
