@@ -153,13 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
+    commit = _commit()  # the code measured: read before the run, so an edit made while it runs cannot be credited to it
     t0 = time.time()
     report = measure(args.sizes.split(","), [int(k) for k in args.ks.split(",")],
                      repeats=args.repeats, warmup=args.warmup, steps=args.steps)
     report = {
         "what": "CalBERT-shaped fine-tuning steps (8 samples), K runs stacked (codeswitch.core.batched, vmap) "
                 "against one run at a time; speed-up = K x separate / batched, per repeat",
-        "commit": _commit(),
+        "commit": commit,
         "command": "python -m benchmarks batched " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                     "torch": torch.__version__, "threads": torch.get_num_threads(),

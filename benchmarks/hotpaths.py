@@ -461,6 +461,7 @@ def glue(ctx: Context, *, grouped: bool = True, packed: bool = False) -> list[Me
         drawn = _grouped(pool, s.glue_batch, rng)[:n]
     else:
         drawn = [dist.sample(s.glue_batch, rng, s.glue_max_length) for _ in range(n)]
+        pool = np.concatenate(drawn)
     batches = []
     for ln in drawn:
         b = L.token_batch(ln, arch.vocab_size, rng, **arch.special_ids)  # padded to the batch's longest
@@ -472,12 +473,14 @@ def glue(ctx: Context, *, grouped: bool = True, packed: bool = False) -> list[Me
     opt = _Optimizer(model.parameters(), ctx, lr=1e-5, fused=True)
     stats = [Step(len(ln), int(np.sum(ln)), int(b["attention_mask"].numel()), fm.train(ln)) for ln, b in zip(drawn, batches)]
     if packed:
-        from codeswitch.common.fastpath import PACK_WIDTH, pack_features, sampled_budgets
+        from codeswitch.common.fastpath import PACK_WIDTH, grouped_budgets, pack_features, sampled_budgets
         from codeswitch.common.packed_classifier import packed_forward
 
         width = max(PACK_WIDTH, s.glue_max_length)
-        budgets = sampled_budgets(np.concatenate(drawn)[:, None], s.glue_batch, max_length=s.glue_max_length, width=width,
-                                  seed=ctx.seed)  # as PackRows.for_lengths: from the rows' lengths
+        # as PackRows.for_lengths(grouped=group_by_length) in glue.train: budgets of the batches the sampler makes of
+        # the training rows (issue 40 item 4: they once came from random batches, and 58 % of b_pk's tokens were padding)
+        budgets = (grouped_budgets if grouped else sampled_budgets)(pool[:, None], s.glue_batch, max_length=s.glue_max_length,
+                                                                    width=width, seed=ctx.seed)
         packs = []
         for b in batches:
             labels = b["labels"]

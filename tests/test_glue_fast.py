@@ -220,6 +220,7 @@ def test_smoke_check_asserts_only_on_the_smoke_profile_as_shipped():
     shipped = load_profile("smoke", root=REPO)
     with pytest.raises(AssertionError, match="CS2CS should beat EN2CS"):
         smoke_check(miss, shipped)
-    assert smoke_check(hit, shipped).startswith("smoke check passed")
+    assert smoke_check(hit, shipped).startswith("smoke check passed (a check of the pipeline, not evidence")
+    assert "as built into the smoke data: each task's label is set by words inside a noun phrase" in smoke_check(hit, shipped)
     nb = (REPO / "notebooks" / "02_koglish_glue.ipynb").read_text(encoding="utf-8")
     assert "smoke_check(h, cfg)" in nb and "assert h[" not in nb  # the notebook asks the library, never asserts itself

@@ -37,7 +37,7 @@ from ..core.runs import atomic_write_json
 
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
-    "PACK_WIDTH", "token_budgets", "sampled_budgets", "first_fit", "pack_features", "embed_packed",
+    "PACK_WIDTH", "token_budgets", "sampled_budgets", "grouped_budgets", "least_padding", "first_fit", "pack_features", "embed_packed",
     "REDUCE_OVERHEAD", "TorchCompile", "check_torch_compile", "compile_for_training", "cudagraph_step_begin", "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
 ]
 
@@ -191,6 +191,63 @@ def sampled_budgets(lengths: np.ndarray, batch_size: int, *, max_length: int, wi
     per_row = lengths.sum(axis=1)  # (rows,)
     tokens = [int(per_row[rng.choice(len(per_row), size=b, replace=False)].sum()) for _ in range(steps)]
     return token_budgets(tokens, sentences=batch_size * lengths.shape[1], max_length=max_length, width=width, n=n)
+
+
+def grouped_budgets(lengths: np.ndarray, batch_size: int, *, max_length: int, width: int = PACK_WIDTH, seed: int = 0,
+                    steps: int = 256, n: int = 4) -> tuple[int, ...]:
+    """At most ``n`` packed-row counts for a trainer whose batches the length-grouped sampler makes (the HF
+    Trainer's ``group_by_length``, ``transformers.trainer_pt_utils.get_length_grouped_indices``): each epoch the
+    rows are shuffled, cut into megabatches of ``min(rows // (4 · batch_size), 50)`` batches (at least one), sorted
+    longest first inside each and cut into batches.
+
+    A grouped batch holds rows of like length, so the rows it needs spread far wider than a random batch's
+    (:func:`sampled_budgets`, whose quantile budgets then pad a short grouped batch up to a long one's rows), and a
+    batch of long rows needs more than its token count says (first-fit leaves each row's remainder empty).  So
+    seeded epochs until ``steps`` batches give each batch's rows by :func:`first_fit` itself, and the budgets are the
+    ``n - 1`` row counts that pad those batches least (:func:`least_padding`), plus the worst case of
+    :func:`token_budgets` (every batch fits).  ``lengths``: (rows, k) tokens of each row's ``k`` sentences.
+    """
+    lengths = np.minimum(np.asarray(lengths, dtype=np.int64).reshape(len(lengths), -1), max_length)  # (rows, k)
+    if len(lengths) == 0:
+        raise ValueError("grouped_budgets: no rows")
+    if width < max_length:
+        raise ValueError(f"grouped_budgets: rows of {width} tokens cannot hold sentences of {max_length}")
+    per_row, rng = lengths.sum(axis=1), np.random.default_rng(seed)  # (rows,)
+    b = min(batch_size, len(lengths))
+    mega = max(1, min(len(lengths) // (4 * b), 50)) * b
+    needs: list[int] = []
+    while len(needs) < steps:
+        order = rng.permutation(len(lengths))
+        for start in range(0, len(order), mega):
+            chunk = order[start:start + mega]
+            chunk = chunk[np.argsort(-per_row[chunk], kind="stable")]  # longest first
+            needs += [first_fit(lengths[chunk[i:i + b]].ravel().tolist(), width)[1] for i in range(0, len(chunk), b)]
+    worst = -(-batch_size * lengths.shape[1] // (width // max_length))
+    return least_padding(needs, worst, n)
+
+
+def least_padding(needs: Sequence[int], worst: int, n: int) -> tuple[int, ...]:
+    """The at most ``n`` budgets, ``worst`` among them, that minimise the rows of these steps (each ``needs`` rows,
+    rounded up to the smallest budget that holds it): an exact dynamic programme over the distinct needs."""
+    values, counts = np.unique(np.minimum(np.asarray(needs, dtype=np.int64), worst), return_counts=True)
+    values, counts = values[values < worst], counts[values < worst]
+    m, cum = len(values), np.concatenate([[0], np.cumsum(counts)])
+    # best[k][j]: least rows of the steps needing values[:j], covered by k budgets whose largest is values[j - 1]
+    best = [[0.0] + [np.inf] * m] + [[np.inf] * (m + 1) for _ in range(n - 1)]
+    back = [[0] * (m + 1) for _ in range(n)]
+    for k in range(1, n):
+        for j in range(1, m + 1):
+            for i in range(j):  # this budget covers values[i:j]
+                cost = best[k - 1][i] + values[j - 1] * (cum[j] - cum[i])
+                if cost < best[k][j]:
+                    best[k][j], back[k][j] = cost, i
+    total = [(best[k][j] + worst * (cum[m] - cum[j]), k, j) for k in range(n) for j in range(m + 1) if best[k][j] < np.inf]
+    _, k, j = min(total)
+    chosen = []
+    while k > 0 and j > 0:
+        chosen.append(int(values[j - 1]))
+        j, k = back[k][j], k - 1
+    return tuple(sorted(set(chosen) | {worst}))
 
 
 def first_fit(lengths: Sequence[int], width: int) -> tuple[list[tuple[int, int]], int]:

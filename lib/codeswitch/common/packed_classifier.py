@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .fastpath import PACK_WIDTH, pack_features, sampled_budgets
+from .fastpath import PACK_WIDTH, grouped_budgets, pack_features, sampled_budgets
 
 __all__ = ["LENGTH", "TARGETS", "PadWithoutLength", "PACKABLE", "PackRows", "packed_forward"]
 
@@ -61,12 +61,13 @@ class PackRows:
 
     @classmethod
     def for_lengths(cls, tokenizer, lengths: Sequence[int], *, batch_size: int, max_length: int, seed: int,
-                    pad=None) -> "PackRows":
-        """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible)."""
+                    pad=None, grouped: bool = False) -> "PackRows":
+        """Budgets from the training rows' token ``lengths`` and ``batch_size`` rows a step (seeded: reproducible):
+        the batches a random sampler draws, or with ``grouped`` those of the length-grouped sampler."""
         width = max(PACK_WIDTH, max_length)
         lengths = np.asarray(lengths)[:, None]  # (rows, 1)
-        return cls(tokenizer, sampled_budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width,
-                   pad=pad)
+        budgets = grouped_budgets if grouped else sampled_budgets
+        return cls(tokenizer, budgets(lengths, batch_size, max_length=max_length, width=width, seed=seed), width, pad=pad)
 
     def __call__(self, features):
         batch = dict(self.padded(features))

@@ -139,6 +139,9 @@ def section3_3_claim(long: pd.DataFrame, profile: Profile | None = None) -> clai
     """ContrastiveMix §3.3 (contrastivemix.txt): "similarities of mBERT embeddings between English data ... and their
     code-mixed counterparts are 0.944 (SD = 0.036) for queries and 0.867 (SD = 0.257) for passages. The lower
     similarity and substantial variation in code-mixed passages ..."  (Reads no setting.)"""
+    over_texts = claims.Significance("Student's t-test over texts (the paper claims no significance)",
+                                     claims.seed_ttest(long).significant, untestable="no SD over two texts or more")
     return claims.greater(long, "code-mixed passages stay less similar to their English originals than code-mixed queries "
                           "(mean cosine, all target languages pooled)",
-                          pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3 (contrastivemix.txt)")
+                          pairs=[(ROWS["query"], ROWS["passage"])], columns=["all"], source="ContrastiveMix §3.3 (contrastivemix.txt)",
+                          significance=over_texts)

@@ -27,6 +27,10 @@ computed from :mod:`codeswitch.core.reported`, never typed.
 reported values through it, which is how ``tests/test_claims_reported.py`` keeps
 the verdicts honest: on the papers' own numbers each says "supported" (with any
 contradiction recorded), or "not checked" where the paper's numbers were lost.
+
+A comparison's detail states direction and significance apart (:func:`tally`: "k/n comparisons go the paper's way;
+m/n significant (test, α)"), and a stated magnitude is checked by one rule that scales with it (:func:`magnitude`:
+same sign, within a factor of :data:`MAGNITUDE_FACTOR`), the paper's own arithmetic by :func:`arithmetic`.
 """
 
 from __future__ import annotations
@@ -79,6 +83,9 @@ class Claim:
     detail: str = ""  # the numbers behind the verdict
     source: str = ""  # where the paper makes it (e.g. "ConCSE §5.2")
     contradiction: str = ""  # where the paper's own numbers contradict its words or each other (computed from core.reported)
+    # how the smoke data decide this claim, one sentence from the list kept where the data are made (a paper package's
+    # CONSTRUCTIONS, set with built_into where the table is built); "" = the data do not decide it
+    built_in: str = ""
 
     @property
     def verdict(self) -> str:
@@ -90,7 +97,10 @@ class Claim:
 
     def smoke_verdict(self, real_data: bool = False) -> str:
         """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper
-        (``real_data``: a smoke run on real data, "this run's real data")."""
+        (``real_data``: a smoke run on real data, "this run's real data").  A claim the synthetic data decide by how
+        they were made (:attr:`built_in`) reads "built into the smoke data: <how>", never "holds" or "does not hold"."""
+        if self.built_in and not real_data:
+            return f"built into the smoke data: {self.built_in}"
         data = "this smoke run's real data" if real_data else "the smoke data"
         return {True: f"holds on {data}", False: f"does not hold on {data}", None: "not checked"}[self.holds]
 
@@ -98,29 +108,48 @@ class Claim:
         """The note line of a table: ``Claim (source): text — supported by this run (detail).``
 
         Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data" (on
-        "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs)."""
+        "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs), or "built into the
+        smoke data: <how>" for a claim the synthetic data decide (:attr:`built_in`), its numbers then "measured"."""
         src = f" ({self.source})" if self.source else ""
+        built = profile == "smoke" and bool(self.built_in) and not real_data
         if profile == "smoke":
             verdict = self.smoke_verdict(real_data)
         else:
             verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
-        line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({self.detail})" if self.detail else "") + "."
+        detail = f"measured: {self.detail}" if built and self.detail else self.detail
+        line = f"**Claim**{src}: {self.text} — {verdict}" + (f" ({detail})" if detail else "") + "."
         if self.contradiction:
             line += f" On the paper's own numbers: {self.contradiction}."
         return line
 
-    def index_cell(self, profile: str | None = None) -> str:
+    def index_cell(self, profile: str | None = None, *, real_data: bool = False) -> str:
         """The verdict in ``INDEX.md``'s claim column: ``✓ supported`` / ``✗ not supported``; under the smoke profile
-        the smoke verdict without a mark (a smoke outcome is no failure)."""
+        the smoke verdict without a mark (a smoke outcome is no failure; "built into the smoke data: <how>" for a claim
+        the synthetic data decide)."""
         if profile == "smoke":
-            return f"smoke: {self.smoke_verdict()}"
+            return f"smoke: {self.smoke_verdict(real_data)}"
         return f"{self.mark} {self.verdict}"
 
     def as_dict(self) -> dict:
         out = {"text": self.text, "holds": self.holds, "detail": self.detail, "source": self.source}
         if self.contradiction:
             out["contradiction"] = self.contradiction
+        if self.built_in:
+            out["built_in"] = self.built_in
         return out
+
+
+def built_into(claim: Claim | None, how: str | None) -> Claim | None:
+    """``claim`` marked as decided by how the smoke data were made: ``how`` is its artifact's entry in the list kept
+    where the data are made (``CONSTRUCTIONS.get(artifact)`` of :mod:`codeswitch.koglish.synthetic`,
+    :mod:`codeswitch.contrastivemix.synthetic`, :mod:`codeswitch.calbert.standins`); ``None``/"": unchanged.
+
+    The paper package passes it down where the table is built (the core reads no paper package).  Only the smoke
+    profile on synthetic inputs shows it (:meth:`Claim.smoke_verdict`); real data and the other profiles keep the
+    computed verdict."""
+    import dataclasses
+
+    return claim if claim is None or not how else dataclasses.replace(claim, built_in=how)
 
 
 def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:
@@ -130,6 +159,63 @@ def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:
 
 def _fmt(x: float) -> str:
     return f"{x:.2f}"
+
+
+ALPHA = 0.05  # the significance level of every test a claim reads, unless the paper states another
+
+
+@dataclass(frozen=True)
+class Significance:
+    """How a comparison's significance is read: ``test`` names it in the verdict line ("Student's t-test over seeds"),
+    ``significant(better, worse, column)`` says whether the difference is significant at ``alpha`` (``None``: not
+    testable there, for the reason ``untestable``: one seed, no ± in the paper, …)."""
+
+    test: str
+    significant: Callable[[str, str, str], bool | None]
+    alpha: float = ALPHA
+    untestable: str = "no ± over two seeds or more"
+
+
+def seed_ttest(long: pd.DataFrame, *, ddof: int = 1, stats_column: Callable[[str], str] | None = None,
+               alpha: float = ALPHA) -> Significance:
+    """Student's two-sided t-test (equal variances) over seeds, from each cell's ``mean``, ``std`` and ``n``
+    (:func:`ttest_from_stats`; ``ddof``: the stds' convention).  ``stats_column(column)``: the column whose ± and
+    seed count stand behind a compared cell (CalBERT compares the best run, tested on the runs' mean ± std)."""
+    stats = {}
+    if {"std", "n"} <= set(long.columns):
+        stats = {(str(r), str(c)): (float(m), float(sd), int(n)) for r, c, m, sd, n in
+                 zip(long["row"], long["column"], long["mean"], long["std"], long["n"]) if pd.notna(m) and pd.notna(n)}
+
+    def significant(better: str, worse: str, column: str) -> bool | None:
+        col = stats_column(column) if stats_column else column
+        a, b = stats.get((better, col)), stats.get((worse, col))
+        if a is None or b is None:
+            return None
+        p = ttest_from_stats(a[0], a[1], a[2], b[0], b[1], b[2], ddof=ddof)
+        return None if p is None else p < alpha
+
+    return Significance("Student's t-test over seeds", significant, alpha)
+
+
+def tally(went: int, n: int, *, significant: int = 0, against: int = 0, tested: int = 0,
+          significance: Significance | None = None, why_untested: str = "", way: str = "the paper's way") -> str:
+    """The verdict line's count, direction and significance apart (issue 38):
+    ``k/n comparisons go the paper's way; m/t significant (test, α = 0.05)``.
+
+    ``significant``: comparisons that go the paper's way *and* are significant; ``against``: significant the other
+    way; ``tested``: comparisons the test could be run on (the rest are named as not testable)."""
+    line = f"{went}/{n} comparisons go {way}"
+    if significance is None:
+        return line + f"; significance not tested ({why_untested or 'no test for these cells'})"
+    level = f"{significance.test}, α = {significance.alpha:g}"
+    if not tested:
+        return line + f"; significance not testable ({why_untested or significance.untestable}; {level})"
+    line += f"; {significant}/{tested} significant ({level})"
+    if against:
+        line += f"; {against} significant the other way"
+    if tested < n:
+        line += f"; {n - tested} not testable ({why_untested or significance.untestable})"
+    return line
 
 
 def greater(
@@ -142,19 +228,31 @@ def greater(
     skip: Iterable[tuple[str, str, str]] = (),
     contradiction: str = "",
     min_share: float = 1.0,
+    significance: Significance | None | str = "seeds",
+    needs_significance: bool = False,
+    way: str = "the paper's way",
 ) -> Claim:
     """``better > worse`` for every ``(better, worse)`` row pair in every column (means over seeds).
 
-    ``None`` when a needed cell is missing; the detail counts the cells that hold
-    and names the first that does not.  ``skip``: ``(better, worse, column)``
-    comparisons left out (those the paper's own numbers contradict, named in
-    ``contradiction``); ``min_share``: the share of comparisons that must hold
-    (1.0: all; the paper's "almost all" is a stated share below it).
+    The detail states direction and significance apart (:func:`tally`): how many comparisons go the paper's way,
+    and how many of those are significant.  ``significance``: how that is read (:class:`Significance`; the default
+    ``"seeds"``: :func:`seed_ttest` on the frame's ± and seed counts, sample stds; ``None``: no test).  A claim the
+    paper words "significant" passes ``needs_significance``: it then also needs ``min_share`` of the testable
+    comparisons significant in the paper's direction, and fails on significance with its direction stated; where
+    no comparison is testable (one seed, a paper without ±) its verdict rests on the direction, and says so.
+
+    ``None`` when a needed cell is missing; the detail names the first comparison that does not go the paper's way.
+    ``skip``: ``(better, worse, column)`` comparisons left out (those the paper's own numbers contradict, named in
+    ``contradiction``); ``min_share``: the share of comparisons that must hold (1.0: all; the paper's "almost all"
+    is a stated share below it).
     """
+    if significance == "seeds":
+        significance = seed_ttest(long)
     cells = means(long)
     columns = list(columns)
     skip = set(skip)
     checked, skipped, failed, missing = 0, 0, [], []
+    tested = sig = against = 0
     for better, worse in pairs:
         for col in columns:
             if (better, worse, col) in skip:
@@ -165,20 +263,31 @@ def greater(
                 missing.append(f"{better if a is None else worse} / {col}")
                 continue
             checked += 1
-            if not a > b:
+            went = a > b
+            if not went:
                 failed.append(f"{better} {_fmt(a)} vs {worse} {_fmt(b)} on {col}")
+            s = significance.significant(better, worse, col) if significance is not None else None
+            if s is not None:
+                tested += 1
+                sig += bool(s and went)
+                against += bool(s and not went)
     if not checked:
         return Claim(text, None, "no cell to compare" + (f": missing {missing[0]}" if missing else ""), source, contradiction)
-    detail = f"{checked - len(failed)}/{checked} comparisons hold"
+    went = checked - len(failed)
+    detail = tally(went, checked, significant=sig, against=against, tested=tested, significance=significance, way=way)
+    direction = went >= min_share * checked - 1e-9
+    significant = not needs_significance or not tested or sig >= min_share * tested - 1e-9
     if min_share < 1.0:
         detail += f" (at least {min_share:.0%} needed)"
+    if direction and not significant:
+        detail += "; fails on significance"
     if failed:
         detail += f"; e.g. {failed[0]}"
     if missing:
         detail += f"; {len(missing)} cell(s) not run"
     if skipped:
         detail += f"; {skipped} comparison(s) left out (contradicted by the paper's own numbers)"
-    return Claim(text, (checked - len(failed)) >= min_share * checked - 1e-9, detail, source, contradiction)
+    return Claim(text, direction and significant, detail, source, contradiction)
 
 
 def all_of(text: str, parts: Sequence[tuple[str, Claim]], *, source: str = "", contradiction: str = "") -> Claim:
@@ -231,6 +340,49 @@ def within(long: pd.DataFrame, text: str, *, tolerance: float, source: str = "",
     detail = (f"{int((diff <= tolerance).sum())}/{len(df)} cells within {tolerance:g}{unit}; largest gap "
               f"{worst['row']} / {worst['column']}: {float(worst['mean']):.6g} vs {float(worst['paper']):.6g}")
     return Claim(text, bool((diff <= tolerance).all()), detail, source)
+
+
+#: a stated magnitude is reproduced by a gain of its sign within this factor of it (stated/2 ≤ gain ≤ 2·stated)
+MAGNITUDE_FACTOR = 2.0
+
+
+def printed_decimals(x: float) -> int:
+    """The decimals a stated number was printed with (``1.9`` → 1, ``7.32`` → 2), read from its shortest repr."""
+    r = repr(float(x))
+    return len(r.split(".", 1)[1]) if "." in r and "e" not in r else 0
+
+
+def arithmetic(what: str, stated: float, computed: float) -> str:
+    """"" when ``computed`` (from the paper's own cells) rounds to ``stated`` at its printed decimals; else a sentence
+    naming both: a mismatch in the paper's arithmetic, recorded as a contradiction (never corrected)."""
+    d = printed_decimals(stated)
+    if abs(computed - stated) <= 0.5 * 10 ** -d + 1e-9:
+        return ""
+    return f"{what}: stated {stated:g}, its own numbers give {computed:.{d + 2}f} (→ {computed:.{d}f})"
+
+
+def magnitude(text: str, gains: Sequence[tuple[str, float | None, float]], *, source: str = "", unit: str = " points",
+              contradiction: str = "") -> Claim:
+    """A stated magnitude ("an average gain of 1.77 points"), each ``(label, measured gain, stated gain)``.
+
+    The rule, one for every magnitude and scaling with it: the run's gain reproduces the stated one when it has the
+    same sign and lies within a factor of :data:`MAGNITUDE_FACTOR` of it (for 1.77: between 0.885 and 3.54).  On the
+    paper's own cells the gain is the paper's arithmetic, which :func:`arithmetic` checks to the printed digit.
+    ``None`` when a gain could not be computed (a row or column not run)."""
+    missing = [lb for lb, m, _ in gains if m is None]
+    if missing:
+        return Claim(text, None, f"{missing[0]}: not run", source, contradiction)
+    ok, parts = [], []
+    for label, m, g in gains:
+        if g == 0:
+            raise ValueError(f"{label}: a stated gain of 0 has no magnitude to reproduce")
+        lo, hi = sorted((g / MAGNITUDE_FACTOR, g * MAGNITUDE_FACTOR))
+        within_ = lo <= m <= hi
+        ok.append(within_)
+        parts.append(f"{label} {m:+.{printed_decimals(g) + 1}f}{unit} vs stated {g:+g}" + ("" if within_ else " (outside)"))
+    rule = f"same sign, within ×{MAGNITUDE_FACTOR:g} of the stated gain"
+    detail = f"{sum(ok)}/{len(ok)} gains reproduce ({rule}): " + "; ".join(parts)
+    return Claim(text, all(ok), detail, source, contradiction)
 
 
 def not_in_paper(text: str, detail: str = "") -> Claim:

@@ -327,7 +327,7 @@ def save_table(
     caption: str,
     long: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
-    claim: Claim | None = None,
+    claim: Claim | Sequence[Claim] | None = None,
     inputs: Mapping | None = None,
 ) -> dict[str, Path]:
     """Write a table as ``<name>.md``, ``.tex`` and ``.csv`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
@@ -335,7 +335,9 @@ def save_table(
     ``wide`` is the human table (cells: :class:`Cell` or text); ``long`` (default:
     ``wide`` itself) goes to CSV with floats rounded to 4 decimals.  ``claim``: the
     paper's claim this table checks (:mod:`codeswitch.claims`), computed from the
-    table's numbers; rendered under the table and listed in ``INDEX.md``.  The
+    table's numbers; rendered under the table and listed in ``INDEX.md`` (a list: the
+    table's claim first, then further claims on the same numbers, such as a headline
+    magnitude, each rendered under it and kept in the index entry's ``also``).  The
     provenance (:func:`codeswitch.core.provenance.provenance`; ``inputs``: the input
     identities, default those the experiment's ``tables`` records) is listed under the
     Markdown table, as comment lines atop the LaTeX, and in the JSON beside them; the
@@ -347,8 +349,8 @@ def save_table(
     header = f"**{name}** — {caption}\n\n_profile `{profile.name}`_\n\n"
     md = header + to_markdown(wide)
     lines = list(notes)
-    if claim is not None:
-        lines.append(claim.line(profile.name, real_data=real_data(prov["inputs"])))
+    checked = [claim] if isinstance(claim, Claim) else list(claim or ())
+    lines += [c.line(profile.name, real_data=real_data(prov["inputs"])) for c in checked]
     note = inputs_note(profile.name, prov["inputs"])  # what the inputs were, read from them: synthetic or real, tiny or not
     if note:
         lines.append(note)  # once, on every smoke table; experiments add no note of their own saying so
@@ -367,7 +369,7 @@ def save_table(
         atomic_write_text(tmp / f"{name}.csv", buf.getvalue())
         atomic_write_json(tmp / f"{name}.provenance.json", prov)
     paths.update({ext: out / f"{name}.{ext}" for ext in ("md", "tex", "csv")})
-    _record(name, "table", caption, paths, profile, prov, claim=claim)
+    _record(name, "table", caption, paths, profile, prov, claim=checked[0] if checked else None, also=checked[1:])
     return paths
 
 
@@ -471,7 +473,7 @@ def save_figure(fig, name: str, profile: Profile, *, caption: str, dpi: int = 15
 
 
 def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profile: Profile, prov: Mapping, *,
-            claim: Claim | None = None) -> None:
+            claim: Claim | None = None, also: Sequence[Claim] = ()) -> None:
     atomic_write_json(
         profile.figures_dir / ".index" / f"{name}.json",
         {
@@ -483,6 +485,7 @@ def _record(name: str, kind: str, caption: str, paths: Mapping[str, Path], profi
             "profile": profile.name,
             "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "claim": None if claim is None else claim.as_dict(),
+            **({"also": [c.as_dict() for c in also]} if also else {}),
             "provenance": dict(prov),
         },
     )

@@ -315,7 +315,8 @@ def build_trainer(
             raise ValueError("glue packing needs one GPU per process (launch with `accelerate launch`), "
                              f"this process drives {trainer.args.n_gpu}")
         trainer.data_collator = PackRows.for_lengths(tokenizer, _int_list(train_ds[LENGTH]), batch_size=trainer.args.per_device_train_batch_size,
-                                                     max_length=spec.max_length, seed=spec.seed)
+                                                     max_length=spec.max_length, seed=spec.seed,
+                                                     grouped=bool(spec.group_by_length))  # budgets of the batches it trains on
         packed_forward(model)  # after the Trainer read the forward's signature
     if getattr(spec, "torch_compile", None):  # the model and its loss (computed in its forward), training steps only
         compile_for_training(model, fixed_shapes=isinstance(trainer.data_collator, PackRows), mode=spec.torch_compile,

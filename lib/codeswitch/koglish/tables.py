@@ -18,6 +18,7 @@ import pandas as pd
 from . import data as K
 from .construct import REASONS, invariant_violations
 from .plan import TASK_LABELS, task_label
+from .synthetic_constructions import CONSTRUCTIONS
 from ..core import claims
 from ..core.experiment import Results
 from ..core.profiles import Profile
@@ -174,10 +175,12 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     source = K.resolve_source(profile)
     wide, long = table1(source, invariant_report(source))
     out = {"concse_table1": save_table(wide, "concse_table1", profile, caption="Summary of the Koglish datasets: rows per task and split, as loaded",
-                                       long=long, claim=table1_claim(long), inputs={"koglish": [str(profile.koglish_source)]})}
+                                       long=long, claim=claims.built_into(table1_claim(long), CONSTRUCTIONS.get("concse_table1")),
+                                       inputs={"koglish": [str(profile.koglish_source)]})}
     wide, long = exclusions({s.task: record for s, record in results})
     out["concse_table1_exclusions"] = save_table(
         wide, "concse_table1_exclusions", profile, caption="Items excluded by the construction pipeline, per task and reason", long=long,
-        notes=[f"{k}: {v}" for k, v in REASONS.items()], claim=exclusions_claim(long),
+        notes=[f"{k}: {v}" for k, v in REASONS.items()],
+        claim=claims.built_into(exclusions_claim(long), CONSTRUCTIONS.get("concse_table1_exclusions")),
     )
     return out

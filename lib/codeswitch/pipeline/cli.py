@@ -325,15 +325,17 @@ def missing_resources(profile, notebooks: Sequence[str] | None = None) -> list[s
 
 
 def _claim_cell(entry: Mapping) -> str:
-    """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table)."""
-    from ..core.claims import Claim
+    """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table); under the
+    smoke profile worded from the artifact's recorded inputs (synthetic or real data), as its table note is."""
+    from ..core.claims import Claim, real_data
     from ..core.report import md_escape
 
     c = entry.get("claim")
     if not c:
         return "–" if entry.get("kind") == "table" else ""
     claim = Claim(**c)
-    return f"{claim.index_cell(entry.get('profile'))}: {md_escape(claim.text)}"
+    cell = claim.index_cell(entry.get("profile"), real_data=real_data((entry.get("provenance") or {}).get("inputs")))
+    return f"{md_escape(cell)}: {md_escape(claim.text)}"
 
 
 #: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")

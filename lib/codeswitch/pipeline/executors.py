@@ -49,6 +49,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..core.profiles import ConfigError, Profile, build_dataclass
 from ..core.utils import cores
+from .mps import mps_daemon
 
 KINDS = ("inline", "local", "slurm", "submitit-local")
 SECTION = "executor"
@@ -92,6 +93,9 @@ class LocalConfig:
     # batch 4, alignment, GLUECoS) cannot fill an H100 alone.  A share in executor.resources (gpus: 0.125) is that
     # experiment's own count.  Where runs are computed, never what: results are unchanged.
     runs_per_gpu: int = 1
+    # runs sharing a GPU do so under CUDA MPS (kernels side by side, not time-sliced): one control daemon per job,
+    # started only where GPUs are visible and nvidia-cuda-mps-control is on PATH (codeswitch.pipeline.mps)
+    mps: bool = True
 
     def __post_init__(self):
         if self.runs_per_gpu < 1:
@@ -710,21 +714,23 @@ def _run_local(tasks: Sequence[Task], deps: Mapping[str, set[str]], ex: Executor
     waiting = sorted(tasks, key=lambda t: (rank.get(str(t.record), 0), -priority[str(t.record)]))  # stable: plan order among equals
     ended: set[str] = set()
     pool: list[_LocalWorker] = []
-    try:
-        pool = _start_pool(ctx, groups, workers, threads)
-        if started:
-            started()
-        while waiting or any(w.task for w in pool):
-            _hand_out(pool, waiting, deps, ended, slots, need, logs, jobs_dir)
-            busy = [w for w in pool if w.task is not None or not w.ready]
-            if not any(w.task for w in pool) and not any(not w.ready for w in pool):  # what is left waits on itself
-                raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
-            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=ex.poll_seconds)
-            _take_messages(pool, ctx, threads, desc, failures, queue, ended)
-            queue.line()
-    finally:
-        for w in pool:
-            w.stop()
+    gpus = list(dict.fromkeys(g for group in groups for g in group.split(",")))  # every GPU of the pool, once
+    with mps_daemon(gpus, slots, logs / "mps", enabled=ex.local.mps, say=lambda m: print(f"[{desc}] {m}", flush=True)):
+        try:
+            pool = _start_pool(ctx, groups, workers, threads)  # workers inherit the daemon's client variables
+            if started:
+                started()
+            while waiting or any(w.task for w in pool):
+                _hand_out(pool, waiting, deps, ended, slots, need, logs, jobs_dir)
+                busy = [w for w in pool if w.task is not None or not w.ready]
+                if not any(w.task for w in pool) and not any(not w.ready for w in pool):  # what is left waits on itself
+                    raise ValueError(f"{len(waiting)} run(s) wait on runs that never start (a dependency cycle)")
+                wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=ex.poll_seconds)
+                _take_messages(pool, ctx, threads, desc, failures, queue, ended)
+                queue.line()
+        finally:
+            for w in pool:  # before the daemon quits
+                w.stop()
     queue.line(final=True)
     return failures
 
@@ -743,10 +749,12 @@ def _submitit_task():
     return RequeueableRun()
 
 
-def compute_side_by_side(tasks: Sequence[Task], threads: int, logs: Sequence[str]) -> list[str]:
+def compute_side_by_side(tasks: Sequence[Task], threads: int, logs: Sequence[str], mps: bool = True) -> list[str]:
     """Compute ``tasks`` at once, one spawned process each, all on the GPU(s) this process may use: the k runs of a
     GPU share (``executor.resources``: ``gpus: 1/k``) in one Slurm or submitit-local job.  Each run's output goes to
-    its own log; one that fails leaves the others running, and the error names every failed run and its log."""
+    its own log; one that fails leaves the others running, and the error names every failed run and its log.
+    With ``mps`` (``executor.local.mps``) the job runs them under its own CUDA MPS daemon where it can
+    (:func:`codeswitch.pipeline.mps.mps_daemon`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -755,8 +763,11 @@ def compute_side_by_side(tasks: Sequence[Task], threads: int, logs: Sequence[str
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES")
     print(f"{len(tasks)} run(s) side by side on {os.uname().nodename}, CUDA_VISIBLE_DEVICES={gpu}, {threads} thread(s) each",
           flush=True)
-    with _worker_environment(threads), ProcessPoolExecutor(len(tasks), mp_context=multiprocessing.get_context("spawn"),
-                                                           initializer=_init_worker, initargs=(gpu, threads)) as pool:
+    gpus = [g for g in (gpu or "").split(",") if g]
+    folder = Path(logs[0]).parent / f"mps-{os.getpid()}" if logs else Path(f"mps-{os.getpid()}")
+    with mps_daemon(gpus, len(tasks), folder, enabled=mps), _worker_environment(threads), \
+            ProcessPoolExecutor(len(tasks), mp_context=multiprocessing.get_context("spawn"),
+                                initializer=_init_worker, initargs=(gpu, threads)) as pool:
         futures = [pool.submit(_local_task, cloudpickle.dumps(t), log) for t, log in zip(tasks, logs)]
         done, failed = [], []
         for t, log, f in zip(tasks, logs, futures):
@@ -778,8 +789,8 @@ def _submitit_bundle():
         """The k runs of a GPU share as one job on one GPU (:func:`compute_side_by_side`); requeued like a single run
         (a run whose record was written is not computed again)."""
 
-        def __call__(self, tasks: list[Task], threads: int, logs: list[str]) -> list[str]:
-            return compute_side_by_side(tasks, threads, logs)
+        def __call__(self, tasks: list[Task], threads: int, logs: list[str], mps: bool = True) -> list[str]:
+            return compute_side_by_side(tasks, threads, logs, mps)
 
     return RequeueableBundle()
 
@@ -987,7 +998,7 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
             job = executors_of[experiment].submit(fn, unit[0])
         else:
             logs = [str(jobs_dir / experiment / "side-by-side" / f"{t.key}.log") for t in unit]
-            job = executors_of[experiment].submit(bundle, unit, ex.resources_for(experiment).cpus, logs)
+            job = executors_of[experiment].submit(bundle, unit, ex.resources_for(experiment).cpus, logs, ex.local.mps)
         return [(job, t) for t in unit]
 
     jobs: list[tuple[Any, Task]] = []
