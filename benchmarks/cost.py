@@ -686,8 +686,8 @@ def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: li
     if jobs is not None:
         jobs += [Job(names[k], h) for k, h in known.items()]
         for f in fine:
-            dep = f.alignment.key_hash() if f.alignment is not None else None
-            after = (names[dep],) if dep is not None and dep in names else ()
+            deps = [] if f.alignment is None else [r.key_hash() for r in getattr(f.alignment, "runs", (f.alignment,))]
+            after = tuple(names[d] for d in deps if d in names)  # alignment.tune: every grid point it chooses among
             jobs.append(Job(f"06/{f.table}/{f.row}/{f.task}/seed{f.seed}", fine_h(f), after=after))
     align_total = sum(known.values())
     fine_total = sum(fine_h(f) for f in fine)

@@ -244,6 +244,30 @@ def test_encoder_is_first_token_dense_tanh(backbones_dir):
     torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
 
 
+def test_head_cls_is_the_first_token_itself_and_keys_only_when_set(backbones_dir, tmp_path):
+    """concse.head: cls (issue 39 §2): no dense layer, the encoder's vector is [CLS]; the default keeps every key."""
+    from codeswitch.concse import load, plan
+    from codeswitch.concse.train import build_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    path = resolve_model("tiny-bert")
+    dense, cls = build_encoder(path, max_length=16, seed=0), build_encoder(path, max_length=16, seed=0, head="cls")
+    assert [type(m).__name__ for m in cls] == ["Transformer", "Pooling"]
+    n = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    h = dense[0].get_embedding_dimension()
+    assert h == 64 and n(dense) - n(cls) == h * h + h  # the Linear(H, H) the cls head leaves out
+    sents = ["the small pig rested ."]
+    first = dense[1](dense[0](dense.tokenize(sents)))["sentence_embedding"]  # the same backbone's [CLS] (same seed)
+    torch.testing.assert_close(cls.encode(sents, convert_to_tensor=True), first.detach(), atol=1e-5, rtol=1e-5)
+    default = plan(load_profile("smoke", output_root=tmp_path))
+    other = plan(load_profile("smoke", {"concse.head": "cls"}, output_root=tmp_path))
+    assert all("head" not in s.key() and s.encoder_head == "dense_tanh" for s in default)
+    assert {s.key()["head"] for s in other} == {"cls"} and {s.encoder_head for s in other} == {"cls"}
+    with pytest.raises(ConfigError, match="head must be one of"):
+        load(load_profile("smoke", {"concse.head": "mlp"}))
+
+
 def test_tiny_end_to_end_run_is_cached(tmp_path, backbones_dir, monkeypatch):
     cfg = tiny_concse_profile(tmp_path, seed=1, batch_sizes=(16, 8), learning_rate=1e-3, epochs=2, train_rows=16, eval_rows=24)
     import codeswitch.concse.train as T

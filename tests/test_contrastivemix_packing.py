@@ -38,24 +38,24 @@ def _spec(**kw):
     return train_spec("contrastivemix", mix_query=True, mix_passage=True, **{"num_train_epochs": 1, "batch_size": 8, **kw})
 
 
-def _step_inputs(tokenizer, spec, *, packed: bool):
-    """The first step's inputs per side, as ``train_dual_encoder`` builds them."""
-    from codeswitch.common.fastpath import pack_features, sdpa_ready
+def _step_groups(tokenizer, spec):
+    """The first epoch's groups of 64 synthetic training rows, as ``train_dual_encoder`` draws them, and its budgets."""
     from codeswitch.contrastivemix.codemix import load_muse
     from codeswitch.contrastivemix.data import load_train_set
     from codeswitch.contrastivemix.synthetic import synthetic_glossary_path
-    from codeswitch.contrastivemix.train import _Batcher, _RunTokens, collate_ids, pack_budgets
+    from codeswitch.contrastivemix.train import _Batcher, _RunTokens, pack_budgets
 
     rows = load_train_set("synthetic").select(range(64))
     tokens = _RunTokens(spec, tokenizer, rows, _Batcher(spec, load_muse(synthetic_glossary_path("ko"))))
-    groups = tokens.epoch(0)
-    budgets = pack_budgets(spec, tokens, spec.batch_size)
-    idx = list(range(spec.batch_size))
-    sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
-    inputs = {}
-    for side, names in sides.items():
-        batch = collate_ids(tokenizer, [groups[n][0][i] for n in names for i in idx], [groups[n][1][i] for n in names for i in idx])
-        inputs[side] = pack_features([batch], budgets[side]) if packed else sdpa_ready(batch)
+    return tokens.epoch(0), pack_budgets(spec, tokens, spec.batch_size)
+
+
+def _step_inputs(tokenizer, spec, *, packed: bool):
+    """The first step's inputs per side, as ``train_dual_encoder`` builds them."""
+    from codeswitch.contrastivemix.train import step_batches
+
+    groups, budgets = _step_groups(tokenizer, spec)
+    sides, inputs = step_batches(spec, tokenizer, groups, list(range(spec.batch_size)), budgets if packed else None, sdpa=True)
     return sides, inputs, budgets
 
 
@@ -119,8 +119,68 @@ def test_packed_training_runs_with_budgeted_shapes(tiny, tmp_path, monkeypatch):
         assert 1 <= len({s for sd, s in shapes if sd == side}) <= 4
 
 
-def train_dual_encoder_packed(model, tokenizer, rows, dictionary):
+def train_dual_encoder_packed(model, tokenizer, rows, dictionary, **spec):
     from codeswitch.contrastivemix.train import train_dual_encoder
 
-    return train_dual_encoder(rows, _spec(num_train_epochs=2, packing=True), backbone=(model, tokenizer), dictionary=dictionary,
-                              device="cpu")
+    return train_dual_encoder(rows, _spec(**{"num_train_epochs": 2, "packing": True, **spec}), backbone=(model, tokenizer),
+                              dictionary=dictionary, device="cpu")
+
+
+def test_shared_mixed_dropout_encodes_each_copy_with_its_originals_masks(tiny, tmp_path, monkeypatch):
+    """mixed_dropout: shared (the released code's dropout key, issue 39 §2): a code-mixed copy that equals its original
+    gets exactly its embedding (the same masks); independent dropout gives it other masks."""
+    import dataclasses
+
+    from codeswitch.contrastivemix.train import _encode, step_batches
+
+    monkeypatch.setenv("CODESWITCH_TOKEN_CACHE", str(tmp_path))
+    model, tokenizer = tiny
+    model = copy.deepcopy(model).train()  # dropout on
+    shared = _spec(mixed_dropout="shared")
+    groups, _ = _step_groups(tokenizer, shared)
+    idx = list(range(shared.batch_size))
+    sides, inputs = step_batches(shared, tokenizer, groups, idx, None, sdpa=True)
+    assert sides == {"query": ["query"], "query_mixed": ["query_mixed"], "passage": ["pos", "neg"],
+                     "passage_mixed": ["pos_mixed", "neg_mixed"]}
+    for side in ("query", "passage"):  # a copy at its original's shape (the masks are drawn per position)
+        assert inputs[side]["input_ids"].shape == inputs[f"{side}_mixed"]["input_ids"].shape
+    same = {**groups, **{f"{n}_mixed": groups[n] for n in ("query", "pos", "neg")}}  # copies equal to their originals
+    _, inputs = step_batches(shared, tokenizer, same, idx, None, sdpa=True)
+    with torch.no_grad():
+        out = _encode(shared, model, inputs)
+        assert torch.equal(out["query"], out["query_mixed"]) and torch.equal(out["passage"], out["passage_mixed"])
+        independent = dataclasses.replace(shared, mixed_dropout=None)
+        sides, inputs = step_batches(independent, tokenizer, same, idx, None, sdpa=True)
+        assert sides == {"query": ["query", "query_mixed"], "passage": ["pos", "neg", "pos_mixed", "neg_mixed"]}
+        q = _encode(independent, model, inputs)["query"]  # (2b, H): the originals, then their equal copies
+        assert not torch.allclose(q[: len(idx)], q[len(idx):])
+    # a training run takes that path: each step's forwards, one encoder's originals and then its copies
+    from codeswitch.contrastivemix.codemix import load_muse
+    from codeswitch.contrastivemix.data import load_train_set
+    from codeswitch.contrastivemix.synthetic import synthetic_glossary_path
+    from codeswitch.core.encoders import DualEncoder
+
+    calls, real = [], DualEncoder.forward
+    monkeypatch.setattr(DualEncoder, "forward", lambda self, **sides: calls.append(tuple(sides)) or real(self, **sides))
+    _, _, history = train_dual_encoder_packed(model, tokenizer, load_train_set("synthetic").select(range(16)),
+                                              load_muse(synthetic_glossary_path("ko")), num_train_epochs=1,
+                                              packing=None, mixed_dropout="shared")
+    assert calls == [("query",), ("query_mixed",), ("passage",), ("passage_mixed",)] * 2 and history["align"][0] > 0
+
+
+def test_shared_mixed_dropout_keys_only_when_set_and_trains_padded(tmp_path):
+    from codeswitch.contrastivemix import load, plan
+    from codeswitch.contrastivemix.config import TrainRun
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    default = [s for s in plan(load_profile("smoke", output_root=tmp_path)) if isinstance(s, TrainRun)]
+    assert all("mixed_dropout" not in s.key() for s in default)
+    paper = [s for s in plan(load_profile("paper", {"contrastivemix.mixed_dropout": "shared"}, output_root=tmp_path))
+             if isinstance(s, TrainRun)]
+    cm, other = [s for s in paper if s.method == "contrastivemix"], [s for s in paper if s.method != "contrastivemix"]
+    assert {(s.mixed_dropout, s.packing) for s in cm} == {("shared", None)}  # padded, whatever packing says
+    assert {(s.mixed_dropout, s.packing) for s in other} == {(None, True)}
+    with pytest.raises(ConfigError, match="mixed_dropout must be one of"):
+        load(load_profile("smoke", {"contrastivemix.mixed_dropout": "same"}))
+    with pytest.raises(ConfigError, match="needs passage_align: all"):
+        load(load_profile("smoke", {"contrastivemix.mixed_dropout": "shared", "contrastivemix.passage_align": "positives"}))

@@ -138,3 +138,38 @@ def test_a_delta_profile_is_priced_by_its_caps(tmp_path):
     assert got["05"]["steps"] == got["05"]["runs"] * 40 * (1280 // 128)
     for nb in ("03", "04", "05", "07"):
         assert got[nb]["hours"] < PINNED[nb] / 3
+
+
+def test_the_align_weight_search_is_priced_as_its_extra_trainings(tmp_path):
+    """contrastivemix.align_weight: search trains every ContrastiveMix model once per grid weight: the price counts them."""
+    from codeswitch import contrastivemix as X
+    from codeswitch.contrastivemix.config import TrainRun
+    from codeswitch.core.profiles import load_profile
+
+    prof = tmp_path / "search.yaml"
+    prof.write_text("extends: paper\ncontrastivemix:\n  align_weight: search\n", encoding="utf-8")
+    _, rows = K.notebook_costs(REPORT, str(prof), encode_passages_per_s=3921.0)
+    got = next(r for r in rows if r["notebook"] == "05")
+    _, base_rows = K.notebook_costs(REPORT, encode_passages_per_s=3921.0)
+    base = next(r for r in base_rows if r["notebook"] == "05")
+    cm = sum(isinstance(s, TrainRun) and s.method == "contrastivemix" for s in X.plan(load_profile("paper")))
+    assert got["runs"] == base["runs"] + 3 * cm  # four grid weights where the default trains one
+    # a ContrastiveMix model encodes at least as many groups a step as any other: each extra one costs at least the mean
+    assert got["train_hours"] >= base["train_hours"] * (1 + 3 * cm / base["runs"])
+    assert got["encode_hours"] > base["encode_hours"]  # and each is evaluated
+
+
+def test_alignment_tuning_is_priced_as_its_grid_of_alignments(tmp_path):
+    """alignment.tune trains each alignment once per grid point (Lc: 9, Lm: 3): the price counts them."""
+    from codeswitch.alignment.plan import stages
+    from codeswitch.core.profiles import load_profile
+
+    prof = tmp_path / "tune.yaml"
+    prof.write_text("extends: paper\nalignment:\n  tune: true\n", encoding="utf-8")
+    _, rows = K.notebook_costs(REPORT, str(prof), encode_passages_per_s=3921.0)
+    got = next(r for r in rows if r["notebook"] == "06")
+    aligns = stages(load_profile("paper"))[0]
+    lc = sum(a.objective == "sentence" for a in aligns)
+    assert got["runs"] == next(r for r in K.notebook_costs(REPORT, encode_passages_per_s=3921.0)[1]
+                               if r["notebook"] == "06")["runs"] + 8 * lc + 2 * (len(aligns) - lc)
+    assert got["hours"] > PINNED["06"]

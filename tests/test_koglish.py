@@ -146,6 +146,45 @@ def test_every_exclusion_reason():
     assert outs[6].detail == "boom"
 
 
+def test_paper_exclusions_keep_what_the_paper_does_not_exclude():
+    """koglish.exclusions: paper (issue 39 §2): np_not_token_aligned and translation_unchanged exclude nothing; the rows
+    are switched as the rule says (first occurrence, inside a word too; an unchanged translation leaves the sentence)."""
+    mt = FakeMT(echo={"The red car"})
+    sentences = ["It saw xthe dog , the dog .", "The red car left .", "He slept ."]
+    outs = switcher(mt, exclusions="paper").switch_many(sentences)
+    assert [o.reason for o in outs] == [None, None, "no_qualifying_np"]
+    assert outs[0].cross == "It saw x<THE DOG> , the dog ." and outs[1].cross == "The red car left ."
+    assert all(o.cross == o.sentence.replace(o.source_np0, o.target_np0, 1) for o in outs[:2])
+    assert [o.reason for o in switcher(mt).switch_many(sentences)] == ["np_not_token_aligned", "translation_unchanged", "no_qualifying_np"]
+    with pytest.raises(ValueError, match="exclusions must be one of"):
+        switcher(exclusions="none")
+
+
+def test_paper_pronouns_are_it_that_this_alone():
+    """koglish.pronouns: paper: only It, That, This make an NP pronoun-only; the broad list also passes over 'these ones'."""
+    t = "(S (NP (DT These) (NNS ones)) (VP (VBD left) (NP (DT the) (NN park))) (. .))"
+    assert select(t).np == "the park" and select(t).trace[0].verdict == "pronoun"
+    assert select(t, pronouns="paper").np == "These ones"
+    t2 = "(S (NP (DT this) (DT that)) (VP (VBD left) (NP (DT the) (NN park))) (. .))"
+    assert select(t2, pronouns="paper").np == "the park"  # the paper's three still pass an NP over
+    assert C.PAPER_PRONOUNS == {"it", "that", "this"} and C.PAPER_PRONOUNS < C.PRONOUNS
+    with pytest.raises(ValueError, match="pronouns must be one of"):
+        select(t, pronouns="none")
+
+
+def test_construction_options_key_only_when_set(tmp_path):
+    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.koglish import load
+    from codeswitch.koglish.plan import spec
+
+    c = load(load_profile("smoke", output_root=tmp_path))
+    assert {"pronouns", "exclusions"}.isdisjoint(spec(c, "cola").key())
+    paper = load(load_profile("smoke", {"koglish.pronouns": "paper", "koglish.exclusions": "paper"}, output_root=tmp_path))
+    assert spec(paper, "cola").key()["pronouns"] == "paper" and spec(paper, "cola").key()["exclusions"] == "paper"
+    with pytest.raises(ConfigError, match="koglish.pronouns"):
+        load(load_profile("smoke", {"koglish.pronouns": "all"}))
+
+
 def test_span_replacement_option():
     (o,) = switcher(replace="span").switch_many(["It saw xthe dog , the dog ."])
     assert o.ok and o.cross == "It saw xthe dog , <THE DOG> ."

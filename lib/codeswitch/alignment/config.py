@@ -144,6 +144,12 @@ class Config:
     # run per setting, so best = all); in no run key.  The GLUECoS task models are not kept (see docs/models.md)
     keep_models: str = "none"
     figure_system: str = "Lm (|| Devanagari)"  # the Table 3.1 row whose aligned model Figure 3.1 shows
+    # τ and η tuned on validation (§3.1: "we used a validation set to tune ... η and the temperature"; Lm: η only):
+    # false = the released values (the default); true = every alignment trained once per (τ, η) of the mode's released
+    # values times tune_factors (Lm: η only, τ unused), the one with the best held-out retrieval P@1 on the validation
+    # pairs kept for fine-tuning and the figure (codeswitch.alignment.tuning).  The paper gives no grid: a decade either side
+    tune: bool = False
+    tune_factors: tuple[float, ...] = (1.0, 0.1, 10.0)  # the released value first: ties keep it
     tsne_perplexity: float = 30.0
 
     def __post_init__(self):
@@ -162,6 +168,8 @@ class Config:
 
         if not any(s.row == self.figure_system and s.objective is not None for s in TABLE3_1.rows):
             raise ValueError(f"figure_system: {self.figure_system!r} is not an aligned row of Table 3.1")
+        if not self.tune_factors or any(isinstance(f, bool) or not isinstance(f, (int, float)) or f <= 0 for f in self.tune_factors):
+            raise ValueError(f"tune_factors must be a non-empty list of positive factors, got {list(self.tune_factors)}")
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")
@@ -263,7 +271,7 @@ class FinetuneRun(AlignmentRun):
     gluecos_dir: str
     subdir: str
     model: str
-    alignment: AlignRun | None  # the alignment it starts from (None: the encoder as it is)
+    alignment: AlignRun | AlignTuneRun | None  # the alignment it starts from (None: the encoder as it is)
     random_head: bool  # "Baseline (rand)": an untrained linear head
     seed: int
     precision: str  # resolved: fp32 | bf16 | fp16
@@ -296,13 +304,30 @@ class FinetuneRun(AlignmentRun):
 
 
 @dataclass(frozen=True)
+class AlignTuneRun(AlignmentRun):
+    """``alignment.tune``: one alignment's τ and η chosen on validation among ``runs`` (each its own :class:`AlignRun`,
+    cached in the align stage); a fine-tune or the figure holding it starts from the chosen run's weights, and the
+    choice is a record of its own (:func:`codeswitch.alignment.tuning.choose`)."""
+
+    experiment: str
+    stage: str
+    candidates: tuple[str, ...]  # the key hashes of ``runs``
+    metric: str
+    runs: tuple[AlignRun, ...] = not_in_key(())
+
+    def label(self) -> str:
+        r = self.runs[0]
+        return f"tune τ/η {r.objective} {r.data} {r.script} {r.mode}"
+
+
+@dataclass(frozen=True)
 class FigureRun(AlignmentRun):
     """Figure 3.1 (stage 3): t-SNE of the word vectors before and after ``alignment``."""
 
     experiment: str
     stage: str
     model: str
-    alignment: AlignRun
+    alignment: AlignRun | AlignTuneRun
     sentences: str  # hash of the figure's sentence file
     perplexity: float
     seed: int

@@ -62,7 +62,7 @@ from ..core.learning import KEY as LEARNING, learning
 from ..core.profiles import Profile
 from ..core.runs import RunCache, config_hash
 from ..core.sampling import sample_indices
-from .config import AlignRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
+from .config import AlignRun, AlignTuneRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
 from .train import auto_model
 
@@ -151,14 +151,33 @@ def checkpoint_dir(profile: Profile, spec: AlignRun) -> Path:
     return cache_dir(profile) / "aligned" / spec.key_hash()
 
 
-def _aligned(profile: Profile, c: Config, spec: AlignRun, path: str):
-    """``(encoder, head)`` of an alignment run, aligning first (and caching its record) if its weights are missing."""
+def _aligned(profile: Profile, c: Config, spec: AlignRun | AlignTuneRun, path: str):
+    """``(encoder, head)`` of an alignment run, aligning first (and caching its record) if its weights are missing; of
+    a tuned one (``alignment.tune``), the chosen run's (:func:`_chosen`)."""
     from .train import load_aligner
 
+    if isinstance(spec, AlignTuneRun):
+        spec = _chosen(profile, c, spec)
     folder = checkpoint_dir(profile, spec)
     if not checkpoint_ok(folder, what="aligned model"):  # missing, or a file missing or changed: align again
         RunCache(cache_dir(profile)).put(spec.key(), _align(spec, profile, c))
     return load_aligner(folder, path)
+
+
+def _chosen(profile: Profile, c: Config, spec: AlignTuneRun) -> AlignRun:
+    """The run ``alignment.tune`` keeps among ``spec.runs`` (:func:`.tuning.choose`, cached as ``spec``'s record;
+    a run not cached yet is aligned first)."""
+    from .tuning import choose
+
+    cache = RunCache(cache_dir(profile))
+    record = cache.get(spec.key())
+    if record is None:
+        for r in spec.runs:
+            if cache.get(r.key()) is None:  # the align stage trains every grid point; a lone call aligns what is missing
+                cache.put(r.key(), _align(r, profile, c))
+        record = choose(spec, [cache.get(r.key()) for r in spec.runs])
+        cache.put(spec.key(), record)
+    return next(r for r in spec.runs if r.key_hash() == record["selected"])
 
 
 def align_inputs(spec: AlignRun, profile: Profile):

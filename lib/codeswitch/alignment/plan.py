@@ -18,6 +18,7 @@ from ..core.profiles import Profile, seeds_for
 from .config import SECTION, AlignRun, Config, FigureRun, FinetuneRun, load
 from .data import ASSETS
 from .rows import TABLE3_1, TABLE3_2, TABLES, AlignTable, System
+from .tuning import candidates, tuned
 
 __all__ = ["System", "AlignTable", "TABLES", "TABLE3_1", "TABLE3_2", "align_spec", "finetune_spec", "figure_spec", "cells", "specs",
            "stages", "build_stages", "plan", "cache_dir"]
@@ -85,7 +86,7 @@ def finetune_spec(profile: Profile, c: Config, table: AlignTable, system: System
     return FinetuneRun(
         experiment=EXPERIMENT, stage="finetune", task=task, gluecos_dir=c.gluecos_dir,
         subdir=c.task_subdirs.get(task, TASKS[task].default_subdir), model=c.backbone.model,
-        alignment=align_spec(profile, c, system, table.mode), random_head=system.random_head, seed=seed,
+        alignment=tuned(c, align_spec(profile, c, system, table.mode)), random_head=system.random_head, seed=seed,
         precision=profile.precision_name(),
         num_train_epochs=t.num_train_epochs, batch_size=t.batch_size, learning_rate=t.learning_rate, max_length=t.max_length,
         do_lower_case=t.do_lower_case, warmup_ratio=t.warmup_ratio, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
@@ -99,7 +100,8 @@ def finetune_spec(profile: Profile, c: Config, table: AlignTable, system: System
 def figure_spec(profile: Profile, c: Config) -> FigureRun:
     system = next(s for s in TABLE3_1.rows if s.row == c.figure_system)  # an aligned row (checked by Config)
     return FigureRun(
-        experiment=EXPERIMENT, stage="figure3_1", model=c.backbone.model, alignment=align_spec(profile, c, system, TABLE3_1.mode),
+        experiment=EXPERIMENT, stage="figure3_1", model=c.backbone.model,
+        alignment=tuned(c, align_spec(profile, c, system, TABLE3_1.mode)),
         sentences=hashlib.sha256(FIGURE_FILE.read_bytes()).hexdigest()[:16], perplexity=c.tsne_perplexity,
         seed=seeds_for(profile, c.seeds)[0], backbone_id=tiny_id(c.backbone.model), system=c.figure_system,
     )
@@ -136,8 +138,8 @@ def specs(profile: Profile, c: Config) -> tuple[list[AlignRun], list[FinetuneRun
     for t in TABLES.values():
         for s in t.rows:
             spec = align_spec(profile, c, s, t.mode)
-            if spec is not None:
-                aligns.setdefault(spec.key_hash(), spec)
+            for one in (() if spec is None else candidates(c, spec) if c.tune else (spec,)):  # tune: every grid point
+                aligns.setdefault(one.key_hash(), one)
     fine = [finetune_spec(profile, c, t, s, task, seed) for t in TABLES.values() for s, task in cells(t)
             for seed in seeds_for(profile, c.seeds)]
     return list(aligns.values()), fine, [figure_spec(profile, c)]

@@ -59,7 +59,26 @@ def build_table(results: Results, profile: Profile, c: Config, which: str) -> di
     ]
     if which == "table3_1":
         notes.append("the authors' README: their SA test labels were faulty, so paper test numbers are not reproducible")
+    notes += _tuning_note(profile, c, table)
     return save_table(wide, table.name, profile, caption=table.caption, long=long, notes=notes, claim=_claim(long, table))
+
+
+def _tuning_note(profile: Profile, c: Config, table: AlignTable) -> list[str]:
+    """Under ``alignment.tune``: each aligned row's chosen τ and η (the tuning records; none without ``tune``)."""
+    from ..core.runs import RunCache
+    from .plan import align_spec, cache_dir
+    from .tuning import METRIC, tuned
+
+    if not c.tune:
+        return []
+    cache, picks = RunCache(cache_dir(profile)), []
+    for s in table.rows:
+        t = tuned(c, align_spec(profile, c, s, table.mode))
+        rec = None if t is None else cache.get(t.key())
+        if rec is not None:
+            picks.append(f"{s.row}: τ = {rec['temperature']:g}, η = {rec['reg_weight']:g}")
+    return [f"alignment.tune: τ and η chosen over the released values × {list(c.tune_factors)} by {METRIC}: "
+            + ("; ".join(picks) or "no choice recorded yet")]
 
 
 def _claim(long: pd.DataFrame, table: AlignTable) -> list[claims.Claim]:

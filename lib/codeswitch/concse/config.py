@@ -32,6 +32,9 @@ from .loss import TERMS, VARIANTS
 SECTION = "concse"
 METHODS = ("simcse", "concse")
 SIMCSE_SETTINGS = ("matched", "released_code")
+#: the sentence vector: "dense_tanh" = [CLS] → Linear(H, H) + tanh, randomly initialised, in training and evaluation (the
+#: released code: main.py's default --pooler_type cls adds SimCSE's MLPLayer); "cls" = [CLS] itself (§5.1, §5.2)
+HEADS = ("dense_tanh", "cls")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Config:
     margin: float = 1.0  # α (Table 7)
     triplet_weight: float = 1.2  # λ (Table 6)
     variant: str = "official"  # "official" (released code) | "paper" (equations read literally)
+    head: str = "dense_tanh"  # the sentence vector (HEADS): "dense_tanh" (released code) | "cls" (the paper's [CLS]); both methods
     # SimCSE's settings in Table 3 (and Table 4's SimCSE row): "released_code" = as the authors'
     # released code trains it (config_simcse_base.json: batch 64, maximum length 32; large: 128, 32),
     # "matched" = Table 9's batch sizes at ConCSE's maximum length (64).  Both in the ablation.
@@ -113,6 +117,8 @@ class Config:
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         if self.simcse_settings not in SIMCSE_SETTINGS:
             raise ValueError(f"simcse_settings must be one of {list(SIMCSE_SETTINGS)}, got {self.simcse_settings!r}")
+        if self.head not in HEADS:
+            raise ValueError(f"head must be one of {list(HEADS)}, got {self.head!r}")
         if self.variant not in VARIANTS:
             raise ValueError(f"variant must be one of {list(VARIANTS)}, got {self.variant!r}")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
@@ -218,12 +224,20 @@ class ConCSERun(RunSpec):
     # how max_train_rows cut Koglish-NLI (core.sampling): "random" (a seeded sample); None: the first rows
     train_sample: str | None = None
     sts_tests: tuple[str, ...] | None = None  # the Koglish-STS tests scored; None: all seven (out of the key)
+    head: str | None = None  # "cls": no dense head on [CLS]; None: the default dense_tanh (out of the key)
+
+    @property
+    def encoder_head(self) -> str:
+        """The encoder's head (:data:`HEADS`), what :func:`~codeswitch.concse.train.build_encoder` builds."""
+        return self.head or HEADS[0]
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {list(METHODS)}, got {self.method!r}")
         if self.simcse_settings is not None and self.simcse_settings not in SIMCSE_SETTINGS:
             raise ValueError(f"simcse_settings must be one of {list(SIMCSE_SETTINGS)}, got {self.simcse_settings!r}")
+        if self.head is not None and self.head not in HEADS[1:]:
+            raise ValueError(f"head must be None (the default {HEADS[0]}) or one of {list(HEADS[1:])}, got {self.head!r}")
         if self.terms is not None and (not self.terms or set(self.terms) - set(TERMS)):
             raise ValueError(f"terms must be a non-empty subset of {list(TERMS)}, got {self.terms!r}")
 

@@ -183,15 +183,15 @@ def untrained_scores(spec: ConCSERun, path: str, tests: dict[str, pd.DataFrame])
     """The run's evaluation of its encoder *before* training: the backbone as loaded, the dense head as
     the run's seed initialises it (:func:`~codeswitch.concse.train.build_encoder`), on the run's test sets.
 
-    Computed once per process for each (backbone, maximum length, seed, test rows): the runs
+    Computed once per process for each (backbone, maximum length, seed, head, test rows): the runs
     of a backbone and seed share it.
     """
     from .train import build_encoder, evaluate_encoder
 
     rows = tuple((t, int(pd.util.hash_pandas_object(df, index=False).sum())) for t, df in tests.items())
-    key = (path, spec.max_length, spec.seed, rows)
+    key = (path, spec.max_length, spec.seed, spec.encoder_head, rows)
     if key not in _UNTRAINED:
-        model = build_encoder(path, max_length=spec.max_length, seed=spec.seed)
+        model = build_encoder(path, max_length=spec.max_length, seed=spec.seed, head=spec.encoder_head)
         _UNTRAINED[key] = evaluate_encoder(model, tests, batch_size=spec.per_device_eval_batch_size)
     return dict(_UNTRAINED[key])
 
@@ -219,7 +219,8 @@ def one_step(spec: ConCSERun, profile: Profile) -> dict:
         raise ValueError(f"one_step shows a ConCSE step; got a {spec.method} spec")
     nli, _, _ = data_of(spec, profile)
     batch = nli_dataset(nli.iloc[: spec.batch_size], "concse").to_pandas()
-    model = build_encoder(resolve_model(spec.model, profile, what=f"{EXPERIMENT}.backbones"), max_length=spec.max_length, seed=spec.seed)
+    model = build_encoder(resolve_model(spec.model, profile, what=f"{EXPERIMENT}.backbones"), max_length=spec.max_length,
+                          seed=spec.seed, head=spec.encoder_head)
     model.train()  # dropout on, as in training
     settings = dict(temperature=spec.temperature, margin=spec.margin, triplet_weight=spec.triplet_weight, terms=spec.terms,
                     variant=spec.variant)  # the spec's, as the trainer's loss reads them

@@ -82,6 +82,7 @@ def spec(c: Config, profile: Profile, backbone: Backbone, method: str, seed: int
         # a tiny backbone changes with its recipe (corpus, size, build version)
         backbone_id=backbone_id(backbone.model) if is_tiny(backbone.model) else None,
         packing=True if c.packing else None, torch_compile=c.torch_compile or None,
+        head=None if c.head == "dense_tanh" else c.head,  # the default head leaves every key as it was
     )
     if method == "simcse":
         released = s["simcse_settings"] == "released_code"

@@ -4,8 +4,8 @@ The encoder (as in the authors' released code, which builds on SimCSE)::
 
     text ──► backbone ──► first token ([CLS] / <s>), (B, H) ──► Linear(H, H) + tanh ──► embedding, (B, H)
 
-used the same way in training and in evaluation.  It is an ordinary
-sentence-transformers model (``Transformer`` → ``Pooling("cls")`` → ``Dense(tanh)``),
+used the same way in training and in evaluation (``concse.head: cls``: the first token itself, no dense layer, the
+paper's reading).  It is an ordinary sentence-transformers model (``Transformer`` → ``Pooling("cls")`` → ``Dense(tanh)``),
 so a trained model saves, loads and encodes like any other.
 
 One run = one (backbone, method, seed, settings): train for ``epochs`` epochs with
@@ -68,8 +68,9 @@ __all__ = [
 ]
 
 
-def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implementation: str = "sdpa"):
-    """The first-token + dense-tanh encoder over ``model_path`` (a folder or hub id).
+def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implementation: str = "sdpa", head: str = "dense_tanh"):
+    """The first-token + dense-tanh encoder over ``model_path`` (a folder or hub id); ``head="cls"``: the first token
+    itself, no dense layer (the paper's [CLS]; ``concse.head``).
 
     The dense layer is initialised like a fresh BERT layer (normal(0, initializer_range),
     zero bias), as SimCSE's MLP head is; seeding happens before it is built.  Attention
@@ -92,6 +93,10 @@ def build_encoder(model_path: str, *, max_length: int, seed: int, attn_implement
             transformer = Transformer(model_path, max_seq_length=max_length, model_kwargs=kwargs)
     hidden = transformer.get_embedding_dimension()
     pooling = Pooling(hidden, pooling_mode="cls")  # the first token: [CLS] for BERT, <s> for XLM-R
+    if head == "cls":
+        return SentenceTransformer(modules=[transformer, pooling], device="cpu")
+    if head != "dense_tanh":
+        raise ValueError(f"build_encoder: head must be 'dense_tanh' or 'cls', got {head!r}")
     dense = Dense(hidden, hidden, activation_function=torch.nn.Tanh())
     std = getattr(transformer.auto_model.config, "initializer_range", 0.02)
     torch.nn.init.normal_(dense.linear.weight, mean=0.0, std=std)
@@ -223,7 +228,7 @@ def train_encoder(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd
     from sentence_transformers import SentenceTransformerTrainer
 
     with quiet_transformers():
-        model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed)
+        model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed, head=spec.encoder_head)
         device = profile.torch_device()
         dataset = nli_dataset(train, spec.method)
         dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")

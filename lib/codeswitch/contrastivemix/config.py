@@ -22,6 +22,7 @@ spec            one run                                                         
 :class:`EvalRun`   one trained model on one target: dense, BM25 and the hybrid          its TrainRun, Bm25Run
 :class:`EmbedRun`  the figure language's validation embeddings of one model             its TrainRun
 :class:`UmapRun`   the 2-D UMAP of one side of an EmbedRun                               its EmbedRun
+:class:`AlignSearchRun`  ``align_weight: search``: one variant's w chosen over its EvalRuns     its EvalRuns
 ==============  ==================================================================  =====================
 
 A spec that needs another *holds* it as a field; its key holds the other's key.
@@ -40,6 +41,12 @@ from ..core.profiles import backbones_from, check_fields, section_prepare
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
 PASSAGE_ALIGN = ("all", "positives")
+#: dropout of the code-mixed copies: "independent" (each row its own masks: one forward) | "shared" (the released code:
+#: each copy with its original's masks, tevax/training.py's dropout_rng=q_dropout_rng; padded forwards)
+MIXED_DROPOUT = ("independent", "shared")
+SEARCH = "search"  # align_weight: search — w chosen on the tuning split over align_weight_grid (:mod:`.search`)
+#: the paper's range of w (§4.3: "grid search on the validation set in the range of [0.001, 1]"); it names no grid points
+ALIGN_WEIGHT_RANGE = (0.001, 1.0)
 VALIDATION_SPLIT = "dev"  # the split the figures (and the data examples) are drawn from
 ANALYZER_VERSION = 1  # bump when evaluate.analyze changes (BM25 records depend on it)
 
@@ -81,10 +88,19 @@ class Config:
     passage_max_length: int = 128
     sentence_rate: float = 0.2  # r_s: NaiveMix's probability that a query (or its passages) is mixed
     word_rate: float = 0.5  # r_w: probability that a dictionary word is switched
-    align_weight: float = 0.1  # w of L = L_ir + w L_c (ContrastiveMix)
+    # w of L = L_ir + w L_c (ContrastiveMix): the released command's 0.1 (README.md, --cm_loss_weight 0.1), or "search":
+    # one model per weight of align_weight_grid, the weight kept whose hybrid MRR@100 on the tuning split is best (§4.3)
+    align_weight: float | str = 0.1
+    # the grid of align_weight: search, inside the paper's [0.001, 1]: the paper names the range, not the points; the
+    # default is its decades (a log grid over the range, holding the released 0.1)
+    align_weight_grid: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0)
     case_sensitive: bool = False  # True: the released code's case-sensitive dictionary look-up
     mixed_special_tokens: bool = True  # False: the released code drops [CLS]/[SEP] from mixed inputs
     passage_align: str = "all"  # Table 3's passage-side ContrastiveMix: "all" passages (released code) | "positives"
+    # ContrastiveMix's code-mixed copies: "independent" dropout (one forward with their originals) | "shared" (the
+    # released code's: each copy encoded with its original's masks, at its original's padded shape).  shared trains
+    # those models padded whatever ``packing`` says (packed rows have no per-sentence positions to share)
+    mixed_dropout: str = "independent"
     ablations: bool = True  # also train Table 3's query-/passage-side variants
     # Table 3's languages: None, the paper's (the whole low-similarity group), or a subset of low_similarity (a smaller
     # grid: Table 3 then averages every row over these languages alone, and says so)
@@ -132,8 +148,14 @@ class Config:
             raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
         check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.profiles.RANGES)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
+        self._check_align_weight()
         if self.passage_align not in PASSAGE_ALIGN:
             raise ValueError(f"passage_align must be one of {PASSAGE_ALIGN}, got {self.passage_align!r}")
+        if self.mixed_dropout not in MIXED_DROPOUT:
+            raise ValueError(f"mixed_dropout must be one of {MIXED_DROPOUT}, got {self.mixed_dropout!r}")
+        if self.mixed_dropout == "shared" and (self.passage_align != "all" or self.torch_compile):
+            raise ValueError("mixed_dropout: shared needs passage_align: all (each mixed passage beside its original) and "
+                             "torch_compile: false (compiled kernels draw their own random numbers)")
         if not 0 < self.hybrid_step <= 1:
             raise ValueError(f"hybrid_step must be in (0, 1], got {self.hybrid_step}")
         for bench in ("mrtydi", "miracl"):
@@ -158,6 +180,23 @@ class Config:
         if self.figure_language not in self.mrtydi_languages + self.miracl_languages:
             raise ValueError(f"figure_language '{self.figure_language}' is not among the evaluated languages "
                              f"{list(self.mrtydi_languages + self.miracl_languages)}")
+
+    def _check_align_weight(self) -> None:
+        lo, hi = ALIGN_WEIGHT_RANGE
+        w = self.align_weight
+        if isinstance(w, str) and w != SEARCH or isinstance(w, bool):
+            raise ValueError(f"align_weight must be a number >= 0 or {SEARCH!r}, got {w!r}")
+        grid = self.align_weight_grid
+        if not grid or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not lo <= x <= hi for x in grid):
+            raise ValueError(f"align_weight_grid must be a non-empty list of weights in the paper's range [{lo}, {hi}] "
+                             f"(§4.3), got {list(grid)}")
+        if list(grid) != sorted(set(grid)):
+            raise ValueError(f"align_weight_grid must list each weight once, in increasing order, got {list(grid)}")
+
+    @property
+    def align_weights(self) -> tuple[float, ...]:
+        """The weights w a ContrastiveMix model is trained with: the grid under ``align_weight: search``, else the one."""
+        return tuple(float(x) for x in self.align_weight_grid) if self.align_weight == SEARCH else (self.align_weight,)
 
     @property
     def backbone(self) -> Backbone:
@@ -263,6 +302,7 @@ class TrainRun(ContrastiveMixRun):
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the dual encoder's training forward compiled (None: off, out of the key)
     # how train_max_queries cut the training set (core.sampling): "random" (a seeded sample); None: the first rows
     train_sample: str | None = None
+    mixed_dropout: str | None = None  # "shared": each code-mixed copy with its original's dropout masks (None: independent)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -343,6 +383,27 @@ class EvalRun(ContrastiveMixRun):
 
     def inputs(self) -> Mapping[str, str]:
         return {**self.model.inputs(), **self.bm25.inputs()}
+
+
+@dataclass(frozen=True)
+class AlignSearchRun(ContrastiveMixRun):
+    """``align_weight: search``: the weight w of one ContrastiveMix variant chosen over ``grid``, each weight's models
+    (every seed and language) trained as their own runs and evaluated (:func:`codeswitch.contrastivemix.search.select`).
+
+    Keyed by its evaluations' keys; the specs themselves ride along out of the key (to read their records)."""
+
+    experiment: str
+    variant: str
+    grid: tuple[float, ...]
+    candidates: tuple[str, ...]  # the key hashes of ``evals``
+    metric: str  # the selection score, in words (search.METRIC)
+    evals: tuple[EvalRun, ...] = not_in_key(())
+
+    def label(self) -> str:
+        return f"align_weight search {self.variant}"
+
+    def inputs(self) -> Mapping[str, str]:
+        return {}  # the data enter through the candidates' keys
 
 
 @dataclass(frozen=True)

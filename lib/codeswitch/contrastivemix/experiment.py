@@ -7,7 +7,8 @@ The experiment contract (:mod:`codeswitch.core.experiment`), top to bottom:
    each model's evaluations, the figure models' embeddings and their UMAP fits (:mod:`.plan`).
 3. :func:`run_one` — one run of any kind, computed (an evaluation: :mod:`.retrieval`).
 4. :func:`run` — every run through :func:`codeswitch.core.runs.run_grid`, kind by kind in
-   the order of their dependencies (training, BM25, evaluations, embeddings, UMAP), each
+   the order of their dependencies (training, BM25, evaluations, the align_weight search
+   when on (:mod:`.search`), embeddings, UMAP), each
    cached under ``runs/<profile>/contrastivemix/<kind>/``.  A trained encoder is saved
    (safetensors) under ``checkpoints/<key>`` for the evaluations that read it, and
    deleted once they are all cached (the models ``keep_models`` asks for are kept first, as
@@ -46,10 +47,11 @@ from ..core.checkpoints import checkpoint_ok
 from ..core.experiment import Results, RunSpec
 from ..core.profiles import Profile
 from ..core.runs import RunCache
-from .config import VALIDATION_SPLIT, Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun, load
+from .config import VALIDATION_SPLIT, AlignSearchRun, Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun, load
 from .inputs import backbone, backbone_path, checkpoint_dir, collection, dictionary, query_set, queries_of, require, train_set
 from .plan import KINDS, MRTYDI_LANGUAGE_COLUMNS, SECTION, VARIANTS, plan, root, stages
 from .retrieval import embedding_files, encoders, evaluate_model
+from .search import select, tune_score
 
 __all__ = ["run_one", "run", "trained_model", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model", "keep_models",
            "examples"]
@@ -57,8 +59,9 @@ __all__ = ["run_one", "run", "trained_model", "SELECTION_RULE", "kept_row", "kep
 
 # --------------------------------------------------------------------------- one run
 def run_one(spec: RunSpec, profile: Profile) -> dict:
-    """One run of the plan, computed (no cache): a training, a BM25 ranking, an evaluation, embeddings or a UMAP fit."""
-    for cls, fn in ((TrainRun, _train), (Bm25Run, _bm25), (EvalRun, _evaluate), (EmbedRun, _embed), (UmapRun, _umap)):
+    """One run of the plan, computed (no cache): a training, a BM25 ranking, an evaluation, an align_weight search,
+    embeddings or a UMAP fit."""
+    for cls, fn in ((TrainRun, _train), (Bm25Run, _bm25), (EvalRun, _evaluate), (AlignSearchRun, _search), (EmbedRun, _embed), (UmapRun, _umap)):
         if isinstance(spec, cls):
             return fn(spec, profile)
     raise TypeError(f"contrastivemix.run_one: not a run of this experiment: {spec!r}")
@@ -119,6 +122,11 @@ def _bm25(spec: Bm25Run, profile: Profile) -> dict:
 def _evaluate(spec: EvalRun, profile: Profile) -> dict:
     """One trained model on one target (:func:`.retrieval.evaluate_model`), its checkpoint read (or trained again)."""
     return evaluate_model(spec, profile, *trained_model(spec.model, profile))
+
+
+def _search(spec: AlignSearchRun, profile: Profile) -> dict:
+    """``align_weight: search``: the weight kept over the grid (:func:`.search.select`), its evaluations read from their cache."""
+    return select(spec, RunCache(root(profile) / KINDS[EvalRun]))
 
 
 def _embed(spec: EmbedRun, profile: Profile) -> dict:
@@ -210,13 +218,6 @@ def kept_dir(profile: Profile, spec: TrainRun) -> Path:
     return kept.kept_dir(root(profile), spec)
 
 
-def _tune_score(record: dict) -> float:
-    """The selection score of :data:`SELECTION_RULE`: the hybrid's MRR@100 on the tuning split at its tuned weight (the
-    curve's entry at that weight, a float found among the curve's floats: :func:`~.evaluate.evaluate_hybrid`)."""
-    curve, weight = record["hybrid"]["curve"], record["hybrid"]["weight"]
-    return float(curve["mrr@100"][curve["weight"].index(weight)])
-
-
 def _eval_scores(m: TrainRun, evals: Sequence[EvalRun], by_key: dict) -> tuple[dict, float | None]:
     """The card's scores of model ``m`` (its evaluations' hybrid and dense scores, per target) and its selection score."""
     scores, tune = {}, []
@@ -230,7 +231,7 @@ def _eval_scores(m: TrainRun, evals: Sequence[EvalRun], by_key: dict) -> tuple[d
             scores[f"{col} hybrid {name} x100 ({e.bm25.benchmark} {e.bm25.report_split})"] = value
         for name, value in r["dense"]["mean"].items():
             scores[f"{col} dense {name} x100 ({e.bm25.benchmark} {e.bm25.report_split})"] = value
-        tune.append(_tune_score(r))
+        tune.append(tune_score(r))
     known = [t for t in tune if t is not None]
     return scores, (float(np.mean(known)) if known else None)
 

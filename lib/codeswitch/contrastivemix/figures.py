@@ -17,6 +17,7 @@ from ..core.experiment import Results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
 from .config import Config, UmapRun, load
+from .search import is_selected, selection
 
 __all__ = ["umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "figure3"]
 
@@ -50,8 +51,9 @@ def umap_coordinates(results: Results) -> pd.DataFrame:
 
     Columns ``model`` (variant key), ``side`` ("query" | "passage"), ``language``, ``x``, ``y``.
     """
+    chosen = selection(results)  # under align_weight: search, the kept weight's model only
     frames = [pd.DataFrame({"model": spec.embed.model.variant, "side": spec.side, **rec})
-              for spec, rec in results if isinstance(spec, UmapRun)]
+              for spec, rec in results if isinstance(spec, UmapRun) and is_selected(spec.embed.model, chosen)]
     if not frames:
         raise RuntimeError("contrastivemix: the results hold no UMAP fit (is figure_language evaluated?)")
     return pd.concat(frames, ignore_index=True)

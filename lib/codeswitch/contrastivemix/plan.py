@@ -26,14 +26,16 @@ from pathlib import Path
 
 from ..core.experiment import RunSpec, Stage
 from ..core.profiles import Profile, seeds_for
-from .config import ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun, load
+from .config import ANALYZER_VERSION, SECTION, VALIDATION_SPLIT, AlignSearchRun, Bm25Run, Config, EmbedRun, EvalRun, TrainRun, UmapRun, load
+from .search import search_runs
 
 __all__ = ["VARIANTS", "Variant", "Target", "plan", "stages", "KINDS", "AFTER", "root"]
 
-KINDS = {TrainRun: "train", Bm25Run: "bm25", EvalRun: "eval", EmbedRun: "embed", UmapRun: "umap"}  # in dependency order
+KINDS = {TrainRun: "train", Bm25Run: "bm25", EvalRun: "eval", AlignSearchRun: "search", EmbedRun: "embed", UmapRun: "umap"}  # in dependency order
 # what a kind's runs read: the trained encoders (evaluations, embeddings), the BM25 rankings
-# (evaluations), the embeddings (UMAP fits); the trainings and BM25 need nothing
-AFTER = {"train": (), "bm25": (), "eval": ("train", "bm25"), "embed": ("train",), "umap": ("embed",)}
+# (evaluations), the evaluations (the align_weight search: none without one), the embeddings (UMAP fits); the
+# trainings and BM25 need nothing
+AFTER = {"train": (), "bm25": (), "eval": ("train", "bm25"), "search": ("eval",), "embed": ("train",), "umap": ("embed",)}
 
 
 def root(profile: Profile) -> Path:
@@ -75,12 +77,15 @@ class Target:
     language: str
 
 
-def train_run(profile: Profile, c: Config, variant: str, language: str | None, seed: int) -> TrainRun:
-    """The :class:`TrainRun` of one model; the settings its method cannot read are left ``None``."""
+def train_run(profile: Profile, c: Config, variant: str, language: str | None, seed: int,
+              align_weight: float | None = None) -> TrainRun:
+    """The :class:`TrainRun` of one model; the settings its method cannot read are left ``None``.  ``align_weight``:
+    one weight of the search's grid (None: the section's fixed weight)."""
     from ..core.models import backbone_id
 
     v = VARIANTS[variant]
     mixes, contrastive = v.method != "mdpr", v.method == "contrastivemix"
+    shared = contrastive and c.mixed_dropout == "shared"  # trains padded: a packed row has no copy beside its original
     return TrainRun(
         experiment="contrastivemix-train", variant=v.key, method=v.method, mix_query=v.mix_query, mix_passage=v.mix_passage,
         language=language, seed=seed, model=c.backbone.model,
@@ -92,11 +97,12 @@ def train_run(profile: Profile, c: Config, variant: str, language: str | None, s
         query_max_length=c.query_max_length, passage_max_length=c.passage_max_length,
         sentence_rate=c.sentence_rate if v.method == "naivemix" else None,  # ContrastiveMix mixes a copy of every query
         word_rate=c.word_rate if mixes else None,
-        align_weight=c.align_weight if contrastive else None,
+        align_weight=(c.align_weight if align_weight is None else align_weight) if contrastive else None,
         case_sensitive=c.case_sensitive if mixes else None,
         mixed_special_tokens=c.mixed_special_tokens if mixes else None,
         passage_align=c.passage_align if contrastive and v.mix_passage else None,
-        packing=True if c.packing else None, torch_compile=c.torch_compile or None,
+        packing=True if c.packing and not shared else None, torch_compile=c.torch_compile or None,
+        mixed_dropout="shared" if shared else None,  # the default (independent) keeps every key as it was
     )
 
 
@@ -133,11 +139,12 @@ def plan(profile: Profile) -> list[RunSpec]:
     models = _models(profile, c, mrtydi, targets)
     bm25 = {t: bm25_run(c, t) for t in sorted({t for _, ts, _ in models for t in ts}, key=lambda t: (t.benchmark, t.language))}
     evals = [eval_run(c, m, bm25[t]) for m, ts, _ in models for t in ts]
-    embeds = {m.variant: embed_run(c, m) for m, _, embed in models if embed}
-    umaps = [UmapRun(experiment="contrastivemix-umap", embed=embeds[key], side=side, n_neighbors=c.umap_neighbors,
+    searches = search_runs(c, evals)  # align_weight: search only
+    embeds = [embed_run(c, m) for m, _, embed in models if embed]  # under the search: each weight's figure model
+    umaps = [UmapRun(experiment="contrastivemix-umap", embed=e, side=side, n_neighbors=c.umap_neighbors,
                      min_dist=c.umap_min_dist, random_state=0)
-             for key in FIGURE_VARIANTS if key in embeds for side in figure_sides(key)]
-    return [m for m, _, _ in models] + list(bm25.values()) + evals + list(embeds.values()) + umaps
+             for key in FIGURE_VARIANTS for e in embeds if e.model.variant == key for side in figure_sides(key)]
+    return [m for m, _, _ in models] + list(bm25.values()) + evals + searches + embeds + umaps
 
 
 def _models(profile: Profile, c: Config, mrtydi: list[Target], targets: list[Target]) -> list[tuple[TrainRun, tuple[Target, ...], bool]]:
@@ -150,12 +157,20 @@ def _models(profile: Profile, c: Config, mrtydi: list[Target], targets: list[Tar
         for language in dict.fromkeys(t.language for t in targets):
             own = tuple(t for t in targets if t.language == language)
             for key in ("naivemix", "contrastivemix"):
-                models.append((train_run(profile, c, key, language, seed), own, first and language == c.figure_language))
+                models += [(m, own, first and language == c.figure_language) for m in _weighted(profile, c, key, language, seed)]
         if c.ablations:
             for t in (x for x in mrtydi if x.language in c.table3_languages):
                 for key in ABLATION_VARIANTS:
-                    models.append((train_run(profile, c, key, t.language, seed), (t,), False))
+                    models += [(m, (t,), False) for m in _weighted(profile, c, key, t.language, seed)]
     return models
+
+
+def _weighted(profile: Profile, c: Config, variant: str, language: str, seed: int) -> list[TrainRun]:
+    """The models of one (variant, language, seed): a ContrastiveMix one per weight of ``c.align_weights`` (one weight
+    unless ``align_weight: search``), any other one model."""
+    if VARIANTS[variant].method != "contrastivemix":
+        return [train_run(profile, c, variant, language, seed)]
+    return [train_run(profile, c, variant, language, seed, align_weight=w) for w in c.align_weights]
 
 
 def eval_run(c: Config, model: TrainRun, bm25: Bm25Run) -> EvalRun:

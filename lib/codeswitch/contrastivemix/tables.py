@@ -21,6 +21,7 @@ from ..core.experiment import Results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
 from .config import Bm25Run, Config, EvalRun, load
+from . import search
 from .plan import MAIN_VARIANTS, VARIANTS
 from .synthetic import CONSTRUCTIONS
 
@@ -41,6 +42,7 @@ class Scores:
 
     frame: pd.DataFrame
     per_query: dict = field(repr=False)  # (variant, benchmark, language, setting) -> {seed: {metric: {qid: value}}}
+    align_search: dict = field(default_factory=dict, repr=False)  # {variant: its align_weight search record} (search.selection)
 
     def _repr_html_(self):  # pragma: no cover - notebook display
         return self.summary()._repr_html_()
@@ -53,11 +55,11 @@ class Scores:
 
 def scores(results: Results) -> Scores:
     """The evaluations and BM25 runs of ``results`` as :class:`Scores` (nothing is computed)."""
-    rows, per_query, bm25 = [], {}, {}
+    rows, per_query, bm25, chosen = [], {}, {}, search.selection(results)
     for spec, rec in results:
         if isinstance(spec, Bm25Run):
             bm25[(spec.benchmark, spec.language)] = (spec, rec)
-        if not isinstance(spec, EvalRun):
+        if not isinstance(spec, EvalRun) or not search.is_selected(spec.model, chosen):  # under a search: the kept w's models
             continue
         m, b = spec.model, spec.bm25
         v = VARIANTS[m.variant]
@@ -73,7 +75,7 @@ def scores(results: Results) -> Scores:
         for metric, value in rec["mean"].items():
             rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=BM25_SEED, setting="bm25",
                              metric=metric, value=value, weight=None, report_split=spec.report_split))
-    return Scores(pd.DataFrame(rows), per_query)
+    return Scores(pd.DataFrame(rows), per_query, chosen)
 
 
 @records_inputs
@@ -375,7 +377,7 @@ def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
 def table1(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "MRR@100", "table1")
-    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
+    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
                  [_table1_check(long, c), _groups_check(long)])
 
 
@@ -383,14 +385,14 @@ def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 2: MRR@100 on MIRACL (dev)."""
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
     wide, long = _language_table(results, c, "miracl", groups, "MRR@100", "table2")
-    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl"),
+    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl") + search.note(results.align_search),
                  _table2_check(long, c))
 
 
 def table4(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "Recall@100", "table4")
-    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi"),
+    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
                  _table4_check(long, c))
 
 
@@ -419,6 +421,6 @@ def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
          f"low-similarity group, configured here as {list(c.low_similarity)}), per seed, then mean ± std over seeds; ")
         + "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
-    ]
+    ] + search.note(results.align_search)
     claim = table3_claim(long)
     return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)

@@ -366,23 +366,37 @@ def _host_steps(spec: TrainRun, tokens: "_RunTokens", tokenizer, budgets: dict |
                 orders[epoch] = tokens.order(epoch)
         global_idx = orders[epoch][b * spec.batch_size : (b + 1) * spec.batch_size]
         local_idx = global_idx[rank * local_bs : (rank + 1) * local_bs]
-        groups = tokens.epoch(epoch)
-        # One forward per encoder: every query-side group (English, mixed) in one
-        # batch, every passage-side group (positives, negatives, mixed) in another.
-        sides = {"query": [n for n in groups if n.startswith("query")], "passage": [n for n in groups if not n.startswith("query")]}
-        inputs = {}
-        for side, names in sides.items():
-            rows = [groups[n][0][i] for n in names for i in local_idx]
-            special = [groups[n][1][i] for n in names for i in local_idx]
-            batch = collate_ids(tokenizer, rows, special)
-            if budgets is not None:  # one fixed-shape forward: the side's sentences packed, block-diagonal attention
-                batch = pack_features([batch], budgets[side])
-            elif sdpa:
-                batch = sdpa_ready(batch)
-            inputs[side] = {k: v.pin_memory() for k, v in batch.items()} if cuda else batch
-        return sides, inputs
+        sides, inputs = step_batches(spec, tokenizer, tokens.epoch(epoch), local_idx, budgets, sdpa=sdpa)
+        return sides, {side: {k: v.pin_memory() for k, v in batch.items()} for side, batch in inputs.items()} if cuda else inputs
 
     return host_step
+
+
+def step_batches(spec: TrainRun, tokenizer, groups: Mapping, idx: Sequence[int], budgets: dict | None, *, sdpa: bool):
+    """A step's encoder inputs from the epoch's ``groups`` (rows ``idx``): ``(sides, inputs)``, ``sides[name]`` the
+    groups ``inputs[name]`` holds, in order.
+
+    One forward per encoder: every query-side group (English, mixed) in one batch, every passage-side group
+    (positives, negatives, mixed) in another (packed with ``budgets``).  ``mixed_dropout: shared`` (padded only): the
+    code-mixed copies apart, ``query_mixed`` / ``passage_mixed``, padded to their originals' length, so that they can
+    be encoded with their originals' dropout masks (:func:`_encode`)."""
+    shared = spec.mixed_dropout == "shared"
+    sides, inputs = {}, {}
+    for side in ("query", "passage"):
+        names = [n for n in groups if n.startswith("query") == (side == "query")]
+        parts = [[n for n in names if not n.endswith("_mixed")], [n for n in names if n.endswith("_mixed")]] if shared else [names]
+        parts = [p for p in parts if p]
+        batch = collate_ids(tokenizer, [groups[n][0][i] for p in parts for n in p for i in idx],
+                            [groups[n][1][i] for p in parts for n in p for i in idx])  # one length for originals and copies
+        if budgets is not None:  # one fixed-shape forward: the side's sentences packed, block-diagonal attention
+            sides[side], inputs[side] = names, pack_features([batch], budgets[side])
+            continue
+        start = 0
+        for key, part in zip((side, f"{side}_mixed"), parts):
+            n = len(part) * len(idx)
+            piece = {k: v[start : start + n] for k, v in batch.items()}  # (n, L): the originals, then the copies
+            sides[key], inputs[key], start = part, sdpa_ready(piece) if sdpa else piece, start + n
+    return sides, inputs
 
 
 def _epochs(spec: TrainRun, model, accelerator, optimizer, scheduler, batches, bar, *, n_batches: int, local_bs: int) -> dict:
@@ -413,7 +427,7 @@ def _epochs(spec: TrainRun, model, accelerator, optimizer, scheduler, batches, b
 
 def _step_losses(spec: TrainRun, model, inputs: dict, sides: dict[str, list[str]], local_bs: int) -> dict[str, Tensor]:
     """One forward per encoder, every device's embeddings gathered, the method's loss: ``{"total", "ir", "align"}``."""
-    out = model(**inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)}
+    out = _encode(spec, model, inputs)  # {"query": (n_q·b, H), "passage": (n_p·b, H)} (and the copies apart, if shared)
     emb = {}
     for side, names in sides.items():
         for name, chunk in zip(names, out[side].split(local_bs)):  # (b, H) each, in group order
@@ -425,6 +439,23 @@ def _step_losses(spec: TrainRun, model, inputs: dict, sides: dict[str, list[str]
         )
     ir = ir_loss(emb["query"], emb["pos"], emb["neg"])
     return {"ir": ir, "align": ir.new_zeros(()), "total": ir}
+
+
+def _encode(spec: TrainRun, model, inputs: dict) -> dict[str, Tensor]:
+    """The step's forwards: one call for every batch of ``inputs`` (independent dropout: each row its own masks), or,
+    with ``mixed_dropout: shared``, each encoder's code-mixed copies encoded after its originals from the same random
+    state, at the same shape: the same dropout masks, as the released code's shared dropout key (tevax/training.py)."""
+    if spec.mixed_dropout != "shared":
+        return model(**inputs)
+    out = {}
+    for side in ("query", "passage"):
+        device = inputs[side]["input_ids"].device
+        state = torch.cuda.get_rng_state(device) if device.type == "cuda" else torch.get_rng_state()
+        out |= model(**{side: inputs[side]})
+        if f"{side}_mixed" in inputs:
+            torch.cuda.set_rng_state(state, device) if device.type == "cuda" else torch.set_rng_state(state)
+            out |= model(**{f"{side}_mixed": inputs[f"{side}_mixed"]})
+    return out
 
 
 def _save(spec: TrainRun, model, tokenizer, accelerator, out_dir: Path | None, history: dict) -> DualEncoder:

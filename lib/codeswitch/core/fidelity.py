@@ -161,7 +161,10 @@ LEDGER: tuple[Deviation, ...] = (
     _D("koglish-parser", "ConCSE", ("01",), "constituency parser",
        "\"a pre-trained Constituency parser [21]\" (§1, §2, §3.2 step 1): [21] is Joshi, Peters & Hopkins (2018), the "
        "span-based parser AllenNLP ships", "not released",
-       "benepar (benepar_en3, Kitaev & Klein); koglish.parser: ptb reads gold trees (the smoke data's), not the paper's parser",
+       "benepar (benepar_en3, Kitaev & Klein); koglish.parser: ptb reads gold trees (the smoke data's), not the paper's "
+       "parser.  Still no option: AllenNLP's span parser needs allennlp (last release 2.10.1, 2022, pinned to torch < 1.13 "
+       "and transformers < 4.21, against this project's pins) and its ELMo model archive, which this environment can "
+       "neither install beside the project nor download; no stand-in is offered under its name",
        None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
     _D("koglish-np-length", "ConCSE", ("01",), "shortest noun phrase switched",
        "\"we selectively extracted the NP nodes, ensuring the inclusion of nouns and noun phrases\" (§3.2 step 1): a single "
@@ -174,14 +177,17 @@ LEDGER: tuple[Deviation, ...] = (
        "an NP_0 that \"contained only pronouns (e.g., It, That, This)\" is passed over for the next NP (§3.2 step 1)",
        "not released",
        "a broader list: about 60 pronouns, determiners and quantifiers (codeswitch.koglish.construct.PRONOUNS) and the tags "
-       "PRP, PRP$, EX, WP, WP$, WDT; the paper's three are examples (\"e.g.\"), not its list",
-       None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
+       "PRP, PRP$, EX, WP, WP$, WDT (koglish.pronouns: broad); the paper's three follow \"e.g.\": examples, not a list, "
+       "so the option (It, That, This alone: construct.PAPER_PRONOUNS) is the narrowest reading, not the paper's list",
+       _O("koglish", "pronouns", "paper"), ("concse_table1", "concse_table1_exclusions"), "named option", "#39.2"),
     _D("koglish-extra-exclusions", "ConCSE", ("01",), "exclusions beyond the paper's",
        "excluded: a sentence that is all one NP, and one where no NP qualifies down to the leaves (§3.2 step 1)",
        "not released",
        "also excluded: np_not_token_aligned (the NP's first occurrence is inside another word) and translation_unchanged "
-       "(the translation is empty or the English NP itself); concse_table1_exclusions counts each reason in its own column",
-       None, ("concse_table1", "concse_table1_exclusions"), "not yet an option", "#39.2"),
+       "(the translation is empty or the English NP itself); concse_table1_exclusions counts each reason in its own column "
+       "(koglish.exclusions: all); the option keeps those rows, switched by the rule (the first occurrence, inside a word "
+       "too; an unchanged translation leaves the sentence as it was)",
+       _O("koglish", "exclusions", "paper"), ("concse_table1", "concse_table1_exclusions"), "named option", "#39.2"),
     _D("koglish-exclusion-sample", "ConCSE", ("01",), "sentences the exclusion rate is measured on",
        "\"GLUE's COLA task data excluded 29.1% of the entire data\" (§3.2 step 1)", "not released",
        "the first 2,000 training sentences of each GLUE task (koglish.construct_n: 2000); the option constructs the whole "
@@ -245,8 +251,10 @@ LEDGER: tuple[Deviation, ...] = (
        "main.py's default --pooler_type cls (no run script sets it) adds MLPLayer, a Linear(H, H) + tanh on [CLS], not in "
        "the checkpoint (randomly initialised), in training (cl_forward, cross_forward) and in evaluation (sentemb_forward: "
        "the mlp_only_train branch commented out)",
-       "the released code's: [CLS] → Linear + tanh (normal(0, initializer_range), zero bias) in training and evaluation",
-       None, ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7"), "not yet an option", "#39.2",
+       "the released code's: [CLS] → Linear + tanh (normal(0, initializer_range), zero bias) in training and evaluation "
+       "(concse.head: dense_tanh; ConCSE and SimCSE); the option: [CLS] itself in both, no dense layer",
+       _O("concse", "head", "cls"), ("concse_table3", "concse_table4", "concse_table5", "concse_table6", "concse_table7"),
+       "named option", "#39.2",
        source=("jjy961228/ConCSE@84a0191:algorithms/ConCSE_test_Sect5.2/model.py", "jjy961228/ConCSE@84a0191:algorithms/ConCSE_test_Sect5.2/main.py")),
     _D("concse-h5-negatives", "ConCSE", ("03", "04"), "H5's negative block",
        "Eq. 5: S(h, h⁻)", "S(ĥ, h⁻): anchored on the code-switched premise",
@@ -326,9 +334,13 @@ LEDGER: tuple[Deviation, ...] = (
        "[0.001, 1]\" (§4.3)",
        "README.md's ContrastiveMix command passes --cm_loss_weight 0.1 (arguments.py's default 0.0; jax_train.py copies it "
        "to the query and passage weights): one fixed value",
-       "0.1 (contrastivemix.align_weight, the released command's), not searched",
-       None, ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
-       "not yet an option", "#39.2",
+       "0.1 (contrastivemix.align_weight, the released command's), not searched; the option trains every ContrastiveMix "
+       "model once per weight of contrastivemix.align_weight_grid (default 0.001, 0.01, 0.1, 1: the range's decades, as "
+       "the paper names the range, not the points) and keeps, per variant, the weight whose hybrid MRR@100 on the tuning "
+       "split (Mr.TyDi dev, MIRACL train) is best (contrastivemix.search; the selection is a run record and a table note)",
+       _O("contrastivemix", "align_weight", "search"),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
+       "named option", "#39.2",
        source=("DoJunggeun/contrastivemix@153f351:README.md", "DoJunggeun/contrastivemix@153f351:arguments.py", "DoJunggeun/contrastivemix@153f351:jax_train.py")),
     _D("cm-seeds-ttest", "ContrastiveMix", ("05",), "runs per row and the significance test",
        "Table 1: \"Results significantly different (p < 0.05, paired t-test) from mDPR are starred\"; the number of runs "
@@ -346,9 +358,12 @@ LEDGER: tuple[Deviation, ...] = (
        "retriever_train_step_contrastive encodes the code-mixed queries with the English queries' dropout key "
        "(dropout_rng=q_dropout_rng; the mixed passages with p_dropout_rng) at the same padded shape (jax_data.py pads to "
        "q_max_len / p_max_len): the same dropout masks as their originals",
-       "independent dropout: the English and code-mixed queries in one forward, each row its own masks",
-       None, ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
-       "not yet an option", "#39.2",
+       "independent dropout: the English and code-mixed queries in one forward, each row its own masks; the option "
+       "(contrastivemix.mixed_dropout: shared) encodes each encoder's code-mixed copies after its originals from the same "
+       "random state at the same padded shape (the same masks; those models train padded, whatever packing says)",
+       _O("contrastivemix", "mixed_dropout", "shared"),
+       ("contrastivemix_table1", "contrastivemix_table2", "contrastivemix_table3", "contrastivemix_table4"),
+       "named option", "#39.2",
        source=("DoJunggeun/contrastivemix@153f351:tevax/training.py", "DoJunggeun/contrastivemix@153f351:jax_data.py")),
     _D("cm-section-3-3", "ContrastiveMix", ("05",), "§3.3 cosine analysis",
        "mean cosine of mBERT embeddings of NQ validation texts and their code-mixed copies: 0.944 (queries), 0.867 (passages); target languages not named", "—",
@@ -381,8 +396,11 @@ LEDGER: tuple[Deviation, ...] = (
        "term η and the temperature values. For the multilingual alignment Lm, we only tuned the scaling factor η\" (§3.1)",
        "fixed values, no search: align_bert.py NT_Xent(temperature=0.001), scaling = 0.1; align_linear.py "
        "NT_Xent(temperature=0.01), scaling = 100",
-       "the released values, not tuned (alignment.all_layers / linear_head: temperature, reg_weight)",
-       None, ("alignment_table3_1", "alignment_table3_2"), "not yet an option", "#39.2",
+       "the released values, not tuned (alignment.all_layers / linear_head: temperature, reg_weight); the option "
+       "(alignment.tune: true) aligns once per point of the released values × tune_factors (default 1, 0.1, 10: the "
+       "paper gives no grid), τ × η for Lc and η alone for Lm, and fine-tunes from the point with the best held-out "
+       "retrieval P@1 on the validation pairs (codeswitch.alignment.tuning; the choice is a run record)",
+       _O("alignment", "tune", True), ("alignment_table3_1", "alignment_table3_2"), "named option", "#39.2",
        source=("BarahFazili/AlignmentForCS@b8a879f:alignment/scripts/align_bert.py", "BarahFazili/AlignmentForCS@b8a879f:alignment/scripts/align_linear.py")),
     _D("al-word-alignments", "Alignment", ("06",), "word alignments",
        "awesome-align", "the alignments only, as Pharaoh files (…/cfilt_en-hi_parallel/{train,valid}_alignments); no extraction code, and no script reads them",

@@ -13,6 +13,7 @@ from typing import Any, Mapping, ClassVar
 from . import data as K
 from ..core.experiment import RunSpec
 from ..core.profiles import check_fields
+from .construct import EXCLUSIONS, PRONOUN_LISTS
 from .synthetic import SyntheticConfig
 
 SECTION = "koglish"
@@ -39,6 +40,12 @@ class Config:
     np_order: str = "preorder"  # top-down walk over NP nodes: "preorder" | "level"
     replace: str = "first_occurrence"  # released data: first occurrence of the NP; "span": the parsed span
     min_np_tokens: int = 2
+    # which NPs are "only pronouns" (passed over): "broad" = about 60 pronouns, determiners and quantifiers and the tags
+    # PRP, PRP$, EX, WP, WP$, WDT | "paper" = It, That, This alone (§3.2 names these three, after "e.g.")
+    pronouns: str = "broad"
+    # "all" = every exclusion of construct.REASONS | "paper" = without np_not_token_aligned and translation_unchanged,
+    # which the paper does not name (construct.EXCLUSIONS)
+    exclusions: str = "all"
     split_seed: int = 20240820  # seeds the 0.64/0.16/0.20 split of what the construction run builds
     walkthrough_task: str = "cola"  # the GLUE task whose raw sentences the walk-through shows
     walkthrough_n: int = 6  # sentences shown step by step
@@ -50,6 +57,8 @@ class Config:
             "translator": ("hf", "google", "dictionary"),
             "np_order": ("preorder", "level"),
             "replace": ("first_occurrence", "span"),
+            "pronouns": PRONOUN_LISTS,
+            "exclusions": tuple(EXCLUSIONS),
             "walkthrough_task": K.GLUE_TASKS,
         }
         for key, allowed in checks.items():
@@ -89,6 +98,8 @@ class KoglishRun(RunSpec):
     np_order: str
     replace: str
     min_np_tokens: int
+    pronouns: str | None = None  # "paper": the paper's three pronouns (None: the default broad list, out of the key)
+    exclusions: str | None = None  # "paper": the paper's exclusions only (None: all, out of the key)
     synthetic: SyntheticConfig | None = None  # synthetic source: the generator's settings
     code: str | None = None  # synthetic source: hash of the grammar, pipeline and glossary
     glue_hub: str | None = None  # GLUE source

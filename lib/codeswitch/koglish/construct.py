@@ -38,6 +38,9 @@ from .translate import Translator
 __all__ = [
     "REASONS",
     "PRONOUNS",
+    "PAPER_PRONOUNS",
+    "PRONOUN_LISTS",
+    "EXCLUSIONS",
     "Candidate",
     "Selection",
     "Outcome",
@@ -72,6 +75,13 @@ PRONOUNS = frozenset(
     "nobody nothing somebody everybody all both each either neither".split()
 )
 PRONOUN_TAGS = frozenset({"PRP", "PRP$", "EX", "WP", "WP$", "WDT"})
+#: the paper's own three (§3.2 step 1: "contained only pronouns (e.g., It, That, This)"; "e.g.": examples, not a list)
+PAPER_PRONOUNS = frozenset({"it", "that", "this"})
+#: koglish.pronouns: "broad" = PRONOUNS and the PRONOUN_TAGS (this project's default), "paper" = PAPER_PRONOUNS alone
+PRONOUN_LISTS = ("broad", "paper")
+#: koglish.exclusions: "all" = every reason of REASONS, "paper" = without these two, which the paper does not name (a
+#: row whose NP sits inside another word is switched there; one whose translation is empty or the NP itself is kept)
+EXCLUSIONS = {"all": (), "paper": ("np_not_token_aligned", "translation_unchanged")}
 PUNCT_TAGS = frozenset({".", ",", ":", "``", "''", "-LRB-", "-RRB-", "#", "$", "HYPH", "NFP"})
 _WRAPPERS = frozenset({"ROOT", "TOP", ""})
 
@@ -145,7 +155,8 @@ def _np_nodes(tree, order: str) -> list[tuple]:
     return nodes
 
 
-def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preorder", min_tokens: int = 2) -> Selection:
+def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preorder", min_tokens: int = 2,
+              pronouns: str = "broad") -> Selection:
     """Pick the noun phrase to switch (ConCSE §3.2 step 1).
 
     Walk the NP nodes top-down and return the first with at least ``min_tokens``
@@ -153,8 +164,11 @@ def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preord
     aside).  A rejected NP is not final: the walk goes on into its children and
     on to the next NPs, down to the leaves.  ``tokens`` (default: the tree's
     leaves) are the sentence's words; the NP's text is cut from them, so PTB
-    escapes in the leaves (``-LRB-``) never leak into the output.
+    escapes in the leaves (``-LRB-``) never leak into the output.  ``pronouns`` (:data:`PRONOUN_LISTS`): which
+    words make an NP "only pronouns".
     """
+    if pronouns not in PRONOUN_LISTS:
+        raise ValueError(f"pronouns must be one of {PRONOUN_LISTS}, got {pronouns!r}")
     tree = _unwrap(tree)
     pos_tags = tree.pos()  # [(leaf, preterminal label)]
     toks = list(tokens) if tokens is not None else [w for w, _ in pos_tags]
@@ -173,10 +187,11 @@ def select_np(tree, tokens: Sequence[str] | None = None, *, order: str = "preord
     if not nodes:
         return Selection(sentence, None, None, "no_np")
     trace = []
+    words_of, tags_of = (PRONOUNS, PRONOUN_TAGS) if pronouns == "broad" else (PAPER_PRONOUNS, frozenset())
     for _, depth, start, end in nodes:
         text = " ".join(toks[start:end])
         words = range(start, end)
-        if all(tags[i] in PRONOUN_TAGS or toks[i].lower() in PRONOUNS or tags[i] in PUNCT_TAGS for i in words):
+        if all(tags[i] in tags_of or toks[i].lower() in words_of or tags[i] in PUNCT_TAGS for i in words):
             verdict = "pronoun"
         elif end - start < min_tokens:
             verdict = "too_short"
@@ -234,11 +249,15 @@ class CodeSwitcher:
         order: str = "preorder",
         min_np_tokens: int = 2,
         replace: str = "first_occurrence",
+        pronouns: str = "broad",
+        exclusions: str = "all",
     ):
         if replace not in ("first_occurrence", "span"):
             raise ValueError(f"replace must be 'first_occurrence' (the released data) or 'span', got {replace!r}")
+        if exclusions not in EXCLUSIONS:
+            raise ValueError(f"exclusions must be one of {list(EXCLUSIONS)}, got {exclusions!r}")
         self.parser, self.translator, self.order, self.min_np_tokens = parser, translator, order, min_np_tokens
-        self.replace = replace
+        self.replace, self.pronouns, self.skipped = replace, pronouns, frozenset(EXCLUSIONS[exclusions])
 
     def select_many(self, sentences: Sequence[str]) -> list[Selection]:
         norm = [" ".join(str(s).split()) for s in sentences]
@@ -251,19 +270,21 @@ class CodeSwitcher:
             elif trees.get(s) is None:
                 out.append(Selection(s, None, None, "parse_failed"))
             else:
-                out.append(select_np(trees[s], s.split(), order=self.order, min_tokens=self.min_np_tokens))
+                out.append(select_np(trees[s], s.split(), order=self.order, min_tokens=self.min_np_tokens,
+                                     pronouns=self.pronouns))
         return out
 
     def switch_many(self, sentences: Sequence[str]) -> list[Outcome]:
         selections = self.select_many(sentences)
-        phrases = sorted({sel.np for sel in selections if sel.ok and (self.replace == "span" or _token_aligned(sel.sentence, sel.np))})
+        aligned = self.replace == "span" or "np_not_token_aligned" in self.skipped
+        phrases = sorted({sel.np for sel in selections if sel.ok and (aligned or _token_aligned(sel.sentence, sel.np))})
         translations = {t.source: t for t in self.translator.translate(phrases)} if phrases else {}
         out = []
         for sel in selections:
             if not sel.ok:
                 out.append(Outcome(sel.sentence, None, None, None, sel.reason, selection=sel))
                 continue
-            if self.replace == "first_occurrence" and not _token_aligned(sel.sentence, sel.np):
+            if not aligned and not _token_aligned(sel.sentence, sel.np):
                 out.append(Outcome(sel.sentence, None, sel.np, None, "np_not_token_aligned", selection=sel))
                 continue
             tr = translations[sel.np]
@@ -271,7 +292,7 @@ class CodeSwitcher:
                 out.append(Outcome(sel.sentence, None, sel.np, None, "translation_failed", tr.error or "", sel))
                 continue
             target = tr.text.strip()
-            if not target or target == sel.np:
+            if (not target or target == sel.np) and "translation_unchanged" not in self.skipped:
                 out.append(Outcome(sel.sentence, None, sel.np, target, "translation_unchanged", selection=sel))
                 continue
             if self.replace == "span":

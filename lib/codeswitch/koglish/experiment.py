@@ -74,7 +74,8 @@ def make_switcher(profile: Profile, c: Config, trees: Mapping[str, str] | None =
         cache=None if c.translator == "dictionary" else _cache_dir(profile) / "translations.sqlite",
         device=None if c.translator != "hf" else str(profile.torch_device()),
     )
-    return CodeSwitcher(parser, translator, order=c.np_order, min_np_tokens=c.min_np_tokens, replace=c.replace)
+    return CodeSwitcher(parser, translator, order=c.np_order, min_np_tokens=c.min_np_tokens, replace=c.replace,
+                        pronouns=c.pronouns, exclusions=c.exclusions)
 
 
 def _raw_glue(c: Config, task: str) -> pd.DataFrame:

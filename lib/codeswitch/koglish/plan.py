@@ -30,7 +30,10 @@ def task_label(task: str) -> str:
 def spec(c: Config, task: str) -> KoglishRun:
     """The construction run of ``task`` under ``c``: everything that determines its statistics (the run-cache key)."""
     common = dict(experiment="koglish_construction", task=task, construct_source=c.construct_source, parser=c.parser,
-                  translator=c.translator, np_order=c.np_order, replace=c.replace, min_np_tokens=c.min_np_tokens)
+                  translator=c.translator, np_order=c.np_order, replace=c.replace, min_np_tokens=c.min_np_tokens,
+                  # the defaults stay out of the key: every construction run keeps its key
+                  pronouns=None if c.pronouns == "broad" else c.pronouns,
+                  exclusions=None if c.exclusions == "all" else c.exclusions)
     if c.construct_source == "synthetic":
         return KoglishRun(**common, synthetic=c.synthetic, code=code_fingerprint())
     return KoglishRun(
