@@ -883,7 +883,7 @@ def _cpu_split(cpu: Path, d_gpu: Path) -> dict | None:
     rec = json.loads(over.read_text(encoding="utf-8"))
     rows = rec["rows"]
     params = sum(r["params"] for r in rows)
-    load_save = sum(float(np_median(r["load_s"])) + float(np_median(r["save_s"])) for r in rows) / params
+    load_save = sum(float(_median(r["load_s"])) + float(_median(r["save_s"])) for r in rows) / params
     ev = next((r["eval"] for r in rows if r.get("eval")), None)
     if ev is None:
         raise ValueError(f"{over}: no row with an 'eval' measurement")
@@ -900,7 +900,8 @@ def _rel(p: Path) -> str:
         return str(p)
 
 
-def np_median(xs) -> float:
+def _median(xs) -> float:
+    """The median of ``xs`` (a list of seconds)."""
     xs = sorted(xs)
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
 
@@ -934,8 +935,12 @@ def measured_run_overhead(folder: Path = NOTEBOOK_RUNS, cpu: Path = CPU_RECORDS,
     split = _cpu_split(cpu, gpu_bench)
     if split is None:
         return out
-    if eval_sentences is None:
-        eval_sentences = 2 * 256 * (1 + 7)  # paper-gpu's concse.max_eval_rows 256: STS-B dev once (1 epoch) + 7 tests
+    if eval_sentences is None:  # paper-gpu's 03 runs: STS-B dev once an epoch and each test, max_eval_rows pairs each
+        from codeswitch import concse as C
+        from codeswitch.core.profiles import load_profile
+
+        c = C.load(load_profile("paper-gpu"))
+        eval_sentences = 2 * c.max_eval_rows * (c.num_train_epochs + len(c.sts_tests))
     load_save = sum(PARAMS[b] for b in backbones) / len(backbones) * split["load_save_s_per_param"]
     scale = sum(LINEAR_PARAMS[b] for b in backbones) / len(backbones) / LINEAR_PARAMS["bert-base-multilingual-cased"]
     evals = eval_sentences * split["cpu_eval_s_per_sentence"] / split["gpu_over_cpu_forward"] * scale

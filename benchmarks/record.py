@@ -195,10 +195,6 @@ def _mfu_flag(mfu: Mapping[str, float]) -> str:
     return ",".join(f"{k}={v:g}" for k, v in mfu.items())
 
 
-def _overhead() -> float:
-    return measured_run_overhead()["seconds"]
-
-
 def _overhead_text() -> str:
     """What a run costs outside its steps, as the cost model prices it (:func:`benchmarks.cost.measured_run_overhead`)."""
     o = measured_run_overhead()
