@@ -8,6 +8,7 @@ Sub-commands::
     python -m benchmarks batched [--sizes smoke,paper --ks 1,4,10]   K small fine-tunes stacked vs one by one (CPU)
     python -m benchmarks traced [DOC.md ...]   measured numbers of docs/performance.md, docs/cost.md with no record
     python -m benchmarks budgets [--out FILE]   padding of b_pk's packed batches: random vs length-grouped budgets
+    python -m benchmarks overhead [--models mbert-base,xlmr-large]   a run's loading, saving and evaluation, timed apart
     python -m benchmarks memory --passages N   host memory and passages/s of the real corpus-encoding pipeline
     python -m benchmarks record [--from DIR]   write the recorded measurements into docs/cost.md, docs/performance.md, README.md
     python -m benchmarks ab --compare NAME ... two settings of each hot path interleaved A/B/A/B (×5) in one process
@@ -367,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .packing_budgets import main as budgets_main
 
         return budgets_main(argv[1:])
+    if argv and argv[0] == "overhead":
+        from .overhead import main as overhead_main
+
+        return overhead_main(argv[1:])
     if argv and argv[0] == "memory":
         from .memory import main as memory_main
 

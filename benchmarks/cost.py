@@ -127,7 +127,32 @@ RETRIEVAL_SIZES: dict = {
     "nq_train_queries": 58880,
     "mrtydi_corpus_millions": {"ar": 2.1, "bn": 0.3, "fi": 1.9, "id": 1.5, "ja": 7.0, "ko": 1.5, "ru": 9.6, "th": 0.6},
     "miracl_corpus_millions": {"zh": 4.9, "fa": 2.2, "es": 10.4, "fr": 14.6, "hi": 0.5},
+    # Queries per split, only for a reduced corpus (contrastivemix.corpus_sample): from memory of the Mr.TyDi v1.1
+    # paper's Table 1 and the MIRACL paper's Table 1, NOT checked here (no network); --sizes overrides them.
+    "mrtydi_queries": {"ar": {"dev": 3115, "test": 1081}, "bn": {"dev": 440, "test": 111}, "fi": {"dev": 1738, "test": 1254},
+                       "id": {"dev": 1224, "test": 829}, "ja": {"dev": 928, "test": 720}, "ko": {"dev": 303, "test": 421},
+                       "ru": {"dev": 1375, "test": 995}, "th": {"dev": 807, "test": 1190}},
+    "miracl_queries": {"zh": {"train": 1312, "dev": 393}, "fa": {"train": 2107, "dev": 632}, "es": {"train": 2162, "dev": 648},
+                       "fr": {"train": 1143, "dev": 343}, "hi": {"train": 1169, "dev": 350}},
 }
+#: judged passages per query assumed for a reduced corpus's size (an upper bound: Mr.TyDi judges about one passage a
+#: query, MIRACL about ten; an assumption, not measured)
+JUDGED_PER_QUERY = 10
+
+
+def reduced_passages(e, sizes: Mapping, corpus: float) -> float:
+    """Passages the dense retriever of evaluation ``e`` encodes: the whole ``corpus``, or under ``corpus_sample`` at most
+    (reported + tuning queries) x (BM25's top ``depth`` + :data:`JUDGED_PER_QUERY`) + the random sample (an upper
+    bound: BM25's lists of two queries overlap), never more than the corpus."""
+    sample = getattr(e, "corpus_sample", None)
+    if sample is None:
+        return corpus
+    b = e.bm25
+    counts = sizes.get(f"{b.benchmark}_queries", {}).get(b.language, {})
+    report, tune = counts.get(b.report_split, math.nan), counts.get(b.tune_split, math.nan)
+    if b.tune_max_queries is not None:
+        tune = min(tune, b.tune_max_queries)
+    return min(corpus, (report + tune) * (e.depth + JUDGED_PER_QUERY) + sample)
 
 
 #: the rows of the step each trainer runs under the paper profile, which turns packing on (``<section>.packing``) and
@@ -200,8 +225,12 @@ class Rates:
     # seconds per trainable parameter and step of the AdamW update, when priced apart (the physical limit); 0: inside
     # the measured step
     adamw_s_per_param: float = 0.0
-    # seconds per run outside its steps (loading the model and data, evaluation set-up, saving): measured_run_overhead
+    # seconds per run outside its steps and its priced forward passes (data loading, set-up): measured_run_overhead's
+    # remainder; with load_save_s_per_param, a run's overhead is run_s(model): loading + saving its backbone + this
     run_overhead_s: float = 0.0
+    # seconds per parameter to load a backbone (from_pretrained) and save it once (save_pretrained): host work, measured
+    # on a CPU (docs/bench/cpu/run_overhead.json), taken unscaled on a GPU machine's host (an assumption)
+    load_save_s_per_param: float = 0.0
     # a measured whole HF-Trainer step ((b_hf), packed where measured) and its model's layers: no fixed cost of a model
     # with at most that many layers exceeds it (:func:`_floor_s`)
     floor_cap_s: float | None = None
@@ -259,6 +288,7 @@ class Rates:
             glue_padding=float(padded_b.get("padding") or 0.0),
             adamw_s_per_param=float(report.get("adamw_s_per_param", 0.0)),
             run_overhead_s=float(report.get("run_overhead_s", 0.0)),
+            load_save_s_per_param=float(report.get("load_save_s_per_param", 0.0)),
             floor_cap_s=hf["step_time_s"] if floor is not None and hf and hf.get("step_time_s") else None,
             floor_cap_layers=lyr(glue_arch),
         )
@@ -283,7 +313,7 @@ def parse_mfu(text: str) -> float | dict[str, float]:
 
 def assumed_report(mfu: float | Mapping[str, float], peak_tflops: float, passages_per_s: float | None,
                    length_table: str | None = None, floor_s_per_step: float = 0.0, *, measured: Mapping | None = None,
-                   bytes_per_s: float | None = None, run_overhead_s: float = 0.0) -> dict:
+                   bytes_per_s: float | None = None, run_overhead_s: float = 0.0, load_save_s_per_param: float = 0.0) -> dict:
     """A stand-in benchmark report whose rates are what ``mfu`` of ``peak_tflops`` would give (for planning).
 
     ``mfu``: one fraction for every step, or one per hot path (``{"a": …, "b": …, "c": …}``: issue 24's
@@ -346,6 +376,7 @@ def assumed_report(mfu: float | Mapping[str, float], peak_tflops: float, passage
         "measurements": measurements,
         "adamw_s_per_param": ADAMW_BYTES_PER_PARAM / bytes_per_s if bytes_per_s else 0.0,
         "run_overhead_s": run_overhead_s,
+        "load_save_s_per_param": load_save_s_per_param,
     }
 
 
@@ -417,6 +448,15 @@ def step_s(model, rates: Rates, tokens: float, row_len: float, *, train: bool = 
     return max(_floor_s(a.all_layers, rates) * share, compute) + (rates.adamw_s_per_param * a.params if train else 0.0)
 
 
+def run_s(model, rates: Rates, encoders: int = 1) -> float:
+    """Seconds of one run outside its steps and its priced forward passes: loading and saving ``encoders`` copies of
+    ``model`` (an :data:`ARCH` name or an :class:`Arch`) at :attr:`Rates.load_save_s_per_param`, plus the fixed
+    remainder :attr:`Rates.run_overhead_s` (measured_run_overhead)."""
+    a = _arch(model)
+    params = a.params if a is not None else 0
+    return rates.run_overhead_s + encoders * params * rates.load_save_s_per_param
+
+
 def optimiser_steps(rows: float, batch: int, epochs: float) -> int:
     """Optimiser steps of ``epochs`` over ``rows`` in batches of ``batch`` (the last batch of an epoch may be short; a
     fractional epoch count, as CalBERT's, stops after that share of the steps, as the HF Trainer does)."""
@@ -458,7 +498,7 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
         step = max(_floor_s(a.all_layers, rates) if a else math.nan, columns * spec.batch_size * per_sentence)
         step += rates.adamw_s_per_param * (a.params if a else math.nan)
         evals = 2 * (dev * spec.num_train_epochs + tests) * per_sentence / 3
-        return (n_steps * step + evals + rates.run_overhead_s) / 3600
+        return (n_steps * step + evals + run_s(spec.model, rates)) / 3600
 
     def steps(spec) -> int:
         return optimiser_steps(_cap(_table1("NLI/NLI", "Train"), spec.max_train_rows), spec.batch_size, spec.num_train_epochs)
@@ -507,7 +547,7 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: lis
                     eb = g.per_device_eval_batch_size
                     evals = g.num_train_epochs * (eval_s(bb.model, rates, dev_rows, eb, tokens_per_row)
                                                   + len(tests) * eval_s(bb.model, rates, test_rows, eb, tokens_per_row))
-                    h = (train + evals + rates.run_overhead_s) / 3600
+                    h = (train + evals + run_s(bb.model, rates)) / 3600
                     total += h
                     n_steps += steps
                     if jobs is not None:
@@ -539,15 +579,21 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     corpora |= {("miracl", k): v for k, v in sizes["miracl_corpus_millions"].items()}
     by_stage = {st.name: st.specs for st in X.stages(profile)}  # the package's stages: "train" (models), "eval" (their corpora)
     models, evals = list(by_stage.get("train", ())), list(by_stage.get("eval", ()))
-    train_h = sum(steps * step_time(m) + rates.run_overhead_s for m in models) / 3600
+    overhead = run_s(c.backbone.model, rates, encoders=2)  # a query and a passage encoder
+    train_h = sum(steps * step_time(m) + overhead for m in models) / 3600
     encode_h = 0.0
     per_model = {m.key_hash(): 0.0 for m in models}  # encoding hours of each model's evaluations
+    untrained: dict = {}  # the untrained backbone's encoding of each target (the learning check's baseline): once each
     for e in evals:
-        hours = corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6 / rates.encode_passages_per_s * ratio / 3600
+        passages = reduced_passages(e, sizes, corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6)
+        hours = passages / rates.encode_passages_per_s * ratio / 3600
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
+        untrained[(e.bm25.benchmark, e.bm25.language)] = hours
+    encode_h += sum(untrained.values())
     if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
-        jobs += [Job(f"05/{m.name}", (steps * step_time(m) + rates.run_overhead_s) / 3600 + per_model[m.key_hash()]) for m in models]
+        jobs += [Job(f"05/{m.name}", (steps * step_time(m) + overhead) / 3600 + per_model[m.key_hash()]) for m in models]
+        jobs += [Job(f"05/untrained-{bench}-{lang}", h) for (bench, lang), h in untrained.items()]
     groups = {}
     for m in models:
         groups[sum(ir_groups(m))] = groups.get(sum(ir_groups(m)), 0) + 1
@@ -621,7 +667,7 @@ def construction_hours(profile, rates: Rates) -> dict:
     if not k.construct_n:  # every training item: sizes not modelled
         return {"runs": 1, "hours": math.nan, "steps": 0}
     sentences = sum(k.construct_n * (2 if TASKS[t].pair else 1) for t in TASKS)
-    hours = (sentences * 2 * 128 * _train_s(k.hf_model, rates, 128) / 3 + rates.run_overhead_s) / 3600
+    hours = (sentences * 2 * 128 * _train_s(k.hf_model, rates, 128) / 3 + run_s(k.hf_model, rates)) / 3600
     return {"runs": 1, "hours": hours, "steps": 0}  # no training
 
 
@@ -664,22 +710,28 @@ def alignment_hours(profile, rates: Rates, sizes: Mapping = SIZES_0607, jobs: li
         n = align_steps(s)
         t = n * align_step(s, 2 * train * tok * s.num_train_epochs / n, tok)
         v = s.num_train_epochs * math.ceil(valid / s.batch_size) * align_step(s, 2 * min(valid, s.batch_size) * tok, tok, train=False) if valid else 0.0
-        return (t + v + rates.run_overhead_s) / 3600
+        return (t + v + run_s(s.model, rates)) / 3600
 
     def fine_rows_tok(f) -> float:
         return (rates.finetune_tokens_per_row or f.max_length) if f.task == "sentiment" else f.max_length
 
+    def fine_rows(f) -> tuple[float, float, float]:
+        """(train, dev, test) rows of a GLUECoS fine-tuning: the paper's, the training rows capped by the run's
+        ``max_train_samples`` (alignment.<task>.max_train_samples)."""
+        train, dev, test = sizes["gluecos"][f.task]
+        return _cap(train, getattr(f, "max_train_samples", None)), dev, test
+
     def fine_steps(f) -> int:
-        return optimiser_steps(sizes["gluecos"][f.task][0], f.batch_size, f.num_train_epochs)
+        return optimiser_steps(fine_rows(f)[0], f.batch_size, f.num_train_epochs)
 
     def fine_h(f) -> float:
-        train, dev, test = sizes["gluecos"][f.task]
+        train, dev, test = fine_rows(f)
         tok = fine_rows_tok(f)
         n = fine_steps(f)
         t = n * step_s(f.model, rates, f.num_train_epochs * train * tok / n, tok)
         eb = f.per_device_eval_batch_size
         e = f.num_train_epochs * eval_s(f.model, rates, dev, eb, tok) + eval_s(f.model, rates, test, eb, tok)
-        return (t + e + rates.run_overhead_s) / 3600
+        return (t + e + run_s(f.model, rates)) / 3600
 
     names = {a.key_hash(): f"06/align-{a.data}-{a.script}-{a.mode}-{a.objective}" for a in aligns}
     known = {a.key_hash(): align_h(a) for a in aligns}
@@ -737,20 +789,26 @@ def calbert_hours(profile, rates: Rates, jobs: list | None = None) -> dict:
             t = n * step_s(scratch_arch(s), rates, s.num_train_epochs * pairs * tok / n, tok)
         else:
             t = n * step_s(s.model, rates, s.num_train_epochs * pairs * tok / n, tok, forwards=2)  # both sides, one forward each
-        return (t + rates.run_overhead_s) / 3600
+        return (t + run_s(scratch_arch(s) if is_scratch(s) else s.model, rates)) / 3600
+
+    def fine_rows(f) -> tuple[float, float, float]:
+        """(train, validation, test) rows: the paper's (Tables 4, 10), the training rows capped by the run's
+        ``max_train_samples`` (calbert.sail/iitp.max_train_samples)."""
+        train, dev, test = split_sizes[f.task]
+        return _cap(train, getattr(f, "max_train_samples", None)), dev, test
 
     def fine_steps(f) -> int:
-        return optimiser_steps(split_sizes[f.task][0], f.batch_size, f.num_train_epochs)
+        return optimiser_steps(fine_rows(f)[0], f.batch_size, f.num_train_epochs)
 
     def fine_h(f) -> float:
-        train, dev, test = split_sizes[f.task]
+        train, dev, test = fine_rows(f)
         p = f.pretrain
         model = scratch_arch(p) if p is not None and is_scratch(p) else f.model
         tok = min((rates.finetune_tokens_per_row or f.max_seq_length) * task_scale[f.task], f.max_seq_length)
         n = fine_steps(f)
         t = n * step_s(model, rates, f.num_train_epochs * train * tok / n, tok)
         e = eval_s(model, rates, dev, f.per_device_eval_batch_size, tok) + eval_s(model, rates, test, f.per_device_eval_batch_size, tok)
-        return (t + e + rates.run_overhead_s) / 3600
+        return (t + e + run_s(model, rates)) / 3600
 
     def pre_name(s) -> str:
         return f"07/pretrain-{s.backbone}" + ("" if is_scratch(s) else f"-{s.objective}")
@@ -784,29 +842,118 @@ def _calbert_profile(profile_name: str, overrides: Mapping | None):
 
 # --------------------------------------------------------------------------- per-run overhead
 NOTEBOOK_RUNS = Path(__file__).resolve().parent.parent / "docs" / "bench" / "gpu" / "notebooks"
+CPU_RECORDS = Path(__file__).resolve().parent.parent / "docs" / "bench" / "cpu"
+#: 03's run names (its log) -> the backbone each loaded
+RUN_BACKBONES = {"mBERT-base": "bert-base-multilingual-uncased", "XLM-R-base": "xlm-roberta-base", "XLM-R-large": "xlm-roberta-large"}
 
 
-def measured_run_overhead(folder: Path = NOTEBOOK_RUNS) -> dict:
-    """Seconds per run outside its training epochs, measured on the GPU: notebook 03 at paper-gpu size on an H100
-    (``docs/bench/gpu/notebooks``: ``report.json``'s summed run seconds of its ConCSE/SimCSE runs, less the epochs'
-    elapsed times its log prints, ``logs/03.log``), per run.  It holds loading the backbone and data, the
-    sentence-transformers set-up, the evaluations and saving; applied to every run of every notebook (only 03 was
-    measured this way: for the others it is an assumption).  ``{"seconds": 0.0}`` where the files are absent."""
+def _log_03(folder: Path) -> tuple[dict, list[str]]:
+    """03's GPU run: its runs' summed seconds (``report.json``), the epochs' elapsed seconds and the backbone of each
+    run (``logs/03.log``)."""
     import re
 
     report, log = folder / "report.json", folder / "logs" / "03.log"
-    if not report.is_file() or not log.is_file():
-        return {"seconds": 0.0, "runs": 0, "source": None}
     kinds = [k for k in json.loads(report.read_text(encoding="utf-8")).get("kinds", []) if k.get("notebook") == "03"]
     if not kinds:
         raise ValueError(f"{report}: no 'kinds' entry for notebook 03")
+    found = re.findall(r"\[\w+-(.+?) seed \d+\] \d+/\d+ epoch .*?(\d+):(\d\d):(\d\d) elapsed", log.read_text(encoding="utf-8"))
     runs, seconds = sum(k["runs"] for k in kinds), sum(k["seconds"] for k in kinds)
-    epochs = [int(h) * 3600 + int(m) * 60 + int(sec) for h, m, sec in
-              re.findall(r"\] \d+/\d+ epoch .*?(\d+):(\d\d):(\d\d) elapsed", log.read_text(encoding="utf-8"))]
-    if not epochs or not runs:
-        raise ValueError(f"{log}: no epoch lines ('... 1/1 epoch ... H:MM:SS elapsed') to subtract from the runs' seconds")
-    return {"seconds": (seconds - sum(epochs)) / runs, "runs": runs, "run_seconds": seconds, "epoch_seconds": sum(epochs),
-            "source": f"{report.relative_to(folder.parents[3])}, {log.relative_to(folder.parents[3])}"}
+    if not found or not runs:
+        raise ValueError(f"{log}: no epoch lines ('[SimCSE-<backbone> seed N] 1/1 epoch ... H:MM:SS elapsed') to subtract")
+    unknown = sorted({b for b, *_ in found} - set(RUN_BACKBONES))
+    if unknown:
+        raise ValueError(f"{log}: runs of backbone(s) {unknown} not in benchmarks.cost.RUN_BACKBONES")
+    epochs = sum(int(h) * 3600 + int(m) * 60 + int(sec) for _, h, m, sec in found)
+    return {"runs": runs, "run_seconds": seconds, "epoch_seconds": epochs}, [RUN_BACKBONES[b] for b, *_ in found]
+
+
+def _cpu_split(cpu: Path, d_gpu: Path) -> dict | None:
+    """The CPU record of a run's parts (``python -m benchmarks overhead``) and the GPU/CPU forward ratio ((d) on the
+    GPU against (d) on this CPU, same model and passages); None where either record is absent."""
+    over, d_cpu = cpu / "run_overhead.json", cpu / "bench_d.json"
+    if not (over.is_file() and d_cpu.is_file() and d_gpu.is_file()):
+        return None
+
+    def d_rate(path: Path) -> float:
+        rows = [m for m in json.loads(path.read_text(encoding="utf-8"))["measurements"] if m["key"] == "d" and m.get("sequences_per_s")]
+        if not rows:
+            raise ValueError(f"{path}: no measured (d) row")
+        return float(rows[0]["sequences_per_s"])
+
+    rec = json.loads(over.read_text(encoding="utf-8"))
+    rows = rec["rows"]
+    params = sum(r["params"] for r in rows)
+    load_save = sum(float(_median(r["load_s"])) + float(_median(r["save_s"])) for r in rows) / params
+    ev = next((r["eval"] for r in rows if r.get("eval")), None)
+    if ev is None:
+        raise ValueError(f"{over}: no row with an 'eval' measurement")
+    return {"load_save_s_per_param": load_save, "cpu_eval_s_per_sentence": ev["seconds"] / ev["sentences"],
+            "eval_params": next(r["params"] for r in rows if r.get("eval")), "gpu_over_cpu_forward": d_rate(d_gpu) / d_rate(d_cpu),
+            "sources": [_rel(p) for p in (over, d_cpu, d_gpu)]}
+
+
+def _rel(p: Path) -> str:
+    """``p`` from the project root where it lies inside it (the records' own paths), else as given."""
+    try:
+        return str(p.resolve().relative_to(NOTEBOOK_RUNS.parents[3]))
+    except ValueError:
+        return str(p)
+
+
+def _median(xs) -> float:
+    """The median of ``xs`` (a list of seconds)."""
+    xs = sorted(xs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+
+def measured_run_overhead(folder: Path = NOTEBOOK_RUNS, cpu: Path = CPU_RECORDS, *, eval_sentences: int | None = None,
+                          gpu_bench: Path = NOTEBOOK_RUNS.parent / "bench.json") -> dict:
+    """A run's cost outside its training epochs, split into its parts.
+
+    Measured whole on the GPU: notebook 03 at paper-gpu size on an H100 (``docs/bench/gpu/notebooks``:
+    ``report.json``'s summed run seconds of its ConCSE/SimCSE runs less the epochs' elapsed times of ``logs/03.log``).
+    Split with the CPU record (``docs/bench/cpu/run_overhead.json``, ``python -m benchmarks overhead``):
+
+    * loading and saving the backbone: seconds per parameter as measured on the CPU (host work: taken unscaled on the
+      GPU machine's host, an assumption), for each of 03's runs' backbones;
+    * the evaluation's forward passes (paper-gpu's STS dev + seven tests, ``max_eval_rows`` 256 pairs each, two
+      sentences a pair: ``eval_sentences`` per run): the CPU's measured seconds per sentence, scaled by the measured
+      GPU/CPU forward ratio ((d) on the H200 against (d) on this CPU) and by each backbone's matmul weights;
+    * the remainder (data loading, tokenisation, sentence-transformers' set-up): ``seconds``, per run, an
+      assumption for every other notebook's runs (only 03 was measured whole).
+
+    The cost model prices a run's forward passes per notebook and its loading and saving per parameter
+    (:func:`run_s`), so only the remainder is a fixed cost.  Without the CPU record, ``seconds`` is the whole
+    per-run overhead and ``load_save_s_per_param`` 0 (as before); ``{"seconds": 0.0}`` where the GPU files are absent.
+    """
+    if not (folder / "report.json").is_file() or not (folder / "logs" / "03.log").is_file():
+        return {"seconds": 0.0, "load_save_s_per_param": 0.0, "runs": 0, "source": None}
+    whole, backbones = _log_03(folder)
+    per_run = (whole["run_seconds"] - whole["epoch_seconds"]) / whole["runs"]
+    out = {**whole, "whole_s_per_run": per_run, "seconds": per_run, "load_save_s_per_param": 0.0,
+           "source": f"{_rel(folder / 'report.json')}, {_rel(folder / 'logs' / '03.log')}"}
+    split = _cpu_split(cpu, gpu_bench)
+    if split is None:
+        return out
+    if eval_sentences is None:  # paper-gpu's 03 runs: STS-B dev once an epoch and each test, max_eval_rows pairs each
+        from codeswitch import concse as C
+        from codeswitch.core.profiles import load_profile
+
+        c = C.load(load_profile("paper-gpu"))
+        eval_sentences = 2 * c.max_eval_rows * (c.num_train_epochs + len(c.sts_tests))
+    load_save = sum(PARAMS[b] for b in backbones) / len(backbones) * split["load_save_s_per_param"]
+    scale = sum(LINEAR_PARAMS[b] for b in backbones) / len(backbones) / LINEAR_PARAMS["bert-base-multilingual-cased"]
+    evals = eval_sentences * split["cpu_eval_s_per_sentence"] / split["gpu_over_cpu_forward"] * scale
+    out |= {"load_save_s_per_run": load_save, "eval_s_per_run": evals, "seconds": per_run - load_save - evals,
+            "load_save_s_per_param": split["load_save_s_per_param"], "gpu_over_cpu_forward": split["gpu_over_cpu_forward"],
+            "source": out["source"] + ", " + ", ".join(split["sources"])}
+    return out
+
+
+def overhead_fields(over: Mapping | None = None) -> dict:
+    """The report keys of the per-run overhead (:func:`measured_run_overhead`) that :class:`Rates` reads."""
+    o = measured_run_overhead() if over is None else over
+    return {"run_overhead_s": o["seconds"], "load_save_s_per_param": o.get("load_save_s_per_param", 0.0)}
 
 
 # --------------------------------------------------------------------------- the table
@@ -899,7 +1046,8 @@ def cost_table(
         f"passages/s; fixed cost per step: {floor}; tokens per row: IITB {tok(rates.align_tokens_per_row)}, SAIL "
         f"{tok(rates.finetune_tokens_per_row)}; AdamW "
         + (f"{rates.adamw_s_per_param * 1e12:.2f} ps/parameter a step" if rates.adamw_s_per_param else "inside the measured steps")
-        + f"; {rates.run_overhead_s:.1f} s per run outside its steps",
+        + f"; per run outside its steps and priced forwards {rates.run_overhead_s:.1f} s + loading and saving its backbone "
+        f"at {rates.load_save_s_per_param * 1e9:.1f} s per billion parameters",
     ]
     return "\n".join(lines)
 
@@ -1061,8 +1209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="change the profile as reproduce.sh --set does (JSON values), e.g. --set contrastivemix.ablations=false")
     p.add_argument("--gpus", default="1,8,32", help="GPU counts for the wall-clock estimate (comma-separated)")
     p.add_argument("--run-overhead-s", type=float, default=None,
-                   help="seconds per run outside its steps (loading, evaluation set-up, saving); default: the value "
-                        "measured on the GPU (docs/bench/gpu/notebooks: notebook 03's runs less their epochs), 0 if absent")
+                   help="seconds per run outside its steps, loading and saving included; default: measured_run_overhead "
+                        "(notebook 03's runs on the GPU less their epochs, split with docs/bench/cpu/run_overhead.json), 0 if absent")
     p.add_argument("--bandwidth", type=float, default=None,
                    help="with --assume-mfu: price AdamW's update apart, 28 bytes per parameter a step at this many TB/s "
                         "(the physical limit: 3.35, the H100 SXM's)")
@@ -1070,13 +1218,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="with --assume-mfu: a GPU bench.json whose measured tokens per row ((e) SAIL, (f) IITB) and (b) "
                         "padding share to use instead of the length table's")
     a = p.parse_args(list(argv) if argv is not None else None)
-    overhead = a.run_overhead_s if a.run_overhead_s is not None else measured_run_overhead()["seconds"]
+    overhead = overhead_fields() if a.run_overhead_s is None else {"run_overhead_s": a.run_overhead_s, "load_save_s_per_param": 0.0}
     if a.assume_mfu is not None:
         measured = json.loads(Path(a.tokens_from).read_text(encoding="utf-8")) if a.tokens_from else None
         report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s or None, a.lengths, floor_s_per_step=a.floor_ms / 1e3,
-                                measured=measured, bytes_per_s=a.bandwidth * 1e12 if a.bandwidth else None, run_overhead_s=overhead)
+                                measured=measured, bytes_per_s=a.bandwidth * 1e12 if a.bandwidth else None, **overhead)
     elif a.report:
-        report = json.loads(Path(a.report).read_text(encoding="utf-8")) | {"run_overhead_s": overhead}
+        report = json.loads(Path(a.report).read_text(encoding="utf-8")) | overhead
     else:
         p.error("give a bench.json or --assume-mfu")
     sizes = dict(RETRIEVAL_SIZES)

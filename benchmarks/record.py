@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from codeswitch.core.profiles import project_root
-from .cost import (ADAMW_BYTES_PER_PARAM, H100_BYTES_PER_S, H100_PEAK_TFLOPS, REDUCED, Rates, assumed_report, fastest_step, measured_run_overhead,
+from .cost import (ADAMW_BYTES_PER_PARAM, H100_BYTES_PER_S, H100_PEAK_TFLOPS, REDUCED, Rates, assumed_report, fastest_step, measured_run_overhead, overhead_fields,
                    notebook_costs)
 
 ROOT = project_root()
@@ -195,18 +195,29 @@ def _mfu_flag(mfu: Mapping[str, float]) -> str:
     return ",".join(f"{k}={v:g}" for k, v in mfu.items())
 
 
-def _overhead() -> float:
-    return measured_run_overhead()["seconds"]
+def _overhead_text() -> str:
+    """What a run costs outside its steps, as the cost model prices it (:func:`benchmarks.cost.measured_run_overhead`)."""
+    o = measured_run_overhead()
+    if not o.get("load_save_s_per_param"):
+        return (f"{o['seconds']:.1f} s outside its steps (loading, evaluation set-up, saving: measured on notebook 03's runs on "
+                "an H100, `docs/bench/gpu/notebooks`; an assumption for the other notebooks)")
+    return (f"outside its steps and its priced forward passes, loading and saving its backbone at "
+            f"{o['load_save_s_per_param'] * 1e9:.1f} s per billion parameters (measured on a CPU, `docs/bench/cpu/run_overhead.json`; "
+            f"taken unscaled on the GPU's host, an assumption) and {o['seconds']:.1f} s more: notebook 03's measured "
+            f"{o['whole_s_per_run']:.1f} s per run on an H100 (`docs/bench/gpu/notebooks`) less its loading and saving "
+            f"({o['load_save_s_per_run']:.1f} s) and its evaluation forwards ({o['eval_s_per_run']:.1f} s: the CPU's rate "
+            f"scaled by the measured GPU/CPU forward ratio {o['gpu_over_cpu_forward']:.0f}x, `docs/bench/cpu/bench_d.json`), "
+            "an assumption for the other notebooks")
 
 
 def _assumed(a: Mapping, m: "Measurements | None" = None) -> dict:
     return assumed_report(a["mfu"], a["peak_tflops"], a["passages_per_s"], floor_s_per_step=a["floor_s_per_step"],
                           measured=m.gpu if m is not None else None, bytes_per_s=a["bytes_per_s"],
-                          run_overhead_s=_overhead() if a["overhead"] else 0.0)
+                          **(overhead_fields() if a["overhead"] else {}))
 
 
 def _measured(m: "Measurements") -> dict:
-    return dict(m.gpu) | {"run_overhead_s": _overhead()}
+    return dict(m.gpu) | overhead_fields()
 
 
 def physical_command(m: "Measurements") -> str:
@@ -288,8 +299,7 @@ def cost_block(m: Measurements, costs: Mapping | None = None) -> str:
            " The recorded run has no (e) row: its measured column prices steps by their compute only, without their fixed cost"
            " (an under-estimate, largest for CalBERT's batch-4 fine-tunes).")
         + " Every step costs max(its fixed cost, its compute) (`benchmarks.cost.step_s`); every run "
-        f"{_overhead():.1f} s outside its steps (loading, evaluation set-up, saving: measured on notebook 03's runs on an H100, "
-        "`docs/bench/gpu/notebooks`; an assumption for the other notebooks). 01 and the GLUECoS fine-tunings of 06 are "
+        f"{_overhead_text()}. 01 and the GLUECoS fine-tunings of 06 are "
         "not in the harness: (b)'s rate scaled per backbone, NER and QA rows at their maximum length (an upper bound). "
         "Not priced: the batched fine-tunes, several runs per GPU (CUDA MPS) and the sharded corpus encoder (issue 40, items "
         "1-3: no GPU row yet)."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import record as R
-from benchmarks.cost import REDUCED, assumed_report, notebook_costs
+from benchmarks.cost import REDUCED, assumed_report, notebook_costs, overhead_fields
 
 
 def gpu_report(*, mfu_a=0.45, mfu_b=0.30, speedup=6.0, d_rate=25_000.0, device_type="cuda") -> dict:
@@ -48,7 +48,7 @@ def test_cost_block_numbers_are_the_cost_model():
     # issue 24's targets: (a) 33 %, (b) 27 %, (c) 35 % MFU, 20k passages/s, (e) in 4 ms
     at_targets = R._assumed(R.ASSUMED, m)
     assert at_targets == assumed_report({"a": 0.33, "b": 0.27, "c": 0.35}, 989.0, 20_000.0, floor_s_per_step=0.004,
-                                        run_overhead_s=R._overhead())
+                                        **overhead_fields())
     rows = notebook_costs(at_targets)[1]
     total = sum(r["hours"] for r in rows)
     # 100 % MFU (attention included), AdamW at the H100's 3.35 TB/s, no fixed cost per step or run
@@ -124,7 +124,7 @@ def test_recorded_gpu_run_fills_the_tables(tmp_path):
     assert "peak 2.5 GB" in lines["| 1 M passages encoded with < 4 GB host memory"]
 
     cost = R.cost_block(m)
-    measured = notebook_costs(gpu_report() | {"run_overhead_s": R._overhead()}, encode_passages_per_s=18_000.0)[1]
+    measured = notebook_costs(gpu_report() | overhead_fields(), encode_passages_per_s=18_000.0)[1]
     assert f"**{sum(r['hours'] for r in measured):.1f}**" in cost and "NVIDIA H200" in cost
     # ContrastiveMix encodes at the end-to-end rate: slower than (d) alone, so more hours
     only_d = notebook_costs(gpu_report())[1]

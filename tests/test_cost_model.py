@@ -33,8 +33,9 @@ REPORT = {
     ],
     "run_overhead_s": 20.0,
 }
-#: each notebook's GPU-hours from REPORT under the paper profile, encoding at 3,921 passages/s (the end-to-end rate)
-PINNED = {"01": 0.0235, "02": 11.0392, "03": 11.3833, "04": 18.3446, "05": 284.1369, "06": 14.8590, "07": 198.9117}
+#: each notebook's GPU-hours from REPORT under the paper profile, encoding at 3,921 passages/s (the end-to-end rate);
+#: 05 includes the untrained backbone's encoding of each of the 13 target corpora (the learning check's baseline)
+PINNED = {"01": 0.0235, "02": 11.0392, "03": 11.3833, "04": 18.3446, "05": 288.1821, "06": 14.8590, "07": 198.9117}
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +174,67 @@ def test_alignment_tuning_is_priced_as_its_grid_of_alignments(tmp_path):
     assert got["runs"] == next(r for r in K.notebook_costs(REPORT, encode_passages_per_s=3921.0)[1]
                                if r["notebook"] == "06")["runs"] + 8 * lc + 2 * (len(aligns) - lc)
     assert got["hours"] > PINNED["06"]
+
+
+def test_a_runs_overhead_is_its_backbones_loading_and_saving_plus_the_fixed_remainder(rates):
+    from dataclasses import replace
+
+    r = replace(rates, run_overhead_s=10.0, load_save_s_per_param=2e-8)
+    assert K.run_s("bert-base-cased", r) == pytest.approx(10.0 + 2e-8 * K.PARAMS["bert-base-cased"])
+    assert K.run_s("xlm-roberta-large", r, encoders=2) == pytest.approx(10.0 + 2 * 2e-8 * K.PARAMS["xlm-roberta-large"])
+    assert K.run_s("xlm-roberta-large", r) > K.run_s("distilbert-base-cased", r)  # loading scales with the parameters
+
+
+def test_the_measured_overhead_is_split_into_loading_saving_evaluation_and_a_remainder(tmp_path):
+    """Fixed records: 2 runs of 30 s on the GPU, epochs 5 + 5 s; the CPU loads and saves 1 s per 100 M parameters and
+    evaluates 10 sentences/s; (d) 10,000 passages/s on the GPU against 10 on the CPU (a 1,000x forward ratio)."""
+    import json
+
+    gpu = tmp_path / "gpu" / "notebooks"
+    (gpu / "logs").mkdir(parents=True)
+    (gpu / "report.json").write_text(json.dumps({"kinds": [{"notebook": "03", "runs": 2, "seconds": 60.0}]}))
+    (gpu / "logs" / "03.log").write_text("  [SimCSE-mBERT-base seed 1] 1/1 epoch  100% | 0:00:05 elapsed\n"
+                                         "  [ConCSE-XLM-R-large seed 1] 1/1 epoch  100% | 0:00:05 elapsed\n")
+    (gpu.parent / "bench.json").write_text(json.dumps({"measurements": [{"key": "d", "sequences_per_s": 10000.0}]}))
+    cpu = tmp_path / "docs" / "bench" / "cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "bench_d.json").write_text(json.dumps({"measurements": [{"key": "d", "sequences_per_s": 10.0}]}))
+    (cpu / "run_overhead.json").write_text(json.dumps({"rows": [
+        {"model": "mbert-base", "params": 100_000_000, "load_s": [0.4, 0.6], "save_s": [0.5, 0.5],
+         "eval": {"sentences": 100, "seconds": 10.0}}]}))
+    o = K.measured_run_overhead(gpu, cpu, eval_sentences=4096, gpu_bench=gpu.parent / "bench.json")
+    assert o["whole_s_per_run"] == pytest.approx(25.0)  # (60 - 10) / 2
+    assert o["load_save_s_per_param"] == pytest.approx(1e-8)  # (0.5 + 0.5) s / 100 M
+    mean_params = (K.PARAMS["bert-base-multilingual-uncased"] + K.PARAMS["xlm-roberta-large"]) / 2
+    assert o["load_save_s_per_run"] == pytest.approx(mean_params * 1e-8)
+    scale = (K.LINEAR_PARAMS["bert-base-multilingual-uncased"] + K.LINEAR_PARAMS["xlm-roberta-large"]) / 2 / K.LINEAR_PARAMS["bert-base-multilingual-cased"]
+    assert o["gpu_over_cpu_forward"] == pytest.approx(1000.0)
+    assert o["eval_s_per_run"] == pytest.approx(4096 * 0.1 / 1000 * scale)
+    assert o["seconds"] == pytest.approx(25.0 - mean_params * 1e-8 - 4096 * 0.1 / 1000 * scale)
+    assert K.overhead_fields(o) == {"run_overhead_s": o["seconds"], "load_save_s_per_param": 1e-8}
+    (cpu / "run_overhead.json").unlink()  # without the CPU record: the whole measured overhead, as before
+    assert K.measured_run_overhead(gpu, cpu, gpu_bench=gpu.parent / "bench.json")["seconds"] == pytest.approx(25.0)
+
+
+def test_quick_caps_are_priced_calbert_tasks_gluecos_and_the_reduced_corpus(tmp_path):
+    """calbert.sail/iitp.max_train_samples and alignment.<task>.max_train_samples cap the rows priced; a reduced corpus
+    (contrastivemix.corpus_sample) is priced at (report + tuning queries) x (depth + judged) + the sample."""
+    from types import SimpleNamespace as S
+
+    prof = tmp_path / "caps.yaml"
+    prof.write_text("extends: paper\nseeds: [11111]\ncalbert:\n  seeds: [11111]\n  sail: {max_train_samples: 1000}\n"
+                    "  iitp: {max_train_samples: 1000}\nalignment:\n  sentiment: {max_train_samples: 500}\n", encoding="utf-8")
+    _, capped = K.notebook_costs(REPORT, str(prof), encode_passages_per_s=3921.0)
+    base = tmp_path / "base.yaml"
+    base.write_text("extends: paper\nseeds: [11111]\ncalbert:\n  seeds: [11111]\n", encoding="utf-8")
+    _, whole = K.notebook_costs(REPORT, str(base), encode_passages_per_s=3921.0)
+    c, w = {r["notebook"]: r for r in capped}, {r["notebook"]: r for r in whole}
+    assert c["07"]["runs"] == w["07"]["runs"] and c["07"]["steps"] < w["07"]["steps"]
+    assert c["06"]["runs"] == w["06"]["runs"] and c["06"]["steps"] < w["06"]["steps"]
+    bm25 = S(benchmark="mrtydi", language="ko", report_split="test", tune_split="dev", tune_max_queries=None)
+    e = S(bm25=bm25, depth=100, corpus_sample=1000)
+    assert K.reduced_passages(e, K.RETRIEVAL_SIZES, 1.5e6) == (421 + 303) * (100 + K.JUDGED_PER_QUERY) + 1000
+    assert K.reduced_passages(S(bm25=bm25, depth=100, corpus_sample=None), K.RETRIEVAL_SIZES, 1.5e6) == 1.5e6
+    assert K.reduced_passages(e, K.RETRIEVAL_SIZES, 5000) == 5000  # never more than the corpus
+    capped_tune = S(bm25=S(**{**vars(bm25), "tune_max_queries": 100}), depth=100, corpus_sample=0)
+    assert K.reduced_passages(capped_tune, K.RETRIEVAL_SIZES, 1.5e6) == (421 + 100) * 110

@@ -215,3 +215,31 @@ def test_contrastivemix_random_cap_draws_another_fixed_sample_and_names_it_in_th
     assert all(s.key()["train_sample"] == "random" for s in rands)
     uncapped = {"contrastivemix.train_max_queries": None}  # no cap: no rule in the key
     assert [s.key_hash() for s in trains({**uncapped, **RANDOM})] == [s.key_hash() for s in trains(uncapped)]
+
+
+# --------------------------------------------------------------------------- alignment: {sentiment,ner,qa}.max_train_samples
+def test_gluecos_task_cap_cuts_the_training_split_only_and_enters_the_key_when_set():
+    from codeswitch.alignment import stages
+    from codeswitch.alignment.experiment import task_data
+
+    def finetunes(overrides):
+        return list(stages(load_profile("smoke", overrides))[1].specs)
+
+    plain = finetunes({})
+    assert all("max_train_samples" not in s.key() and "train_sample" not in s.key() for s in plain)  # smoke/paper: as before
+    spec = next(s for s in plain if s.task == "ner")
+    whole = task_data(load_profile("smoke"), spec)
+    n = len(whole["train"]) // 2
+    cap = {"alignment.ner.max_train_samples": n}
+    heads, rands = finetunes(cap), finetunes({**cap, **RANDOM})
+    assert {s.task for s in heads if "max_train_samples" in s.key()} == {"ner"}  # one task's cap, that task's runs
+    h = next(s for s in heads if s.task == "ner" and s.table == spec.table and s.row == spec.row and s.seed == spec.seed)
+    r = next(s for s in rands if s.task == "ner" and s.table == spec.table and s.row == spec.row and s.seed == spec.seed)
+    assert h.key()["max_train_samples"] == n and "train_sample" not in h.key() and r.key()["train_sample"] == "random"
+    assert len({spec.key_hash(), h.key_hash(), r.key_hash()}) == 3
+    head, rand = task_data(load_profile("smoke"), h), task_data(load_profile("smoke"), r)
+    assert head["train"] == whole["train"][:n] and len(rand["train"]) == n and rand["train"] != head["train"]
+    assert all(x in whole["train"] for x in rand["train"]) and rand == task_data(load_profile("smoke"), r)
+    assert {k: v for k, v in rand.items() if k != "train"} == {k: v for k, v in whole.items() if k != "train"}
+    with pytest.raises(ConfigError, match=r"max_train_samples"):
+        stages(load_profile("smoke", {"alignment.qa.max_train_samples": 0}))

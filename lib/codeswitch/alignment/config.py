@@ -77,6 +77,9 @@ class TaskConfig:
     doc_stride: int = 128  # QA: overlap of context windows
     max_answer_length: int = 30  # QA: longest answer span, in tokens
     selection: Literal["best_dev_epoch", "last_epoch"] = "best_dev_epoch"
+    # training examples kept (a sentence, a CoNLL sentence, a QA question), cut as the profile's train_sample says
+    # (core.sampling: the first N, or a seeded sample in file order); None: every one (the paper's)
+    max_train_samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,10 @@ class FinetuneRun(AlignmentRun):
     backbone_id: str | None = None
     packing: bool | None = None  # True: packed training steps (alignment.gluecos_packing; None: off, out of the key)
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the task model's training forward compiled (None: off, out of the key)
+    # the training examples kept (alignment.<task>.max_train_samples) and how they were cut (core.sampling: "random";
+    # None: the first ones); both None: every example, out of the key
+    max_train_samples: int | None = None
+    train_sample: str | None = None
     table: str = not_in_key("")  # display: the table and row this cell belongs to
     row: str = not_in_key("")
 

@@ -61,7 +61,7 @@ from ..core.experiment import Results
 from ..core.learning import KEY as LEARNING, learning
 from ..core.profiles import Profile
 from ..core.runs import RunCache, config_hash
-from ..core.sampling import sample_indices
+from ..core.sampling import sample_indices, take
 from .config import AlignRun, AlignTuneRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
 from .train import auto_model
@@ -326,11 +326,21 @@ def _held_to_baseline(spec: AlignRun) -> bool:
     return spec.data == "parallel" and not (spec.objective == "sentence" and spec.mode == "linear_head")
 
 
+def task_data(profile: Profile, spec: FinetuneRun) -> dict:
+    """The GLUECoS splits a fine-tuning reads: the training split cut to ``spec.max_train_samples`` (the first N, or a
+    seeded sample in file order: :mod:`codeswitch.core.sampling`), validation and test whole."""
+    from .gluecos_data import load_task
+
+    data = load_task(_gluecos_dir(profile, spec.gluecos_dir), spec.task, spec.subdir)
+    if spec.max_train_samples is not None:
+        data["train"] = take(data["train"], spec.max_train_samples, spec.train_sample or "head")
+    return data
+
+
 def _finetune(spec: FinetuneRun, profile: Profile, c: Config) -> dict:
     """Stage 2 for one spec: GLUECoS fine-tuning of the (aligned) encoder."""
     from torch import nn
 
-    from .gluecos_data import load_task
     from .gluecos_train import finetune
     from ..core.utils import set_seed
 
@@ -348,7 +358,7 @@ def _finetune(spec: FinetuneRun, profile: Profile, c: Config) -> dict:
             set_seed(spec.seed)
             hidden = encoder.config.hidden_size
             head = nn.Linear(hidden, hidden)  # Baseline (rand): untrained, then fine-tuned with the task
-    data = load_task(_gluecos_dir(profile, spec.gluecos_dir), spec.task, spec.subdir)
+    data = task_data(profile, spec)
     keep = None
     if kept.wanted(c.keep_models, spec):  # the selected epoch's task model, as its transformers class
 

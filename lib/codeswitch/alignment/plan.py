@@ -93,6 +93,8 @@ def finetune_spec(profile: Profile, c: Config, table: AlignTable, system: System
         per_device_eval_batch_size=t.per_device_eval_batch_size, doc_stride=t.doc_stride, max_answer_length=t.max_answer_length,
         selection=t.selection, files=_fingerprint(c.gluecos_dir, SYNTHETIC_GLUECOS), backbone_id=tiny_id(c.backbone.model),
         packing=True if c.gluecos_packing else None, torch_compile=c.torch_compile or None,
+        max_train_samples=t.max_train_samples,
+        train_sample=profile.train_sample if t.max_train_samples is not None and profile.train_sample != "head" else None,
         table=table.table, row=system.row,
     )
 

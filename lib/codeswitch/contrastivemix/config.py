@@ -111,6 +111,10 @@ class Config:
     miracl_report_split: str = "dev"
     miracl_tune_split: str = "train"
     tune_max_queries: int | None = None  # cap on tuning queries (MIRACL train is large)
+    # The dense retriever's corpus of each target.  None: every passage (the paper).  N: a reduced corpus -- every
+    # passage judged for a reported or tuning query, BM25's top ``depth`` (100) of each of those queries, and a seeded
+    # random sample of N other passages (core.sampling's seed); BM25 still ranks the whole corpus.  Every table says so.
+    corpus_sample: int | None = None
     depth: int = 100  # MRR@100 / Recall@100
     fusion_depth: int = 1000  # hits per run that enter the hybrid (Pyserini's default)
     hybrid_step: float = 0.05
@@ -377,6 +381,8 @@ class EvalRun(ContrastiveMixRun):
     encode_sort_window: int = not_in_key()
     search_chunk_size: int = not_in_key()
     keep_corpus_embeddings: bool = not_in_key()
+    # the reduced corpus (Config.corpus_sample): judged + BM25's top depth + this many random passages; None: the whole
+    corpus_sample: int | None = None
 
     def label(self) -> str:
         return f"{self.model.name} on {self.bm25.benchmark}-{self.bm25.language}"

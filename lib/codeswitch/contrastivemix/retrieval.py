@@ -48,7 +48,47 @@ def corpus_tokens(coll, tokenizer, max_length: int):
     return tokenised_corpus(tokenizer, coll.texts, len(coll), max_length=max_length, desc=f"tokenise {coll.name}")
 
 
-def corpus_embeddings_path(profile: Profile, encoder: str, b: Bm25Run, passage_max_length: int) -> Path:
+def reduction(e: EvalRun) -> dict | None:
+    """What a reduced corpus (``contrastivemix.corpus_sample``) depends on: the BM25 run whose rankings and queries pick
+    it, the depth and the sample's size; None: the whole corpus."""
+    if e.corpus_sample is None:
+        return None
+    return {"corpus_sample": e.corpus_sample, "depth": e.depth, "bm25": e.bm25.key_hash()}
+
+
+def reduced_rows(spec: EvalRun, coll, sparse: dict, query_sets: dict) -> np.ndarray | None:
+    """The corpus rows the dense retriever encodes under ``spec.corpus_sample`` (None: every row): every passage judged
+    for a query of ``query_sets``, BM25's top ``spec.depth`` of each of those queries (``sparse``: the BM25 run's
+    rankings, full-corpus rows), and a seeded random sample (:data:`codeswitch.core.sampling.SAMPLE_SEED`) of
+    ``corpus_sample`` of the other rows; sorted, once each."""
+    if spec.corpus_sample is None:
+        return None
+    from ..core.sampling import SAMPLE_SEED
+
+    judged = {str(d) for qs in query_sets.values() for rel in qs.qrels.values() for d in rel}
+    keep: set[int] = set()
+    step = 1 << 18
+    for lo in range(0, len(coll), step):  # docid -> row, read a slice at a time (a corpus has millions of rows)
+        ids = coll.dataset[lo : min(lo + step, len(coll))]["docid"]
+        keep.update(lo + i for i, d in enumerate(ids) if str(d) in judged)
+    for ranking in sparse.values():
+        top = ranking.indices[:, : spec.depth]
+        keep.update(int(i) for i in top[top >= 0].ravel())
+    fixed = np.fromiter(sorted(keep), dtype=np.int64, count=len(keep))
+    rest = np.setdiff1d(np.arange(len(coll), dtype=np.int64), fixed, assume_unique=True)
+    extra = np.random.default_rng(SAMPLE_SEED).choice(rest, size=min(spec.corpus_sample, len(rest)), replace=False)
+    return np.union1d(fixed, extra.astype(np.int64))
+
+
+def _subset(coll, rows: np.ndarray):
+    """The collection of ``rows`` of ``coll`` (a reduced corpus), in row order."""
+    from .data import Collection
+
+    return Collection(f"{coll.name} (reduced: {len(rows)} of {len(coll)} passages)", coll.dataset.select(rows.tolist()))
+
+
+def corpus_embeddings_path(profile: Profile, encoder: str, b: Bm25Run, passage_max_length: int,
+                           reduced: dict | None = None) -> Path:
     """Where ``encoder``'s float16 embeddings of ``b``'s corpus are written: named by the encoder (a trained model's
     key hash, or the untrained backbone's id), the passages (:func:`~.data.collection_identity`) and their length, so
     the evaluations of one model on two benchmarks that share a corpus (the synthetic Mr.TyDi and MIRACL of a
@@ -59,6 +99,8 @@ def corpus_embeddings_path(profile: Profile, encoder: str, b: Bm25Run, passage_m
 
     ident = {"encoder": encoder, "corpus": list(collection_identity(b.benchmark, b.corpus, b.language)),
              "passage_max_length": passage_max_length}
+    if reduced is not None:  # a reduced corpus (reduction()): other passages, another file
+        ident["reduced"] = reduced
     return root(profile) / "embeddings" / f"corpus-{config_hash(ident)}.npy"
 
 
@@ -69,12 +111,12 @@ def embedding_files(folder: Path, stem: str) -> list[Path]:
 
 
 def _trained_embeddings(profile: Profile, e: EvalRun) -> Path:
-    return corpus_embeddings_path(profile, e.model.key_hash(), e.bm25, e.model.passage_max_length)
+    return corpus_embeddings_path(profile, e.model.key_hash(), e.bm25, e.model.passage_max_length, reduction(e))
 
 
 def _untrained_embeddings(profile: Profile, e: EvalRun) -> Path:
     m = e.model
-    return corpus_embeddings_path(profile, f"untrained {m.backbone_id} {m.precision}", e.bm25, m.passage_max_length)
+    return corpus_embeddings_path(profile, f"untrained {m.backbone_id} {m.precision}", e.bm25, m.passage_max_length, reduction(e))
 
 
 def _release_corpus_embeddings(spec: EvalRun, profile: Profile, *, untrained: bool = False) -> None:
@@ -94,9 +136,16 @@ def _release_corpus_embeddings(spec: EvalRun, profile: Profile, *, untrained: bo
             f.unlink(missing_ok=True)
 
 
-def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path) -> dict:
+def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_sets: dict, profile: Profile, path: Path,
+                    rows: np.ndarray | None = None) -> dict:
     """``{name: Ranking}``: each query set of ``query_sets`` ranked over the corpus by ``model``'s dense retriever;
-    the corpus embeddings at ``path`` are computed (under a lock: another evaluation may share them) or read."""
+    the corpus embeddings at ``path`` are computed (under a lock: another evaluation may share them) or read.
+    ``rows``: only these corpus rows are encoded and searched (:func:`reduced_rows`); the rankings hold full-corpus rows."""
+    if rows is not None:
+        dense = _dense_rankings(model, tokenizer, m, spec, _subset(coll, rows), query_sets, profile, path)
+        for r in dense.values():
+            r.indices = np.where(r.indices >= 0, rows[np.maximum(r.indices, 0)], -1)
+        return dense
     from ..common.fastpath import encode_corpus
     from ..core.runs import run_lock
     from .evaluate import dense_rank
@@ -133,8 +182,9 @@ def evaluate_model(spec: EvalRun, profile: Profile, model, tokenizer) -> dict:
     sparse = _rankings(b, RunCache(root(profile) / KINDS[Bm25Run]).get(b.key()) or require(b), profile)
     report_q, tune_q = queries_of(b, b.report_split), queries_of(b, b.tune_split, sample=b.tune_max_queries)
     coll = collection(b.benchmark, b.corpus, b.language)
+    rows = reduced_rows(spec, coll, sparse, {"report": report_q, "tune": tune_q})
     dense = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q, "tune": tune_q}, profile,
-                            _trained_embeddings(profile, spec))
+                            _trained_embeddings(profile, spec), rows)
     _release_corpus_embeddings(spec, profile)
     rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
     docid_of = coll.docids(rows)
@@ -146,11 +196,13 @@ def evaluate_model(spec: EvalRun, profile: Profile, model, tokenizer) -> dict:
     result = {
         "n_queries": len(report_q),
         "n_passages": len(coll),
+        **({} if rows is None else {"n_passages_dense": len(rows)}),  # the reduced corpus the dense retriever searched
         "dense": {"mean": mean_scores(dense_pq), "per_query": dense_pq},
         "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=spec.depth, cache=shared),
         "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=spec.depth, tune_on_report_split=True, cache=shared),
     }
-    result[LEARNING_KEY] = learning_entries(spec, result["dense"]["mean"], untrained_scores(spec, profile), len(coll))
+    result[LEARNING_KEY] = learning_entries(spec, result["dense"]["mean"], untrained_scores(spec, profile),
+                                            len(coll) if rows is None else len(rows))
     return result
 
 
@@ -196,7 +248,7 @@ def untrained_config(spec: EvalRun) -> dict:
             "precision": m.precision,
             "benchmark": b.benchmark, "language": b.language, "queries": b.queries, "corpus": b.corpus,
             "report_split": b.report_split, "query_max_length": m.query_max_length, "passage_max_length": m.passage_max_length,
-            "depth": spec.depth}
+            "depth": spec.depth, **({} if spec.corpus_sample is None else {"reduced": reduction(spec)})}
 
 
 def untrained_scores(spec: EvalRun, profile: Profile) -> dict:
@@ -214,9 +266,14 @@ def untrained_scores(spec: EvalRun, profile: Profile) -> dict:
     def compute() -> dict:
         report_q = queries_of(b, b.report_split)
         coll = collection(b.benchmark, b.corpus, b.language)
+        rows = None
+        if spec.corpus_sample is not None:  # the trained model's reduced corpus: the same rows
+            sparse = _rankings(b, RunCache(root(profile) / KINDS[Bm25Run]).get(b.key()) or require(b), profile)
+            tune_q = queries_of(b, b.tune_split, sample=b.tune_max_queries)
+            rows = reduced_rows(spec, coll, sparse, {"report": report_q, "tune": tune_q})
         model, tokenizer = backbone(backbone_path(profile, m.model))
         ranking = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q}, profile,
-                                  _untrained_embeddings(profile, spec))["report"]
+                                  _untrained_embeddings(profile, spec), rows)["report"]
         _release_corpus_embeddings(spec, profile, untrained=True)
         per_query = evaluate_run(ranking.to_run(coll.docids(ranking.indices.ravel()), spec.depth), report_q.qrels, depth=spec.depth)
         return {"mean": mean_scores(per_query), "per_query": per_query, "n_passages": len(coll)}

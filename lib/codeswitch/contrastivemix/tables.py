@@ -169,6 +169,14 @@ def _mrtydi_groups(c: Config):
     return [(c.low_similarity, "Avg (low)" if c.low_similarity else None), (c.high_similarity, "Avg (high)" if c.high_similarity else None)]
 
 
+def corpus_note(c: Config) -> str:
+    """What a reduced corpus (``contrastivemix.corpus_sample``) is, said in every table that scores the dense retriever."""
+    return (f"Reduced corpora (contrastivemix.corpus_sample {c.corpus_sample:,}): the dense retriever searches, per target, "
+            f"every passage judged for a reported or tuning query, BM25's top {c.depth} of each of those queries and "
+            f"{c.corpus_sample:,} passages drawn at random (one fixed seed), not the whole corpus; BM25 ranks the whole "
+            "corpus.  Scores are not comparable with the paper's full-corpus ones (easier: fewer distractors).")
+
+
 def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
     report, tune = c.splits(benchmark)
     notes = [
@@ -178,6 +186,8 @@ def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
         "* after the paper's value: starred in the paper.",
         "Averages: over the configured languages of the group, per seed, then over seeds.",
     ]
+    if c.corpus_sample is not None:
+        notes.append(corpus_note(c))
     if c.train_data == "synthetic" and profile.name != "smoke":  # the smoke profile's tables carry report.SMOKE_NOTE
         notes.append(f"synthetic data: {c.backbone.name} ({c.backbone.model}) encoders trained a few steps on the synthetic "
                      "retrieval set; the dense rows show the retrievers learning (each evaluation's learning entry: dense "
@@ -421,6 +431,6 @@ def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
          f"low-similarity group, configured here as {list(c.low_similarity)}), per seed, then mean ± std over seeds; ")
         + "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
-    ] + search.note(results.align_search)
+    ] + search.note(results.align_search) + ([corpus_note(c)] if c.corpus_sample is not None else [])
     claim = table3_claim(long)
     return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)

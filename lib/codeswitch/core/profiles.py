@@ -828,7 +828,7 @@ _FIELDS_BY_RULE = {
               "umap_points", "walkthrough_n", "min_np_tokens", "max_train_rows", "max_eval_rows", "max_train_samples",
               "max_eval_samples", "train_max_queries", "tune_max_queries", "parallel_train_size", "parallel_valid_size",
               "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "glue_size", "nli_size", "stsb_size"),
-    "non_negative": ("warmup_steps", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
+    "non_negative": ("warmup_steps", "corpus_sample", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
                      "reg_weight", "word_reg_weight", "patience", "heldout_pairs", "lexicon_valid_size", "construct_n",
                      "encode_sort_window", "bm25_k1", "umap_min_dist", "bucket_cost", "align_layer", "std_ddof"),
     "unit": ("sentence_rate", "word_rate", "bm25_b", "softmax_threshold", "align_prob_threshold"),
