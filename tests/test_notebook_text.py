@@ -186,3 +186,24 @@ def test_a_measured_number_in_the_prose_is_caught():
     allowed = ("## 5 · Table 3.1 (§3.2, Tables 3.1 and 3.2; Figures 1–3): 29.1% of CoLA (the paper), $\\tau = 0.037$, "
                "`lr 4.2e-5`, τ 0.05 (a setting), two seeds in 2024, MRR@100, v2, P@1, commit 701612e, 1,104 passages")
     assert flagged(allowed) == []
+
+
+def test_solutions_are_markdown_that_lab_collapses_and_the_book_folds():
+    """Issue 42: solution blocks showed as raw ``<details>`` HTML in JupyterLab.  Each exercise's solution is a Markdown
+    cell tagged ``solution`` and hidden by ``jupyter.source_hidden`` (Lab collapses it), with no HTML; the book's copy
+    folds it into a click-to-open ``<details>`` block (:func:`codeswitch.pipeline.book.fold_solutions`)."""
+    from codeswitch.pipeline.book import fold_solutions
+
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        exercises = sum(c.cell_type == "markdown" and c.source.startswith("**Exercise") for c in nb.cells)
+        solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", ())]
+        assert exercises >= 1 and len(solutions) == exercises, f"{path.name}: {exercises} exercises, {len(solutions)} solutions"
+        for i, cell in enumerate(nb.cells):
+            assert not re.search(r"<(details|summary)\b", cell.source), f"{path.name} cell {i}: HTML that Lab shows as source"
+        for cell in solutions:
+            assert cell.cell_type == "markdown" and cell.source.startswith("**Solution.**"), f"{path.name}: {cell.source[:60]!r}"
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, f"{path.name}: a solution Lab shows open"
+        assert fold_solutions(nb) == exercises
+        assert all(c.source.startswith("<details><summary>Solution") and c.source.endswith("</details>") for c in solutions)
+        assert fold_solutions(nb) == 0  # folded once
