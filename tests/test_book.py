@@ -138,6 +138,100 @@ def check_glyphs(exe: str, site: Path, pages: list[Path]) -> dict[str, int]:
     return seen
 
 
+#: appended to a copy of a page: at the window's width (WIDTH), whether the page scrolls sideways, and which elements
+#: reach past the right edge of the page's text column without a scroll box of their own, into <body data-overflow="…">
+WIDTH = 1000
+OVERFLOW_PROBE = r"""
+<script>
+window.addEventListener("load", () => {
+  const doc = document.documentElement;
+  const column = (document.querySelector("div.body") || document.body).getBoundingClientRect();
+  const scrolls = el => { for (let e = el; e; e = e.parentElement) { const o = getComputedStyle(e).overflowX;
+                          if (o === "auto" || o === "scroll" || o === "hidden") return e !== el || el.scrollWidth > el.clientWidth; } return false; };
+  const wide = [];
+  for (const el of document.querySelectorAll("div.body *")) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.right > column.right + 1 && !scrolls(el.parentElement)) wide.push(el.tagName + "." + el.className + " " + Math.round(r.right));
+  }
+  document.body.setAttribute("data-overflow", JSON.stringify({page: doc.scrollWidth, window: window.innerWidth, wide: wide.slice(0, 10)}));
+});
+</script>
+"""
+
+
+def overflow_report(exe: str, page: Path) -> dict:
+    """What :data:`OVERFLOW_PROBE` finds on ``page`` in a window :data:`WIDTH` pixels wide."""
+    from bs4 import BeautifulSoup
+
+    probe = page.with_name(f".overflow-{page.name}")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", OVERFLOW_PROBE + "</body>"), encoding="utf-8")
+    try:
+        with tempfile.TemporaryDirectory() as profile_dir:
+            r = subprocess.run([exe, *CHROMIUM_FLAGS, f"--window-size={WIDTH},800", f"--user-data-dir={profile_dir}", probe.as_uri()],
+                               capture_output=True, text=True, timeout=90)
+    finally:
+        probe.unlink()
+    body = BeautifulSoup(r.stdout, "html.parser").body
+    assert body is not None and body.get("data-overflow"), f"{page.name}: the overflow probe did not finish: {r.stderr[-500:]}"
+    return json.loads(body["data-overflow"])
+
+
+def check_width(exe: str, pages: list[Path]) -> None:
+    """No page scrolls sideways: wide tables and long code lines scroll in their own box (book.CSS)."""
+    for page in pages:
+        report = overflow_report(exe, page)
+        assert report["page"] <= report["window"] and not report["wide"], f"{page.name} is wider than the page: {report}"
+
+
+def _wide_notebook(path: Path) -> None:
+    """An executed notebook with what overflowed the book's page (issue 42): the fidelity table, a long code line and a
+    long printed line, a wide DataFrame; and an exercise's solution."""
+    import nbformat
+    import pandas as pd
+
+    from codeswitch.core import fidelity
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    ledger = nbformat.v4.new_code_cell('fidelity.show("05")', execution_count=1)
+    ledger.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": fidelity._md(fidelity.table("05")), "text/plain": "<Markdown>"})]
+    code = nbformat.v4.new_code_cell("x = " + " + ".join(f"value_{i}" for i in range(60)), execution_count=2)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="-".join(str(i) for i in range(200)) + "\n")]
+    frame = pd.DataFrame([[f"a long cell value {i}-{j}" for j in range(14)] for i in range(3)])
+    table = nbformat.v4.new_code_cell("frame", execution_count=3)
+    table.outputs = [nbformat.v4.new_output("execute_result", data={"text/html": frame.to_html(), "text/plain": "frame"}, execution_count=3)]
+    solution = nbformat.v4.new_markdown_cell("**Solution.** Lower, as the table shows.",
+                                             metadata={"jupyter": {"source_hidden": True}, "tags": ["solution"]})
+    nb.cells = [nbformat.v4.new_markdown_cell("# 05 Wide\n\n**Exercise 1.** Predict first."), solution, ledger, code, table]
+    nbformat.write(nb, path)
+
+
+@pytest.mark.slow  # a Sphinx build and a page in Chromium
+def test_website_pages_fit_the_page_width(tmp_path):
+    """Issue 42: the fidelity table and code cells overflowed the book's page width.  A book of one executed notebook
+    with the fidelity table, long code and output lines and a wide DataFrame: no page scrolls sideways, nothing reaches
+    past the text column outside a scroll box; the exercise's solution is a click-to-open block.  The check can fail:
+    without the book's page-width rules the same page overflows."""
+    exe = chromium()
+    from bs4 import BeautifulSoup
+
+    from codeswitch.pipeline import book
+
+    runs, figs = tmp_path / "runs" / "smoke" / "notebooks", tmp_path / "figures" / "smoke"
+    runs.mkdir(parents=True)
+    figs.mkdir(parents=True)
+    (figs / "INDEX.md").write_text("# Index\n", encoding="utf-8")
+    _wide_notebook(runs / "05_wide.ipynb")
+    page = book.build("smoke", root=REPO, output_root=tmp_path).parent / "notebooks" / "05_wide.html"
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    assert [d.summary.get_text() for d in soup.find_all("details")] == ["Solution (click to open)"]
+    assert "Lower, as the table shows." in soup.find("details").get_text()
+    check_width(exe, [page])
+    css = page.parent.parent / "_static" / "codeswitch.css"
+    css.write_text("\n".join(line for line in css.read_text(encoding="utf-8").splitlines() if "@font-face" in line), encoding="utf-8")
+    report = overflow_report(exe, page)
+    assert report["page"] > report["window"] or report["wide"], f"without the page-width rules nothing overflowed: {report}"
+
+
 @pytest.mark.slow  # a Sphinx build and three pages in Chromium: 25 s on an idle core
 def test_website_serves_hangul_and_devanagari_fonts(tmp_path):
     """A book of one executed notebook with Korean and Hindi text (Markdown, a printed output, a table): both scripts
@@ -218,6 +312,7 @@ def check_site(exe: str, index: Path, fig_dir: Path) -> None:
                 if entry["kind"] == "figure":
                     assert (fig_dir / f"{art}.png").read_bytes() in shown, f"{name}: figure {art} is not shown"
     assert equations > 100, f"only {equations} equations typeset"
+    check_width(exe, pages)  # wide tables and long code lines scroll in their own box, not the page
     seen = check_glyphs(exe, site, pages)  # Korean (01-05's Koglish) and Hindi (07's reviews) drawn with the served fonts
     assert seen["CS Hangul"] >= 1, seen
     index_soup = BeautifulSoup(doms[site / "figures" / "INDEX.html"], "html.parser")

@@ -93,3 +93,117 @@ def test_every_equation_parses_with_katex(tmp_path):
     r = subprocess.run([node, str(script), str(katex_js())], input=json.dumps([{"where": "x", "tex": r"\frac{1}{", "display": False}]),
                        capture_output=True, text=True, timeout=60)
     assert json.loads(r.stdout), "KaTeX accepted a broken equation"
+
+
+# --------------------------------------------------------------------------- no measured number in the prose (issue 39 §5)
+# A measured smoke number typed into a Markdown cell ("+4.8 dense MRR") is stale after the next data change: the
+# notebooks print measured numbers from the run (tables, learning lines) and say them in words in the prose.  Every
+# number of a Markdown cell must therefore be one of:
+#   * in an equation ($…$) or a code span: the rule's own constants, settings and identifiers, not prose;
+#   * a reference: a section (§3.2), a table, figure or notebook number (Tables 3.1 and 3.2), a heading's number;
+#   * a small count (0–10) or a year;
+#   * exactly a number the papers report (codeswitch.core.reported: a value or its ±);
+#   * exactly a setting of a profile (configs/*.yaml), quoted unsigned ("τ 0.1", "r_w = 0.5");
+#   * one of ALLOWED below: sizes of data the project ships or reads, each with its reason.
+# A measured number can still pass by equalling a reported value or a setting by chance; the test catches the rest.
+NUMBER = re.compile(r"(?<![\w.@^/\\-])(?P<sign>[+−-])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?![\w.]*\d|[A-Za-z_])")
+REFERENCE = re.compile(r"(?:§\s*|\b(?:Tables?|Figures?|Eqs?\.|Equations?|notebooks?|Appendix|step|cell)\s+"
+                       r"(?:[\d.]+(?:\s*\([^)]*\))?\s*(?:,|and|or|–|/)\s*)*)$")
+HEADING = re.compile(r"^#+\s+\d+[.·]?\s", re.M)
+#: numbers of the prose that are neither measured nor settings: sizes of data the project ships or reads
+ALLOWED = {
+    "1,104": "passages of each synthetic ContrastiveMix corpus, fixed by its generator (contrastivemix.synthetic)",
+    "0.64": "the released Koglish-GLUE split fractions 0.64/0.16/0.20 (the authors' construction, notebook 01)",
+    "9,944": "rows of the authors' released SAIL 2017 training CSV (calbert repository, evaluation/sail2017/data/)",
+    "10,080": "GLUECoS's processed SAIL 2017 split sizes (10,080 / 1,260 / 1,261), as released",
+    "1,260": "GLUECoS's processed SAIL 2017 split sizes (10,080 / 1,260 / 1,261), as released",
+    "1,261": "GLUECoS's processed SAIL 2017 split sizes (10,080 / 1,260 / 1,261), as released",
+}
+
+
+def _settings() -> set[float]:
+    import yaml
+
+    found: set[float] = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            found.add(float(x))
+
+    for path in sorted((REPO / "configs").glob("*.yaml")):
+        walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return found
+
+
+def _reported() -> set[float]:
+    from codeswitch.core import reported
+
+    return {float(v) for e in reported.all_entries() for v in (e.value, e.std) if v is not None}
+
+
+def unexplained_numbers(source: str, *, settings: set[float], papers: set[float]) -> list[str]:
+    """The numbers of one Markdown cell that no rule above explains, each with a little context."""
+    text = MATH.sub(" ", CODE.sub(" ", source))
+    text = HEADING.sub("# ", text)
+    bad = []
+    for m in NUMBER.finditer(text):
+        literal = m.group(0)
+        value = float((m.group("int") + (m.group("frac") or "")).replace(",", ""))
+        if REFERENCE.search(text[max(0, m.start() - 200):m.start()]):
+            continue
+        if m.group("frac") is None and not m.group("sign") and (value <= 10 or 1900 <= value <= 2099):
+            continue
+        if value in papers or (not m.group("sign") and value in settings) or literal in ALLOWED:
+            continue
+        bad.append(f"{literal!r} in '…{' '.join(text[max(0, m.start() - 50):m.end() + 30].split())}…'")
+    return bad
+
+
+def test_markdown_holds_no_measured_number():
+    settings, papers = _settings(), _reported()
+    bad = [f"{name} cell {i}: {b}" for name, i, src in markdown_cells()
+           for b in unexplained_numbers(src, settings=settings, papers=papers)]
+    assert not bad, ("numbers in Markdown that are neither the papers' nor a setting nor an allowed size: print a "
+                     "measured number from the run (a code cell) or say it in words:\n" + "\n".join(bad))
+
+
+def test_a_measured_number_in_the_prose_is_caught():
+    """The check fails on a planted measured number, and not on the kinds of number the rules allow."""
+    settings, papers = _settings(), _reported()
+
+    def flagged(text):
+        return [b.split(" in ")[0] for b in unexplained_numbers(text, settings=settings, papers=papers)]
+
+    assert flagged("the closest is mDPR on Arabic (+4.8 dense MRR), weights 0.77–0.93 on dev") == ["'+4.8'", "'0.77'", "'0.93'"]
+    assert flagged("held-out word P@1 0.04 → 0.47, F1 51.5–57.3 (row means)") == ["'0.47'", "'51.5'", "'57.3'"]  # 0.04 passes: a setting by chance
+    assert flagged("its fine-tunes beat chance by 18–67 points") == ["'18'", "'67'"]
+    allowed = ("## 5 · Table 3.1 (§3.2, Tables 3.1 and 3.2; Figures 1–3): 29.1% of CoLA (the paper), $\\tau = 0.037$, "
+               "`lr 4.2e-5`, τ 0.05 (a setting), two seeds in 2024, MRR@100, v2, P@1, commit 701612e, 1,104 passages")
+    assert flagged(allowed) == []
+
+
+def test_solutions_are_markdown_that_lab_collapses_and_the_book_folds():
+    """Issue 42: solution blocks showed as raw ``<details>`` HTML in JupyterLab.  Each exercise's solution is a Markdown
+    cell tagged ``solution`` and hidden by ``jupyter.source_hidden`` (Lab collapses it), with no HTML; the book's copy
+    folds it into a click-to-open ``<details>`` block (:func:`codeswitch.pipeline.book.fold_solutions`)."""
+    from codeswitch.pipeline.book import fold_solutions
+
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        exercises = sum(c.cell_type == "markdown" and c.source.startswith("**Exercise") for c in nb.cells)
+        solutions = [c for c in nb.cells if "solution" in c.metadata.get("tags", ())]
+        assert exercises >= 1 and len(solutions) == exercises, f"{path.name}: {exercises} exercises, {len(solutions)} solutions"
+        for i, cell in enumerate(nb.cells):
+            assert not re.search(r"<(details|summary)\b", cell.source), f"{path.name} cell {i}: HTML that Lab shows as source"
+        for cell in solutions:
+            assert cell.cell_type == "markdown" and cell.source.startswith("**Solution.**"), f"{path.name}: {cell.source[:60]!r}"
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, f"{path.name}: a solution Lab shows open"
+        assert fold_solutions(nb) == exercises
+        assert all(c.source.startswith("<details><summary>Solution") and c.source.endswith("</details>") for c in solutions)
+        assert fold_solutions(nb) == 0  # folded once

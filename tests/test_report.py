@@ -7,7 +7,7 @@ import pytest
 
 from codeswitch.core import reported
 from codeswitch.core.profiles import load_profile
-from codeswitch.core.report import comparison, fmt_mean_std, save_figure, save_table, summarise
+from codeswitch.core.report import comparison, fmt_mean_std, save_figure, save_table, spread_note, summarise
 
 from .conftest import REPO
 
@@ -107,3 +107,14 @@ def test_plan_table_shows_what_differs_between_runs_and_each_key():
     assert list(t.columns[:3]) == ["backbone", "method", "seed"] and "experiment" not in t
     constant = [k for k, v in specs[0].key().items() if all(s.key().get(k) == v for s in specs) and k not in ("backbone", "method", "seed")]
     assert constant and not set(constant) & set(t.columns)
+
+
+def test_a_note_promises_a_plus_minus_only_where_the_cells_show_one():
+    """Issue 42: notes read "mean ± std over 1 seed(s)" above cells without ±.  ``spread_note`` names a ± exactly when
+    :func:`comparison` prints one (more than one seed), and says why there is none otherwise."""
+    one = pd.DataFrame({"row": ["a"], "column": ["x"], "mean": [71.25], "std": [0.0], "n": [1]})
+    for frame, n in ((one, 1), (one.assign(std=[0.5], n=[3]), 3)):
+        wide, _ = comparison(frame, paper=None, table=None)
+        assert ("±" in str(wide.iloc[0, 0])) == ("mean ±" in spread_note(n)) == (n > 1), (n, str(wide.iloc[0, 0]), spread_note(n))
+    assert spread_note(3, std="population std") == "mean ± population std over 3 seeds"
+    assert spread_note(1, over="run") == "one run, so no ± (a single run has no spread)"

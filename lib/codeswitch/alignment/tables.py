@@ -14,7 +14,7 @@ from ..core import claims, reported
 from ..core.experiment import Results
 from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
-from ..core.report import comparison, save_table, summarise
+from ..core.report import comparison, save_table, spread_note, summarise
 from .config import Config, FinetuneRun, load
 from .plan import PAPER, TABLE3_1, TABLE3_2, TABLES, AlignTable, align_seed, cells, finetune_spec
 
@@ -52,7 +52,7 @@ def build_table(results: Results, profile: Profile, c: Config, which: str) -> di
         row_order=[s.row for s in table.rows], column_order=[label for label, _, _ in table.columns],
     )
     notes = [
-        f"mean ± sample std over {len(seeds_for(profile, c.seeds))} fine-tuning seed(s); one alignment run per row (seed {align_seed(profile, c)}); "
+        f"{spread_note(len(seeds_for(profile, c.seeds)), std='sample std', over='fine-tuning seed')}; one alignment run per row (seed {align_seed(profile, c)}); "
         f"backbone `{c.backbone.model}`; GLUECoS data `{c.gluecos_dir}`",
         "model selection: the epoch with the best validation F1 (GLUECoS's protocol); test F1 at that epoch",
         "paper ± as printed (Table 3.1 and NER look like a 0–1 scale); '–' = not run",

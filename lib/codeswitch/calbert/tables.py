@@ -177,8 +177,8 @@ def _protocol_note(c: Config, n: int, task: str) -> str:
     best = f"(val, best run): the run with the best validation {metric} among them, every metric of that run"
     if c.selection == "best_of_validation":
         return (f"Protocol reproduced: the paper's (§7.1), the best of {n} run(s) on validation (calbert.selection: "
-                f"best_of_validation; the paper: 10 runs) — {best}; beside it (val) and (test): mean ± std over the same runs.")
-    return (f"Protocol: mean ± std over {n} run(s) (calbert.selection: mean), the headline; {best} "
+                f"best_of_validation; the paper: 10 runs) — {best}; beside it (val) and (test), of the same runs: {report.spread_note(n, over='run')}.")
+    return (f"Protocol: {report.spread_note(n, over='run')} (calbert.selection: mean), the headline; {best} "
             "(the paper's protocol: best of 10 runs on validation).")
 
 

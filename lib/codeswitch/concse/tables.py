@@ -20,7 +20,7 @@ from ..core import reported as _reported
 from ..core.experiment import Results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
-from ..core.report import Cell as TableCell, comparison, save_table, summarise
+from ..core.report import Cell as TableCell, comparison, save_table, spread_note, summarise
 from .config import Config, load
 from .experiment import run_scores
 from .plan import ABLATIONS, AVG, LOSS_VARIANTS, METHOD_LABELS, STSB, TASK_LABELS, setting_label
@@ -80,7 +80,7 @@ def _backbones_note(c: Config) -> str:
 
 def _ddof_note(c: Config, n: int) -> str:
     kind = "population" if c.std_ddof == 0 else f"ddof={c.std_ddof}"
-    return f"mean ± {kind} std over {n} seed(s)"
+    return spread_note(n, std=f"{kind} std")
 
 
 def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..core import claims, reported
 from ..core.experiment import Results
-from ..core.profiles import Profile
+from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
 from .config import Bm25Run, Config, EvalRun, load
 from . import search
@@ -178,11 +178,14 @@ def corpus_note(c: Config) -> str:
 
 
 def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
+    from ..core.report import spread_note
+
     report, tune = c.splits(benchmark)
+    n = len(seeds_for(profile, c.seeds))
     notes = [
         f"Main rows: BM25 + dense hybrid, weight on dense tuned on {tune} (MRR@100), scored on {report}; "
         f"'tuned on {report} (released code)': the weight tuned on the reported split itself; 'dense only': no BM25.",
-        "mean ± std over seeds; * after our mean: paired t-test against mDPR on per-query scores (averaged over seeds), p < 0.05; "
+        f"{spread_note(n)}; * after our mean: paired t-test against mDPR on per-query scores (averaged over seeds), p < 0.05; "
         "* after the paper's value: starred in the paper.",
         "Averages: over the configured languages of the group, per seed, then over seeds.",
     ]
@@ -424,11 +427,13 @@ def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
                               std=float(avgs.std(ddof=1)) if len(avgs) > 1 else 0.0, n=len(avgs)))
     wide, long = comparison(pd.DataFrame(cells), paper="contrastivemix", table="table3",
                             row_order=[VARIANTS[k].ablation_label for k in order], column_order=list(METRIC_KEYS))
+    n = f["seed"].nunique()
+    over = "mean ± std over seeds" if n > 1 else "the one seed's value, no ±"
     notes = [
-        (f"Averages over the low-similarity languages {list(c.low_similarity)} (per seed, then mean ± std over seeds); "
+        (f"Averages over the low-similarity languages {list(c.low_similarity)} (per seed, then {over}); "
          if c.ablation_languages is None else
          f"Averages over {list(c.ablation_languages)} alone (ablation_languages; the paper averages over the whole "
-         f"low-similarity group, configured here as {list(c.low_similarity)}), per seed, then mean ± std over seeds; ")
+         f"low-similarity group, configured here as {list(c.low_similarity)}), per seed, then {over}; ")
         + "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
     ] + search.note(results.align_search) + ([corpus_note(c)] if c.corpus_sample is not None else [])

@@ -1,6 +1,7 @@
 """Progress bars that read well both in JupyterLab and in a log file.
 
-In a notebook opened by a person, :func:`progress` is ``tqdm.auto`` (a widget).
+In a notebook opened by a person, :func:`progress` is tqdm's widget, which leaves its
+final line in its place once closed (:func:`notebook_tqdm`: no frozen ``0%`` in a saved notebook).
 Under ``reproduce.sh`` (``CODESWITCH_LOG_PROGRESS=1``) or any non-interactive
 stream it prints whole lines instead of carriage-return redraws, at most one every
 ``CODESWITCH_PROGRESS_INTERVAL`` seconds (default 10), plus the final line, and
@@ -17,6 +18,7 @@ stays in the log.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -46,18 +48,7 @@ class LogTqdm(_tqdm):
             self._counted = True
 
     def _line(self, final: bool) -> str:
-        d = self.format_dict
-        elapsed = _hms(d.get("elapsed", 0))
-        if self.total:
-            line = f"[{self.desc or 'progress'}] {self.n}/{self.total} {self.unit}  {100 * self.n / self.total:3.0f}% | {elapsed} elapsed"
-            if not final:
-                rate = self.n / d["elapsed"] if d.get("elapsed") else 0
-                line += f", {_hms((self.total - self.n) / rate) if rate else '?'} left"
-        else:
-            line = f"[{self.desc or 'progress'}] {self.n} {self.unit} | {elapsed} elapsed"
-        if self.postfix:
-            line += f" | {self.postfix}"
-        return line
+        return _line(self, final)
 
     def _emit(self, line: str, final: bool) -> None:
         if self._log_file:
@@ -93,6 +84,56 @@ class LogTqdm(_tqdm):
         super().close()
 
 
+def _line(bar: _tqdm, final: bool) -> str:
+    """One plain line for ``bar``: ``[desc] 12/60 run  20% | 0:00:41 elapsed`` (and, until it is final, the time left)."""
+    d = bar.format_dict
+    elapsed = _hms(d.get("elapsed", 0))
+    if bar.total:
+        line = f"[{bar.desc or 'progress'}] {bar.n}/{bar.total} {bar.unit}  {100 * bar.n / bar.total:3.0f}% | {elapsed} elapsed"
+        if not final:
+            rate = bar.n / d["elapsed"] if d.get("elapsed") else 0
+            line += f", {_hms((bar.total - bar.n) / rate) if rate else '?'} left"
+    else:
+        line = f"[{bar.desc or 'progress'}] {bar.n} {bar.unit} | {elapsed} elapsed"
+    if bar.postfix:
+        line += f" | {bar.postfix}"
+    return line
+
+
+@functools.cache
+def notebook_tqdm() -> type:
+    """tqdm's JupyterLab widget, which leaves a plain line where it stood once closed.
+
+    A saved notebook keeps no widget state, so on reopening (and in the book) Lab shows each widget's text fallback,
+    the bar as it was when first displayed: a frozen ``0%`` (issue 42).  This bar is displayed with a display id and,
+    when closed, its output is replaced by its final line (:func:`_line`: where the loop ended, e.g. ``100%``), or by
+    nothing for a bar that does not stay (``leave=False``: an inner loop)."""
+    from tqdm.auto import tqdm as auto_tqdm
+    from tqdm.notebook import tqdm as widget_tqdm
+
+    if not issubclass(auto_tqdm, widget_tqdm):  # IPython in a terminal, not a Jupyter kernel: tqdm's text bar
+        return auto_tqdm
+
+    class NotebookTqdm(widget_tqdm):
+        def __init__(self, *args, **kwargs):
+            self._handle = None
+            super().__init__(*args, **{**kwargs, "display": False})
+            if not self.disable:
+                from IPython.display import display
+
+                self._handle = display(self.container, display_id=True)
+                self.displayed = True
+
+        def close(self):
+            handle, self._handle = getattr(self, "_handle", None), None
+            closing = not self.disable
+            super().close()
+            if closing and handle is not None:
+                handle.update({"text/plain": _line(self, True) if self.leave else ""}, raw=True)
+
+    return NotebookTqdm
+
+
 def _main_process() -> bool:
     import multiprocessing
 
@@ -124,9 +165,8 @@ def progress(iterable: Iterable | None = None, *, total: int | None = None, desc
         kwargs["disable"] = True
     if log_mode():
         return LogTqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)
-    from tqdm.auto import tqdm
-
+    tqdm = notebook_tqdm()
     # in JupyterLab a bar inside another (epochs inside runs) disappears when done: the saved notebook keeps the
-    # outermost bar, at its end, not a stack of inner bars (some never started: "0%")
+    # outermost bar's final line, not a stack of inner bars (some never started: "0%")
     kwargs.setdefault("leave", not any(not b.disable for b in list(getattr(tqdm, "_instances", ()))))
     return tqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)

@@ -67,6 +67,14 @@ def fmt_mean_std(mean: float | None, std: float | None = None, digits: int = DIG
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
+def spread_note(n: int, *, std: str = "std", over: str = "seed") -> str:
+    """How a table's measured cells read, for its caption or notes: ``mean ± std over 3 seeds``; with one seed the cells
+    show no ± (:func:`comparison` prints one only where ``n > 1``), and the note says so instead of promising one."""
+    if n > 1:
+        return f"mean ± {std} over {n} {over}s"
+    return f"one {over}, so no ± (a single {over} has no spread)"
+
+
 @dataclass(frozen=True)
 class Cell:
     """One cell of a human table: our value, the paper's and the difference, kept apart so that

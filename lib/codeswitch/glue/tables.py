@@ -18,7 +18,7 @@ from ..core import claims
 from ..core.experiment import Results
 from ..core.profiles import Profile, result_overrides
 from ..core.provenance import records_inputs
-from ..core.report import bold, comparison, save_table, summarise
+from ..core.report import bold, comparison, save_table, spread_note, summarise
 from ..koglish.synthetic_constructions import CONSTRUCTIONS
 from .plan import TABLE, row_label
 from .train import SCENARIOS, TASKS, scenario_of
@@ -103,12 +103,12 @@ def table2(results: pd.DataFrame, profile: Profile) -> dict:
     seeds = sorted(set(results["seed"]))
     caption = (
         "Koglish-GLUE under EN2EN / EN2CS / CS2CS (test split, best epoch on the validation split); "
-        f"mean ± std over {len(seeds)} seed(s); MRPC F1, STS-B Spearman, accuracy elsewhere (×100); "
+        f"{spread_note(len(seeds))}; MRPC F1, STS-B Spearman, accuracy elsewhere (×100); "
         "best EN2CS and CS2CS backbone per column in bold"
     )
     notes = [
         "EN2EN and EN2CS share one training run per seed (English train and validation), evaluated on the English and the code-switched test set.",
-        "Avg: per seed, the mean of the task scores; then mean ± std over seeds.",
+        "Avg: per seed, the mean of the task scores" + ("; then mean ± std over seeds." if len(seeds) > 1 else "."),
         "Paper values: only the mBART-large CS2CS row survived in our copy of the paper (without its column header: only its Avg is placed; its six numbers in printed order are in codeswitch.core.reported.concse_glue as table2_printed); '?' = lost in conversion.",
     ]
     checked = [table2_claim(long, profile), table2_gap_claim(long, profile)]

@@ -266,14 +266,32 @@ BANNER = ("```{{warning}}\nThe last run of this notebook did not complete: {reas
           "complete run; its tables may not match the current settings. The failed run's executed copy: `{log}`.\n```")
 
 
-def _banner(notebook: Path, reason: str, log: Path) -> None:
-    """Put a warning banner atop the book's copy of a notebook whose last run failed (the failed copy itself is never
-    published: its traceback would stand beside good figures)."""
+#: the book's form of an exercise's solution: a Markdown cell tagged ``solution`` (collapsed in JupyterLab by its
+#: ``jupyter.source_hidden`` metadata, which Lab renders; the raw ``<details>`` HTML this once was showed as source in Lab)
+#: is folded into an HTML ``<details>`` block in the book's copy, which Sphinx renders as a click-to-open block
+SOLUTION = "<details><summary>Solution (click to open)</summary>\n\n{body}\n\n</details>"
+
+
+def fold_solutions(nb) -> int:
+    """Fold each Markdown cell tagged ``solution`` of the notebook ``nb`` into :data:`SOLUTION`, in place; how many."""
+    folded = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "solution" in cell.metadata.get("tags", ()) and "<details" not in cell.source:
+            cell.source = SOLUTION.format(body=cell.source.strip())
+            folded += 1
+    return folded
+
+
+def _book_copy(notebook: Path, dest: Path, failed: tuple[str, Path] | None) -> None:
+    """The book's copy of an executed notebook: solutions folded, and a banner atop it where its last run failed."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(BANNER.format(reason=reason, log=log.name)))
-    nbformat.write(nb, notebook)
+    fold_solutions(nb)
+    if failed is not None:  # the page of the last complete run, under a banner saying the last run failed
+        reason, log = failed
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(BANNER.format(reason=reason, log=log.name)))
+    nbformat.write(nb, dest)
 
 
 def build(profile: str = "smoke", *, overrides: Mapping | None = None, root: Path | None = None,
@@ -301,9 +319,7 @@ def build(profile: str = "smoke", *, overrides: Mapping | None = None, root: Pat
     (src / "notebooks").mkdir(parents=True)
     failed = {stem: (reason, log) for stem, reason, log in failed_notebooks(prof)}
     for nb in notebooks:
-        shutil.copy2(nb, src / "notebooks" / nb.name)
-        if nb.stem in failed:  # the page of the last complete run, under a banner saying the last run failed
-            _banner(src / "notebooks" / nb.name, *failed[nb.stem])
+        _book_copy(nb, src / "notebooks" / nb.name, failed.get(nb.stem))
     shutil.copytree(figures, src / "figures", ignore=shutil.ignore_patterns(".index", "*.provenance.json"))
     teaching = root / TEACHING_PAGE
     if teaching.is_file():
