@@ -54,10 +54,14 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
     assert resolved["calbert"]["sail"]["source"] == str(data_dir / "sail2017")
     assert resolved["concse"]["sts_tests"] == ["stsb"]  # the one STS test set the sample has
     assert resolved["alignment"]["lexicon_source"] == str(data_dir / "muse" / "en-hi.txt")
+    # 06: the IITB sample has no train split (a held-out part validates), GLUECoS is SAIL 2017 alone (SAMPLE_LIMITS)
+    assert resolved["alignment"]["parallel_holdout"] == Q.PARALLEL_HOLDOUT and resolved["alignment"]["gluecos_tasks"] == ["sentiment"]
+    assert resolved["alignment"]["gluecos_dir"] == str(data_dir) and resolved["alignment"]["task_subdirs"]["sentiment"] == "sail2017"
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
         for key, value in quick[section].items():
-            if key not in ("backbones", "parallel_source", "lexicon_source", "pretrain", "sail", "iitp", "packing", "gluecos_packing"):
+            if key not in ("backbones", "parallel_source", "lexicon_source", "gluecos_dir", "task_subdirs", "pretrain", "sail", "iitp",
+                           "packing", "gluecos_packing"):
                 assert resolved[section][key] == value, (section, key)
     assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
 
