@@ -165,6 +165,15 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     assert text.index("glue_table2") < text.index("concse_table3")  # notebook order
     assert "**Claim** holds: 1 of 1" in text and "# Index" in text and "commit: `" in text and "cores visible" in text
     assert Q.MINILM in text and "STS-B" in text  # the backbone and what the samples lack, stated
+    # runs of some notebooks each (--only), one figures folder: one record, notebook order, a rerun's line kept
+    (figures / "alignment_table3_1.md").write_text("| row | dev |\n|---|---|\n| Baseline | 0.6 |\n")
+    more = tmp_path / "times06.tsv"
+    more.write_text("06\t300.0\t0\n03\t90.0\t0\n")
+    text = Q.write_record(figures, [times, more], tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT,
+                          notes=["the host was shared: wall times are upper bounds"]).read_text()
+    assert "| 03 | 1.5 min (90 s) | 0 |" in text and "| 06 | 5.0 min (300 s) | 0 |" in text and "(120 s)" not in text
+    assert text.index("| 02 |") < text.index("| 03 |") < text.index("| 06 |") and "Total: 7.5 min." in text
+    assert text.index("concse_table3") < text.index("alignment_table3_1") and "- the host was shared: wall times" in text
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)

