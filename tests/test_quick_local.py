@@ -204,6 +204,25 @@ def test_resolve_model_opens_the_bundled_minilm_offline(monkeypatch, tmp_path):
         resolve_model("sentence-transformers/all-mpnet-base-v2")  # any other hub model still needs the cache
 
 
+def test_the_06_delta_plans_table_3_1_on_the_iitb_sample_and_sail(tmp_path):
+    """06 on the real samples (skips without them): the IITB sample's 850 validation pairs split into 600 training and
+    250 held-out pairs with their alignments, SAIL 2017 as GLUECoS sentiment alone, Table 3.1 and no Table 3.2."""
+    if not (SHARED / "cfilt_en_hi").is_dir():
+        pytest.skip("../shared/data (the real samples) is absent")
+    from codeswitch import alignment as A
+    from codeswitch.alignment.experiment import _load_align_data
+    from codeswitch.pipeline.preflight import check
+
+    profile = load_profile(str(Q.write_delta(SHARED, tmp_path / "q.yaml", root=ROOT, notebooks=["06"])), {}, root=ROOT)
+    aligns, fine, (figure,) = A.stages(profile)
+    assert {s.task for s in fine} == {"sentiment"} and len(fine) == 5 * len(profile.seeds)  # Table 3.1's five rows
+    assert {(s.data, s.objective) for s in aligns} == {(d, o) for d in ("parallel", "lexicon") for o in ("sentence", "word")}
+    train, valid = _load_align_data(profile, next(s for s in aligns if s.data == "parallel"))
+    assert (len(train), len(valid)) == (850 - Q.PARALLEL_HOLDOUT, Q.PARALLEL_HOLDOUT) and train.alignments and valid.alignments
+    assert not set(train.pairs) & set(valid.pairs)
+    assert all(st.present for st in check(profile, ["06"]))  # the preflight asks for SAIL alone of GLUECoS
+
+
 # --------------------------------------------------------------------------- item 7: notebook 03 on the real samples
 #: smaller than quick-local's run (--set), so that the test stays under 3 minutes on 2 CPU cores: 2 seeds, 64
 #: Koglish-NLI rows of the 500 (the quick rule's seeded random cut), 100 rows of STS-B dev and test, and batches of 16
