@@ -176,6 +176,9 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     assert text.index("concse_table3") < text.index("alignment_table3_1") and "- the host was shared: wall times" in text
     # the script adds a run's times to the earlier runs' (its --out's times.tsv), in place
     assert Q.read_times(Q.write_times(times, [times, more])) == [("02", 61.5, 0), ("03", 90.0, 0), ("06", 300.0, 0)]
+    (tmp_path / "none.tsv").write_text("")  # a run stopped before its first notebook ended: said, no empty total
+    assert "No notebook finished" in Q.write_record(figures, tmp_path / "none.tsv", tmp_path / "q.md", data_dir="d",
+                                                    profile_yaml="p", root=ROOT).read_text()
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)

@@ -230,7 +230,8 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     for nb, seconds, rc in timed:
         lines.append(f"| {nb} | {seconds / 60:.1f} min ({seconds:.0f} s) | {rc}{'' if rc == 0 else ' (failed)'} | "
                      f"{SAMPLE_LIMITS.get(nb, '')} |")
-    lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min.", ""]
+    lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min." if timed else
+              "No notebook finished: none was timed (the notes above say why).", ""]
     tables = sorted(p for p in figures.glob("*.md") if p.name != "INDEX.md") if figures.is_dir() else []
     order = {"02": "glue", "03": "concse", "04": "concse", "06": "alignment", "07": "calbert"}
     ran = [order[nb] for nb, _, _ in timed if nb in order]
