@@ -10,7 +10,8 @@
 #      (sentence-transformers/all-MiniLM-L6-v2), offline (codeswitch.pipeline.quick_local);
 #   2. runs ./reproduce.sh --profile DIR/quick-local.yaml --only NN for each notebook, timing each;
 #   3. writes the record (default docs/quick.md): every table with its claim verdicts, each notebook's wall time, the
-#      commit and the machine.
+#      commit and the machine.  Runs of some notebooks each (--only) into the same --out add up: DIR/times.tsv keeps
+#      the times of earlier runs (a notebook run again: its last time), so the record covers every notebook run.
 # Relative paths are relative to the directory the command is typed in.  Exit code: reproduce.sh's worst.
 set -euo pipefail
 export CODESWITCH_CWD="${CODESWITCH_CWD:-$PWD}"
@@ -45,7 +46,8 @@ for nb in ${only//,/ }; do
   printf '%s\t%d.%03d\t%d\n' "$nb" $((ms / 1000)) $((ms % 1000)) "$rc" >> "$times.partial"
   (( rc > worst )) && worst=$rc
 done
-mv "$times.partial" "$times"
+merge=("$times.partial"); [[ -f "$times" ]] && merge=("$times" "$times.partial")  # earlier runs' times, kept
+python -m codeswitch.pipeline.quick_local times "$times" "${merge[@]}" >/dev/null && rm -f "$times.partial"
 # the figures folder of that profile (with --set: <name>+<hash>), as the CLI names it
 figures="$(python - "$profile" ${extra[@]+"${extra[@]}"} <<'PY'
 import sys

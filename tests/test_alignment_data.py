@@ -294,3 +294,58 @@ def test_specs_are_typed_and_keys_follow_the_stages(tmp_path):
     assert len({s.key_hash() for s in fine2} ^ {s.key_hash() for s in fine}) == 2 * sum(
         s.alignment is not None and s.alignment.mode == "all_layers" for s in fine)
     assert figure2.key_hash() != figure.key_hash()
+
+
+# --------------------------------------------------------------------------- a local copy: parallel_holdout, gluecos_tasks
+def test_hold_out_draws_a_seeded_validation_part_and_trains_on_the_rest():
+    from codeswitch.alignment.data import hold_out
+
+    whole = load_parallel("synthetic", "validation")
+    train, valid = hold_out(whole, 5)
+    assert (len(train), len(valid)) == (len(whole) - 5, 5) and (train.split, valid.split) == ("train", "validation")
+    assert sorted(train.pairs + valid.pairs) == sorted(whole.pairs)  # a partition: no pair in both, none lost
+    assert dict(zip(whole.pairs, whole.alignments)) == dict(zip(train.pairs + valid.pairs, train.alignments + valid.alignments))
+    assert valid.pairs != whole.pairs[:5] and hold_out(whole, 5) == (train, valid)  # a seeded sample, the same each time
+    for n in (0, len(whole)):
+        with pytest.raises(ValueError, match=rf"alignment.parallel_holdout: cannot hold out {n} of the {len(whole)} pairs"):
+            hold_out(whole, n)
+
+
+def test_the_local_copy_keys_plan_fewer_runs_and_leave_the_defaults_alone(tmp_path):
+    from codeswitch import alignment as A
+    from codeswitch.alignment.experiment import _load_align_data
+    from codeswitch.alignment.plan import run_tables
+    from codeswitch.alignment.resources import resources
+    from tests.helpers import alignment_smoke
+
+    smoke, aligns, fine, (figure,) = alignment_smoke(output_root=tmp_path)
+    local, aligns2, fine2, (figure2,) = alignment_smoke({"alignment.parallel_holdout": 4, "alignment.gluecos_tasks": ["sentiment"]},
+                                                         output_root=tmp_path)
+    assert all("holdout" not in s.key() for s in aligns) and A.config.load(smoke).gluecos_tasks is None
+    assert {s.task for s in fine2} == {"sentiment"} and len(fine2) == sum(s.task == "sentiment" for s in fine)
+    assert {s.mode for s in aligns2} == {"all_layers"}  # Table 3.2's linear heads are not run
+    assert [s.holdout for s in aligns2] == [4 if s.data == "parallel" else None for s in aligns2]
+    assert figure2.alignment in aligns2 and set(run_tables(A.config.load(local))) == {"table3_1"}
+    parallel = next(s for s in aligns2 if s.data == "parallel")
+    train, valid = _load_align_data(local, parallel)
+    assert (len(train), len(valid)) == (len(load_parallel("synthetic", "validation")) - 4, 4)
+    gluecos = next(r for r in resources(local) if r.setting == "alignment.gluecos_dir")
+    assert gluecos.files and all("NER" not in f and "QA" not in f for f in gluecos.files)
+    # a task left out of the plan, its table's figure alignment is still planned
+    _, aligns3, fine3, (figure3,) = alignment_smoke({"alignment.gluecos_tasks": ["ner"]}, output_root=tmp_path)
+    assert {s.task for s in fine3} == {"ner"} and figure3.alignment in aligns3
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"alignment.gluecos_tasks": []}, "gluecos_tasks must list some of"),
+    ({"alignment.gluecos_tasks": ["sentiment", "pos"]}, r"gluecos_tasks must list some of \['sentiment', 'ner', 'qa'\]"),
+    ({"alignment.gluecos_tasks": ["ner", "ner"]}, "each value must appear once"),
+    ({"alignment.parallel_holdout": 0}, "parallel_holdout must be an integer >= 1"),
+    ({"alignment.parallel_holdout": 10, "alignment.parallel_valid_size": 5}, "cannot both be set"),
+])
+def test_the_local_copy_keys_are_checked(override, message):
+    from codeswitch import alignment as A
+    from codeswitch.core.profiles import ConfigError, load_profile
+
+    with pytest.raises(ConfigError, match=message):
+        A.config.load(load_profile("smoke", override))

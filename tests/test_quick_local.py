@@ -54,10 +54,14 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
     assert resolved["calbert"]["sail"]["source"] == str(data_dir / "sail2017")
     assert resolved["concse"]["sts_tests"] == ["stsb"]  # the one STS test set the sample has
     assert resolved["alignment"]["lexicon_source"] == str(data_dir / "muse" / "en-hi.txt")
+    # 06: the IITB sample has no train split (a held-out part validates), GLUECoS is SAIL 2017 alone (SAMPLE_LIMITS)
+    assert resolved["alignment"]["parallel_holdout"] == Q.PARALLEL_HOLDOUT and resolved["alignment"]["gluecos_tasks"] == ["sentiment"]
+    assert resolved["alignment"]["gluecos_dir"] == str(data_dir) and resolved["alignment"]["task_subdirs"]["sentiment"] == "sail2017"
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
         for key, value in quick[section].items():
-            if key not in ("backbones", "parallel_source", "lexicon_source", "pretrain", "sail", "iitp", "packing", "gluecos_packing"):
+            if key not in ("backbones", "parallel_source", "lexicon_source", "gluecos_dir", "task_subdirs", "pretrain", "sail", "iitp",
+                           "packing", "gluecos_packing"):
                 assert resolved[section][key] == value, (section, key)
     assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
 
@@ -161,6 +165,20 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     assert text.index("glue_table2") < text.index("concse_table3")  # notebook order
     assert "**Claim** holds: 1 of 1" in text and "# Index" in text and "commit: `" in text and "cores visible" in text
     assert Q.MINILM in text and "STS-B" in text  # the backbone and what the samples lack, stated
+    # runs of some notebooks each (--only), one figures folder: one record, notebook order, a rerun's line kept
+    (figures / "alignment_table3_1.md").write_text("| row | dev |\n|---|---|\n| Baseline | 0.6 |\n")
+    more = tmp_path / "times06.tsv"
+    more.write_text("06\t300.0\t0\n03\t90.0\t0\n")
+    text = Q.write_record(figures, [times, more], tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT,
+                          notes=["the host was shared: wall times are upper bounds"]).read_text()
+    assert "| 03 | 1.5 min (90 s) | 0 |" in text and "| 06 | 5.0 min (300 s) | 0 |" in text and "(120 s)" not in text
+    assert text.index("| 02 |") < text.index("| 03 |") < text.index("| 06 |") and "Total: 7.5 min." in text
+    assert text.index("concse_table3") < text.index("alignment_table3_1") and "- the host was shared: wall times" in text
+    # the script adds a run's times to the earlier runs' (its --out's times.tsv), in place
+    assert Q.read_times(Q.write_times(times, [times, more])) == [("02", 61.5, 0), ("03", 90.0, 0), ("06", 300.0, 0)]
+    (tmp_path / "none.tsv").write_text("")  # a run stopped before its first notebook ended: said, no empty total
+    assert "No notebook finished" in Q.write_record(figures, tmp_path / "none.tsv", tmp_path / "q.md", data_dir="d",
+                                                    profile_yaml="p", root=ROOT).read_text()
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)
@@ -187,6 +205,25 @@ def test_resolve_model_opens_the_bundled_minilm_offline(monkeypatch, tmp_path):
     assert resolve_model(Q.MINILM) == bundled_model_path(Q.MINILM) and (Path(resolve_model(Q.MINILM)) / "config.json").is_file()
     with pytest.raises(MissingResourceError, match="offline"):
         resolve_model("sentence-transformers/all-mpnet-base-v2")  # any other hub model still needs the cache
+
+
+def test_the_06_delta_plans_table_3_1_on_the_iitb_sample_and_sail(tmp_path):
+    """06 on the real samples (skips without them): the IITB sample's 850 validation pairs split into 600 training and
+    250 held-out pairs with their alignments, SAIL 2017 as GLUECoS sentiment alone, Table 3.1 and no Table 3.2."""
+    if not (SHARED / "cfilt_en_hi").is_dir():
+        pytest.skip("../shared/data (the real samples) is absent")
+    from codeswitch import alignment as A
+    from codeswitch.alignment.experiment import _load_align_data
+    from codeswitch.pipeline.preflight import check
+
+    profile = load_profile(str(Q.write_delta(SHARED, tmp_path / "q.yaml", root=ROOT, notebooks=["06"])), {}, root=ROOT)
+    aligns, fine, (figure,) = A.stages(profile)
+    assert {s.task for s in fine} == {"sentiment"} and len(fine) == 5 * len(profile.seeds)  # Table 3.1's five rows
+    assert {(s.data, s.objective) for s in aligns} == {(d, o) for d in ("parallel", "lexicon") for o in ("sentence", "word")}
+    train, valid = _load_align_data(profile, next(s for s in aligns if s.data == "parallel"))
+    assert (len(train), len(valid)) == (850 - Q.PARALLEL_HOLDOUT, Q.PARALLEL_HOLDOUT) and train.alignments and valid.alignments
+    assert not set(train.pairs) & set(valid.pairs)
+    assert all(st.present for st in check(profile, ["06"]))  # the preflight asks for SAIL alone of GLUECoS
 
 
 # --------------------------------------------------------------------------- item 7: notebook 03 on the real samples

@@ -93,6 +93,10 @@ class Config:
     # (alignment/data/*/cfilt_en-hi_parallel/train_alignments, AlignmentForCS at b8a879f); the paper gives no size
     parallel_train_size: int | None = 62977
     parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
+    # A local copy without a train split (the IITB sample of ../shared/data: 850 validation pairs): N pairs of the
+    # validation split, drawn with core.sampling's fixed seed, are the validation part and the rest train (then capped
+    # by parallel_train_size).  None: the source's train split trains and its validation split validates (the paper).
+    parallel_holdout: int | None = None
     # Lexicon: "synthetic", a local MUSE file, or its URL (downloaded once into runs/).
     lexicon_source: str = "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-hi.txt"
     # entries held out (seeded permutation) for early stopping: the size of the released MUSE validation file
@@ -136,6 +140,9 @@ class Config:
     # GLUECoS: "synthetic" (shipped look-alikes) or Data/Processed_Data (relative paths: from the project root).
     gluecos_dir: str = "data/GLUECoS/Data/Processed_Data"
     task_subdirs: dict[str, str] = field(default_factory=dict)  # e.g. {"sentiment": "Sentiment_EN_HI/Romanized"}
+    # the GLUECoS tasks fine-tuned, a subset of sentiment, ner, qa (None: all three, the paper's); a table none of
+    # whose tasks is run is neither run nor written (a local copy with SAIL 2017 only: [sentiment], Table 3.1 alone)
+    gluecos_tasks: tuple[str, ...] | None = None
     # GLUECoS fine-tuning, the authors' scripts: train_sentence.sh, train_token.sh, train_qa.sh.
     # (A YAML section for one of these replaces all of it: restate every field.)
     sentiment: TaskConfig = TaskConfig(num_train_epochs=10, batch_size=16, learning_rate=1.5e-5, max_length=256, do_lower_case=True)
@@ -173,9 +180,31 @@ class Config:
             raise ValueError(f"figure_system: {self.figure_system!r} is not an aligned row of Table 3.1")
         if not self.tune_factors or any(isinstance(f, bool) or not isinstance(f, (int, float)) or f <= 0 for f in self.tune_factors):
             raise ValueError(f"tune_factors must be a non-empty list of positive factors, got {list(self.tune_factors)}")
+        self._check_local_copy_keys()
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: exactly one is needed (the tables compare alignment objectives on one encoder); "
                              f"got {[b.name for b in self.backbones]}")
+
+    def _check_local_copy_keys(self) -> None:
+        """parallel_holdout and gluecos_tasks: the keys a local copy without a train split or with some tasks needs."""
+        if self.parallel_holdout is not None:
+            if isinstance(self.parallel_holdout, bool) or not isinstance(self.parallel_holdout, int) or self.parallel_holdout < 1:
+                raise ValueError(f"parallel_holdout must be an integer >= 1 (validation pairs held out) or null, "
+                                 f"got {self.parallel_holdout!r}")
+            if self.parallel_valid_size is not None:
+                raise ValueError("parallel_holdout and parallel_valid_size cannot both be set: with parallel_holdout the "
+                                 "validation part is the held-out pairs (leave parallel_valid_size null)")
+        if self.gluecos_tasks is not None:
+            from .gluecos_data import TASKS
+
+            tasks = list(self.gluecos_tasks)
+            unknown = [t for t in tasks if t not in TASKS]
+            if not tasks or unknown or len(set(tasks)) != len(tasks):
+                raise ValueError(f"gluecos_tasks must list some of {list(TASKS)}, each once (or be null: all), got {tasks}")
+
+    def runs_task(self, task: str) -> bool:
+        """Whether the GLUECoS task ``task`` is fine-tuned (``gluecos_tasks``)."""
+        return self.gluecos_tasks is None or task in self.gluecos_tasks
 
     @property
     def backbone(self) -> Backbone:
@@ -246,6 +275,8 @@ class AlignRun(AlignmentRun):
     files: str | None = None  # content hash of the shipped synthetic set; None: a hub id, URL or path (keyed by name)
     train_size: int | None = None
     valid_size: int | None = None
+    # parallel data only: validation pairs held out as the validation part, the rest trains (alignment.parallel_holdout)
+    holdout: int | None = None
     max_grad_norm: float | None = None
     # word objective only: where its word alignments come from
     alignments: str | None = None  # "auto" | "extract"

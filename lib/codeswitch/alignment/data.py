@@ -70,6 +70,7 @@ __all__ = [
     "format_pharaoh",
     "write_pharaoh",
     "load_parallel",
+    "hold_out",
     "load_lexicon",
     "lexicon_as_parallel",
     "romanise",
@@ -110,6 +111,12 @@ class ParallelData:
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def subset(self, indices: Sequence[int], split: str | None = None) -> "ParallelData":
+        """The pairs (and alignments) at ``indices``, in that order; ``split`` renames the split."""
+        return ParallelData(tuple(self.pairs[i] for i in indices),
+                            None if self.alignments is None else tuple(self.alignments[i] for i in indices),
+                            self.source, split or self.split, self.script)
 
     def with_alignments(self, alignments: Sequence[Sequence[tuple[int, int]]]) -> "ParallelData":
         if len(alignments) != len(self.pairs):
@@ -278,6 +285,21 @@ def load_parallel(
     return ParallelData(
         tuple(pairs), None if alignments is None else tuple(tuple(a) for a in alignments), str(path), split, script
     )
+
+
+def hold_out(data: ParallelData, n: int) -> tuple[ParallelData, ParallelData]:
+    """``(train, validation)`` from one split of a source without a train split (``alignment.parallel_holdout``).
+
+    ``n`` pairs drawn with :data:`codeswitch.core.sampling.SAMPLE_SEED` (never a run's seed: every row of a table
+    trains on the same pairs) are the validation part, the other pairs the training part; both keep file order."""
+    from ..core.sampling import sample_indices
+
+    if not 1 <= n < len(data):
+        raise ValueError(f"alignment.parallel_holdout: cannot hold out {n} of the {len(data)} pairs of {data.source} "
+                         f"(at least one must be left to train on)")
+    held = sample_indices(len(data), n, "random")
+    taken = set(held)
+    return data.subset([i for i in range(len(data)) if i not in taken], "train"), data.subset(held, "validation")
 
 
 def _load_hub(ref: str, split: str, *, script: Script, limit: int | None, what: str) -> ParallelData:

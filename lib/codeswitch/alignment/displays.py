@@ -61,12 +61,17 @@ def alignment_runs_table(results: Results) -> pd.DataFrame:
 
 def data_preview(profile: Profile, n: int = 3) -> pd.DataFrame:
     """A few training pairs of the parallel corpus in both scripts, with their aligned word pairs spelled out."""
-    from .data import load_parallel, words
+    from .data import hold_out, load_parallel, words
 
     c = load(profile)
     rows = []
     for script in ("devanagari", "roman"):
-        d = load_parallel(c.parallel_source, "train", script=script, limit=n, romanisation=c.romanisation)
+        if c.parallel_holdout is not None:  # no train split: the training part of the held-out split
+            rest = hold_out(load_parallel(c.parallel_source, "validation", script=script, romanisation=c.romanisation),
+                            c.parallel_holdout)[0]
+            d = rest.subset(range(min(n, len(rest))))
+        else:
+            d = load_parallel(c.parallel_source, "train", script=script, limit=n, romanisation=c.romanisation)
         for (en, hi), al in zip(d.pairs, d.alignments or [()] * len(d)):
             we, wh = words(en), words(hi)
             links = ", ".join(f"{we[i]}–{wh[j]}" for i, j in al) or "(no file)"

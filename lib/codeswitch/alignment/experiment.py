@@ -45,7 +45,6 @@ is a named option in :class:`~codeswitch.alignment.config.Config`):
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from functools import lru_cache
@@ -104,16 +103,17 @@ def _gluecos_dir(profile: Profile, gluecos_dir: str) -> Path:
 
 def _load_align_data(profile: Profile, spec: AlignRun):
     """(train, validation) :class:`ParallelData` of an alignment run."""
-    from .data import lexicon_as_parallel, load_lexicon, load_parallel
+    from .data import hold_out, lexicon_as_parallel, load_lexicon, load_parallel
 
     if spec.data == "parallel":
         what = "alignment.parallel_source"
         roman = {"romanisation": spec.romanisation} if spec.romanisation else {}
+        if spec.holdout is not None:  # no train split: a seeded held-out part of the validation pairs validates
+            rest, valid = hold_out(load_parallel(spec.source, "validation", script=spec.script, what=what, **roman), spec.holdout)
+            return rest.subset(sample_indices(len(rest), spec.train_size, spec.train_sample or "head")), valid
         if spec.train_sample and spec.train_size is not None:  # a seeded sample of the whole split, in file order
             whole = load_parallel(spec.source, "train", script=spec.script, what=what, **roman)
-            keep = sample_indices(len(whole), spec.train_size, spec.train_sample)
-            train = dataclasses.replace(whole, pairs=tuple(whole.pairs[i] for i in keep),
-                                        alignments=None if whole.alignments is None else tuple(whole.alignments[i] for i in keep))
+            train = whole.subset(sample_indices(len(whole), spec.train_size, spec.train_sample))
         else:
             train = load_parallel(spec.source, "train", script=spec.script, limit=spec.train_size, what=what, **roman)
         valid = load_parallel(spec.source, "validation", script=spec.script, limit=spec.valid_size, what=what, **roman)

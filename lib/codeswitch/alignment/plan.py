@@ -20,7 +20,7 @@ from .data import ASSETS
 from .rows import TABLE3_1, TABLE3_2, TABLES, AlignTable, System
 from .tuning import candidates, tuned
 
-__all__ = ["System", "AlignTable", "TABLES", "TABLE3_1", "TABLE3_2", "align_spec", "finetune_spec", "figure_spec", "cells", "specs",
+__all__ = ["System", "AlignTable", "TABLES", "TABLE3_1", "TABLE3_2", "align_spec", "finetune_spec", "figure_spec", "cells", "run_tables", "specs",
            "stages", "build_stages", "plan", "cache_dir"]
 
 EXPERIMENT = SECTION
@@ -67,7 +67,7 @@ def align_spec(profile: Profile, c: Config, system: System, mode: str) -> AlignR
         batch_size=m.batch_size, num_train_epochs=m.num_train_epochs, patience=m.patience, weight_decay=m.weight_decay,
         max_length=c.max_length, sentence_vector=c.sentence_vector, contrastive_variant=c.contrastive_variant,
         word_reg_on=c.word_reg_on, seed=align_seed(profile, c), precision=profile.precision_name(), files=_fingerprint(source, path), train_size=n_train,
-        valid_size=n_valid, max_grad_norm=m.max_grad_norm,
+        valid_size=n_valid, holdout=c.parallel_holdout if system.data == "parallel" else None, max_grad_norm=m.max_grad_norm,
         alignments=c.alignments if word else None, align_layer=c.align_layer if word else None,
         softmax_threshold=c.softmax_threshold if word else None, align_prob_threshold=c.align_prob_threshold if word else None,
         word_distance=c.word_distance if word else None, romanisation=c.romanisation if system.script == "roman" else None,
@@ -109,13 +109,19 @@ def figure_spec(profile: Profile, c: Config) -> FigureRun:
     )
 
 
-def cells(table: AlignTable):
-    """(system, task) pairs of a table, each fine-tuned once and scored on the table's splits."""
-    tasks = list(dict.fromkeys(task for _, task, _ in table.columns))
+def cells(table: AlignTable, c: Config | None = None):
+    """(system, task) pairs of a table, each fine-tuned once and scored on the table's splits (with ``c``: the tasks
+    its ``gluecos_tasks`` runs)."""
+    tasks = [task for task in dict.fromkeys(task for _, task, _ in table.columns) if c is None or c.runs_task(task)]
     for s in table.rows:
         for task in tasks:
             if (s.row, task) not in table.skip:
                 yield s, task
+
+
+def run_tables(c: Config) -> dict[str, AlignTable]:
+    """The tables of :data:`TABLES` that ``c`` runs: those with a task in ``gluecos_tasks`` (all, by default)."""
+    return {which: t for which, t in TABLES.items() if any(c.runs_task(task) for _, task, _ in t.columns)}
 
 
 def stages(profile: Profile) -> list[Stage]:
@@ -137,14 +143,18 @@ def build_stages(profile: Profile, c: Config) -> list[Stage]:
 def specs(profile: Profile, c: Config) -> tuple[list[AlignRun], list[FinetuneRun], list[FigureRun]]:
     """The specs of the three stages (:func:`stages`), built from the section ``c`` of ``profile``."""
     aligns: dict[str, AlignRun] = {}
-    for t in TABLES.values():
+    figure = figure_spec(profile, c)
+    tables = run_tables(c)
+    for t in tables.values():
         for s in t.rows:
             spec = align_spec(profile, c, s, t.mode)
             for one in (() if spec is None else candidates(c, spec) if c.tune else (spec,)):  # tune: every grid point
                 aligns.setdefault(one.key_hash(), one)
-    fine = [finetune_spec(profile, c, t, s, task, seed) for t in TABLES.values() for s, task in cells(t)
+    for one in getattr(figure.alignment, "runs", (figure.alignment,)):  # the figure's (under tune: its grid), when its
+        aligns.setdefault(one.key_hash(), one)                         # table is not run
+    fine = [finetune_spec(profile, c, t, s, task, seed) for t in tables.values() for s, task in cells(t, c)
             for seed in seeds_for(profile, c.seeds)]
-    return list(aligns.values()), fine, [figure_spec(profile, c)]
+    return list(aligns.values()), fine, [figure]
 
 
 def plan(profile: Profile) -> list[AlignRun | FinetuneRun | FigureRun]:

@@ -23,6 +23,8 @@ def resources(profile: Profile) -> list[Resource]:
     ]
     files = []
     for task, spec in TASKS.items():
+        if not c.runs_task(task):  # alignment.gluecos_tasks: a task left out needs no files
+            continue
         sub = c.task_subdirs.get(task, spec.default_subdir)
         files += ["|".join(f"{sub}/{n}" for n in names) for split, names in spec.files.items() if split != "test"]  # test: optional
     out.append(Resource(NB, "dataset", "alignment.gluecos_dir", c.gluecos_dir, key=("alignment", "gluecos_dir"), path_only=True,

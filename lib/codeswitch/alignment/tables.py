@@ -16,22 +16,22 @@ from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
 from ..core.report import comparison, save_table, spread_note, summarise
 from .config import Config, FinetuneRun, load
-from .plan import PAPER, TABLE3_1, TABLE3_2, TABLES, AlignTable, align_seed, cells, finetune_spec
+from .plan import PAPER, TABLE3_1, TABLE3_2, TABLES, AlignTable, align_seed, cells, finetune_spec, run_tables
 
 __all__ = ["tables", "build_table", "table3_1_claim", "table3_2_claim", "table3_1_gain_claim", "table3_2_gain_claim"]
 
 
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict:
-    """Write Tables 3.1 and 3.2; return ``{name: paths}``."""
+    """Write Tables 3.1 and 3.2 (those whose tasks ``alignment.gluecos_tasks`` runs); return ``{name: paths}``."""
     c = load(profile)
-    return {t.name: build_table(results, profile, c, which) for which, t in TABLES.items()}
+    return {t.name: build_table(results, profile, c, which) for which, t in run_tables(c).items()}
 
 
 def _measured(results: Results, profile: Profile, c: Config, table: AlignTable) -> pd.DataFrame:
     records = {spec.key_hash(): r for spec, r in results if isinstance(spec, FinetuneRun)}
     rows = []
-    for s, task in cells(table):
+    for s, task in cells(table, c):
         for seed in seeds_for(profile, c.seeds):
             r = records.get(finetune_spec(profile, c, table, s, task, seed).key_hash())
             if r is None:
@@ -57,10 +57,26 @@ def build_table(results: Results, profile: Profile, c: Config, which: str) -> di
         "model selection: the epoch with the best validation F1 (GLUECoS's protocol); test F1 at that epoch",
         "paper ± as printed (Table 3.1 and NER look like a 0–1 scale); '–' = not run",
     ]
+    notes += _local_copy_notes(c)
     if which == "table3_1":
         notes.append("the authors' README: their SA test labels were faulty, so paper test numbers are not reproducible")
     notes += _tuning_note(profile, c, table)
     return save_table(wide, table.name, profile, caption=table.caption, long=long, notes=notes, claim=_claim(long, table))
+
+
+def _local_copy_notes(c: Config) -> list[str]:
+    """What the keys for a local copy without a train split or with some GLUECoS tasks changed (none by default)."""
+    notes = []
+    if c.parallel_holdout is not None:
+        notes.append(f"parallel rows: `{c.parallel_source}` has no train split used here; {c.parallel_holdout} of its "
+                     f"validation pairs (a seeded random sample, core.sampling's fixed seed) validate the alignment and the "
+                     f"rest train it (alignment.parallel_holdout), capped at parallel_train_size")
+    if c.gluecos_tasks is not None:
+        left = [t.table for t in TABLES.values() if t not in run_tables(c).values()]
+        notes.append(f"GLUECoS tasks run: {', '.join(c.gluecos_tasks)} (alignment.gluecos_tasks)"
+                     + (f"; not run: {', '.join(left)}" if left else ""))
+    return notes
+
 
 
 def _tuning_note(profile: Profile, c: Config, table: AlignTable) -> list[str]:
