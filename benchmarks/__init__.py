@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .measure import PEAK_BF16_TFLOPS, FlopModel, Measurement, markdown_table
 
-__all__ = ["PEAK_BF16_TFLOPS", "FlopModel", "Measurement", "markdown_table", "run"]
+__all__ = ["PEAK_BF16_TFLOPS", "FlopModel", "Measurement", "markdown_table", "run", "write_report"]
 
 
 def run(*args, **kwargs):
@@ -31,3 +31,14 @@ def run(*args, **kwargs):
     from .__main__ import run as _run
 
     return _run(*args, **kwargs)
+
+
+def write_report(out, report: dict) -> None:
+    """Write a benchmark's JSON record to ``out`` atomically (its folder made if needed): one way for every command."""
+    import json
+    from pathlib import Path
+
+    from codeswitch.core.runs import atomic_write_text
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(Path(out), json.dumps(report, indent=2) + "\n")

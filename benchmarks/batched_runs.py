@@ -18,18 +18,18 @@ separate and batched for every K in one process, and the report gives the median
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
+
+from . import write_report
 
 SIZES = {
     "smoke": dict(vocab_size=4000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128),
@@ -171,10 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["table_markdown"] = markdown(report)
     print(report["table_markdown"])
     if args.out:
-        from codeswitch.core.runs import atomic_write_text
-
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(args.out), json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report)
     return 0
 
 

@@ -36,6 +36,7 @@ import torch
 
 from . import lengths as L
 from .batched_runs import _commit
+from . import write_report
 
 
 def _timed(fn):
@@ -127,10 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     print(json.dumps(rows, indent=1))
     if args.out:
-        from codeswitch.core.runs import atomic_write_text
-
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(args.out), json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report)
     return 0
 
 

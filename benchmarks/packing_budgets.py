@@ -17,10 +17,11 @@ import json
 import platform
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from . import write_report
 
 
 def _padding(batches, budgets, width: int) -> dict:
@@ -73,10 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["seconds"] = round(time.time() - t0, 1)
     print(json.dumps(report, indent=2))
     if args.out:
-        from codeswitch.core.runs import atomic_write_text
-
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(Path(args.out), json.dumps(report, indent=2) + "\n")
+        write_report(args.out, report)
     return 0
 
 
