@@ -91,6 +91,23 @@ def timed(label: str):
 
 
 @contextmanager
+def environment(values: dict[str, str]):
+    """Run a block with ``values`` set in ``os.environ`` and restore each variable afterwards (unset if it was)."""
+    import os
+
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextmanager
 def torch_threads(n: int | None):
     """Run a block with ``n`` torch intra-op threads and restore the count afterwards (``None``: leave it alone).
 

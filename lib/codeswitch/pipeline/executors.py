@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..core.profiles import ConfigError, Profile, build_dataclass
-from ..core.utils import cores
+from ..core.utils import cores, environment
 from .mps import mps_daemon
 
 KINDS = ("inline", "local", "slurm", "submitit-local")
@@ -355,16 +355,8 @@ def _worker_environment(threads: int | None = None):
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if lib not in paths:
         want["PYTHONPATH"] = os.pathsep.join([lib, *paths])
-    before = {k: os.environ.get(k) for k in want}
-    os.environ.update(want)
-    try:
+    with environment(want):
         yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class _Queue:

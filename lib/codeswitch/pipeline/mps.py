@@ -21,6 +21,8 @@ import subprocess
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from ..core.utils import environment
+
 BINARY = "nvidia-cuda-mps-control"
 #: the variables a client process (each worker) reads to find the job's daemon
 CLIENT_ENV = ("CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY")
@@ -62,16 +64,10 @@ def mps_daemon(gpus: Sequence[str], runs_per_gpu: int, folder: Path, *, enabled:
                            f"{(started.stderr or started.stdout).strip()} (logs: {env['CUDA_MPS_LOG_DIRECTORY']})")
     say(f"CUDA MPS: control daemon started for GPUs {','.join(gpus)} (pipe {env['CUDA_MPS_PIPE_DIRECTORY']}, "
         f"log {env['CUDA_MPS_LOG_DIRECTORY']})")
-    before = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     try:
-        yield env
+        with environment(env):
+            yield env
     finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         stopped = subprocess.run([BINARY], input="quit\n", env=daemon_env, capture_output=True, text=True)
-        say(f"CUDA MPS: control daemon stopped" + ("" if stopped.returncode == 0 else
+        say("CUDA MPS: control daemon stopped" + ("" if stopped.returncode == 0 else
             f" with exit {stopped.returncode}: {(stopped.stderr or stopped.stdout).strip()}"))
