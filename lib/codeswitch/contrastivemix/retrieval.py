@@ -182,9 +182,9 @@ def evaluate_model(spec: EvalRun, profile: Profile, model, tokenizer) -> dict:
     sparse = _rankings(b, RunCache(root(profile) / KINDS[Bm25Run]).get(b.key()) or require(b), profile)
     report_q, tune_q = queries_of(b, b.report_split), queries_of(b, b.tune_split, sample=b.tune_max_queries)
     coll = collection(b.benchmark, b.corpus, b.language)
-    rows = reduced_rows(spec, coll, sparse, {"report": report_q, "tune": tune_q})
+    reduced = reduced_rows(spec, coll, sparse, {"report": report_q, "tune": tune_q})  # None: the whole corpus
     dense = _dense_rankings(model, tokenizer, m, spec, coll, {"report": report_q, "tune": tune_q}, profile,
-                            _trained_embeddings(profile, spec), rows)
+                            _trained_embeddings(profile, spec), reduced)
     _release_corpus_embeddings(spec, profile)
     rows = np.concatenate([r.indices.ravel() for r in (*dense.values(), *sparse.values())])
     docid_of = coll.docids(rows)
@@ -196,13 +196,13 @@ def evaluate_model(spec: EvalRun, profile: Profile, model, tokenizer) -> dict:
     result = {
         "n_queries": len(report_q),
         "n_passages": len(coll),
-        **({} if rows is None else {"n_passages_dense": len(rows)}),  # the reduced corpus the dense retriever searched
+        **({} if reduced is None else {"n_passages_dense": len(reduced)}),  # the reduced corpus the dense retriever searched
         "dense": {"mean": mean_scores(dense_pq), "per_query": dense_pq},
         "hybrid": evaluate_hybrid(report, tune, grid=grid, depth=spec.depth, cache=shared),
         "hybrid_report_split": evaluate_hybrid(report, None, grid=grid, depth=spec.depth, tune_on_report_split=True, cache=shared),
     }
     result[LEARNING_KEY] = learning_entries(spec, result["dense"]["mean"], untrained_scores(spec, profile),
-                                            len(coll) if rows is None else len(rows))
+                                            len(coll) if reduced is None else len(reduced))
     return result
 
 
