@@ -27,6 +27,7 @@ import argparse
 import datetime as _dt
 import os
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -243,7 +244,9 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
             lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
     index = figures / "INDEX.md"
     if index.is_file():
-        lines += ["## INDEX.md of the run", "", index.read_text(encoding="utf-8").strip(), ""]
+        # its links are relative to the run's figures folder, which this record does not sit beside: kept as text
+        text = re.sub(r"\[([^\]]*)\]\((?!https?://)[^)]*\)", r"\1", index.read_text(encoding="utf-8").strip())
+        lines += ["## INDEX.md of the run", "", text, ""]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".partial")
     tmp.write_text("\n".join(lines), encoding="utf-8")
