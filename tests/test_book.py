@@ -150,6 +150,9 @@ window.addEventListener("load", () => {
                           if (o === "auto" || o === "scroll" || o === "hidden") return e !== el || el.scrollWidth > el.clientWidth; } return false; };
   const wide = [];
   for (const el of document.querySelectorAll("div.body *")) {
+    // an SVG's shapes are clipped to its own box unless it says overflow: visible (KaTeX's stretchy braces and arrows
+    // draw paths thousands of pixels wide inside a narrow clipping <svg>): the <svg> itself is checked instead
+    if (el.ownerSVGElement && getComputedStyle(el.ownerSVGElement).overflowX !== "visible") continue;
     const r = el.getBoundingClientRect();
     if (r.width && r.right > column.right + 1 && !scrolls(el.parentElement)) wide.push(el.tagName + "." + el.className + " " + Math.round(r.right));
   }
