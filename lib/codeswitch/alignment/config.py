@@ -93,7 +93,7 @@ class Config:
     # (alignment/data/*/cfilt_en-hi_parallel/train_alignments, AlignmentForCS at b8a879f); the paper gives no size
     parallel_train_size: int | None = 62977
     parallel_valid_size: int | None = None  # first N pairs of the validation split (IITB dev: 520)
-    # A local copy without a train split (the IITB sample of ../shared/data: 850 validation pairs): N pairs of the
+    # A local copy without a train split (a sample of the IITB corpus that holds only its validation pairs): N pairs of the
     # validation split, drawn with core.sampling's fixed seed, are the validation part and the rest train (then capped
     # by parallel_train_size).  None: the source's train split trains and its validation split validates (the paper).
     parallel_holdout: int | None = None
