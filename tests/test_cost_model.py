@@ -183,6 +183,34 @@ def test_a_runs_overhead_is_its_backbones_loading_and_saving_plus_the_fixed_rema
     assert K.run_s("bert-base-cased", r) == pytest.approx(10.0 + 2e-8 * K.PARAMS["bert-base-cased"])
     assert K.run_s("xlm-roberta-large", r, encoders=2) == pytest.approx(10.0 + 2 * 2e-8 * K.PARAMS["xlm-roberta-large"])
     assert K.run_s("xlm-roberta-large", r) > K.run_s("distilbert-base-cased", r)  # loading scales with the parameters
+    r = replace(r, save_s_per_param=1.5e-8)  # of the 2e-8, saving is 1.5e-8: a run that keeps nothing pays 0.5e-8
+    assert K.run_s("bert-base-cased", r, saves=False) == pytest.approx(10.0 + 0.5e-8 * K.PARAMS["bert-base-cased"])
+    assert K.run_s("bert-base-cased", r) == pytest.approx(10.0 + 2e-8 * K.PARAMS["bert-base-cased"])
+
+
+def test_saving_is_priced_only_where_a_section_keeps_its_models(rates):
+    """keep_models: none saves no fine-tuned model (02's, 03/04's, 06's GLUECoS and 07's fine-tunings), so their runs
+    are cheaper by the saving part; 06's alignments and 07's pre-training save whatever keep_models says (their models
+    are read by the fine-tunings), and 05's trained encoders are saved for its evaluation stage."""
+    from dataclasses import replace
+
+    from codeswitch.core.profiles import load_profile
+
+    r = replace(rates, run_overhead_s=0.0, load_save_s_per_param=4e-8, save_s_per_param=3e-8)
+    sections = ("glue", "concse", "contrastivemix", "alignment", "calbert")
+    kept = load_profile("paper", {f"{s}.keep_models": "best" for s in sections})
+    none = load_profile("paper", {f"{s}.keep_models": "none" for s in sections})
+    g_kept, g_none = K.glue_hours(kept, r), K.glue_hours(none, r)
+    from codeswitch import glue as G
+
+    backbones = G.load(kept).backbones
+    per_backbone = g_kept["runs"] / len(backbones)  # every backbone runs the same grid
+    saved = sum(per_backbone * 3e-8 * K.PARAMS[bb.model] for bb in backbones) / 3600
+    assert g_kept["runs"] == g_none["runs"]
+    assert g_kept["hours"] - g_none["hours"] == pytest.approx(saved, rel=1e-9)
+    assert K.retrieval_hours(none, r)["hours"] == pytest.approx(K.retrieval_hours(kept, r)["hours"])
+    a_kept, a_none = K.alignment_hours(kept, r), K.alignment_hours(none, r)
+    assert 0 < a_kept["hours"] - a_none["hours"] < a_kept["hours"]
 
 
 def test_the_measured_overhead_is_split_into_loading_saving_evaluation_and_a_remainder(tmp_path):
@@ -211,7 +239,7 @@ def test_the_measured_overhead_is_split_into_loading_saving_evaluation_and_a_rem
     assert o["gpu_over_cpu_forward"] == pytest.approx(1000.0)
     assert o["eval_s_per_run"] == pytest.approx(4096 * 0.1 / 1000 * scale)
     assert o["seconds"] == pytest.approx(25.0 - mean_params * 1e-8 - 4096 * 0.1 / 1000 * scale)
-    assert K.overhead_fields(o) == {"run_overhead_s": o["seconds"], "load_save_s_per_param": 1e-8}
+    assert K.overhead_fields(o) == {"run_overhead_s": o["seconds"], "load_save_s_per_param": 1e-8, "save_s_per_param": 0.5e-8}
     (cpu / "run_overhead.json").unlink()  # without the CPU record: the whole measured overhead, as before
     assert K.measured_run_overhead(gpu, cpu, gpu_bench=gpu.parent / "bench.json")["seconds"] == pytest.approx(25.0)
 
