@@ -397,3 +397,27 @@ def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
     assert big["peak_rss_mb"] - small["peak_rss_mb"] < 60, (small, big)
     assert "| 20,000 |" in markdown(big) and big["models"] == 1 and big["passages_per_second_from_shards"] is None
     assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folders are removed
+
+
+def test_memory_bench_compares_buckets_interleaved_in_one_process(backbones_dir, tmp_path):
+    """``python -m benchmarks memory --compare-buckets 32``: the current path and fixed-width buckets alternate in one
+    process (one untimed round, then A B per round), each timed end to end; the bucketed path feeds the encoder at most
+    (widths x {full, last batch}) shapes and writes the same float16 file up to rounding."""
+    from benchmarks.memory import main
+
+    out = tmp_path / "buckets.json"
+    assert main(["--passages", "600", "--batch", "32", "--window", "4", "--threads", "1", "--compare-buckets", "32",
+                 "--repeats", "2", "--workdir", str(tmp_path), "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["bucket_widths"] == [32, 64, 96, 128] and r["passages"] == 600
+    assert r["order"].startswith("one untimed round of each, then A B A B ")
+    for arm in ("own_longest", "buckets_32"):
+        assert len(r["seconds"][arm]) == 2 and all(t > 0 for t in r["seconds"][arm])
+        sp = r["passages_per_second_spread"][arm]
+        assert sp["min"] <= sp["median"] <= sp["max"]
+    assert r["ratio_b_over_a"] == pytest.approx([b / a for a, b in zip(*r["passages_per_second"].values())])
+    shapes = r["distinct_input_shapes"]
+    assert 0 < shapes["buckets_32"] <= min(2 * 4, shapes["own_longest"])
+    assert r["max_abs_difference_b_vs_a"] < 2e-3  # the same embeddings, float16 rounding at most
+    assert len(r["commit"]) >= 40 and len(r["machine"]["loadavg_1_5_15_before"]) == 3 and "--compare-buckets" in r["command"]
+    assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folder is removed
