@@ -38,6 +38,14 @@ the file: ``(N, H)`` float16, finite, no all-zero row (a row never written).
 
 Output: one Markdown table; ``--out DIR`` also writes ``DIR/memory.json``
 (atomically).  ``--keep`` keeps the work folder (corpus, Arrow cache, embeddings).
+
+``--compare-buckets STEP [--repeats R]`` (issue 40, item 3) measures instead, in phase 2's one
+process, passages/s end to end from the token shards to the written ``.npy`` of the current
+path (each batch padded to its longest row) against fixed-width buckets
+(``encode_bucket_step = STEP``: widths STEP, 2·STEP, …, ``--max-length``), interleaved
+A B A B … after one untimed round of each, ``R`` timed rounds; it reports the median, min and max
+of each, the per-round ratio, the distinct input shapes each path gave the encoder, and how far
+the bucketed files are from the current path's (float16 rounding).  ``--out FILE.json`` writes that record.
 """
 
 from __future__ import annotations
@@ -197,17 +205,13 @@ def _write_phase(args: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- phase 2: encoding
-def _encode_phase(args: dict) -> dict:
-    started = time.perf_counter()
+def _loaded(args: dict):
+    """``(collection, tokenizer, encoder, device, autocast dtype)`` of an encoding phase."""
     import datasets
     import torch
     from transformers import AutoTokenizer
 
-    import numpy as np
-
     from codeswitch.contrastivemix.data import load_collection
-    from codeswitch.common import tokens as T
-    from codeswitch.common.fastpath import encode_corpus
     from codeswitch.core.encoders import load_encoder
     from codeswitch.core.utils import quiet_transformers
 
@@ -222,6 +226,19 @@ def _encode_phase(args: dict) -> dict:
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(args["model"])
         encoder = load_encoder(args["model"]).to(device).eval()
+    return coll, tokenizer, encoder, device, amp
+
+
+def _encode_phase(args: dict) -> dict:
+    started = time.perf_counter()
+    import torch
+
+    import numpy as np
+
+    from codeswitch.common import tokens as T
+    from codeswitch.common.fastpath import encode_corpus
+
+    coll, tokenizer, encoder, device, amp = _loaded(args)
     import gc
 
     gc.collect()
@@ -279,6 +296,65 @@ def _encode_phase(args: dict) -> dict:
     }
 
 
+def _spread(xs) -> dict:
+    import numpy as np
+
+    return {"median": float(np.median(xs)), "min": float(min(xs)), "max": float(max(xs))}
+
+
+def _buckets_phase(args: dict) -> dict:
+    """The current path (padded to each batch's longest) against fixed-width buckets, interleaved in this process,
+    end to end from the token shards to the written file; see the module docstring (``--compare-buckets``)."""
+    import numpy as np
+
+    from codeswitch.common import tokens as T
+    from codeswitch.common.fastpath import encode_bucket_widths, encode_corpus
+
+    coll, tokenizer, encoder, device, amp = _loaded(args)
+    n, step, out_npy = len(coll), args["compare_buckets"], Path(args["out_npy"])
+    tokens = T.tokenised_corpus(tokenizer, coll.texts, n, max_length=args["max_length"], desc="tokenise")
+    arms = {"own_longest": 0, f"buckets_{step}": step}
+    seconds, shapes = {a: [] for a in arms}, {a: set() for a in arms}
+    hook_to = []
+    encoder.register_forward_pre_hook(lambda m, a, kw: shapes[hook_to[-1]].add(tuple(kw["input_ids"].shape)), with_kwargs=True)
+    max_abs, identical = 0.0, []
+    for r in range(args["repeats"] + 1):  # round 0 warms both paths up, untimed
+        for arm, bucket_step in arms.items():
+            path = out_npy.with_name(f"{out_npy.stem}-{arm}.npy")
+            for p in path.parent.glob(f"{path.stem}.*"):  # a finished file would be returned without encoding
+                p.unlink()
+            hook_to.append(arm)
+            t0 = time.perf_counter()
+            encode_corpus(encoder, tokenizer, coll.texts, n, path, max_length=args["max_length"], batch_size=args["batch"],
+                          sort_window=args["window"], device=device, amp_dtype=amp, desc="encode", tokens=tokens,
+                          bucket_step=bucket_step)
+            if r:
+                seconds[arm].append(time.perf_counter() - t0)
+        a, b = (np.load(out_npy.with_name(f"{out_npy.stem}-{arm}.npy"), mmap_mode="r") for arm in arms)
+        for lo in range(0, n, 65536):
+            x, y = np.asarray(a[lo : lo + 65536], np.float32), np.asarray(b[lo : lo + 65536], np.float32)
+            max_abs = max(max_abs, float(np.abs(x - y).max()))
+            identical.append(int(np.all(x == y, axis=1).sum()))
+        del a, b
+    rate = {arm: [n / t for t in ts] for arm, ts in seconds.items()}
+    (name_a, ra), (name_b, rb) = rate.items()
+    return {"passages": n, "bucket_widths": list(encode_bucket_widths(step, args["max_length"])), "rounds": args["repeats"],
+            "order": "one untimed round of each, then " + " ".join(["A B"] * args["repeats"]) + f" (A = {name_a}, B = {name_b})",
+            "seconds": seconds, "passages_per_second": rate,
+            "passages_per_second_spread": {arm: _spread(v) for arm, v in rate.items()},
+            "ratio_b_over_a": [y / x for x, y in zip(ra, rb)], "ratio_b_over_a_spread": _spread([y / x for x, y in zip(ra, rb)]),
+            "distinct_input_shapes": {arm: len(v) for arm, v in shapes.items()},
+            "max_abs_difference_b_vs_a": max_abs, "rows_identical_b_vs_a": min(identical) / n if n else None,
+            "hidden_size": encoder.config.hidden_size, "attention": encoder.config._attn_implementation,
+            "device": _device_name(device), "autocast": None if amp is None else str(amp).replace("torch.", "")}
+
+
+def _device_name(device) -> str:
+    import torch
+
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
+
+
 def _child(phase: str, args: dict, env: dict) -> dict:
     """Run one phase in a fresh Python process; return the dict it prints."""
     cmd = [sys.executable, "-m", "benchmarks.memory", f"_{phase}", json.dumps(args)]
@@ -307,15 +383,18 @@ def _check_embeddings(path: Path, n: int, dim: int) -> dict:
 # --------------------------------------------------------------------------- the measurement
 def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int = 32, max_length: int = 128,
             device: str = "auto", threads: int | None = None, seed: int = 0, workdir: str | Path | None = None,
-            keep: bool = False, models: int = 1) -> dict:
+            keep: bool = False, models: int = 1, compare_buckets: int = 0, repeats: int = 3) -> dict:
     """Write a synthetic corpus of ``passages`` passages, encode it in a fresh process (``models`` times: the first
-    tokenises it once, the others read its token shards), and report time and memory."""
+    tokenises it once, the others read its token shards), and report time and memory; with ``compare_buckets`` > 0,
+    compare instead the current path with fixed-width buckets of that step, interleaved over ``repeats`` rounds."""
     from codeswitch.core.models import resolve_model
 
     if passages < 1:
         raise ValueError(f"--passages must be at least 1, got {passages}")
     if models < 1:
         raise ValueError(f"--models must be at least 1, got {models}")
+    if compare_buckets < 0 or repeats < 1:
+        raise ValueError(f"--compare-buckets must be >= 0 and --repeats >= 1, got {compare_buckets} and {repeats}")
     model_path = None if model.startswith("random:") else resolve_model("tiny-bert" if model == "tiny" else model, what="--model")
     work = Path(tempfile.mkdtemp(prefix="codeswitch-memory-", dir=workdir))
     model_note = None
@@ -329,8 +408,12 @@ def measure(passages: int, *, model: str = "tiny", batch: int = 512, window: int
             model_path, model_note = save_random_backbone(model.split(":", 1)[1], work / "model", seed=seed)
         args = {"root": str(work / "corpus"), "passages": passages, "model": str(model_path), "seed": seed, "batch": batch,
                 "window": window, "max_length": max_length, "device": device, "threads": threads, "out_npy": str(work / "emb.npy"),
-                "models": models}
+                "models": models, "compare_buckets": compare_buckets, "repeats": repeats}
         written = _child("write", args, env)
+        if compare_buckets:
+            return {"model": model if model == "tiny" else str(model), "model_note": model_note, "batch": batch,
+                    "window": window, "max_length": max_length, "corpus_tokens_per_word": written["tokens_per_word"],
+                    **_child("buckets", args, env)}
         encoded = _child("encode", args, env)
         check = _check_embeddings(Path(args["out_npy"]), passages, encoded["hidden_size"])
     finally:
@@ -368,6 +451,18 @@ def markdown(r: dict) -> str:
     return "\n".join([head, "|" + "---|" * 14, row])
 
 
+def markdown_buckets(r: dict) -> str:
+    """The interleaved comparison of :func:`measure` with ``compare_buckets`` as a small Markdown table."""
+    lines = ["| path | passages/s, median (min–max) | distinct input shapes |", "|---|---|---|"]
+    for arm, sp in r["passages_per_second_spread"].items():
+        lines.append(f"| {arm} | {sp['median']:,.0f} ({sp['min']:,.0f}–{sp['max']:,.0f}) | {r['distinct_input_shapes'][arm]} |")
+    q = r["ratio_b_over_a_spread"]
+    lines.append(f"\n{r['passages']:,} passages, {r['model']} (H = {r['hidden_size']}), batch {r['batch']} × window "
+                 f"{r['window']}, widths {r['bucket_widths']}, {r['device']}; B / A per round: median {q['median']:.3f} "
+                 f"({q['min']:.3f}–{q['max']:.3f}); max |B − A| {r['max_abs_difference_b_vs_a']:.2e} (float16 file).")
+    return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m benchmarks memory", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -382,23 +477,33 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads in the encoding process")
     p.add_argument("--models", type=int, default=1,
                    help="encodings of the corpus: the first tokenises it once, the later ones read its token shards")
+    p.add_argument("--compare-buckets", type=int, default=0, metavar="STEP",
+                   help="compare the current path with fixed-width buckets of STEP tokens, interleaved (0: off)")
+    p.add_argument("--repeats", type=int, default=3, help="timed rounds of --compare-buckets")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workdir", default=None, help="where the temporary corpus, Arrow cache and embeddings go (default: the system's)")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
-    p.add_argument("--out", default=None, help="folder for memory.json")
+    p.add_argument("--out", default=None, help="folder for memory.json (--compare-buckets: the record's .json file)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("_write", "_encode"):  # a child process of measure()
-        result = (_write_phase if argv[0] == "_write" else _encode_phase)(json.loads(argv[1]))
+    if argv and argv[0] in ("_write", "_encode", "_buckets"):  # a child process of measure()
+        phase = {"_write": _write_phase, "_encode": _encode_phase, "_buckets": _buckets_phase}[argv[0]]
+        result = phase(json.loads(argv[1]))
         print(RESULT_MARK + json.dumps(result), flush=True)
         return 0
     a = _parser().parse_args(argv)
+    load_before = os.getloadavg()
+    from .batched_runs import _commit
+
+    commit = _commit()  # the code measured: read before the run
     result = measure(a.passages, model=a.model, batch=a.batch, window=a.window, max_length=a.max_length, device=a.device,
                      threads=a.threads, seed=a.seed, workdir=a.workdir, keep=a.keep,
-                     models=a.models)
+                     models=a.models, compare_buckets=a.compare_buckets, repeats=a.repeats)
+    if a.compare_buckets:
+        return _buckets_report(result, argv, a.out, load_before, commit)
     table = markdown(result)
     print(table, flush=True)
     if a.out:
@@ -409,6 +514,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[bench memory] wrote {path}", flush=True)
     ok = result["shape"] == result["expected_shape"] and result["zero_rows"] == 0 and result["nonfinite_rows"] == 0
     return 0 if ok else 1
+
+
+def _buckets_report(result: dict, argv: list, out: str | None, load_before, commit: str) -> int:
+    import platform
+
+    import torch
+
+    from . import write_report
+
+    report = {"what": "corpus encoding end to end (token shards -> float16 .npy), padded to each batch's longest (A) "
+                      "against fixed-width buckets (B), interleaved in one process (issue 40, item 3)",
+              "commit": commit, "command": "python -m benchmarks memory " + " ".join(argv),
+              "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "torch": torch.__version__,
+                          "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+                          "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()]},
+              **result}
+    report["table_markdown"] = markdown_buckets(report)
+    print(report["table_markdown"], flush=True)
+    if out:
+        write_report(out, report)
+        print(f"[bench memory] wrote {out}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -558,6 +558,12 @@ def test_profiles_build_and_plan():
     assert sum(isinstance(s, EmbedRun) for s in specs) == 3 and sum(isinstance(s, UmapRun) for s in specs) == 5
     smoke = load_profile("smoke")
     assert load(smoke).encode_sort_window == 32
+    # fixed-width encoding buckets (issue 40): off unless set, and speed only (out of the evaluations' keys)
+    assert c.encode_bucket_step == 0 and load(smoke).encode_bucket_step == 0
+    from dataclasses import replace
+
+    ev = next(s for s in specs if isinstance(s, EvalRun))
+    assert ev.encode_bucket_step == 0 and replace(ev, encode_bucket_step=32).key_hash() == ev.key_hash()
     specs = plan(smoke)
     # smoke: mDPR on Mr.TyDi and MIRACL, Korean and Arabic on each
     assert specs[0].variant == "mdpr" and sum(isinstance(s, EvalRun) and s.model == specs[0] for s in specs) == 4

@@ -114,3 +114,30 @@ def test_every_table_says_when_the_corpora_are_reduced():
     for bench in ("mrtydi", "miracl"):
         assert note in _notes(reduced, load(reduced), bench)
         assert not any("Reduced corpora" in n for n in _notes(plain, load(plain), bench))  # smoke's tables: unchanged
+
+
+def test_fixed_width_buckets_reach_the_corpus_encoder_and_rank_as_without(tmp_path):
+    """``contrastivemix.encode_bucket_step`` (issue 40): out of the evaluation's key, it reaches the corpus encoder (the
+    passage encoder sees only the bucket widths) and the rankings equal the unbucketed ones up to float16 rounding."""
+    from codeswitch.common.fastpath import encode_bucket_widths
+    from codeswitch.contrastivemix.inputs import backbone, backbone_path
+    from codeswitch.contrastivemix.retrieval import _dense_rankings
+
+    profile = load_profile("smoke")
+    plain, spec = _evals()[0], _evals({"contrastivemix.encode_bucket_step": 8})[0]
+    assert (plain.encode_bucket_step, spec.encode_bucket_step) == (0, 8) and spec.key_hash() == plain.key_hash()
+    coll, queries = _target(spec)
+    m = spec.model
+    model, tokenizer = backbone(backbone_path(profile, m.model))
+    widths = {0: set(), 8: set()}
+    step = [0]
+    model.passage_model.register_forward_pre_hook(lambda mod, a, kw: widths[step[0]].add(kw["input_ids"].shape[1]),
+                                                  with_kwargs=True)
+    got = {}
+    for step[0], s in ((0, plain), (8, spec)):
+        got[step[0]] = _dense_rankings(model, tokenizer, m, s, coll, queries, profile, tmp_path / f"b{step[0]}.npy")
+    assert widths[8] <= set(encode_bucket_widths(8, m.passage_max_length)) and widths[0] - widths[8]
+    for name in queries:
+        a, b = got[0][name], got[8][name]
+        np.testing.assert_allclose(b.scores, a.scores, rtol=2e-3, atol=2e-3)
+        assert a.indices[:, :10].tolist() == b.indices[:, :10].tolist()

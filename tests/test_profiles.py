@@ -199,6 +199,7 @@ def test_reproduce_rejects_a_typo_d_section_before_any_notebook(capsys):
     ({"glue.per_device_eval_batch_size": 0}, r"key 'per_device_eval_batch_size': must be >= 1, got 0"),
     ({"glue.warmup_ratio": 1.0}, r"key 'warmup_ratio': must be in \[0, 1\), got 1.0"),
     ({"contrastivemix.word_rate": 1.5}, r"key 'word_rate': must be in \[0, 1\], got 1.5"),
+    ({"contrastivemix.encode_bucket_step": -32}, r"key 'encode_bucket_step': must be >= 0, got -32"),
     ({"concse.learning_rate": 0}, r"unknown key"),  # not a concse key (the learning rate is per backbone)
     ({"concse.backbones.0.learning_rate": -1e-5}, r"key 'learning_rate': must be > 0, got -1e-05"),
     ({"concse.temperature": 0.0}, r"key 'temperature': must be > 0, got 0.0"),

@@ -221,6 +221,52 @@ def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
     assert padded(True) < padded(False)
 
 
+class _Shapes(torch.nn.Module):
+    """Wraps an encoder; records the shape of every ``input_ids`` it is given (what a compiled encoder would see)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.config, self.shapes = inner, inner.config, []
+
+    def forward(self, **batch):
+        self.shapes.append(tuple(batch["input_ids"].shape))
+        return self.inner(**batch)
+
+
+def test_fixed_width_buckets_give_the_same_embeddings_in_corpus_order_with_few_shapes(tiny, tmp_path):
+    """Issue 40 item 3: batches padded to fixed-width buckets (8, 16, 24, 32) encode each passage as its own-longest
+    padding does (padding is masked: equal up to float rounding), rows in corpus order, and the encoder sees at most
+    (buckets x {full, last batch}) shapes, where unbucketed batches give it one width per distinct longest row."""
+    from codeswitch.common.fastpath import encode_bucket_widths, encode_corpus
+
+    _, model, tokenizer = tiny
+    texts = _passages()
+    n = len(texts)  # 204 rows: windows of 3 batches of 8, the last window and batch partial
+    widths = encode_bucket_widths(8, 32)
+    assert widths == (8, 16, 24, 32)
+    got = {}
+    for step in (0, 8):
+        enc = _Shapes(model.passage_model)
+        got[step] = encode_corpus(enc, tokenizer, lambda a, b: texts[a:b], n, tmp_path / f"b{step}.npy", max_length=32,
+                                  batch_size=8, sort_window=3, device="cpu", dtype=np.float32, bucket_step=step)
+        got[step, "shapes"] = set(enc.shapes)
+    np.testing.assert_allclose(got[8], got[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[8], _plain(model.passage_model, tokenizer, texts, max_length=32, batch_size=8),
+                               rtol=1e-5, atol=1e-6)  # row i is passage i
+    bucketed, plain = got[8, "shapes"], got[0, "shapes"]
+    assert {w for _, w in bucketed} <= set(widths) and len(bucketed) <= 2 * len(widths)
+    assert {b for b, _ in bucketed} == {8, n % 8}  # full batches and the corpus's last one
+    assert len({w for _, w in plain}) > len(widths)  # without buckets: many more widths (the test could fail)
+
+
+@pytest.mark.parametrize("step", [-8, 1.5, True, "32"])
+def test_bucket_step_must_be_a_whole_number_of_tokens(step):
+    from codeswitch.common.fastpath import encode_bucket_widths
+
+    with pytest.raises(ValueError, match="encode_bucket_step must be a whole number of tokens >= 0"):
+        encode_bucket_widths(step, 128)
+
+
 def test_encoder_fn_sorts_and_restores_the_order(tiny):
     from codeswitch.contrastivemix.train import encoder_fn
 
@@ -351,3 +397,27 @@ def test_memory_of_encoding_a_corpus_stays_flat(backbones_dir, tmp_path):
     assert big["peak_rss_mb"] - small["peak_rss_mb"] < 60, (small, big)
     assert "| 20,000 |" in markdown(big) and big["models"] == 1 and big["passages_per_second_from_shards"] is None
     assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folders are removed
+
+
+def test_memory_bench_compares_buckets_interleaved_in_one_process(backbones_dir, tmp_path):
+    """``python -m benchmarks memory --compare-buckets 32``: the current path and fixed-width buckets alternate in one
+    process (one untimed round, then A B per round), each timed end to end; the bucketed path feeds the encoder at most
+    (widths x {full, last batch}) shapes and writes the same float16 file up to rounding."""
+    from benchmarks.memory import main
+
+    out = tmp_path / "buckets.json"
+    assert main(["--passages", "600", "--batch", "32", "--window", "4", "--threads", "1", "--compare-buckets", "32",
+                 "--repeats", "2", "--workdir", str(tmp_path), "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["bucket_widths"] == [32, 64, 96, 128] and r["passages"] == 600
+    assert r["order"].startswith("one untimed round of each, then A B A B ")
+    for arm in ("own_longest", "buckets_32"):
+        assert len(r["seconds"][arm]) == 2 and all(t > 0 for t in r["seconds"][arm])
+        sp = r["passages_per_second_spread"][arm]
+        assert sp["min"] <= sp["median"] <= sp["max"]
+    assert r["ratio_b_over_a"] == pytest.approx([b / a for a, b in zip(*r["passages_per_second"].values())])
+    shapes = r["distinct_input_shapes"]
+    assert 0 < shapes["buckets_32"] <= min(2 * 4, shapes["own_longest"])
+    assert r["max_abs_difference_b_vs_a"] < 2e-3  # the same embeddings, float16 rounding at most
+    assert len(r["commit"]) >= 40 and len(r["machine"]["loadavg_1_5_15_before"]) == 3 and "--compare-buckets" in r["command"]
+    assert not any(p.name.startswith("codeswitch-memory-") for p in tmp_path.iterdir())  # the work folder is removed

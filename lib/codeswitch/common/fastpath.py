@@ -13,8 +13,9 @@
   graph trees need.
 * :func:`prefetched`: the next items computed in background threads.
 * :func:`encode_corpus` / :func:`encode_texts`: the resumable, length-sorted corpus
-  encoder (``.npy`` rows written in windows, resumed after an interruption); the
-  design notes are in :mod:`codeswitch.contrastivemix.evaluate`.
+  encoder (``.npy`` rows written in windows, resumed after an interruption), its batches
+  optionally padded to fixed-width buckets (:func:`encode_bucket_widths`); the design
+  notes are in :mod:`codeswitch.contrastivemix.evaluate`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..core.runs import atomic_write_json
 __all__ = [
     "DEFAULT_BUCKET_COST", "length_buckets", "bucket_features", "embed_length_buckets",
     "PACK_WIDTH", "token_budgets", "sampled_budgets", "grouped_budgets", "least_padding", "first_fit", "pack_features", "embed_packed",
-    "REDUCE_OVERHEAD", "TorchCompile", "check_torch_compile", "compile_for_training", "cudagraph_step_begin", "uses_sdpa", "sdpa_ready", "prefetched", "encode_corpus", "encode_texts",
+    "REDUCE_OVERHEAD", "TorchCompile", "check_torch_compile", "compile_for_training", "cudagraph_step_begin", "uses_sdpa", "sdpa_ready", "prefetched", "encode_bucket_widths", "encode_corpus", "encode_texts",
 ]
 
 
@@ -604,6 +605,24 @@ class _RowFile:
             self.fd = None
 
 
+def encode_bucket_widths(step: int, max_length: int, *, what: str = "encode_bucket_step") -> tuple[int, ...]:
+    """The fixed padded widths of the corpus encoder's batches: ``step, 2·step, …`` below ``max_length``, then
+    ``max_length`` itself; ``()`` for ``step = 0`` (each batch padded to its own longest row).
+
+    With buckets a batch is padded to the narrowest width that holds its longest row, so an encoder sees at most
+    ``len(widths)`` widths (× the full and the last batch size): few enough shapes for a compiled or CUDA-graph
+    encoder, at the price of some padding.
+
+    >>> encode_bucket_widths(32, 128), encode_bucket_widths(48, 128), encode_bucket_widths(0, 128)
+    ((32, 64, 96, 128), (48, 96, 128), ())
+    """
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"{what} must be a whole number of tokens >= 0 (0: off), got {step!r}")
+    if step == 0:
+        return ()
+    return tuple(range(step, max_length, step)) + (max_length,)
+
+
 @dataclass
 class _Window:
     """One window on the host: rows ``lo:hi`` as batches sorted longest first, and where each sorted row came from."""
@@ -615,13 +634,15 @@ class _Window:
 
 
 def _prepare_window(tokens, lo: int, hi: int, *, max_length: int, pad: dict[str, int], left: bool, batch_size: int,
-                    sort: bool, sdpa: bool, pin: bool, desc: str) -> _Window:
+                    sort: bool, sdpa: bool, pin: bool, desc: str, widths: Sequence[int] = ()) -> _Window:
     """Rows ``lo:hi`` read from their token shards, sorted by length (longest first, stable) and cut into padded batches.
 
     ``tokens``: a :class:`codeswitch.common.tokens.TokenRows` of every row, tokenised once with this tokenizer and
     ``max_length`` (memory-mapped int32 shards): the window's ids are sliced from it into compact
     ``(rows, max_length)`` int32 arrays (:meth:`~codeswitch.common.tokens.TokenRows.padded`), each batch then trimmed
-    to its longest row — the tensors the tokenizer's own padding gives.  No text is read or tokenised here.
+    to its longest row — the tensors the tokenizer's own padding gives — or, with ``widths``
+    (:func:`encode_bucket_widths`, ascending, the last ``max_length``), to the narrowest width that holds that row.
+    No text is read or tokenised here.
     """
     import torch
 
@@ -633,7 +654,8 @@ def _prepare_window(tokens, lo: int, hi: int, *, max_length: int, pad: dict[str,
     batches = []
     for s in range(0, m, batch_size):
         rows = order[s : s + batch_size]
-        w = int(lengths[rows].max())  # padded to this batch's longest
+        w = int(lengths[rows].max())  # padded to this batch's longest ...
+        w = next((b for b in widths if b >= w), w)  # ... or to its bucket's width
         cols = slice(max_length - w, max_length) if left else slice(0, w)
         batch = {k: torch.from_numpy(a[rows, cols].astype(np.int64)) for k, a in arrays.items()}
         batch = sdpa_ready(batch) if sdpa else batch
@@ -643,7 +665,7 @@ def _prepare_window(tokens, lo: int, hi: int, *, max_length: int, pad: dict[str,
 
 def _encode_windows(encoder, tokenizer, tokens, start: int, n: int, sink: Callable[[int, int, np.ndarray], None], *,
                     max_length: int, batch_size: int, sort_window: int, device, amp_dtype, out_dtype, prefetch: bool | None,
-                    embed, desc: str) -> None:
+                    embed, desc: str, bucket_step: int = 0) -> None:
     """Encode rows ``start:n`` of ``tokens`` (their token shards) window by window; ``sink(lo, hi, rows)`` receives
     each window in corpus order."""
     import torch
@@ -664,10 +686,10 @@ def _encode_windows(encoder, tokenizer, tokens, start: int, n: int, sink: Callab
     spans = [(lo, min(lo + rows_per_window, n)) for lo in range(start, n, rows_per_window)]
     from .tokens import pad_values
 
-    pad = pad_values(tokenizer)
+    pad, widths = pad_values(tokenizer), encode_bucket_widths(bucket_step, max_length, what=f"{desc}: bucket_step")
     prep = lambda lo, hi: _prepare_window(  # noqa: E731
         tokens, lo, hi, max_length=max_length, pad=pad, left=getattr(tokenizer, "padding_side", "right") == "left",
-        batch_size=batch_size, sort=sort_window > 0, sdpa=uses_sdpa(encoder), pin=cuda, desc=desc,
+        batch_size=batch_size, sort=sort_window > 0, sdpa=uses_sdpa(encoder), pin=cuda, desc=desc, widths=widths,
     )
 
     def finish(pending) -> None:
@@ -757,6 +779,7 @@ def encode_corpus(
     embed: Callable | None = None,
     desc: str = "encode corpus",
     tokens=None,
+    bucket_step: int = 0,
 ) -> np.ndarray:
     """Encode ``n`` passages with ``encoder`` into an ``(n, H)`` ``.npy`` file at ``path``; return it memory-mapped.
 
@@ -768,7 +791,9 @@ def encode_corpus(
     shards and padded one window ahead in a background thread (``prefetch``, default
     on; pinned on CUDA), encoded under ``torch.inference_mode()`` and ``amp_dtype``
     autocast, and copied to the host once per window; see the module docstring.
-    ``dtype``: of the file (float16; float32 for exact comparisons).
+    ``dtype``: of the file (float16; float32 for exact comparisons).  ``bucket_step`` > 0: each batch padded to a
+    fixed-width bucket (:func:`encode_bucket_widths`), so the encoder sees few shapes; the embeddings are the same up
+    to float rounding (padding is masked).
 
     The corpus is tokenised once per (tokenizer, ``max_length``, texts) into int32
     memory-mapped shards (:func:`codeswitch.common.tokens.tokenised_corpus`, in worker
@@ -798,7 +823,7 @@ def encode_corpus(
     try:
         _encode_windows(encoder, tokenizer, tokens, start, n, sink, max_length=max_length, batch_size=batch_size,
                         sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=dtype, prefetch=prefetch,
-                        embed=embed, desc=desc)
+                        embed=embed, desc=desc, bucket_step=bucket_step)
         return out.finish()
     finally:
         out.close()
@@ -819,13 +844,15 @@ def encode_texts(
     embed: Callable | None = None,
     desc: str = "encode",
     tokens=None,
+    bucket_step: int = 0,
 ) -> np.ndarray:
     """``(len(texts), H)`` float32 embeddings of a list of texts (queries), by the pipeline of :func:`encode_corpus`.
 
     Rows come back in the order of ``texts``; windows of ``sort_window`` batches are
     sorted by token length first (``0``: not sorted).  Meant for lists that fit in
     memory; a corpus goes through :func:`encode_corpus`.  The texts are tokenised once
-    (:func:`codeswitch.common.tokens.tokenised_arrays`), unless ``tokens`` (as there) are given.
+    (:func:`codeswitch.common.tokens.tokenised_arrays`), unless ``tokens`` (as there) are given; ``bucket_step`` as
+    there.
     """
     if tokens is None:
         from .tokens import tokenised_arrays
@@ -838,5 +865,5 @@ def encode_texts(
 
     _encode_windows(encoder, tokenizer, tokens, 0, len(texts), sink, max_length=max_length, batch_size=batch_size,
                     sort_window=sort_window, device=device, amp_dtype=amp_dtype, out_dtype=np.float32, prefetch=prefetch,
-                    embed=embed, desc=desc)
+                    embed=embed, desc=desc, bucket_step=bucket_step)
     return out

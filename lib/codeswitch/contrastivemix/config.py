@@ -125,6 +125,10 @@ class Config:
     bm25_implementation: str = "pyserini"
     per_device_eval_batch_size: int = 256  # texts per encoding batch (queries and corpus)
     encode_sort_window: int = 32  # batches sorted by length together when encoding (0: corpus order); results equal up to float rounding
+    # corpus encoding: each batch padded to a fixed-width bucket (step, 2·step, …, passage_max_length; issue 40) so that
+    # a compiled or CUDA-graph encoder sees few shapes; 0: padded to its longest row.  Results equal up to float
+    # rounding; off by default: on this CPU, eager, it is slower (docs/bench/cpu/encode_buckets.json)
+    encode_bucket_step: int = 0
     # one packed, fixed-shape forward per encoder a training step (issue 24: no padding, at most four shapes per side);
     # part of the training key (packing reorders float sums)
     packing: bool = False
@@ -379,6 +383,7 @@ class EvalRun(ContrastiveMixRun):
     hybrid_step: float
     per_device_eval_batch_size: int = not_in_key()  # speed only: the scores do not depend on it
     encode_sort_window: int = not_in_key()
+    encode_bucket_step: int = not_in_key()  # speed only: the same embeddings up to float rounding
     search_chunk_size: int = not_in_key()
     keep_corpus_embeddings: bool = not_in_key()
     # the reduced corpus (Config.corpus_sample): judged + BM25's top depth + this many random passages; None: the whole

@@ -68,6 +68,12 @@ one that shares the tokenizer only reads the shards.  Then each window goes thro
   the host (:func:`codeswitch.common.fastpath.sdpa_ready`), embeddings stay on the
   device until the window's single device-to-host copy, which is waited for only
   after the next window's first batch is queued (so the device does not idle);
+* **fixed-width buckets** (``encode_bucket_step``, issue 40; off by default): each batch padded
+  to the narrowest of ``step, 2·step, …, max_length`` that holds its longest row, not to that
+  row, so the encoder sees at most (number of widths) × (full, last batch) shapes: what a
+  compiled or CUDA-graph encoder needs; the embeddings equal the unbucketed ones up to float
+  rounding (padding is masked; a test checks 1e-5).  Eager on a CPU it only adds padding
+  (``python -m benchmarks memory --compare-buckets 32``, ``docs/bench/cpu/encode_buckets.json``);
 * **resume**: after each window, the file is synced and ``<name>.progress.json``
   records the rows done; a killed encoding continues from there (the windows are
   the same, so the result is the same as an uninterrupted run), and

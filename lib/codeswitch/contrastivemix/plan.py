@@ -177,7 +177,7 @@ def eval_run(c: Config, model: TrainRun, bm25: Bm25Run) -> EvalRun:
     """One trained model scored on one target; ``hybrid_step`` (the hybrid weight's grid) goes in as configured."""
     return EvalRun(experiment="contrastivemix-eval", model=model, bm25=bm25, depth=c.depth, hybrid_step=c.hybrid_step,
                    per_device_eval_batch_size=c.per_device_eval_batch_size, encode_sort_window=c.encode_sort_window,
-                   search_chunk_size=c.search_chunk_size, keep_corpus_embeddings=c.keep_corpus_embeddings,
+                   encode_bucket_step=c.encode_bucket_step, search_chunk_size=c.search_chunk_size, keep_corpus_embeddings=c.keep_corpus_embeddings,
                    corpus_sample=c.corpus_sample)
 
 

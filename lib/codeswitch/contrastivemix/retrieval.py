@@ -161,7 +161,7 @@ def _dense_rankings(model, tokenizer, m: TrainRun, spec: EvalRun, coll, query_se
         corpus = encode_corpus(
             model.passage_model, tokenizer, coll.texts, len(coll), path,
             max_length=m.passage_max_length, batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window,
-            device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
+            bucket_step=spec.encode_bucket_step, device=profile.torch_device(), amp_dtype=profile.amp_dtype(), desc=f"encode {coll.name}",
             tokens=corpus_tokens(coll, tokenizer, m.passage_max_length),
         )
     dense = {

@@ -830,7 +830,7 @@ _FIELDS_BY_RULE = {
               "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "glue_size", "nli_size", "stsb_size"),
     "non_negative": ("warmup_steps", "corpus_sample", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
                      "reg_weight", "word_reg_weight", "patience", "heldout_pairs", "lexicon_valid_size", "construct_n",
-                     "encode_sort_window", "bm25_k1", "umap_min_dist", "bucket_cost", "align_layer", "std_ddof"),
+                     "encode_sort_window", "encode_bucket_step", "bm25_k1", "umap_min_dist", "bucket_cost", "align_layer", "std_ddof"),
     "unit": ("sentence_rate", "word_rate", "bm25_b", "softmax_threshold", "align_prob_threshold"),
     "unit_open": ("warmup_ratio",),
     "neighbors": ("umap_neighbors",),
