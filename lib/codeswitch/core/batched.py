@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["dropout_keep", "run_dropout", "additive_mask", "epoch_order", "check_routable", "RunSettings",
-           "RunRecord", "train_runs", "stack_groups"]
+           "RunRecord", "train_runs", "stack_groups", "pad_rows"]
 
 _M32 = 0xFFFFFFFF
 
@@ -205,7 +205,8 @@ def _optimizer(named: Mapping[str, torch.Tensor], model: torch.nn.Module, settin
                              eps=settings.eps, foreach=False)
 
 
-def _pad(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)``, ``(len(rows), width)``: the rows right-padded with ``pad_id``."""
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
@@ -280,7 +281,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
     orders = [epoch_order(n, s, settings.num_train_epochs) for s in seeds]
     seed_t = torch.tensor(seeds, dtype=torch.int64, device=device)
     records = [RunRecord(seed=s) for s in seeds]
-    val_ids, val_mask = _pad(validation[0], max(map(len, validation[0])), pad_id)
+    val_ids, val_mask = pad_rows(validation[0], max(map(len, validation[0])), pad_id)
     val_ids, val_mask = val_ids.to(device), val_mask.to(device)
     val_labels = torch.as_tensor(validation[1]).to(device)
     best = [(-1.0, None) for _ in seeds]
@@ -297,7 +298,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             rows = [[train[k][0][j] for j in idx[k].tolist()] for k in range(K)]
             labels = torch.stack([torch.as_tensor(train[k][1])[idx[k]] for k in range(K)])  # (K, B)
             width = max(len(r) for rs in rows for r in rs)
-            ids, mask = zip(*(_pad(rs, width, pad_id) for rs in rows))
+            ids, mask = zip(*(pad_rows(rs, width, pad_id) for rs in rows))
             ids, mask = torch.stack(ids).to(device), torch.stack(mask).to(device)  # (K, B, width)
             labels = labels.to(device)
             if plain:
