@@ -99,11 +99,10 @@ def finetune_stack(
         return _load(model_path, labels, seed)[1]
 
     train = (rows(splits["train"]), [e.label for e in splits["train"]])
-    validation = splits.get("validation") or splits["train"]
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    trained = train_runs(make_model, [s.seed for s in specs], [train] * len(specs),
-                         (rows(validation), [e.label for e in validation]), settings, batched=batched, pad_id=pad_id,
-                         device=device)
+    # no scoring while training (the Trainer's eval_strategy "no"): the final models are evaluated below, in batches
+    trained = train_runs(make_model, [s.seed for s in specs], [train] * len(specs), None, settings, batched=batched,
+                         pad_id=pad_id, device=device)
     evaluated = {name: (rows(ex), [e.label for e in ex]) for name, ex in _scored_splits(splits).items()}
     examples = rows(example_texts) if example_texts else None
     out = []
