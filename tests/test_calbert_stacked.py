@@ -136,6 +136,16 @@ def test_the_stacked_loop_refuses_packing_and_compile():
             CB_load(load_profile("smoke", {"calbert.batched_runs": 2, f"calbert.{other}": True}))
 
 
+
+def test_the_stacked_loop_refuses_other_precisions_before_training(tmp_path):
+    from codeswitch import calbert as CB
+
+    profile = load_profile("smoke", {**TINY, "calbert.batched_runs": 2, "precision": "bf16"}, output_root=tmp_path)
+    with pytest.raises(ValueError, match="fp32 only.*precision is bf16"):
+        CB.run(profile)
+    assert not (profile.runs_dir / "calbert").exists()  # nothing trained, nothing cached
+
+
 def CB_load(profile):
     from codeswitch.calbert.config import load
 

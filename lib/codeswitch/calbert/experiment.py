@@ -42,7 +42,7 @@ from .config import OBJECTIVES, SCRATCH, SECTION, Backbone, Config, FinetuneRun,
 from .data import TASKS, Pair, load_pairs, local_source, split_heldout
 from .plan import build_stages, objectives_needed, pretrain_seed, row_label, stage_dir
 from .scratch import mlm_from_scratch
-from .stacked import finetune_stack, stack_key
+from .stacked import finetune_stack, run_settings, stack_key
 from .train import SCORED_SPLITS, finetune_classifier, siamese_pretrain
 
 
@@ -280,6 +280,9 @@ def run(profile: Profile) -> Results:
     for task in TASKS:
         task_splits(profile, c, task)  # ...or missing or malformed task data
     pre, fine = build_stages(profile, c)
+    for spec in fine:
+        if spec.loop == "stacked":
+            run_settings(spec)  # ...or a setting the stacked loop cannot train (precision other than fp32, part epochs)
     cache = _cache(profile, "pretrain")
     for spec in pre:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
