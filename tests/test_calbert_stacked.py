@@ -150,3 +150,24 @@ def CB_load(profile):
     from codeswitch.calbert.config import load
 
     return load(profile)
+
+
+def test_a_stack_keeps_each_runs_classifier(tmp_path, backbones_dir):
+    """keep_models: all with a stack of 3: each run's own classifier is kept, and it predicts what its record says."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from codeswitch import calbert as CB
+    from codeswitch.calbert import experiment as E
+
+    profile = load_profile("smoke", {**TINY, "calbert.batched_runs": 3, "calbert.keep_models": "all"}, output_root=tmp_path)
+    sail = [(s, r) for s, r in CB.run(profile) if s.task == "sail"]
+    assert len(sail) == len(SEEDS)
+    heads = []
+    for spec, record in sail:
+        folder = E.kept_dir(profile, spec)
+        model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+        tok = AutoTokenizer.from_pretrained(folder)
+        enc = tok(record["examples"]["texts"], padding=True, truncation=True, max_length=spec.max_seq_length, return_tensors="pt")
+        assert model(**enc).logits.argmax(-1).tolist() == record["examples"]["predicted"]
+        heads.append(model.classifier.weight.detach())
+    assert float((heads[0] - heads[1]).abs().max()) > 1e-4  # each run's own model, not one model three times
