@@ -21,7 +21,8 @@ d_srt   (d) sorted by length within windows of 32 batches       what ``encode_co
 b_hf    (b) inside the HF Trainer, its loop and data loading    ``glue.train.build_trainer`` → ``train()``
 e       CalBERT fine-tuning step, batch 4, SAIL sample texts    ``calbert.train.finetune_classifier``
 e_bt    10 CalBERT fine-tunes stacked (8 sentences a run),     ``core.batched.train_runs`` (vmap);
-        and one alone (e_bt1); fp32, BERT-base-cased shape      not in the default paths (issue 43 runs it)
+        4 (e_bt4) and one alone (e_bt1); fp32, BERT-base-cased  not in the default paths (issue 43 runs it:
+                                                                scripts/device_bench.sh lists it)
 f       alignment step (Lc, all layers), batch 8, pre-tokenised ``alignment.train._batch_loss``, f and f0
 host    µs per ``torch.empty``, 64³ matmul, Python call         names a slow host
 t_a     host: one DataLoader worker preparing (a)'s step        ``LengthBucketCollator`` (WordPiece)
@@ -1003,11 +1004,13 @@ def calbert_finetune(ctx: Context, *, packed: bool = False, graphs: bool = False
 
 #: runs a batched CalBERT step (e_bt) stacks: the paper's 10 seeds of one (task, backbone, variant) cell
 BATCHED_RUNS = 10
+#: every (row, K) e_bt measures in one process: one run alone, 4 and 10 stacked (calbert.batched_runs: 1, 4, 10)
+BATCHED_ROWS = (("e_bt1", 1), ("e_bt4", 4), ("e_bt", BATCHED_RUNS))
 
 
 def calbert_batched(ctx: Context) -> list[Measurement]:
     """(e_bt) :data:`BATCHED_RUNS` CalBERT fine-tunes stacked into one model (``codeswitch.core.batched``, issue 40
-    item 1), and (e_bt1) the same step of one run alone, in one process: 8 SAIL-length sentences a run, BERT-base-cased's
+    item 1), (e_bt4) 4 of them and (e_bt1) the same step of one run alone, in one process: 8 SAIL-length sentences a run, BERT-base-cased's
     shape (``--full``; vocabulary 28,996, random weights, eager attention) or the smoke one, fp32, AdamW per run.  The
     GPU row of the CPU measurement in ``docs/bench/cpu/batched_runs.json``; a row's ``step_time_s`` is one run's share
     (the stacked step ÷ K), so e_bt1 / e_bt is the speed-up."""
@@ -1016,7 +1019,7 @@ def calbert_batched(ctx: Context) -> list[Measurement]:
     size = "paper" if ctx.glue_arch is XLMR_LARGE else "smoke"
     layers = ctx.layers or (12 if size == "paper" else None)
     rows = []
-    for key, k in (("e_bt1", 1), ("e_bt", BATCHED_RUNS)):
+    for key, k in BATCHED_ROWS:
         t = step_time(size, k, batched=k > 1, warmup=ctx.warmup, steps=ctx.steps, device=str(ctx.device), layers=layers)
         rows.append(Measurement(key, f"(e) CalBERT fine-tuning step, {k} run(s) " + ("stacked (vmap)" if k > 1 else "alone"),
                                 f"BERT-base-cased shape, {layers} layers" if size == "paper" else "tiny-bert shape",
@@ -1187,7 +1190,7 @@ HOT_PATHS: dict[str, tuple[str, Callable[[Context], list[Measurement]]]] = {
     "f_pk_cg": ("alignment step, packed, CUDA graphs (alignment.torch_compile: reduce-overhead; CUDA only)",
                 lambda ctx: alignment(ctx, packed=True, graphs=True)),
     "e": ("CalBERT fine-tuning step at batch 4 (HF Trainer)", lambda ctx: calbert_finetune(ctx)),
-    "e_bt": ("CalBERT fine-tuning steps, 10 runs stacked into one model (codeswitch.core.batched), and one run alone (e_bt1)",
+    "e_bt": ("CalBERT fine-tuning steps, 10 runs stacked into one model (codeswitch.core.batched), 4 (e_bt4) and one alone (e_bt1)",
              lambda ctx: calbert_batched(ctx)),
     "f": ("alignment step (Lc, all layers, tokenisation inside)", lambda ctx: alignment(ctx)),
     "d": ("corpus encoding", lambda ctx: encoding(ctx)),

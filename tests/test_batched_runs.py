@@ -83,6 +83,22 @@ def test_runs_are_their_own(both):
     assert float((_make(11).classifier.weight - batched[0].state["classifier.weight"]).abs().max()) > 1e-3
 
 
+def test_without_validation_the_runs_train_the_same(both):
+    """No validation split (selection "last"): nothing is scored while training, the runs train exactly as above."""
+    import dataclasses
+
+    separate, _ = both
+    last = dataclasses.replace(SETTINGS, selection="last")
+    seeds, sets = [11, 22, 33], [_data(20, 0), _data(20, 0), _data(20, 2)]
+    for b, s in zip(train_runs(_make, seeds, sets, None, last, batched=True), separate):
+        assert b.scores == [] and b.logits is None and b.selected_epoch == SETTINGS.num_train_epochs - 1
+        _close(s.losses, b.losses, f"run {s.seed}: losses per step")
+        for name in s.state:
+            _close(s.state[name], b.state[name], f"run {s.seed}: final {name}")
+    with pytest.raises(ValueError, match="needs a validation split"):
+        train_runs(_make, seeds, sets, None, SETTINGS, batched=True)
+
+
 def test_dropout_masks_per_run_reproducible_and_fair():
     shape, p = (8, 16, 64), 0.1
     a = dropout_keep(shape, p, seed=11, step=3, call=2)

@@ -127,6 +127,17 @@ def test_physical_limit_counts_attention_and_adamw():
     assert r0.glue_flops_per_token > 6 * K.LINEAR_PARAMS["xlm-roberta-large"] * 1.01
 
 
+def test_batched_runs_are_not_priced_and_say_so():
+    """calbert.batched_runs has no GPU row measured (issue 43): 07 is priced as separate runs, and the table says so."""
+    stacked = {"calbert.batched_runs": 10, "calbert.packing": False}
+    _, rows = K.notebook_costs(REPORT, overrides=stacked, encode_passages_per_s=3921.0)
+    _, plain = K.notebook_costs(REPORT, overrides={"calbert.packing": False}, encode_passages_per_s=3921.0)
+    got, want = rows[-1], plain[-1]
+    assert got["notebook"] == "07" and got["hours"] == want["hours"] and got["steps"] == want["steps"]
+    assert "not priced (no GPU measurement; issue 43)" in got["unpriced"] and "unpriced" not in want
+    assert "calbert.batched_runs: 10: not priced" in K.cost_table(REPORT, overrides=stacked)
+
+
 def test_a_delta_profile_is_priced_by_its_caps(tmp_path):
     """A profile's row caps, epochs, seeds and grids change the price (as the coming `quick` profile will)."""
     prof = tmp_path / "small.yaml"

@@ -33,7 +33,7 @@ from typing import Any, Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import Profile, backbones_from, check_fields, section_prepare
+from ..core.profiles import ConfigError, Profile, backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -248,17 +248,38 @@ class Config:
     # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing); in the run key when
     # on.  CPU runs work either way; off in every profile until a GPU row measures it.
     torch_compile: TorchCompile = False
+    # fine-tuning (issue 40): null: the HF Trainer, one run at a time (every profile); K >= 1: the stacked loop
+    # (codeswitch.calbert.stacked over core.batched: fp32, counter-based dropout, each run's own seed, data order,
+    # AdamW and record), the runs of one (task, backbone, variant) that differ only in seed trained K at a time as one
+    # model.  Its run keys carry loop: stacked, never K (K = 1 and K = 10 give the same records to 1e-5)
+    batched_runs: int | None = None
 
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
         check_fields(self)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
+        check_batched_runs(self.batched_runs, packing=self.packing, torch_compile=self.torch_compile)
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {list(SELECTIONS)}, got {self.selection!r}")
 
     def task(self, name: str) -> TaskConfig:
         return {"sail": self.sail, "iitp": self.iitp}[name]
+
+
+def check_batched_runs(k: Any, *, packing: bool, torch_compile: Any) -> None:
+    """``calbert.batched_runs``: null or an integer >= 1; the stacked loop pads its steps and runs eagerly, so it takes
+    neither ``packing`` nor ``torch_compile``."""
+    where = f"{SECTION}.batched_runs"
+    if k is None:
+        return
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"{where}: must be null (the HF Trainer, one run at a time) or an integer >= 1 "
+                          f"(runs trained together as one stacked model), got {k!r}", ("batched_runs",))
+    for name, on in (("packing", packing), ("torch_compile", torch_compile)):
+        if on:
+            raise ConfigError(f"{where}: {k} trains the stacked loop (padded steps, eager), which does not take "
+                              f"{SECTION}.{name}: set {name}: false, or batched_runs: null", ("batched_runs",))
 
 
 # keys renamed to Hugging Face's names (or the one backbone schema): the old spelling is an error naming the new one
@@ -404,6 +425,9 @@ class FinetuneRun(CalbertRun):
     torch_compile: TorchCompile | None = None  # True / "reduce-overhead": the model's training forward compiled (None: off, out of the key)
     max_train_samples: int | None = None  # the training rows kept (None: every row, out of the key)
     train_sample: str | None = None  # how they were cut (core.sampling): "random"; None: the first rows
+    # the training loop: None: the HF Trainer (out of the key); "stacked": codeswitch.calbert.stacked (calbert.batched_runs
+    # set: another dropout and data order, so another record; how many runs share a stack is not in the key)
+    loop: str | None = None
 
     def inputs(self) -> Mapping[str, str]:
         return {"data": self.source, "model": self.model}

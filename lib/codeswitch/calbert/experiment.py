@@ -42,6 +42,7 @@ from .config import OBJECTIVES, SCRATCH, SECTION, Backbone, Config, FinetuneRun,
 from .data import TASKS, Pair, load_pairs, local_source, split_heldout
 from .plan import build_stages, objectives_needed, pretrain_seed, row_label, stage_dir
 from .scratch import mlm_from_scratch
+from .stacked import finetune_stack, run_settings, stack_key
 from .train import SCORED_SPLITS, finetune_classifier, siamese_pretrain
 
 
@@ -160,30 +161,91 @@ def run_one(spec: PretrainRun | ScratchRun | FinetuneRun, profile: Profile) -> d
     keep_models = load(profile).keep_models
     if isinstance(spec, (PretrainRun, ScratchRun)):
         return _pretrain(spec, profile, keep_models)
-    path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile, keep_models))
-    splits = capped(_task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase)),
-                    spec.max_train_samples, spec.train_sample or "head")
-    keep = None
-    if kept.wanted(keep_models, spec):  # the fine-tuned classifier, with its label maps
-
-        def keep(model, tokenizer, results):
-            scores = {f"{m} ({split})": v for split in SCORED_SPLITS for m, v in (results.get(split) or {}).items()
-                      if m != "n"}
-            kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sequence-classification", profile=profile,
-                      notebook="07", scores=scores,
-                      save=lambda d: (model.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))
-
+    if spec.loop == "stacked":
+        return finetune_stacks([[spec]], profile, batched=False)[0]
+    path, splits = _finetune_inputs(spec, profile, keep_models)
+    keep = _keeper(spec, profile, keep_models)
     with profile.torch_threads():
         result = finetune_classifier(spec, path, splits, device=profile.torch_device().type,
                                      desc=f"{spec.task} {row_label(spec.backbone, spec.variant)} seed {spec.seed}",
                                      example_texts=example_texts(spec.task, spec.romanise, bool(spec.itrans_lowercase)),
-                                     keep=keep)
+                                     keep=None if keep is None else lambda m, t, r: keep(spec, m, t, r))
+    return _finished(spec, result)
+
+
+def _finetune_inputs(spec: FinetuneRun, profile: Profile, keep_models: str) -> tuple[str, dict]:
+    """``(model path, splits)`` of a fine-tuning: its backbone or pre-trained checkpoint (pre-trained first where
+    missing), its task's splits as the model sees them."""
+    path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile, keep_models))
+    splits = capped(_task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase)),
+                    spec.max_train_samples, spec.train_sample or "head")
+    return path, splits
+
+
+def _keeper(spec: FinetuneRun, profile: Profile, keep_models: str):
+    """``keep(spec, model, tokenizer, results)``: keeps the fine-tuned classifier with its label maps, where
+    ``keep_models`` wants this run (else ``None``)."""
+    if not kept.wanted(keep_models, spec):
+        return None
+
+    def keep(spec, model, tokenizer, results):
+        scores = {f"{m} ({split})": v for split in SCORED_SPLITS for m, v in (results.get(split) or {}).items()
+                  if m != "n"}
+        kept.keep(kept_dir(profile, spec), spec, kept_row(spec), fmt="sequence-classification", profile=profile,
+                  notebook="07", scores=scores,
+                  save=lambda d: (model.save_pretrained(d, safe_serialization=True), tokenizer.save_pretrained(d)))
+
+    return keep
+
+
+def _finished(spec: FinetuneRun, result: dict) -> dict:
     if spec.variant == SCRATCH:
         # A transformer pre-trained from scratch (Tables 8, 13) is not held to the majority-class baseline: on the
         # smoke profile's 32 pairs it learns token statistics (its MLM run carries that learning entry), not
         # sentiment, and its fine-tunes score near chance.
         result.pop(LEARNING, None)
     return result
+
+
+def finetune_stacks(stacks: Sequence[Sequence[FinetuneRun]], profile: Profile, *, batched: bool = True) -> list[dict]:
+    """The records of the ``loop: stacked`` fine-tunings, stack by stack (:func:`codeswitch.calbert.stacked.finetune_stack`:
+    each stack's runs differ only in seed; ``batched``: a stack as one model, else run by run), in order."""
+    keep_models = load(profile).keep_models
+    out = []
+    for stack in stacks:
+        spec = stack[0]
+        path, splits = _finetune_inputs(spec, profile, keep_models)
+        keepers = {s.seed: _keeper(s, profile, keep_models) for s in stack}
+
+        def keep(s, model, tokenizer, record):
+            if keepers[s.seed] is not None:
+                keepers[s.seed](s, model, tokenizer, record)
+
+        with profile.torch_threads():
+            records = finetune_stack(stack, path, splits, batched=batched and len(stack) > 1,
+                                     device=profile.torch_device().type, keep=keep,
+                                     example_texts=example_texts(spec.task, spec.romanise, bool(spec.itrans_lowercase)))
+        out += [_finished(s, r) for s, r in zip(stack, records)]
+    return out
+
+
+def _run_stacked(fine, profile: Profile, k: int) -> None:
+    """``calbert.batched_runs: k``: the fine-tunings not cached yet, K of one cell at a time as one model, each
+    record written to the run cache under its own key (the grid then reads them from there)."""
+    import time
+
+    from ..core.batched import stack_groups
+
+    cache = _cache(profile, "finetune")
+    missing = [s for s in fine if s.loop == "stacked" and cache.get(s.key()) is None]
+    for stack in stack_groups(missing, k, key=stack_key):
+        print(f"[calbert] {len(stack)} fine-tunings stacked: {stack[0].task} "
+              f"{row_label(stack[0].backbone, stack[0].variant)}, seeds {[s.seed for s in stack]}", flush=True)
+        start = time.perf_counter()
+        records = finetune_stacks([stack], profile)
+        seconds = (time.perf_counter() - start) / len(stack)  # each run's share of its stack
+        for spec, record in zip(stack, records):
+            cache.put(spec.key(), record, seconds=seconds)
 
 
 def example_texts(task: str, romanise: bool, lowercase: bool) -> list[str]:
@@ -218,11 +280,17 @@ def run(profile: Profile) -> Results:
     for task in TASKS:
         task_splits(profile, c, task)  # ...or missing or malformed task data
     pre, fine = build_stages(profile, c)
+    for spec in fine:
+        if spec.loop == "stacked":
+            run_settings(spec)  # ...or a setting the stacked loop cannot train (precision other than fp32, part epochs)
     cache = _cache(profile, "pretrain")
     for spec in pre:
         if spec.key() in cache and not _has_checkpoint(checkpoint_dir(profile, spec)):
             cache.path(spec.key()).unlink()
-    first, second = pre.run(run_one, profile), fine.run(run_one, profile)
+    first = pre.run(run_one, profile)
+    if c.batched_runs is not None:
+        _run_stacked(fine, profile, c.batched_runs)
+    second = fine.run(run_one, profile)
     if c.keep_models == "best":  # every candidate was kept while fine-tuning: keep each row's selected run
         kept.prune_to_best(profile.runs_dir / SECTION, [(s, kept_row(s), _selection_score(s, r)) for s, r in second])
     return Results(first.specs + second.specs, first.records + second.records)

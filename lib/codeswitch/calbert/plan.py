@@ -106,6 +106,7 @@ def finetune_spec(profile: Profile, c: Config, task: str, backbone: Backbone | S
         backbone_id=_tiny_id(backbone.model), backbone=backbone.name, packing=True if c.packing else None,
         torch_compile=c.torch_compile or None,
         max_train_samples=t.max_train_samples, train_sample=train_sample(profile, t.max_train_samples),
+        loop=None if c.batched_runs is None else "stacked",
     )
 
 

@@ -375,9 +375,9 @@ def finetune_classifier(
     return results
 
 
-def _classifier(model_path: str, labels: Sequence[str]):
+def _classifier(model_path: str, labels: Sequence[str], **model_kw):
     """``(tokenizer, model)``: the transformer of ``model_path`` with a new classification head over ``labels``
-    (its weights drawn from torch's generator: seed before the call)."""
+    (its weights drawn from torch's generator: seed before the call); ``model_kw``: more ``from_pretrained`` arguments."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     with quiet_transformers():
@@ -387,6 +387,7 @@ def _classifier(model_path: str, labels: Sequence[str]):
             num_labels=len(labels),
             id2label=dict(enumerate(labels)),
             label2id={name: i for i, name in enumerate(labels)},
+            **model_kw,
         )
     return tokenizer, model
 

@@ -24,7 +24,8 @@ What each run keeps of its own, in both paths
   AdamWs when the runs share learning rate, schedule, betas, eps and weight decay (a stack groups only such runs);
   bias and LayerNorm weights are not decayed (as the Hugging Face Trainer groups them);
 * **its gradient clipping**: the global norm is each run's own (the squared norms summed over parameters per run);
-* **its selection and record**: each epoch every run is scored on the validation split; a run's selected epoch,
+* **its selection and record**: each epoch every run is scored on the validation split (where one is given; with
+  none, the selection is the last epoch and the caller scores the final parameters); a run's selected epoch,
   per-step losses, scores and logits are its own (:class:`RunRecord`).
 
 Shapes: a batched step pads the K runs' batches to the longest row among them; attention reads a 4-D additive mask
@@ -48,7 +49,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["dropout_keep", "run_dropout", "additive_mask", "epoch_order", "check_routable", "RunSettings",
-           "RunRecord", "train_runs", "stack_groups"]
+           "RunRecord", "train_runs", "stack_groups", "pad_rows"]
 
 _M32 = 0xFFFFFFFF
 
@@ -205,7 +206,8 @@ def _optimizer(named: Mapping[str, torch.Tensor], model: torch.nn.Module, settin
                              eps=settings.eps, foreach=False)
 
 
-def _pad(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)``, ``(len(rows), width)``: the rows right-padded with ``pad_id``."""
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
@@ -233,7 +235,7 @@ def train_runs(
     make_model: Callable[[int], torch.nn.Module],
     seeds: Sequence[int],
     train: Sequence[tuple[Sequence[Sequence[int]], Sequence[int]]],
-    validation: tuple[Sequence[Sequence[int]], Sequence[int]],
+    validation: tuple[Sequence[Sequence[int]], Sequence[int]] | None,
     settings: RunSettings,
     *,
     batched: bool,
@@ -245,11 +247,14 @@ def train_runs(
 
     ``make_model(seed)``: a fresh classifier (its forward takes ``input_ids``, ``attention_mask`` and returns
     ``.logits``), built the same for both paths; ``train[k]``: run k's ``(token-id rows, labels)``, all of one size;
-    ``validation``: ``(rows, labels)`` shared by the runs.  Returns one :class:`RunRecord` per seed, in order.
+    ``validation``: ``(rows, labels)`` shared by the runs, scored each epoch (``None`` with ``selection="last"``: no
+    scoring, the records hold no scores or logits; the caller evaluates the final parameters itself).  Returns one :class:`RunRecord` per seed, in order.
     ``on_step(step)``: called after each optimiser step (a benchmark's clock); ``device``: where the runs train
     (fp32; the records' tensors come back on the CPU).
     """
     _check_data(train, seeds)
+    if validation is None and settings.selection != "last":
+        raise ValueError(f"train_runs: selection {settings.selection!r} needs a validation split")
     if batched:
         return _train_stacked(make_model, list(seeds), train, validation, settings, pad_id, on_step, torch.device(device))
     return [_train_stacked(make_model, [s], [t], validation, settings, pad_id, on_step, torch.device(device), plain=True)[0]
@@ -280,9 +285,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
     orders = [epoch_order(n, s, settings.num_train_epochs) for s in seeds]
     seed_t = torch.tensor(seeds, dtype=torch.int64, device=device)
     records = [RunRecord(seed=s) for s in seeds]
-    val_ids, val_mask = _pad(validation[0], max(map(len, validation[0])), pad_id)
-    val_ids, val_mask = val_ids.to(device), val_mask.to(device)
-    val_labels = torch.as_tensor(validation[1]).to(device)
+    val = None if validation is None else _validation_tensors(validation, pad_id, device)
     best = [(-1.0, None) for _ in seeds]
 
     def forward(p, b, ids, mask, seed, step):
@@ -297,7 +300,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             rows = [[train[k][0][j] for j in idx[k].tolist()] for k in range(K)]
             labels = torch.stack([torch.as_tensor(train[k][1])[idx[k]] for k in range(K)])  # (K, B)
             width = max(len(r) for rs in rows for r in rs)
-            ids, mask = zip(*(_pad(rs, width, pad_id) for rs in rows))
+            ids, mask = zip(*(pad_rows(rs, width, pad_id) for rs in rows))
             ids, mask = torch.stack(ids).to(device), torch.stack(mask).to(device)  # (K, B, width)
             labels = labels.to(device)
             if plain:
@@ -319,9 +322,13 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
                 records[k].losses.append(v)
             if on_step is not None:
                 on_step(step)
-        logits = _evaluate(base, params, buffers, val_ids, val_mask, plain)  # (K, N, C)
+        if val is None:  # nothing scored: the model at the end
+            for r in records:
+                r.selected_epoch = epoch
+            continue
+        logits = _evaluate(base, params, buffers, val[0], val[1], plain)  # (K, N, C)
         for k in range(K):
-            acc = float((logits[k].argmax(-1) == val_labels).float().mean())
+            acc = float((logits[k].argmax(-1) == val[2]).float().mean())
             records[k].scores.append(acc)
             if settings.selection == "last" or acc > best[k][0]:  # first of equal scores
                 best[k] = (acc, epoch)
@@ -329,6 +336,12 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
     for k in range(K):
         records[k].state = {name: (t if plain else t[k]).detach().cpu().clone() for name, t in params.items()}
     return records
+
+
+def _validation_tensors(validation, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(ids, mask, labels)`` of the validation split on ``device``, padded to its longest row."""
+    ids, mask = pad_rows(validation[0], max(map(len, validation[0])), pad_id)
+    return ids.to(device), mask.to(device), torch.as_tensor(validation[1]).to(device)
 
 
 @torch.no_grad()
