@@ -306,3 +306,24 @@ CPU_PINNED = {"01": 14.0118, "02": 16264.8819, "03": 36741.8723, "04": 65602.915
 def test_each_notebooks_cpu_hours_are_pinned_by_a_fixed_cpu_record():
     _, rows = K.notebook_costs(K.cpu_steps_report(CPU_RECORD, {"run_overhead_s": 0.0, "load_save_s_per_param": 0.0}))
     assert {r["notebook"]: r["hours"] for r in rows} == pytest.approx(CPU_PINNED, rel=1e-6)
+
+
+@pytest.mark.parametrize("standin", ["distilbert-cased", "mbart50"])
+def test_a_timed_step_is_a_record_row_the_cpu_pricing_reads(standin):
+    """``overhead --steps`` on a tiny model of each kind (an encoder, an encoder-decoder): 2 steps, the first AdamW
+    update apart, and 2 forwards; the row names the hub id the cost model prices."""
+    import torch
+    from transformers import DistilBertConfig, DistilBertModel, MBartConfig, MBartModel
+
+    from benchmarks.overhead import time_steps
+
+    torch.manual_seed(0)
+    model = (DistilBertModel(DistilBertConfig(vocab_size=64, dim=16, n_layers=1, n_heads=2, hidden_dim=32)) if standin == "distilbert-cased"
+             else MBartModel(MBartConfig(vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                                         decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32)))
+    row = time_steps(standin, model, "07", 2, 4, 8, repeats=2)
+    assert row["model"] == {"distilbert-cased": "distilbert-base-cased", "mbart50": "facebook/mbart-large-50"}[standin]
+    assert len(row["train"]["forward_backward_s"]["all"]) == 2 and len(row["train"]["adamw_s"]["all"]) == 1
+    assert len(row["eval"]["forward_s"]["all"]) == 2 and row["params"] == sum(p.numel() for p in model.parameters())
+    (rates,) = K.cpu_rates({"rows": [row]})
+    assert rates["train_flop_s"] == pytest.approx(K.step_flops(row["model"], 2, 8) / row["train"]["forward_backward_s"]["median"])
