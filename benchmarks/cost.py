@@ -1109,7 +1109,8 @@ def cost_table(
         extra += f"; models by groups per step {r['groups']}" if r.get("groups") else ""
         extra += f"; {r['finetune_steps_small_batch']:,} fine-tuning steps at batch ≤ 8" if r.get("finetune_steps_small_batch") else ""
         lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['steps']:,} | {hours}{extra} | {r['source']} |")
-    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | target ≤ 12 |")
+    target = "target ≤ 12" if "hours_unit" not in report else ""  # the GPU-hour target; a CPU's hours have none
+    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | {target} |")
     floor = ("not measured (no (e) row): steps priced by their compute only, an under-estimate for small batches"
              if rates.floor_s_per_layer is None else f"{rates.floor_s_per_layer * 12e3:.2f} ms per step of a 12-layer model (from (e))")
     align = (f"alignment {rates.align_s_per_step * 1e3:.1f} ms/step (f, {rates.align_batch} pairs)" if rates.align_s_per_step
