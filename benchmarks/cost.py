@@ -41,7 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -238,6 +238,9 @@ class Rates:
     # with at most that many layers exceeds it (:func:`_floor_s`)
     floor_cap_s: float | None = None
     floor_cap_layers: int = 0
+    # per-backbone measured rates (:func:`cpu_steps_report`): an :class:`Arch` -> (training, forward) multipliers of the
+    # time its FLOPs take at the report's own rate; a backbone not in it runs at that rate (1, 1)
+    arch_scale: Mapping = field(default_factory=dict)
 
     @classmethod
     def from_report(cls, report: Mapping) -> "Rates":
@@ -295,6 +298,7 @@ class Rates:
             save_s_per_param=float(report.get("save_s_per_param", 0.0)),
             floor_cap_s=hf["step_time_s"] if floor is not None and hf and hf.get("step_time_s") else None,
             floor_cap_layers=lyr(glue_arch),
+            arch_scale={ARCH[m]: (float(t), float(f)) for m, t, f in report.get("arch_scale", ())},
         )
 
 
@@ -436,6 +440,12 @@ def _floor_s(layers: int, rates: Rates) -> float:
     return floor
 
 
+def _scale(model, rates: Rates, train: bool = True) -> float:
+    """The multiplier of ``model``'s compute time for its own measured rate (:attr:`Rates.arch_scale`; 1 without)."""
+    pair = rates.arch_scale.get(_arch(model)) if rates.arch_scale else None
+    return 1.0 if pair is None else pair[0 if train else 1]
+
+
 def _layers(model) -> int | None:
     a = _arch(model)
     return None if a is None else a.all_layers
@@ -450,7 +460,7 @@ def step_s(model, rates: Rates, tokens: float, row_len: float, *, train: bool = 
     if a is None:
         return math.nan
     share = forwards if train else forwards / 3
-    compute = tokens * _train_s(a, rates, row_len) * share
+    compute = tokens * _train_s(a, rates, row_len) * share * _scale(a, rates, train)
     return max(_floor_s(a.all_layers, rates) * share, compute) + (rates.adamw_s_per_param * a.params if train else 0.0)
 
 
@@ -510,9 +520,9 @@ def concse_hours(profile, rates: Rates, jobs: list | None = None) -> tuple[dict,
         per_sentence = rates.concse_s_per_sentence * ratio * length_factor(spec.max_length)
         a = _arch(spec.model)
         n_steps = optimiser_steps(nli, spec.batch_size, spec.num_train_epochs)
-        step = max(_floor_s(a.all_layers, rates) if a else math.nan, columns * spec.batch_size * per_sentence)
+        step = max(_floor_s(a.all_layers, rates) if a else math.nan, columns * spec.batch_size * per_sentence * _scale(a, rates))
         step += rates.adamw_s_per_param * (a.params if a else math.nan)
-        evals = 2 * (dev * spec.num_train_epochs + tests) * per_sentence / 3
+        evals = 2 * (dev * spec.num_train_epochs + tests) * per_sentence / 3 * _scale(a, rates, train=False)
         return (n_steps * step + evals + run_s(spec.model, rates, saves=saves_model(c))) / 3600
 
     def steps(spec) -> int:
@@ -586,7 +596,7 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
         at least the fixed cost of its two encoders; plus both encoders' AdamW update where priced apart."""
         nq, np_ = ir_groups(m)
         tokens = nq * rates.ir_query_tokens + np_ * rates.ir_passage_tokens
-        compute = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio * tokens / measured_tokens
+        compute = rates.ir_s_per_step * (c.batch_size / rates.ir_batch) * ratio * tokens / measured_tokens * _scale(a, rates)
         layers = a.all_layers if a else math.nan
         return max(_floor_s(layers, rates), compute) + 2 * rates.adamw_s_per_param * (a.params if a else math.nan)
 
@@ -601,7 +611,7 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     untrained: dict = {}  # the untrained backbone's encoding of each target (the learning check's baseline): once each
     for e in evals:
         passages = reduced_passages(e, sizes, corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6)
-        hours = passages / rates.encode_passages_per_s * ratio / 3600
+        hours = passages / rates.encode_passages_per_s * ratio * _scale(a, rates, train=False) / 3600
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
         untrained[(e.bm25.benchmark, e.bm25.language)] = hours
@@ -682,7 +692,8 @@ def construction_hours(profile, rates: Rates) -> dict:
     if not k.construct_n:  # every training item: sizes not modelled
         return {"runs": 1, "hours": math.nan, "steps": 0}
     sentences = sum(k.construct_n * (2 if TASKS[t].pair else 1) for t in TASKS)
-    hours = (sentences * 2 * 128 * _train_s(k.hf_model, rates, 128) / 3 + run_s(k.hf_model, rates, saves=False)) / 3600  # a translator: nothing saved
+    forward = _train_s(k.hf_model, rates, 128) / 3 * _scale(k.hf_model, rates, train=False)
+    hours = (sentences * 2 * 128 * forward + run_s(k.hf_model, rates, saves=False)) / 3600  # a translator: nothing saved
     return {"runs": 1, "hours": hours, "steps": 0}  # no training
 
 
@@ -981,12 +992,79 @@ def overhead_fields(over: Mapping | None = None) -> dict:
             "save_s_per_param": o.get("save_s_per_param", 0.0)}
 
 
+def step_flops(model, batch: int, length: int, train: bool = True) -> float:
+    """The cost model's FLOPs of one step of ``model`` over ``batch`` rows of ``length`` tokens: ``6·N·T + 12·ℓ·H·B·L²``
+    for training (matmuls and attention), a third of it for a forward."""
+    a = _arch(model)
+    flops = batch * length * (6 * a.linear + 12 * a.all_layers * a.hidden * length)
+    return flops if train else flops / 3
+
+
+def cpu_rates(record: Mapping) -> list[dict]:
+    """Per backbone of a ``python -m benchmarks overhead --steps`` record: its measured training rate (the cost model's
+    FLOPs of the step over its median forward + backward), forward rate (the evaluation forward's) and AdamW seconds
+    per parameter (the median update after the first, which allocates the optimiser's state)."""
+    out = []
+    for r in record["rows"]:
+        if r["model"] not in ARCH:
+            raise ValueError(f"{r['model']!r} (stand-in {r.get('standin')}): no architecture in benchmarks.cost.ARCH")
+        row = {"model": r["model"], "notebook": r["notebook"], "length": r["length"], "params": r["params"]}
+        t = r.get("train")
+        if t:
+            fb = t["forward_backward_s"]["median"]
+            row |= {"batch": t["batch"], "train_s": fb, "train_flop_s": step_flops(r["model"], t["batch"], r["length"]) / fb,
+                    "adamw_s": t["adamw_s"]["median"], "adamw_s_per_param": t["adamw_s"]["median"] / r["params"]}
+        e = r["eval"]
+        row |= {"eval_batch": e["batch"], "forward_s": e["forward_s"]["median"],
+                "forward_flop_s": step_flops(r["model"], e["batch"], r["length"], train=False) / e["forward_s"]["median"]}
+        out.append(row)
+    return out
+
+
+def cpu_steps_report(record: Mapping, overhead: Mapping | None = None, *, source: str = "the record",
+                     measured: Mapping | None = None) -> dict:
+    """A report whose rates are a CPU's, measured per backbone (:func:`cpu_rates`), for :func:`notebook_costs`.
+
+    Every step is priced at its backbone's own measured rates: its training FLOPs at the training rate, its forward
+    FLOPs (evaluation, corpus encoding, 01's translation) at the forward rate, plus AdamW's update at the median
+    measured seconds per parameter.  Built as :func:`assumed_report` at the median training rate (the reference: a
+    backbone the record lacks, such as CalBERT's from-scratch models, runs at it, training and forwards alike), each
+    measured backbone's time scaled by reference / its own rate (:attr:`Rates.arch_scale`).  No fixed cost per step;
+    ``overhead``: the per-run keys (:func:`overhead_fields`); ``measured``: as :func:`assumed_report`'s (tokens per row
+    of the short-sentence sets from a GPU report)."""
+    rows = cpu_rates(record)
+    trained = [r for r in rows if "train_flop_s" in r]
+    if not trained:
+        raise ValueError(f"{source}: no training step measured")
+    ref = _median([r["train_flop_s"] for r in trained])
+    report = assumed_report(1.0, ref / 1e12, None, measured=measured, **dict(overhead or {}))
+    report["adamw_s_per_param"] = _median([r["adamw_s_per_param"] for r in trained])
+    report["arch_scale"] = [(r["model"], ref / r["train_flop_s"] if "train_flop_s" in r else 1.0, ref / r["forward_flop_s"])
+                            for r in rows]
+    report["hours_unit"] = "CPU-hours"
+    report["environment"] = {"device": f"this CPU, per-backbone rates measured by {source} (median training rate "
+                                       f"{ref / 1e9:.1f} GFLOP/s; AdamW {report['adamw_s_per_param'] * 1e9:.1f} ns/parameter)"}
+    return report
+
+
+def cpu_rates_table(record: Mapping) -> str:
+    """The measured per-backbone CPU rates of a ``--steps`` record, as a Markdown table."""
+    lines = ["| backbone | notebook shape | forward + backward | training rate | AdamW update | eval forward | forward rate |",
+             "|---|---|---|---|---|---|---|"]
+    for r in cpu_rates(record):
+        train = (f"{r['batch']} x {r['length']} | {r['train_s']:.2f} s | {r['train_flop_s'] / 1e9:.1f} GFLOP/s | "
+                 f"{r['adamw_s']:.2f} s ({r['params'] / 1e6:.0f} M parameters)") if "batch" in r else f"– x {r['length']} | – | – | –"
+        lines.append(f"| {r['model']} | {r['notebook']}: {train} | {r['eval_batch']} x {r['length']}: {r['forward_s']:.2f} s | "
+                     f"{r['forward_flop_s'] / 1e9:.1f} GFLOP/s |")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- the table
-# The smaller grid that brings the paper profile near the 12 GPU-hour target: one seed (CalBERT's own list too),
-# and no ContrastiveMix Table 3 ablations (the README's cost table has a column for it).
 #: each profile's GPU-hour target on one GPU (the README's): quick's is issue 38's; the paper grid's, reduced, 12
 TARGET_HOURS: Mapping[str, float] = {"quick": 1.0}
 
+# The smaller grid that brings the paper profile near the 12 GPU-hour target: one seed (CalBERT's own list too),
+# and no ContrastiveMix Table 3 ablations (the README's cost table has a column for it).
 REDUCED: Mapping[str, object] = {"seeds": [11111], "calbert.seeds": [11111], "contrastivemix.ablations": False}
 
 
@@ -1044,10 +1122,10 @@ def cost_table(
     total = sum(r["hours"] for r in rows if not math.isnan(r["hours"]))
     changed = "".join(f" --set {k}={json.dumps(v)}" for k, v in (overrides or {}).items())
     lines = [
-        f"Estimated GPU-hours, profile '{profile_name}'{changed}, rates from {rates.device}"
+        f"Estimated {report.get('hours_unit', 'GPU-hours')}, profile '{profile_name}'{changed}, rates from {rates.device}"
         + ("" if rates.full else " — NOT the full sizes: not representative"),
         "",
-        "| notebook | what | training runs | optimiser steps | GPU-hours | from |",
+        f"| notebook | what | training runs | optimiser steps | {report.get('hours_unit', 'GPU-hours')} | from |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -1060,7 +1138,9 @@ def cost_table(
         extra += f"; {r['finetune_steps_small_batch']:,} fine-tuning steps at batch ≤ 8" if r.get("finetune_steps_small_batch") else ""
         extra += f"; {r['unpriced']}" if r.get("unpriced") else ""
         lines.append(f"| {r['notebook']} | {r['what']} | {r['runs']} | {r['steps']:,} | {hours}{extra} | {r['source']} |")
-    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | target ≤ {TARGET_HOURS.get(profile_name, 12):g} |")
+    # the profile's GPU-hour target; a CPU's hours have none
+    target = f"target ≤ {TARGET_HOURS.get(profile_name, 12):g}" if "hours_unit" not in report else ""
+    lines.append(f"| **all** | | {sum(r['runs'] for r in rows)} | {sum(r['steps'] for r in rows):,} | **{total:.1f}** | {target} |")
     floor = ("not measured (no (e) row): steps priced by their compute only, an under-estimate for small batches"
              if rates.floor_s_per_layer is None else f"{rates.floor_s_per_layer * 12e3:.2f} ms per step of a 12-layer model (from (e))")
     align = (f"alignment {rates.align_s_per_step * 1e3:.1f} ms/step (f, {rates.align_batch} pairs)" if rates.align_s_per_step
@@ -1245,12 +1325,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--bandwidth", type=float, default=None,
                    help="with --assume-mfu: price AdamW's update apart, 28 bytes per parameter a step at this many TB/s "
                         "(the physical limit: 3.35, the H100 SXM's)")
+    p.add_argument("--cpu-steps", default=None, metavar="FILE",
+                   help="instead of a report: price on the CPU that `python -m benchmarks overhead --steps --out FILE` "
+                        "measured, each backbone at its own training and forward rates (cpu_steps_report)")
     p.add_argument("--tokens-from", default=None,
                    help="with --assume-mfu: a GPU bench.json whose measured tokens per row ((e) SAIL, (f) IITB) and (b) "
                         "padding share to use instead of the length table's")
     a = p.parse_args(list(argv) if argv is not None else None)
     overhead = overhead_fields() if a.run_overhead_s is None else {"run_overhead_s": a.run_overhead_s, "load_save_s_per_param": 0.0}
-    if a.assume_mfu is not None:
+    if a.cpu_steps:
+        record = json.loads(Path(a.cpu_steps).read_text(encoding="utf-8"))
+        measured = json.loads(Path(a.tokens_from).read_text(encoding="utf-8")) if a.tokens_from else None
+        report = cpu_steps_report(record, overhead, source=a.cpu_steps, measured=measured)
+        print(cpu_rates_table(record) + "\n")
+    elif a.assume_mfu is not None:
         measured = json.loads(Path(a.tokens_from).read_text(encoding="utf-8")) if a.tokens_from else None
         report = assumed_report(a.assume_mfu, a.peak_tflops, a.passages_per_s or None, a.lengths, floor_s_per_step=a.floor_ms / 1e3,
                                 measured=measured, bytes_per_s=a.bandwidth * 1e12 if a.bandwidth else None, **overhead)

@@ -277,3 +277,92 @@ def test_quick_caps_are_priced_calbert_tasks_gluecos_and_the_reduced_corpus(tmp_
     assert K.reduced_passages(e, K.RETRIEVAL_SIZES, 5000) == 5000  # never more than the corpus
     capped_tune = S(bm25=S(**{**vars(bm25), "tune_max_queries": 100}), depth=100, corpus_sample=0)
     assert K.reduced_passages(capped_tune, K.RETRIEVAL_SIZES, 1.5e6) == (421 + 100) * 110
+
+
+def _timed(median: float) -> dict:
+    return {"median": median, "min": median, "max": median, "all": [median]}
+
+
+#: a fixed `python -m benchmarks overhead --steps` record (numbers of the size this 2-core CPU gives, not copied from it)
+CPU_RECORD = {"rows": [
+    {"model": "bert-base-multilingual-uncased", "notebook": "03", "params": 167_356_416, "length": 32,
+     "train": {"batch": 16, "forward_backward_s": _timed(8.0), "adamw_s": _timed(2.0)}, "eval": {"batch": 64, "forward_s": _timed(4.0)}},
+    {"model": "xlm-roberta-large", "notebook": "03", "params": 559_890_432, "length": 32,
+     "train": {"batch": 8, "forward_backward_s": _timed(20.0), "adamw_s": _timed(8.0)}, "eval": {"batch": 32, "forward_s": _timed(10.0)}},
+    {"model": "facebook/nllb-200-distilled-600M", "notebook": "01", "params": 615_073_792, "length": 64,
+     "eval": {"batch": 8, "forward_s": _timed(5.0)}},
+]}
+
+
+def test_cpu_rates_are_the_cost_models_flops_over_the_measured_seconds():
+    mbert = 12 * (4 * 768**2 + 2 * 768 * 3072)
+    assert K.step_flops("bert-base-multilingual-uncased", 16, 32) == 16 * 32 * (6 * mbert + 12 * 12 * 768 * 32)
+    rows = {r["model"]: r for r in K.cpu_rates(CPU_RECORD)}
+    assert rows["bert-base-multilingual-uncased"]["train_flop_s"] == pytest.approx(16 * 32 * (6 * mbert + 12 * 12 * 768 * 32) / 8.0)
+    assert rows["bert-base-multilingual-uncased"]["forward_flop_s"] == pytest.approx(64 * 32 * (2 * mbert + 4 * 12 * 768 * 32) / 4.0)
+    assert rows["xlm-roberta-large"]["adamw_s_per_param"] == pytest.approx(8.0 / 559_890_432)
+    assert "train_flop_s" not in rows["facebook/nllb-200-distilled-600M"]  # 01 translates: a forward only
+    report = K.cpu_steps_report(CPU_RECORD)
+    assert report["adamw_s_per_param"] == pytest.approx((2.0 / 167_356_416 + 8.0 / 559_890_432) / 2)  # the median of two
+    ref = (rows["bert-base-multilingual-uncased"]["train_flop_s"] + rows["xlm-roberta-large"]["train_flop_s"]) / 2
+    scale = {m: (t, f) for m, t, f in report["arch_scale"]}
+    assert scale["xlm-roberta-large"] == pytest.approx((ref / rows["xlm-roberta-large"]["train_flop_s"],
+                                                        ref / rows["xlm-roberta-large"]["forward_flop_s"]))
+    assert scale["facebook/nllb-200-distilled-600M"][0] == 1.0  # no training measured: the reference rate
+    with pytest.raises(ValueError, match="no-such-model"):
+        K.cpu_rates({"rows": [{**CPU_RECORD["rows"][0], "model": "no-such-model"}]})
+
+
+@pytest.mark.parametrize("model", ["bert-base-multilingual-uncased", "xlm-roberta-large"])
+def test_cpu_pricing_gives_back_each_measured_step_at_its_own_shape(model):
+    """At the shape it was measured at, a backbone's step costs its measured forward + backward plus AdamW at the
+    median seconds per parameter, and its evaluation batch its measured forward: steps × these is the CPU's price."""
+    rates = K.Rates.from_report(K.cpu_steps_report(CPU_RECORD))
+    row = next(r for r in CPU_RECORD["rows"] if r["model"] == model)
+    b, length = row["train"]["batch"], row["length"]
+    adamw = rates.adamw_s_per_param * K.PARAMS[model]
+    assert K.step_s(model, rates, b * length, length) == pytest.approx(row["train"]["forward_backward_s"]["median"] + adamw)
+    eb = row["eval"]["batch"]
+    assert K.eval_s(model, rates, eb, eb, length) == pytest.approx(row["eval"]["forward_s"]["median"])
+    # twice the rows, twice the time (no fixed cost per step on the CPU)
+    assert K.eval_s(model, rates, 2 * eb, eb, length) == pytest.approx(2 * row["eval"]["forward_s"]["median"])
+
+
+def test_a_backbone_the_cpu_record_lacks_runs_at_the_median_training_rate():
+    rates = K.Rates.from_report(K.cpu_steps_report(CPU_RECORD))
+    ref = sum(r["train_flop_s"] for r in K.cpu_rates(CPU_RECORD)[:2]) / 2
+    compute = K.step_s("bert-base-cased", rates, 8 * 32, 32) - rates.adamw_s_per_param * K.PARAMS["bert-base-cased"]
+    assert compute == pytest.approx(K.step_flops("bert-base-cased", 8, 32) / ref)
+    assert K.eval_s("bert-base-cased", rates, 8, 8, 32) == pytest.approx(K.step_flops("bert-base-cased", 8, 32, train=False) / ref)
+
+
+#: each notebook's hours on the CPU of CPU_RECORD under the paper profile (no per-run overhead): a change to the CPU
+#: pricing's arithmetic moves them
+CPU_PINNED = {"01": 14.0118, "02": 16264.8819, "03": 36741.8723, "04": 65602.9157, "05": 1065173.6978, "06": 21772.3726,
+              "07": 63118.9404}
+
+
+def test_each_notebooks_cpu_hours_are_pinned_by_a_fixed_cpu_record():
+    _, rows = K.notebook_costs(K.cpu_steps_report(CPU_RECORD, {"run_overhead_s": 0.0, "load_save_s_per_param": 0.0}))
+    assert {r["notebook"]: r["hours"] for r in rows} == pytest.approx(CPU_PINNED, rel=1e-6)
+
+
+@pytest.mark.parametrize("standin", ["distilbert-cased", "mbart50"])
+def test_a_timed_step_is_a_record_row_the_cpu_pricing_reads(standin):
+    """``overhead --steps`` on a tiny model of each kind (an encoder, an encoder-decoder): 2 steps, the first AdamW
+    update apart, and 2 forwards; the row names the hub id the cost model prices."""
+    import torch
+    from transformers import DistilBertConfig, DistilBertModel, MBartConfig, MBartModel
+
+    from benchmarks.overhead import time_steps
+
+    torch.manual_seed(0)
+    model = (DistilBertModel(DistilBertConfig(vocab_size=64, dim=16, n_layers=1, n_heads=2, hidden_dim=32)) if standin == "distilbert-cased"
+             else MBartModel(MBartConfig(vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                                         decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32)))
+    row = time_steps(standin, model, "07", 2, 4, 8, repeats=2)
+    assert row["model"] == {"distilbert-cased": "distilbert-base-cased", "mbart50": "facebook/mbart-large-50"}[standin]
+    assert len(row["train"]["forward_backward_s"]["all"]) == 2 and len(row["train"]["adamw_s"]["all"]) == 1
+    assert len(row["eval"]["forward_s"]["all"]) == 2 and row["params"] == sum(p.numel() for p in model.parameters())
+    (rates,) = K.cpu_rates({"rows": [row]})
+    assert rates["train_flop_s"] == pytest.approx(K.step_flops(row["model"], 2, 8) / row["train"]["forward_backward_s"]["median"])
