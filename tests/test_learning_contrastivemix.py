@@ -60,7 +60,7 @@ def unbroken(tiny) -> dict:
 
 def test_training_is_deterministic(tiny, unbroken):
     """The same training from scratch, twice, gives the same evaluation to the last digit.  The suite's determinism test
-    (tests/test_notebooks.py) re-runs every notebook but 05 from an empty cache: notebook 05's second run would cost
+    (tests/test_notebooks.py) reruns notebooks 02 and 07 only from an empty cache: notebook 05's second run would cost
     ~4 minutes of the suite's 15; its trainer's determinism is checked here, on one of its own runs."""
     import json
 

@@ -392,12 +392,25 @@ def test_the_quick_header_states_every_size_and_the_rule():
 QUICK_CI_EXTRAS = {("calbert", "sail", "max_train_samples"), ("calbert", "iitp", "max_train_samples"), ("alignment", "lexicon_train_size")}
 
 
+def _kept_backbones(path: tuple, ci, quick_ci) -> bool:
+    """``quick_ci`` is a ``backbones`` list of the entries :data:`codeswitch.pipeline.quick_local.BACKBONES` keeps for
+    its section, each exactly paper-ci's entry of that name: quick-ci runs the one backbone a section that
+    ``scripts/quick_local.sh`` runs on real data, while paper-ci runs every backbone class."""
+    from codeswitch.pipeline.quick_local import BACKBONES
+
+    if len(path) != 2 or path[1] != "backbones" or not isinstance(ci, list) or not isinstance(quick_ci, list):
+        return False
+    keep = BACKBONES.get(path[0])
+    return keep is not None and quick_ci == [e for e in ci if e.get("name") == keep] != []
+
+
 def quick_ci_drift(ci_file: dict, quick_ci_file: dict) -> list:
-    """The keys of quick-ci's file that are not paper-ci's own (same value) nor one of :data:`QUICK_CI_EXTRAS`."""
+    """The keys of quick-ci's file that are not paper-ci's own (same value), one of :data:`QUICK_CI_EXTRAS`, nor a
+    backbone list cut to quick-local's one backbone (:func:`_kept_backbones`)."""
     bad = []
     for path, c, q in _differences({k: v for k, v in ci_file.items() if k not in ("extends", "description")},
                                    {k: v for k, v in quick_ci_file.items() if k not in ("extends", "description")}):
-        if not (c == "<absent>" and path in QUICK_CI_EXTRAS):
+        if not (c == "<absent>" and path in QUICK_CI_EXTRAS) and not _kept_backbones(path, c, q):
             bad.append((".".join(map(str, path)), c, q))
     return bad
 
@@ -409,11 +422,12 @@ def test_quick_ci_is_quick_on_paper_ci_sizes_and_standins():
     resolved = _raw("quick-ci")
     assert resolved["train_sample"] == "random"  # quick's rule, which paper-ci does not have
     refs = [(p, v) for p, v in _leaves(resolved) if p[-1] in REFERENCE_KEYS]
-    assert len(refs) >= 25 and [(p, v) for p, v in refs if not str(v).startswith(STANDINS_VAR + "/")] == []
+    assert len(refs) >= 20 and [(p, v) for p, v in refs if not str(v).startswith(STANDINS_VAR + "/")] == []
+    assert {v for _, v in refs} <= {v for p, v in _leaves(_raw("paper-ci")) if p[-1] in REFERENCE_KEYS}  # paper-ci's stand-ins
     # every size is paper-ci's, or a quick cap that the stand-ins' sets are smaller than (so it changes nothing there)
     ci = _raw("paper-ci")
     for path, c, q in _differences(ci, resolved):
-        assert path[-1] in QUICK_KEYS | {"description"} or path in QUICK_CI_EXTRAS, (path, c, q)
+        assert path[-1] in QUICK_KEYS | {"description"} or path in QUICK_CI_EXTRAS or _kept_backbones(path, c, q), (path, c, q)
 
 
 def test_the_quick_ci_drift_check_can_fail():
@@ -421,16 +435,15 @@ def test_the_quick_ci_drift_check_can_fail():
     own["glue"]["max_train_samples"] = 64  # paper-ci says 32
     own["concse"]["temperature"] = 0.1  # a key paper-ci does not set
     del own["contrastivemix"]["umap_points"]  # a key of paper-ci's left out
+    own["calbert"]["backbones"] = _file("paper-ci")["calbert"]["backbones"][1:2]  # RoBERTa: not the one quick-local keeps
+    own["concse"]["backbones"][0]["concse_batch_size"] = 4  # the kept backbone, but not paper-ci's entry
     bad = {p for p, _, _ in quick_ci_drift(_file("paper-ci"), own)}
-    assert bad == {"glue.max_train_samples", "concse.temperature", "contrastivemix.umap_points"}
+    assert bad == {"glue.max_train_samples", "concse.temperature", "contrastivemix.umap_points", "calbert.backbones",
+                   "concse.backbones"}
 
 
-#: the notebooks CI runs under quick-ci: a subset, to keep the added suite time small (measured on the shared 2-core
-#: machine, under load: 01 205 s, 02 235 s, 03 228 s; all seven would add over 20 minutes).  03, the headline, takes
-#: quick's rule where it differs from paper-ci (Koglish-NLI cut by a seeded random sample: concse.max_train_rows);
-#: the other packages' random cuts are checked without a notebook (tests/test_train_sample.py), and 01 under
-#: quick-ci is paper-ci's 01 (no training set).
-QUICK_CI_NOTEBOOKS = ("03",)
+#: the package whose runs each notebook writes (runs/<profile>/<package>/); 01 constructs data and trains nothing
+RUNS_OF = {"02": "glue", "03": "concse", "04": "concse", "05": "contrastivemix", "06": "alignment", "07": "calbert"}
 
 
 @pytest.fixture(scope="module")
@@ -438,11 +451,42 @@ def quick_ci_run(standins, tmp_path_factory):
     return PaperCiRun(tmp_path_factory.mktemp("quick_ci_run"), "quick-ci")
 
 
+def quick_ci_records(root, number: str) -> list[dict]:
+    """The run records (their ``config``: the run's key) notebook ``number`` wrote under quick-ci, in every stage's
+    folder (contrastivemix/train/, .../eval/, ...); other JSON files there (checkpoints' configs) are not records."""
+    import json
+
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((root / "runs" / "quick-ci" / RUNS_OF[number]).rglob("*.json"))]
+    return [r["config"] for r in records if isinstance(r, dict) and {"schema", "config"} <= set(r)]
+
+
+def check_quick_rule(records: list[dict], models: set, standins) -> None:
+    """The runs took quick's rule and quick-ci's backbones: some run's training set was cut by a seeded random sample
+    (``train_sample: random`` in its key, which a head cut leaves out), no run's was cut otherwise, and every stand-in
+    model a run names is one of the section's kept backbones."""
+    assert records, "the notebook wrote no runs"
+    samples = [c.get("train_sample") for c in records]
+    assert "random" in samples and set(samples) <= {"random", None}, sorted(set(map(str, samples)))
+    named = {v for c in records for _, v in _leaves(c) if isinstance(v, str) and v.startswith(f"{standins}/models/")}
+    assert named and named <= models, sorted(named - models)
+
+
+def test_check_quick_rule_can_fail(tmp_path):
+    m = f"{tmp_path}/models/bert-cased"
+    check_quick_rule([{"train_sample": "random", "model": m}, {"model": m, "seed": 1}], {m}, tmp_path)
+    for records in ([{"model": m}], [{"train_sample": "random", "model": m}, {"train_sample": "head", "model": m}],
+                    [{"train_sample": "random", "model": f"{tmp_path}/models/roberta"}], []):
+        with pytest.raises(AssertionError):
+            check_quick_rule(records, {m}, tmp_path)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("spec", [s for s in _specs() if s.number in QUICK_CI_NOTEBOOKS], ids=lambda s: s.stem)
-def test_notebook_runs_under_quick_ci(spec, quick_ci_run):
-    """The quick path (its rule: seeded random samples of the capped training sets) end to end through papermill on
-    the paper-ci stand-ins; every artifact written with finite numbers."""
+@pytest.mark.parametrize("spec", _specs(), ids=lambda s: s.stem)
+def test_notebook_runs_under_quick_ci(spec, quick_ci_run, standins):
+    """Every notebook on the quick path (its rule: seeded random samples of the capped training sets) end to end
+    through papermill on the paper-ci stand-ins, in order into one output root as ./reproduce.sh runs them: every
+    artifact written with finite numbers, and the runs behind them (02-07) took the rule and quick-ci's one backbone a
+    section (configs/quick-ci.yaml says why one: paper-ci runs every backbone class)."""
     from .helpers import check_artifacts
 
     executed = quick_ci_run.ensure(spec)
@@ -450,3 +494,7 @@ def test_notebook_runs_under_quick_ci(spec, quick_ci_run):
     fig_dir = quick_ci_run.root / "figures" / "quick-ci"
     check_artifacts(fig_dir, spec)
     check_finite(fig_dir, spec)
+    if spec.number in RUNS_OF:
+        section = load_profile("quick-ci").sections[RUNS_OF[spec.number]]
+        models = {b["model"] for b in section["backbones"]}
+        check_quick_rule(quick_ci_records(quick_ci_run.root, spec.number), models, standins)
