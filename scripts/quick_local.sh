@@ -48,7 +48,7 @@ for nb in ${only//,/ }; do
 done
 merge=("$times.partial"); [[ -f "$times" ]] && merge=("$times" "$times.partial")  # earlier runs' times, kept
 python -m codeswitch.pipeline.quick_local times "$times" "${merge[@]}" >/dev/null && rm -f "$times.partial"
-# the figures folder of that profile (with --set: <name>+<hash>), as the CLI names it
+# the figures and run-cache folders of that profile (with --set: <name>+<hash>), as the CLI names them
 figures="$(python - "$profile" ${extra[@]+"${extra[@]}"} <<'PY'
 import sys
 from codeswitch.core.profiles import load_profile, parse_overrides
@@ -58,8 +58,11 @@ for i, a in enumerate(args):
         sets.append(args[i + 1])
     elif a.startswith("--set="):
         sets.append(a[len("--set="):])
-print(load_profile(sys.argv[1], parse_overrides(sets)).figures_dir)
+p = load_profile(sys.argv[1], parse_overrides(sets))
+print(p.figures_dir)
+print(p.runs_dir)
 PY
 )"
-python -m codeswitch.pipeline.quick_local record "$figures" "$times" "$record" --data-dir "$data_dir" --profile "$profile"
+runs="${figures#*$'\n'}"; figures="${figures%%$'\n'*}"  # the two lines: figures folder, run-cache folder
+python -m codeswitch.pipeline.quick_local record "$figures" "$times" "$record" --data-dir "$data_dir" --profile "$profile" --runs "$runs"
 exit "$worst"

