@@ -206,7 +206,7 @@ def test_the_record_says_how_many_runs_learned(tmp_path):
     times.write_text("02\t61.5\t0\n")
     text = Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT,
                           runs=runs).read_text()
-    assert "**glue** (02): 1 of 2 runs learned." in text
+    assert "**glue** (02): 1 of 2 runs cleared their margin; 1 of 2 gained nothing over their baseline." in text
     assert "a.json: DID NOT LEARN: accuracy x100, cola test (cs) 74.2 vs majority class 74.2" in text
     assert "b.json: learned" in text and "calbert" not in text.split("## Did the runs learn?")[1]
     assert "## Did the runs learn?" not in Q.write_record(figures, times, tmp_path / "q2.md", data_dir="d",

@@ -175,7 +175,8 @@ LEARNING_MARGIN = 5.0
 def learning_entry(trained: dict[str, float], untrained: dict[str, float]) -> dict:
     """Did this run learn?  The mean test Spearman of the trained encoder beside the untrained one's
     (:mod:`codeswitch.core.learning`; Table 3's Avg. column, on the same test pairs)."""
-    return learning("mean Spearman x100, seven Koglish-STS tests", np.mean(list(trained.values())),
+    tests = "the seven Koglish-STS tests" if len(trained) == 7 else f"Koglish-STS {', '.join(trained)}"  # concse.sts_tests
+    return learning(f"mean Spearman x100, {tests}", np.mean(list(trained.values())),
                     np.mean([untrained[t] for t in trained]), baseline_name="untrained encoder", margin=LEARNING_MARGIN)
 
 
