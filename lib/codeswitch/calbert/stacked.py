@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..common.sentiment import LABELS, SentimentExample
-from ..common.tokens import tokenised
-from ..core.batched import RunSettings, pad_rows, train_runs
+from ..common.tokens import pad_rows, tokenised
+from ..core.batched import RunSettings, train_runs
 from ..core.utils import quiet_transformers, set_seed
 from .config import FinetuneRun
 from .train import classification_metrics, finetune_learning, SCORED_SPLITS
@@ -141,7 +141,7 @@ def _predict(model, rows: Sequence[Sequence[int]], pad_id: int, batch_size: int,
     with torch.no_grad():
         for lo in range(0, len(rows), batch_size):
             chunk = rows[lo:lo + batch_size]
-            ids, mask = pad_rows(chunk, max(map(len, chunk)), pad_id)
+            ids, mask = pad_rows(chunk, pad_id), pad_rows([[1] * len(r) for r in chunk], 0)
             logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
             out += logits.argmax(-1).tolist()
     return out

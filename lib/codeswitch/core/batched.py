@@ -49,7 +49,7 @@ import torch
 import torch.nn.functional as F
 
 __all__ = ["dropout_keep", "run_dropout", "additive_mask", "epoch_order", "check_routable", "RunSettings",
-           "RunRecord", "train_runs", "stack_groups", "pad_rows"]
+           "RunRecord", "train_runs", "stack_groups"]
 
 _M32 = 0xFFFFFFFF
 
@@ -206,8 +206,10 @@ def _optimizer(named: Mapping[str, torch.Tensor], model: torch.nn.Module, settin
                              eps=settings.eps, foreach=False)
 
 
-def pad_rows(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)``, ``(len(rows), width)``: the rows right-padded with ``pad_id``."""
+def _pad(rows: Sequence[Sequence[int]], width: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)``, ``(len(rows), width)``: the rows right-padded with ``pad_id`` to a fixed
+    ``width`` (every run's batch of a step the same shape; padding to the longest row is
+    :func:`codeswitch.common.tokens.pad_rows`)."""
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
@@ -300,7 +302,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
             rows = [[train[k][0][j] for j in idx[k].tolist()] for k in range(K)]
             labels = torch.stack([torch.as_tensor(train[k][1])[idx[k]] for k in range(K)])  # (K, B)
             width = max(len(r) for rs in rows for r in rs)
-            ids, mask = zip(*(pad_rows(rs, width, pad_id) for rs in rows))
+            ids, mask = zip(*(_pad(rs, width, pad_id) for rs in rows))
             ids, mask = torch.stack(ids).to(device), torch.stack(mask).to(device)  # (K, B, width)
             labels = labels.to(device)
             if plain:
@@ -340,7 +342,7 @@ def _train_stacked(make_model, seeds, train, validation, settings, pad_id, on_st
 
 def _validation_tensors(validation, pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(ids, mask, labels)`` of the validation split on ``device``, padded to its longest row."""
-    ids, mask = pad_rows(validation[0], max(map(len, validation[0])), pad_id)
+    ids, mask = _pad(validation[0], max(map(len, validation[0])), pad_id)
     return ids.to(device), mask.to(device), torch.as_tensor(validation[1]).to(device)
 
 
