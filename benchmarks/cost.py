@@ -418,6 +418,12 @@ def _arch(model) -> Arch | None:
     return model if isinstance(model, Arch) else ARCH.get(model)
 
 
+def flops_per_token(a: "Arch", row_len: float) -> float:
+    """Training FLOPs per token of the architecture ``a`` in rows of ``row_len`` tokens: ``6·N + 12·ℓ·H·L`` (matmul
+    weights, attention); a forward is a third of it."""
+    return 6 * a.linear + 12 * a.all_layers * a.hidden * row_len
+
+
 def _train_s(model, rates: Rates, row_len: float) -> float:
     """Training seconds per token of ``model`` (an :data:`ARCH` name or an :class:`Arch`) in rows of ``row_len``
     tokens: (b)'s measured rate, scaled by the model's FLOPs per token (``6·N + 12·ℓ·H·L``: the same MFU as (b))."""
@@ -426,8 +432,7 @@ def _train_s(model, rates: Rates, row_len: float) -> float:
         return math.nan
     if not rates.glue_flops_per_token:  # rates built by hand without (b)'s FLOPs per token: matmul weights only
         return rates.glue_s_per_token * a.linear / rates.glue_linear
-    flops = 6 * a.linear + 12 * a.all_layers * a.hidden * row_len
-    return rates.glue_s_per_token * flops / rates.glue_flops_per_token
+    return rates.glue_s_per_token * flops_per_token(a, row_len) / rates.glue_flops_per_token
 
 
 def _floor_s(layers: int, rates: Rates) -> float:
@@ -996,7 +1001,7 @@ def step_flops(model, batch: int, length: int, train: bool = True) -> float:
     """The cost model's FLOPs of one step of ``model`` over ``batch`` rows of ``length`` tokens: ``6·N·T + 12·ℓ·H·B·L²``
     for training (matmuls and attention), a third of it for a forward."""
     a = _arch(model)
-    flops = batch * length * (6 * a.linear + 12 * a.all_layers * a.hidden * length)
+    flops = batch * length * flops_per_token(a, length)
     return flops if train else flops / 3
 
 
