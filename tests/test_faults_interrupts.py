@@ -101,15 +101,17 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, monkeypatch, capsys):
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.xfail(strict=False, reason="an open bug, intermittent: inside the full suite it failed in 3 of 3 runs on the "
                    "project's 2-core host (twice timing out 60 s after the Ctrl-C, once exiting 0 when the 120 s cell "
-                   "ended: the Ctrl-C not honoured); alone it passes (3 of 3). XFAIL/XPASS until diagnosed (session 14)")
+                   "ended: the Ctrl-C not honoured); alone it passes (3 of 3). XFAIL/XPASS until diagnosed (session 14); a failure warns with the driver's SIGINT state and thread stacks")
 def test_a_real_ctrl_c_during_a_notebook_prints_one_line_and_exits_130(tmp_path):
     """Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group, while a kernel runs a cell."""
     root = _fake_root(tmp_path, "import pathlib, time\npathlib.Path('started').write_text('1')\ntime.sleep(120)")
     started = root / "notebooks" / "started"
     driver = tmp_path / "driver.py"
     driver.write_text(textwrap.dedent(f"""
-        import sys
+        import faulthandler, signal, sys
         from codeswitch.pipeline import cli as pipeline
+
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for every thread's stack if Ctrl-C seems ignored
         from codeswitch.pipeline.executors import executor_config
 
         def validated(args, overrides, chosen, root):
@@ -127,19 +129,50 @@ def test_a_real_ctrl_c_during_a_notebook_prints_one_line_and_exits_130(tmp_path)
         while not started.exists() and time.time() < deadline and proc.poll() is None:
             time.sleep(0.2)
         assert started.exists(), proc.communicate(timeout=30)
+        before = _signal_state(proc.pid)  # diagnosis of the open bug (xfail above): what the driver does with SIGINT
         os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C: every process of the foreground group
         # the kernel's shutdown and the .interrupted copy take seconds alone, over 60 s beside a loaded suite (two
         # full-suite runs here timed out at 60 s; alone it passes in 17-36 s); an ignored Ctrl-C still fails: the cell
         # would end at 120 s and the run exit 0, not 130
-        out, err = proc.communicate(timeout=180)
+        try:
+            out, err = proc.communicate(timeout=45)
+        except subprocess.TimeoutExpired:  # still running 45 s after the Ctrl-C: where is it?  (stacks on its stderr)
+            before += f"; 45 s after the Ctrl-C: {_signal_state(proc.pid)}"
+            os.kill(proc.pid, signal.SIGUSR1)
+            out, err = proc.communicate(timeout=135)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode != 130:  # shown in the suite's warnings summary, which a full run's log keeps (an xfail's message is not)
+        import warnings
+
+        warnings.warn(f"Ctrl-C test: exit {proc.returncode}; {before}; "
+                      f"CODESWITCH_* in the driver's environment: {sorted(k for k in env if k.startswith('CODESWITCH_'))}; "
+                      f"stderr tail: {err[-6000:]!r}")
     assert proc.returncode == 130, err[-3000:]
     assert err.strip().splitlines() == ["interrupted: rerun to resume"], err[-3000:]
     executed = root / "runs" / "smoke" / "notebooks"
     assert (executed / f"{pipeline.NOTEBOOKS[0].stem}.interrupted.ipynb").is_file()
     assert not (executed / pipeline.NOTEBOOKS[0].file).exists()  # no complete copy was made: none is claimed
+
+
+def _signal_state(pid: int) -> str:
+    """SIGINT in each thread of ``pid`` and of its session's other processes: blocked, ignored or caught (/proc; Linux)."""
+    bit = 1 << (signal.SIGINT - 1)
+    out = []
+    for status in sorted(Path("/proc").glob("[0-9]*/status")):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            if os.getsid(int(status.parent.name)) != os.getsid(pid):
+                continue
+            tasks = sorted((status.parent / "task").glob("*/status"))
+            blocked = [t.parent.name for t in tasks if int(dict(x.split(":", 1) for x in t.read_text().splitlines()
+                                                                 if ":" in x)["SigBlk"], 16) & bit]
+        except (OSError, ValueError, KeyError, ProcessLookupError):
+            continue
+        out.append(f"{status.parent.name} {fields.get('Name', '?').strip()}: ignored={bool(int(fields['SigIgn'], 16) & bit)} "
+                   f"caught={bool(int(fields['SigCgt'], 16) & bit)} blocked in threads {blocked} of {len(tasks)}")
+    return "; ".join(out) or "no /proc"
 
 
 def test_each_process_has_its_own_progress_file(tmp_path):
