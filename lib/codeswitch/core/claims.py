@@ -192,20 +192,25 @@ def learned(claim: Claim | None, runs: Iterable[tuple[str, Any]]) -> Claim | Non
     ``holds=None`` with :attr:`Claim.not_learned` "k of n runs did not learn (label: metric score vs baseline value;
     …)" and the computed verdict kept in :attr:`Claim.computed`, so the note reads "not checked: …; computed on them: …".
 
-    ``runs``: ``(label, Learning)`` of each learning entry of the table's runs
-    (:func:`codeswitch.core.learning.of_results`); a run without an entry is not counted, and none at all leaves the
-    claim unchanged.  Like :func:`built_into`, the paper package passes the entries down (the core reads no paper)."""
+    ``runs``: ``(label, learning)`` per run of the table (:func:`codeswitch.core.learning.of_results`), ``learning``
+    its ``result["learning"]``: one entry, or a mapping of named entries (the run learned when each beat its
+    baseline; a missed one is named ``label · name``).  A run without an entry is not counted, and none at all
+    leaves the claim unchanged.  Like :func:`built_into`, the paper package passes the entries down (the core reads no
+    paper package)."""
     import dataclasses
 
-    runs = list(runs)
-    missed = [(label, e) for label, e in runs if not e.beat_baseline]
+    from .learning import entries
+
+    counted = [(label, found) for label, value in runs if (found := entries(value))]
+    missed = [(label, [(n, e) for n, e in found if not e.beat_baseline]) for label, found in counted]
+    missed = [(label, bad) for label, bad in missed if bad]
     if claim is None or not missed:
         return claim
-    named = "; ".join(f"{label}: {e.metric} {e.score:.4g} vs {e.baseline_name} {e.baseline:.4g}"
-                      for label, e in missed[:UNLEARNED_NAMED])
+    named = "; ".join(f"{label}{' · ' + name if name else ''}: {e.metric} {e.score:.4g} vs {e.baseline_name} {e.baseline:.4g}"
+                      for label, bad in missed[:UNLEARNED_NAMED] for name, e in bad)
     more = f"; {len(missed) - UNLEARNED_NAMED} more" if len(missed) > UNLEARNED_NAMED else ""
     return dataclasses.replace(claim, holds=None, computed=claim.computed if claim.not_learned else claim.holds,
-                               not_learned=f"{len(missed)} of {len(runs)} runs did not learn ({named}{more})")
+                               not_learned=f"{len(missed)} of {len(counted)} runs did not learn ({named}{more})")
 
 
 def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:

@@ -125,8 +125,11 @@ def chance_weighted_f1(train_labels: Iterable, evaluated_labels: Iterable) -> fl
 
 
 def entries(value) -> list[tuple[str, Learning]]:
-    """The entries of a result's ``result["learning"]`` value: ``[("", entry)]`` for one entry, ``[(name, entry), ...]``
-    (by name) for a mapping of named entries, ``[]`` for none (``None``, or a value holding no entry)."""
+    """The entries of a result's ``result["learning"]`` value: ``[("", entry)]`` for one entry (a record's dict, or a
+    :class:`Learning`), ``[(name, entry), ...]`` (by name) for a mapping of named entries, ``[]`` for none (``None``,
+    or a value holding no entry)."""
+    if isinstance(value, Learning):
+        return [("", value)]
     if not isinstance(value, Mapping):
         return []
     if "metric" in value:
@@ -135,12 +138,12 @@ def entries(value) -> list[tuple[str, Learning]]:
             if isinstance(sub, Mapping) and "metric" in sub]
 
 
-def of_results(pairs: Iterable[tuple[object, Mapping]], label) -> list[tuple[str, Learning]]:
-    """``(label, entry)`` of every learning entry of ``(spec, result)`` pairs (a table's runs): ``label(spec)`` names
-    the run ("CoLA · MiniLM (en) seed 1"), followed by `` · <name>`` for a named entry of a mapping.  Runs without an
-    entry are left out."""
-    return [(f"{label(spec)} · {name}" if name else label(spec), entry)
-            for spec, result in pairs for name, entry in entries(result.get(KEY) if isinstance(result, Mapping) else None)]
+def of_results(pairs: Iterable[tuple[object, Mapping]], label) -> list[tuple[str, object]]:
+    """``(label(spec), result["learning"])`` of each ``(spec, result)`` pair (a table's runs) that records a learning
+    entry (one, or a mapping of named entries: :func:`entries`), for :func:`codeswitch.core.claims.learned`;
+    ``label`` names the run in a verdict ("CoLA · MiniLM (trained en) seed 1").  Runs without an entry are left out."""
+    return [(label(spec), result[KEY]) for spec, result in pairs
+            if isinstance(result, Mapping) and entries(result.get(KEY))]
 
 
 def learning_records(root: str | Path) -> Iterator[tuple[Path, Learning]]:

@@ -33,14 +33,13 @@ import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import reported as _reported
 from .claims import SMOKE_NOTE, Claim, inputs_note, learned, real_data
-from .learning import Learning
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
 from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
@@ -338,7 +337,7 @@ def save_table(
     notes: Sequence[str] = (),
     claim: Claim | Sequence[Claim] | None = None,
     inputs: Mapping | None = None,
-    learning: Iterable[tuple[str, Learning]] = (),
+    learning: Iterable[tuple[str, Any]] = (),
 ) -> dict[str, Path]:
     """Write a table as ``<name>.md``, ``.tex`` and ``.csv`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
@@ -348,7 +347,7 @@ def save_table(
     table's numbers; rendered under the table and listed in ``INDEX.md`` (a list: the
     table's claim first, then further claims on the same numbers, such as a headline
     magnitude, each rendered under it and kept in the index entry's ``also``).  ``learning``: the learning entries
-    of the runs the table summarises (``(label, Learning)``: :func:`codeswitch.core.learning.of_results`); each claim
+    of the runs the table summarises (``(label, result["learning"])``: :func:`codeswitch.core.learning.of_results`); each claim
     reads "not checked: k of n runs did not learn" where one did not beat its baseline (:func:`codeswitch.core.claims.learned`).  The
     provenance (:func:`codeswitch.core.provenance.provenance`; ``inputs``: the input
     identities, default those the experiment's ``tables`` records) is listed under the
