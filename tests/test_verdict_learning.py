@@ -142,3 +142,63 @@ def test_glue_table2_reads_its_runs_learning(tmp_path):
     md = tables(Results(tuple(specs), tuple(records)), profile)["md"].read_text(encoding="utf-8")
     said = "not checked: 1 of 4 runs did not learn (SST-2 · tiny (trained cs) seed 2: accuracy x100, sst2 test (cs) 50 vs majority class 50)"
     assert md.count(said) == 2, md  # both claims of Table 2
+
+
+def test_alignment_tables_read_their_fine_tuning_runs(tmp_path):
+    """Notebook 06's wiring: Table 3.1's claims read beside the learning entries of its fine-tuning runs."""
+    from codeswitch import alignment as A
+    from codeswitch.alignment.plan import TABLES, cells, finetune_spec
+    from codeswitch.alignment.tables import build_table
+    from codeswitch.core.experiment import Results
+    from codeswitch.core.profiles import seeds_for
+
+    profile = load_profile("smoke", root=REPO, output_root=tmp_path)
+    c, table = A.config.load(profile), TABLES["table3_1"]
+    runs = [(s, task, seed) for s, task in cells(table, c) for seed in seeds_for(profile, c.seeds)]
+    specs = tuple(finetune_spec(profile, c, table, s, task, seed) for s, task, seed in runs)
+    records = tuple({"validation": 60.0 + i, "test": 60.0 + i, "learning": FLAT if i == 1 else LEARNED} for i in range(len(runs)))
+    md = build_table(Results(specs, records), profile, c, "table3_1")["md"].read_text(encoding="utf-8")
+    s, task, seed = runs[1]
+    assert f"— not checked: 1 of {len(runs)} runs did not learn ({s.row} · {task} seed {seed}: {FLAT_SAID}); computed on them: " in md, md
+
+
+def test_contrastivemix_tables_read_the_evaluations_they_summarise(tmp_path):
+    """Notebook 05's wiring: Table 3 reads the dense evaluations of its benchmark and languages only (a MIRACL
+    evaluation that did not learn is Table 2's, not Table 3's)."""
+    from codeswitch.contrastivemix import load
+    from codeswitch.contrastivemix.plan import VARIANTS
+    from codeswitch.contrastivemix.tables import Scores, table3
+
+    profile = load_profile("smoke", {"contrastivemix.ablation_languages": ["ko"]}, root=REPO, output_root=tmp_path)
+    rows = [dict(variant=v.key, row=v.label or v.ablation_label, benchmark="mrtydi", language="ko", seed=1, setting="hybrid",
+                 metric=metric, value=0.4, weight=0.5, report_split="test")
+            for v in VARIANTS.values() for metric in ("mrr@100", "recall@100")]
+    checks = {"MRR vs untrained encoder": LEARNED, "Recall vs random ranking": FLAT}
+    learned = [("contrastivemix", "mrtydi", "ko", "ContrastiveMix seed 1 (mrtydi-ko)", checks),
+               ("mdpr", "mrtydi", "ko", "mDPR seed 1 (mrtydi-ko)", {"MRR vs untrained encoder": LEARNED}),
+               ("mdpr", "miracl", "ko", "mDPR seed 1 (miracl-ko)", {"MRR vs untrained encoder": FLAT})]
+    md = table3(Scores(pd.DataFrame(rows), {}, {}, learned), profile, load(profile))["md"].read_text(encoding="utf-8")
+    assert ("— not checked: 1 of 2 runs did not learn (ContrastiveMix seed 1 (mrtydi-ko) · Recall vs random ranking: "
+            f"{FLAT_SAID}); computed on them: ") in md, md
+
+
+def test_concse_tables_read_each_studys_runs(tmp_path):
+    """Notebooks 03 and 04's wiring: each table reads the learning entries of its own study's runs (a Table 5 run that
+    did not learn is Table 5's, not Table 3's), each named by its row or column and seed."""
+    import dataclasses
+
+    from codeswitch import concse as C
+    from codeswitch.core.experiment import Results
+
+    from .helpers import tiny_concse_spec
+
+    spec, profile = tiny_concse_spec(tmp_path)
+    specs = [dataclasses.replace(spec, study="table3", method=m, seed=seed) for m in ("simcse", "concse") for seed in (1, 2)]
+    specs.append(dataclasses.replace(spec, study="table5", label="0.05", temperature=0.05, seed=1))
+    records = [{"test": {"stsb": 60.0 + i}, "best_epoch": 1, "dev": 60.0, "learning": FLAT if i == 4 else LEARNED}
+               for i in range(len(specs))]
+    paths = C.tables(Results(tuple(specs), tuple(records)), profile)
+    assert set(paths) == {"concse_table3", "concse_table5"}
+    assert "did not learn" not in paths["concse_table3"]["md"].read_text(encoding="utf-8")
+    assert (f"— not checked: 1 of 1 runs did not learn (temperature τ 0.05 seed 1: {FLAT_SAID}); computed on them: "
+            in paths["concse_table5"]["md"].read_text(encoding="utf-8"))
