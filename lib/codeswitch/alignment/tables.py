@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..core import claims, reported
 from ..core.experiment import Results
+from ..core.learning import of_results
 from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
 from ..core.report import comparison, save_table, spread_note, summarise
@@ -28,24 +29,27 @@ def tables(results: Results, profile: Profile) -> dict:
     return {t.name: build_table(results, profile, c, which) for which, t in run_tables(c).items()}
 
 
-def _measured(results: Results, profile: Profile, c: Config, table: AlignTable) -> pd.DataFrame:
+def _measured(results: Results, profile: Profile, c: Config, table: AlignTable) -> tuple[pd.DataFrame, list]:
+    """The table's fine-tuning scores, long, and ``(label, record)`` of each of its fine-tuning runs (whose learning
+    entries its claims are read beside: :func:`codeswitch.core.learning.of_results`)."""
     records = {spec.key_hash(): r for spec, r in results if isinstance(spec, FinetuneRun)}
-    rows = []
+    rows, runs = [], []
     for s, task in cells(table, c):
         for seed in seeds_for(profile, c.seeds):
             r = records.get(finetune_spec(profile, c, table, s, task, seed).key_hash())
             if r is None:
                 raise RuntimeError(f"{table.name}: no result for '{s.row}' / {task} / seed {seed}: run alignment.run(profile) first")
+            runs.append((f"{s.row} · {task} seed {seed}", r))
             for label, t, split in table.columns:
                 if t == task and r.get(split) is not None:
                     rows.append({"row": s.row, "column": label, "seed": seed, "score": float(r[split])})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), runs
 
 
 def build_table(results: Results, profile: Profile, c: Config, which: str) -> dict[str, Path]:
     """Table 3.1 or 3.2 from the cached records, beside the paper's values; written to figures/<profile>/."""
     table = TABLES[which]
-    measured = _measured(results, profile, c, table)
+    measured, runs = _measured(results, profile, c, table)
     summary = summarise(measured, by=["row", "column"], value="score")
     wide, long = comparison(
         summary, paper=PAPER, table=table.table,
@@ -61,7 +65,8 @@ def build_table(results: Results, profile: Profile, c: Config, which: str) -> di
     if which == "table3_1":
         notes.append("the authors' README: their SA test labels were faulty, so paper test numbers are not reproducible")
     notes += _tuning_note(profile, c, table)
-    return save_table(wide, table.name, profile, caption=table.caption, long=long, notes=notes, claim=_claim(long, table))
+    return save_table(wide, table.name, profile, caption=table.caption, long=long, notes=notes, claim=_claim(long, table),
+                      learning=of_results(runs, str))
 
 
 def _local_copy_notes(c: Config) -> list[str]:

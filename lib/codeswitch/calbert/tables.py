@@ -23,6 +23,7 @@ import pandas as pd
 from ..common.sentiment import LABELS
 from ..core import claims, report, reported
 from ..core.experiment import Results
+from ..core.learning import of_results
 from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
 from ..core.reported.calbert import BENCHMARK_ROWS
@@ -39,11 +40,13 @@ def tables(results: Results, profile: Profile) -> dict:
     and 13 (8 and 13 when the profile runs from-scratch baselines); return ``{name: paths}``."""
     c = load(profile)
     df = frame(results)
+    runs = [(spec, rec) for spec, rec in results if isinstance(spec, FinetuneRun)]  # the score tables' runs (_save)
     out = {"calbert_table4": split_table(profile, c, "table4"), "calbert_table10": split_table(profile, c, "table10"),
            "calbert_table9": examples_table(results, profile, "table9"), "calbert_table14": examples_table(results, profile, "table14")}
-    out |= {"calbert_table6": table6(profile, c, df), "calbert_table7": table7(profile, c, df), "calbert_table12": table12(profile, c, df)}
+    out |= {"calbert_table6": table6(profile, c, df, runs), "calbert_table7": table7(profile, c, df, runs),
+            "calbert_table12": table12(profile, c, df, runs)}
     if c.scratch.architectures:
-        out |= {"calbert_table8": table8(profile, c, df), "calbert_table13": table13(profile, c, df)}
+        out |= {"calbert_table8": table8(profile, c, df, runs), "calbert_table13": table13(profile, c, df, runs)}
     return out
 
 
@@ -210,7 +213,9 @@ def _notes(profile: Profile, c: Config, table: str, task: str) -> list[str]:
 
 
 def _save(profile: Profile, c: Config, df: pd.DataFrame, *, table: str, task: str, metrics: tuple[str, ...], select_by: str,
-          variants: tuple[str, ...], caption: str) -> dict:
+          variants: tuple[str, ...], caption: str, runs=()) -> dict:
+    """Write a score table; its claims read beside the learning entries of the fine-tuning ``runs`` (``(spec, record)``)
+    whose rows they compare (:func:`codeswitch.core.learning.of_results`)."""
     if variants == (SCRATCH,):
         rows = c.scratch.rows()
     else:
@@ -225,11 +230,14 @@ def _save(profile: Profile, c: Config, df: pd.DataFrame, *, table: str, task: st
     if long["paper"].isna().all():
         paper_rows = ", ".join(dict.fromkeys(e.row for e in reported.table("calbert", table) if e.row != BENCHMARK_ROWS[table]))
         notes.append(f"No paper column: the paper ran none of these backbones (its rows: {paper_rows}; numbers in codeswitch.reported.calbert).")
-    checked = long
+    checked, read = long, variants
     if table == "table8" and "cosine" in c.task(task).variants:  # its claim compares with the CalBERT rows (not saved here)
         checked = pd.concat([long, task_table(df, task, metrics, select_by=select_by, variants=("cosine",))], ignore_index=True)
+        read = variants + ("cosine",)
     claim = [_claim(checked, c, table, metrics[0])] + ([_gain_claim(long, c)] if table == "table6" else [])
-    return report.save_table(wide, name, profile, caption=caption, long=long, notes=notes, claim=claim)
+    learning = of_results([(s, r) for s, r in runs if s.task == task and s.variant in read],
+                          lambda s: f"{row_label(s.backbone, s.variant)} seed {s.seed}")
+    return report.save_table(wide, name, profile, caption=caption, long=long, notes=notes, claim=claim, learning=learning)
 
 
 def _headline(c: Config, metric: str) -> str:
@@ -395,27 +403,30 @@ def table13_claim(long: pd.DataFrame, profile: Profile) -> claims.Claim:
     return _registered(long, profile, "table13")
 
 
-def table6(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
+def table6(profile: Profile, c: Config, df: pd.DataFrame, runs=()) -> dict:
     """Table 6: SAIL 2017, weighted F1 / precision / recall of the Siamese-pre-trained models."""
     return _save(
         profile, c, df, table="table6", task="sail", metrics=("f1", "precision", "recall"),
         select_by="f1", variants=("cosine", "mnrl"),
+        runs=runs,
         caption="SAIL 2017 Hindi–English sentiment: weighted F1, precision and recall after Siamese pre-training (CalBERT Table 6)",
     )
 
 
-def table7(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
+def table7(profile: Profile, c: Config, df: pd.DataFrame, runs=()) -> dict:
     """Table 7: SAIL 2017 F1 with and without Siamese pre-training."""
     return _save(
         profile, c, df, table="table7", task="sail", metrics=("f1",), select_by="f1", variants=VARIANTS,
+        runs=runs,
         caption="SAIL 2017: weighted F1 with (CalBERT-) and without Siamese pre-training (CalBERT Table 7)",
     )
 
 
-def table12(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
+def table12(profile: Profile, c: Config, df: pd.DataFrame, runs=()) -> dict:
     """Table 12: IITP product reviews (romanised to ITRANS), accuracy."""
     return _save(
         profile, c, df, table="table12", task="iitp", metrics=("accuracy",), select_by="accuracy", variants=VARIANTS,
+        runs=runs,
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy (CalBERT Table 12)",
     )
 
@@ -423,19 +434,21 @@ def table12(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
 SCRATCH_TABLES = ("table8", "table13")
 
 
-def table8(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
+def table8(profile: Profile, c: Config, df: pd.DataFrame, runs=()) -> dict:
     """Table 8: SAIL 2017, weighted F1 / precision / recall of transformers pre-trained from scratch (MLM)."""
     return _save(
         profile, c, df, table="table8", task="sail", metrics=("f1", "precision", "recall"), select_by="f1", variants=(SCRATCH,),
+        runs=runs,
         caption="SAIL 2017: weighted F1, precision and recall of transformers pre-trained from scratch with masked language "
                 "modelling on the code-mixed pairs (CalBERT Table 8)",
     )
 
 
-def table13(profile: Profile, c: Config, df: pd.DataFrame) -> dict:
+def table13(profile: Profile, c: Config, df: pd.DataFrame, runs=()) -> dict:
     """Table 13: IITP product reviews (romanised), accuracy of transformers pre-trained from scratch (MLM)."""
     return _save(
         profile, c, df, table="table13", task="iitp", metrics=("accuracy",), select_by="accuracy", variants=(SCRATCH,),
+        runs=runs,
         caption="IndicGLUE IITP product reviews, romanised to ITRANS: accuracy of transformers pre-trained from scratch "
                 "(CalBERT Table 13)",
     )

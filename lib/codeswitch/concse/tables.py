@@ -18,6 +18,7 @@ import pandas as pd
 from ..core import claims
 from ..core import reported as _reported
 from ..core.experiment import Results
+from ..core.learning import of_results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
 from ..core.report import Cell as TableCell, comparison, save_table, spread_note, summarise
@@ -25,7 +26,7 @@ from .config import Config, load
 from .experiment import run_scores
 from .plan import ABLATIONS, AVG, LOSS_VARIANTS, METHOD_LABELS, STSB, TASK_LABELS, setting_label
 
-__all__ = ["table3_scores", "ablation_scores", "tables", "table3", "table3_claim", "simcse_settings_note", "table4",
+__all__ = ["table3_scores", "ablation_scores", "tables", "run_label", "table3", "table3_claim", "simcse_settings_note", "table4",
            "table4_claim", "table4_components_claim", "table3_gain_claim", "sweep_claim", "table5_claim", "table6_claim", "table7_claim", "sweep_table", "variant_table",
            "simcse_settings_table", "study_summary", "SWEEPS", "SIGNIFICANCE"]
 
@@ -52,20 +53,33 @@ def tables(results: Results, profile: Profile) -> dict[str, dict]:
     """Write the tables of the studies in ``results`` (Table 3; Tables 4–7 and the two comparisons); ``{name: paths}``."""
     c = load(profile)
     studies = {s.study for s in results.specs}
+
+    def runs(study: str):  # the learning entries of the study's runs, which its table summarises (save_table)
+        return of_results([(s, r) for s, r in results if s.study == study], run_label)
+
     out = {}
     if "table3" in studies:
-        out["concse_table3"] = table3(table3_scores(results), c, profile)
+        out["concse_table3"] = table3(table3_scores(results), c, profile, learning=runs("table3"))
     abl = ablation_scores(results)
     if "table4" in studies:
-        out["concse_table4"] = table4(abl, c, profile)
+        out["concse_table4"] = table4(abl, c, profile, learning=runs("table4"))
     for t in ("table5", "table6", "table7"):
         if t in studies:
-            out[f"concse_{t}"] = sweep_table(abl, c, profile, t)
+            out[f"concse_{t}"] = sweep_table(abl, c, profile, t, learning=runs(t))
     if "variant" in studies:
-        out["concse_ablation_variant"] = variant_table(abl, c, profile)
+        out["concse_ablation_variant"] = variant_table(abl, c, profile, learning=runs("variant"))
     if "simcse_settings" in studies:
-        out["concse_ablation_simcse_settings"] = simcse_settings_table(abl, c, profile)
+        out["concse_ablation_simcse_settings"] = simcse_settings_table(abl, c, profile, learning=runs("simcse_settings"))
     return out
+
+
+def run_label(spec) -> str:
+    """A run, named in a verdict over runs that did not learn: its row or column label and seed (``"ConCSE-mBERT seed
+    1"``, ``"v3 seed 2"``, ``"temperature τ 0.05 seed 1"``)."""
+    if spec.study == "table3":
+        return f"{METHOD_LABELS[spec.method]}-{spec.backbone} seed {spec.seed}"
+    sweep = SWEEPS.get(spec.study)
+    return f"{sweep[0] + ' ' if sweep else ''}{spec.label} seed {spec.seed}"
 
 
 def _backbones_note(c: Config) -> str:
@@ -83,8 +97,9 @@ def _ddof_note(c: Config, n: int) -> str:
     return spread_note(n, std=f"{kind} std")
 
 
-def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]:
-    """Table 3: SimCSE vs ConCSE × backbone on the seven Koglish-STS tests, with the paper's values and the t-test."""
+def table3(scores: pd.DataFrame, c: Config, profile: Profile, *, learning=()) -> dict[str, Path]:
+    """Table 3: SimCSE vs ConCSE × backbone on the seven Koglish-STS tests, with the paper's values and the t-test
+    (``learning``, here and in the tables below: the runs' learning entries, :func:`codeswitch.core.report.save_table`)."""
     from ..common.sts import ttest_pvalue
 
     df = scores.assign(row=scores["method"].map(METHOD_LABELS) + "-" + scores["backbone"])
@@ -137,6 +152,7 @@ def table3(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
             _backbones_note(c),
         ],
         claim=claim,
+        learning=learning,
     )
 
 
@@ -226,7 +242,7 @@ def study_summary(scores: pd.DataFrame, study: str, c: Config) -> pd.DataFrame:
     return summarise(scores[scores["study"] == study], ["label", "column"], ddof=c.std_ddof)
 
 
-def table4(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]:
+def table4(scores: pd.DataFrame, c: Config, profile: Profile, *, learning=()) -> dict[str, Path]:
     """Table 4: the loss variants v1–v6 and SimCSE, ConCSE-mBERT on Koglish-STS-B."""
     s = study_summary(scores, "table4", c)
     s = s[s["column"] == TASK_LABELS["stsb"]].assign(row=lambda d: d["label"], column=STSB)
@@ -240,7 +256,7 @@ def table4(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]
         caption=f"Loss variants, {c.ablation_backbone} on Koglish-STS-B (Spearman × 100); {_ddof_note(c, n)}",
         long=long,
         notes=["The paper's check marks were lost in conversion; the variants follow §5.3's text (v6 = ConCSE)."],
-        claim=[_loss_variants_claim(long, c.std_ddof), _components_claim(long, c.std_ddof)],
+        claim=[_loss_variants_claim(long, c.std_ddof), _components_claim(long, c.std_ddof)], learning=learning,
     )
 
 
@@ -336,7 +352,7 @@ SWEEPS = {
 }
 
 
-def sweep_table(scores: pd.DataFrame, c: Config, profile: Profile, table: str) -> dict[str, Path]:
+def sweep_table(scores: pd.DataFrame, c: Config, profile: Profile, table: str, *, learning=()) -> dict[str, Path]:
     """Table 5 (τ), 6 (λ) or 7 (α): ConCSE on Koglish-STS-B as one setting is swept."""
     what, attr = SWEEPS[table]
     s = study_summary(scores, table, c)
@@ -353,28 +369,28 @@ def sweep_table(scores: pd.DataFrame, c: Config, profile: Profile, table: str) -
     return save_table(
         wide, f"concse_{table}", profile,
         caption=f"ConCSE-{c.ablation_backbone} on Koglish-STS-B vs the {what} (Spearman × 100); {_ddof_note(c, n)}",
-        long=long, notes=notes, claim=claim,
+        long=long, notes=notes, claim=claim, learning=learning,
     )
 
 
 def _all_tasks_table(scores: pd.DataFrame, c: Config, profile: Profile, study: str, name: str, caption: str, notes: Sequence[str],
-                     claim=None) -> dict[str, Path]:
+                     claim=None, learning=()) -> dict[str, Path]:
     s = study_summary(scores, study, c).rename(columns={"label": "row"})
     columns = [TASK_LABELS[t] for t in c.sts_tests] + [AVG]  # the sets scored (concse.sts_tests)
     wide, long = comparison(s[["row", "column", "mean", "std", "n"]], paper=None, table=None, column_order=columns)
     n = int(scores.loc[scores["study"] == study, "seed"].nunique())
     return save_table(wide, name, profile, caption=f"{caption}; {_ddof_note(c, n)}", long=long, notes=notes,
-                      claim=claim(long) if claim else None)
+                      claim=claim(long) if claim else None, learning=learning)
 
 
-def variant_table(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]:
+def variant_table(scores: pd.DataFrame, c: Config, profile: Profile, *, learning=()) -> dict[str, Path]:
     """ConCSE with the released code's loss vs the paper's equations read literally (no paper reports this)."""
     return _all_tasks_table(
         scores, c, profile, "variant", "concse_ablation_variant",
         caption=f"ConCSE-{c.ablation_backbone}: loss as released ('official') vs as the equations read ('paper'), Spearman × 100",
         notes=["official: H5 negatives S(c0, e2), Euclidean distance in the triplet term (the released code).",
                "paper: H5 negatives S(e0, e2), squared Euclidean distance (Eq. 5 and 7 read literally)."],
-        claim=_variant_claim,
+        claim=_variant_claim, learning=learning,
     )
 
 
@@ -386,7 +402,7 @@ def _variant_claim(long: pd.DataFrame) -> claims.Claim:
     return claims.not_in_paper("no paper claim: the released loss and the equations read literally, compared", detail)
 
 
-def simcse_settings_table(scores: pd.DataFrame, c: Config, profile: Profile) -> dict[str, Path]:
+def simcse_settings_table(scores: pd.DataFrame, c: Config, profile: Profile, *, learning=()) -> dict[str, Path]:
     """SimCSE with Table 9's settings vs the released code's (batch 64, max length 32), ConCSE for reference."""
     b = c.backbone(c.ablation_backbone)
     return _all_tasks_table(
@@ -396,7 +412,7 @@ def simcse_settings_table(scores: pd.DataFrame, c: Config, profile: Profile) -> 
                f"SimCSE released_code: batch {b.released_simcse_batch_size or c.released_simcse_batch_size}, max length {c.released_simcse_max_length}: "
                "code-switched inputs are longer, so the shorter limit truncates more of them.",
                f"ConCSE (v6): batch {b.concse_batch_size}, max length {c.max_length}."],
-        claim=lambda long: _simcse_settings_claim(long, c.std_ddof),
+        claim=lambda long: _simcse_settings_claim(long, c.std_ddof), learning=learning,
     )
 
 

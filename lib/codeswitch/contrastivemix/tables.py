@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core import claims, reported
 from ..core.experiment import Results
+from ..core.learning import KEY as LEARNING_KEY
 from ..core.profiles import Profile, seeds_for
 from ..core.provenance import records_inputs
 from .config import Bm25Run, Config, EvalRun, load
@@ -43,6 +44,9 @@ class Scores:
     frame: pd.DataFrame
     per_query: dict = field(repr=False)  # (variant, benchmark, language, setting) -> {seed: {metric: {qid: value}}}
     align_search: dict = field(default_factory=dict, repr=False)  # {variant: its align_weight search record} (search.selection)
+    # (variant, benchmark, language, run label, result["learning"]) of each evaluation read: what a table's claims are
+    # read beside (:func:`_runs`, core.claims.learned)
+    learning: list = field(default_factory=list, repr=False)
 
     def _repr_html_(self):  # pragma: no cover - notebook display
         return self.summary()._repr_html_()
@@ -55,7 +59,7 @@ class Scores:
 
 def scores(results: Results) -> Scores:
     """The evaluations and BM25 runs of ``results`` as :class:`Scores` (nothing is computed)."""
-    rows, per_query, bm25, chosen = [], {}, {}, search.selection(results)
+    rows, per_query, bm25, chosen, learned = [], {}, {}, search.selection(results), []
     for spec, rec in results:
         if isinstance(spec, Bm25Run):
             bm25[(spec.benchmark, spec.language)] = (spec, rec)
@@ -63,6 +67,9 @@ def scores(results: Results) -> Scores:
             continue
         m, b = spec.model, spec.bm25
         v = VARIANTS[m.variant]
+        if rec.get(LEARNING_KEY):
+            learned.append((v.key, b.benchmark, b.language, f"{v.label or v.ablation_label} seed {m.seed} ({b.benchmark}-{b.language})",
+                            rec[LEARNING_KEY]))
         for setting in SETTINGS:
             res = rec[setting]
             for metric, value in res["mean"].items():
@@ -75,7 +82,13 @@ def scores(results: Results) -> Scores:
         for metric, value in rec["mean"].items():
             rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=BM25_SEED, setting="bm25",
                              metric=metric, value=value, weight=None, report_split=spec.report_split))
-    return Scores(pd.DataFrame(rows), per_query, chosen)
+    return Scores(pd.DataFrame(rows), per_query, chosen, learned)
+
+
+def _runs(results: Scores, benchmark: str, variants: Sequence[str], languages: Sequence[str]) -> list:
+    """``(label, result["learning"])`` of the evaluations a table summarises: its benchmark, variants and languages."""
+    return [(label, value) for v, b, lang, label, value in results.learning
+            if b == benchmark and v in variants and lang in languages]
 
 
 @records_inputs
@@ -169,6 +182,10 @@ def _mrtydi_groups(c: Config):
     return [(c.low_similarity, "Avg (low)" if c.low_similarity else None), (c.high_similarity, "Avg (high)" if c.high_similarity else None)]
 
 
+def _languages_of(groups) -> list[str]:
+    return [lang for languages, _ in groups for lang in languages]
+
+
 def corpus_note(c: Config) -> str:
     """What a reduced corpus (``contrastivemix.corpus_sample``) is, said in every table that scores the dense retriever."""
     return (f"Reduced corpora (contrastivemix.corpus_sample {c.corpus_sample:,}): the dense retriever searches, per target, "
@@ -211,15 +228,15 @@ def _fallback_note(results: Scores, benchmark: str) -> list[str]:
             "cell fell back, it equals BM25's."]
 
 
-def _save(profile: Profile, wide, long, name, caption, notes, claim=None):
+def _save(profile: Profile, wide, long, name, caption, notes, claim=None, learning=()):
     """Save a table; its own claim (the first: the artifact's) marked built in where the synthetic set decides it
-    (:data:`.synthetic.CONSTRUCTIONS`)."""
+    (:data:`.synthetic.CONSTRUCTIONS`); ``learning``: its evaluations' learning entries (:func:`_runs`)."""
     from ..core.report import save_table
 
     checked = [claim] if isinstance(claim, claims.Claim) else list(claim or ())
     if checked:
         checked[0] = claims.built_into(checked[0], CONSTRUCTIONS.get(name))
-    return save_table(wide, name, profile, caption=caption, long=long, notes=notes, claim=checked)
+    return save_table(wide, name, profile, caption=caption, long=long, notes=notes, claim=checked, learning=learning)
 
 
 # --------------------------------------------------------------------------- the paper's claims (§4.4, contrastivemix.txt)
@@ -391,7 +408,7 @@ def table1(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "MRR@100", "table1")
     return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
-                 [_table1_check(long, c), _groups_check(long)])
+                 [_table1_check(long, c), _groups_check(long)], _runs(results, "mrtydi", MAIN_VARIANTS, _languages_of(_mrtydi_groups(c))))
 
 
 def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
@@ -399,14 +416,14 @@ def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
     wide, long = _language_table(results, c, "miracl", groups, "MRR@100", "table2")
     return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl") + search.note(results.align_search),
-                 _table2_check(long, c))
+                 _table2_check(long, c), _runs(results, "miracl", MAIN_VARIANTS, _languages_of(groups)))
 
 
 def table4(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "Recall@100", "table4")
     return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
-                 _table4_check(long, c))
+                 _table4_check(long, c), _runs(results, "mrtydi", MAIN_VARIANTS, _languages_of(_mrtydi_groups(c))))
 
 
 def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
@@ -438,4 +455,5 @@ def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
     ] + search.note(results.align_search) + ([corpus_note(c)] if c.corpus_sample is not None else [])
     claim = table3_claim(long)
-    return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim)
+    return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim,
+                 _runs(results, "mrtydi", order, c.table3_languages))

@@ -11,8 +11,14 @@ in the table's notes and records for ``INDEX.md``::
     save_table(wide, "concse_table3", cfg, caption=..., long=long, claim=claim)
 
 ``holds`` is ``True`` (the numbers support the claim), ``False`` (they do not) or
-``None`` (nothing to check: the table is not a claim of any paper, or a needed
-cell is missing); ``detail`` gives the numbers the verdict came from.
+``None`` (nothing to check: the table is not a claim of any paper, a needed
+cell is missing, or a run behind the table did not learn); ``detail`` gives the numbers the verdict came from.
+
+A verdict computed on runs that learned nothing says nothing about the paper: :func:`learned` (applied by
+:func:`codeswitch.core.report.save_table` to each claim of a table, given its runs' learning entries) turns it into
+"not checked: k of n runs did not learn (which)", the computed verdict and its numbers kept beside it ("computed on
+them: …").  A run learned when it beat its baseline at all (:attr:`codeswitch.core.learning.Learning.beat_baseline`),
+not by CI's margin.
 
 Each claim is the paper's own, quoted or cited by file and section (``source``),
 and checked the paper's way: where the paper says "significant", with its test
@@ -86,10 +92,22 @@ class Claim:
     # how the smoke data decide this claim, one sentence from the list kept where the data are made (a paper package's
     # CONSTRUCTIONS, set with built_into where the table is built); "" = the data do not decide it
     built_in: str = ""
+    # "k of n runs did not learn (which)": the runs behind the table that did not beat their baseline (set by learned,
+    # holds then None); "" = every run learned, or none records a learning entry
+    not_learned: str = ""
+    computed: bool | None = None  # with not_learned: the verdict the numbers gave, shown as "computed on them: …"
 
     @property
     def verdict(self) -> str:
+        if self.not_learned:
+            return f"not checked: {self.not_learned}"
         return {True: "supported", False: "not supported", None: "not checked"}[self.holds]
+
+    def _as_computed(self) -> "Claim":
+        """This claim with the verdict its numbers gave (the runs' learning set aside)."""
+        import dataclasses
+
+        return dataclasses.replace(self, holds=self.computed, not_learned="", computed=None)
 
     @property
     def mark(self) -> str:
@@ -98,7 +116,10 @@ class Claim:
     def smoke_verdict(self, real_data: bool = False) -> str:
         """The verdict on the smoke profile's synthetic data, worded as what it is: an outcome, not a test of the paper
         (``real_data``: a smoke run on real data, "this run's real data").  A claim the synthetic data decide by how
-        they were made (:attr:`built_in`) reads "built into the smoke data: <how>", never "holds" or "does not hold"."""
+        they were made (:attr:`built_in`) reads "built into the smoke data: <how>", never "holds" or "does not hold".
+        Over runs that did not learn (:attr:`not_learned`, first): "not checked: k of n runs did not learn (which)"."""
+        if self.not_learned:
+            return f"not checked: {self.not_learned}"
         if self.built_in and not real_data:
             return f"built into the smoke data: {self.built_in}"
         data = "this smoke run's real data" if real_data else "the smoke data"
@@ -109,10 +130,16 @@ class Claim:
 
         Under the smoke profile (``profile="smoke"``) the verdict reads "holds / does not hold on the smoke data" (on
         "this smoke run's real data" when ``real_data``: :func:`real_data` of its recorded inputs), or "built into the
-        smoke data: <how>" for a claim the synthetic data decide (:attr:`built_in`), its numbers then "measured"."""
+        smoke data: <how>" for a claim the synthetic data decide (:attr:`built_in`), its numbers then "measured".
+        Over runs that did not learn (:attr:`not_learned`): "not checked: k of n runs did not learn (which); computed
+        on them: <the verdict the numbers gave> (detail)"."""
         src = f" ({self.source})" if self.source else ""
         built = profile == "smoke" and bool(self.built_in) and not real_data
-        if profile == "smoke":
+        if self.not_learned:
+            computed = self._as_computed()
+            said = computed.smoke_verdict(real_data) if profile == "smoke" else computed.verdict
+            verdict = f"not checked: {self.not_learned}; computed on them: {said}"
+        elif profile == "smoke":
             verdict = self.smoke_verdict(real_data)
         else:
             verdict = {True: "**supported** by this run", False: "**not supported** by this run", None: "not checked"}[self.holds]
@@ -125,7 +152,8 @@ class Claim:
     def index_cell(self, profile: str | None = None, *, real_data: bool = False) -> str:
         """The verdict in ``INDEX.md``'s claim column: ``✓ supported`` / ``✗ not supported``; under the smoke profile
         the smoke verdict without a mark (a smoke outcome is no failure; "built into the smoke data: <how>" for a claim
-        the synthetic data decide)."""
+        the synthetic data decide); over runs that did not learn, ``– not checked: k of n runs did not learn (which)``
+        (the computed verdict is in the table's note)."""
         if profile == "smoke":
             return f"smoke: {self.smoke_verdict(real_data)}"
         return f"{self.mark} {self.verdict}"
@@ -136,6 +164,8 @@ class Claim:
             out["contradiction"] = self.contradiction
         if self.built_in:
             out["built_in"] = self.built_in
+        if self.not_learned:
+            out.update(not_learned=self.not_learned, computed=self.computed)
         return out
 
 
@@ -150,6 +180,37 @@ def built_into(claim: Claim | None, how: str | None) -> Claim | None:
     import dataclasses
 
     return claim if claim is None or not how else dataclasses.replace(claim, built_in=how)
+
+
+#: how many of the runs that did not learn a verdict names (the others are counted)
+UNLEARNED_NAMED = 3
+
+
+def learned(claim: Claim | None, runs: Iterable[tuple[str, Any]]) -> Claim | None:
+    """``claim`` as it stands on the runs behind its table: unchanged when every run beat its baseline
+    (:attr:`codeswitch.core.learning.Learning.beat_baseline`: a gain above 0, both scores finite; not CI's margin), else
+    ``holds=None`` with :attr:`Claim.not_learned` "k of n runs did not learn (label: metric score vs baseline value;
+    …)" and the computed verdict kept in :attr:`Claim.computed`, so the note reads "not checked: …; computed on them: …".
+
+    ``runs``: ``(label, learning)`` per run of the table (:func:`codeswitch.core.learning.of_results`), ``learning``
+    its ``result["learning"]``: one entry, or a mapping of named entries (the run learned when each beat its
+    baseline; a missed one is named ``label · name``).  A run without an entry is not counted, and none at all
+    leaves the claim unchanged.  Like :func:`built_into`, the paper package passes the entries down (the core reads no
+    paper package)."""
+    import dataclasses
+
+    from .learning import entries
+
+    counted = [(label, found) for label, value in runs if (found := entries(value))]
+    missed = [(label, [(n, e) for n, e in found if not e.beat_baseline]) for label, found in counted]
+    missed = [(label, bad) for label, bad in missed if bad]
+    if claim is None or not missed:
+        return claim
+    named = "; ".join(f"{label}{' · ' + name if name else ''}: {e.metric} {e.score:.4g} vs {e.baseline_name} {e.baseline:.4g}"
+                      for label, bad in missed[:UNLEARNED_NAMED] for name, e in bad)
+    more = f"; {len(missed) - UNLEARNED_NAMED} more" if len(missed) > UNLEARNED_NAMED else ""
+    return dataclasses.replace(claim, holds=None, computed=claim.computed if claim.not_learned else claim.holds,
+                               not_learned=f"{len(missed)} of {len(counted)} runs did not learn ({named}{more})")
 
 
 def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:

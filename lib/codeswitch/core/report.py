@@ -33,13 +33,13 @@ import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import reported as _reported
-from .claims import SMOKE_NOTE, Claim, inputs_note, real_data
+from .claims import SMOKE_NOTE, Claim, inputs_note, learned, real_data
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
 from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
@@ -337,6 +337,7 @@ def save_table(
     notes: Sequence[str] = (),
     claim: Claim | Sequence[Claim] | None = None,
     inputs: Mapping | None = None,
+    learning: Iterable[tuple[str, Any]] = (),
 ) -> dict[str, Path]:
     """Write a table as ``<name>.md``, ``.tex`` and ``.csv`` under ``profile.figures_dir``, with ``<name>.provenance.json``.
 
@@ -345,7 +346,9 @@ def save_table(
     paper's claim this table checks (:mod:`codeswitch.claims`), computed from the
     table's numbers; rendered under the table and listed in ``INDEX.md`` (a list: the
     table's claim first, then further claims on the same numbers, such as a headline
-    magnitude, each rendered under it and kept in the index entry's ``also``).  The
+    magnitude, each rendered under it and kept in the index entry's ``also``).  ``learning``: the learning entries
+    of the runs the table summarises (``(label, result["learning"])``: :func:`codeswitch.core.learning.of_results`); each claim
+    reads "not checked: k of n runs did not learn" where one did not beat its baseline (:func:`codeswitch.core.claims.learned`).  The
     provenance (:func:`codeswitch.core.provenance.provenance`; ``inputs``: the input
     identities, default those the experiment's ``tables`` records) is listed under the
     Markdown table, as comment lines atop the LaTeX, and in the JSON beside them; the
@@ -357,7 +360,8 @@ def save_table(
     header = f"**{name}** — {caption}\n\n_profile `{profile.name}`_\n\n"
     md = header + to_markdown(wide)
     lines = list(notes)
-    checked = [claim] if isinstance(claim, Claim) else list(claim or ())
+    runs = list(learning)
+    checked = [learned(c, runs) for c in ([claim] if isinstance(claim, Claim) else list(claim or ()))]
     lines += [c.line(profile.name, real_data=real_data(prov["inputs"])) for c in checked]
     note = inputs_note(profile.name, prov["inputs"])  # what the inputs were, read from them: synthetic or real, tiny or not
     if note:

@@ -16,6 +16,7 @@ import pandas as pd
 from ..common.glue_metrics import TASK_LABEL
 from ..core import claims
 from ..core.experiment import Results
+from ..core.learning import of_results
 from ..core.profiles import Profile, result_overrides
 from ..core.provenance import records_inputs
 from ..core.report import bold, comparison, save_table, spread_note, summarise
@@ -23,21 +24,22 @@ from ..koglish.synthetic_constructions import CONSTRUCTIONS
 from .plan import TABLE, row_label
 from .train import SCENARIOS, TASKS, scenario_of
 
-__all__ = ["AVG", "frame", "tables", "with_average", "table2_long", "mark_best", "table2", "table2_claim", "table2_gap_claim", "ALMOST_ALL",
+__all__ = ["AVG", "frame", "tables", "run_label", "with_average", "table2_long", "mark_best", "table2", "table2_claim", "table2_gap_claim", "ALMOST_ALL",
            "hypotheses", "verdicts", "smoke_check"]
 
 AVG = "Avg"
 
 
+def _scenarios(spec) -> list[tuple[str, str]]:
+    """``(test language, scenario)`` of each of a run's test languages that is a Table 2 scenario."""
+    return [(lang, sc) for lang in spec.test if (sc := scenario_of(spec.train, spec.select, lang)) in SCENARIOS]
+
+
 def frame(results: Results) -> pd.DataFrame:
     """One row per (task, backbone, seed, scenario): ``task, backbone, seed, scenario, score, metric, best_epoch, train, test``."""
-    scenarios = set(SCENARIOS)
     rows = []
     for spec, result in results:
-        for lang in spec.test:
-            scenario = scenario_of(spec.train, spec.select, lang)
-            if scenario not in scenarios:
-                continue
+        for lang, scenario in _scenarios(spec):
             rows.append({
                 "task": spec.task, "backbone": spec.backbone, "seed": spec.seed, "scenario": scenario,
                 "score": float(result["test"][lang]), "metric": result["metric"], "best_epoch": int(result["best_epoch"]),
@@ -48,8 +50,15 @@ def frame(results: Results) -> pd.DataFrame:
 
 @records_inputs
 def tables(results: Results, profile: Profile) -> dict:
-    """Write Table 2 (:func:`table2`); return its paths."""
-    return table2(frame(results), profile)
+    """Write Table 2 (:func:`table2`), its claims read beside the learning entries of the runs it summarises; return
+    its paths."""
+    runs = [(spec, result) for spec, result in results if _scenarios(spec)]
+    return table2(frame(results), profile, learning=of_results(runs, run_label))
+
+
+def run_label(spec) -> str:
+    """A run, named in a verdict over runs that did not learn: ``"CoLA · MiniLM (trained en) seed 1"``."""
+    return f"{TASK_LABEL.get(spec.task, spec.task)} · {spec.backbone} (trained {spec.train}) seed {spec.seed}"
 
 
 # --------------------------------------------------------------------------- Table 2
@@ -95,8 +104,9 @@ def mark_best(wide: pd.DataFrame, long: pd.DataFrame, blocks: Sequence[str] = ("
     return wide, long
 
 
-def table2(results: pd.DataFrame, profile: Profile) -> dict:
-    """Write ``concse_table2`` (md/csv/tex): mean ± std over seeds beside the paper's numbers."""
+def table2(results: pd.DataFrame, profile: Profile, *, learning=()) -> dict:
+    """Write ``concse_table2`` (md/csv/tex): mean ± std over seeds beside the paper's numbers (``learning``: the runs'
+    learning entries, :func:`codeswitch.core.report.save_table`)."""
     summary, rows, columns = table2_long(results)
     wide, long = comparison(summary, paper="concse", table="table2", row_order=rows, column_order=columns)
     wide, long = mark_best(wide, long)
@@ -113,7 +123,7 @@ def table2(results: pd.DataFrame, profile: Profile) -> dict:
     ]
     checked = [table2_claim(long, profile), table2_gap_claim(long, profile)]
     built = [claims.built_into(c, CONSTRUCTIONS.get(key)) for c, key in zip(checked, (TABLE, TABLE + "_gap"))]
-    return save_table(wide, TABLE, profile, caption=caption, long=long, notes=notes, claim=built)
+    return save_table(wide, TABLE, profile, caption=caption, long=long, notes=notes, claim=built, learning=learning)
 
 
 ALMOST_ALL = 0.8  # this project's reading of the paper's "almost all": at least 80% of the (backbone, task) cells
