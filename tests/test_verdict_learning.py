@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from codeswitch.core import claims
-from codeswitch.core.learning import Learning, entries, learning
+from codeswitch.core.learning import UNLEARNED_NAMED, Learning, entries, learning
 from codeswitch.core.profiles import load_profile
 
 from .conftest import REPO
@@ -55,7 +55,7 @@ def test_a_built_in_claim_over_runs_that_did_not_learn_says_so_first():
 def test_k_of_n_names_the_first_runs_and_counts_the_rest():
     runs = [(f"run {i}", FLAT if i % 2 else LEARNED) for i in range(1, 11)]  # runs 1, 3, 5, 7, 9 did not learn
     c = claims.learned(CLAIM, runs)
-    assert claims.UNLEARNED_NAMED == 3
+    assert UNLEARNED_NAMED == 3
     assert c.not_learned == (f"5 of 10 runs did not learn (run 1: {FLAT_SAID}; run 3: {FLAT_SAID}; run 5: {FLAT_SAID}; "
                              "2 more)")
 
@@ -142,6 +142,18 @@ def test_glue_table2_reads_its_runs_learning(tmp_path):
     md = tables(Results(tuple(specs), tuple(records)), profile)["md"].read_text(encoding="utf-8")
     said = "not checked: 1 of 4 runs did not learn (SST-2 · tiny (trained cs) seed 2: accuracy x100, sst2 test (cs) 50 vs majority class 50)"
     assert md.count(said) == 2, md  # both claims of Table 2
+
+    # the notebook's H1/H2 lines read the same runs: a backbone whose runs did not all learn gets no verdict
+    from codeswitch.glue.tables import frame, hypotheses, verdicts
+
+    results = Results(tuple(specs), tuple(records))
+    h = hypotheses(frame(results))
+    lines = verdicts(h, profile, results)
+    assert len(lines) == 2 and all(f"{said}; computed: " in line for line in lines), lines
+    assert lines[1].startswith("tiny: H2 CS2CS > EN2CS not checked: 1 of 4 runs") and "computed: does NOT hold (mean gain = -20.00 points" in lines[1]
+    learned_all = Results(tuple(specs), tuple({**r, "learning": LEARNED} for r in records))
+    assert verdicts(h, profile, learned_all) == verdicts(h, profile)  # every run learned: the verdicts as before
+    assert not any("not checked" in line for line in verdicts(h, profile))
 
 
 def test_alignment_tables_read_their_fine_tuning_runs(tmp_path):

@@ -182,15 +182,12 @@ def built_into(claim: Claim | None, how: str | None) -> Claim | None:
     return claim if claim is None or not how else dataclasses.replace(claim, built_in=how)
 
 
-#: how many of the runs that did not learn a verdict names (the others are counted)
-UNLEARNED_NAMED = 3
-
-
 def learned(claim: Claim | None, runs: Iterable[tuple[str, Any]]) -> Claim | None:
     """``claim`` as it stands on the runs behind its table: unchanged when every run beat its baseline
     (:attr:`codeswitch.core.learning.Learning.beat_baseline`: a gain above 0, both scores finite; not CI's margin), else
     ``holds=None`` with :attr:`Claim.not_learned` "k of n runs did not learn (label: metric score vs baseline value;
-    …)" and the computed verdict kept in :attr:`Claim.computed`, so the note reads "not checked: …; computed on them: …".
+    …)" (:func:`codeswitch.core.learning.not_learned`) and the computed verdict kept in :attr:`Claim.computed`, so the
+    note reads "not checked: …; computed on them: …".
 
     ``runs``: ``(label, learning)`` per run of the table (:func:`codeswitch.core.learning.of_results`), ``learning``
     its ``result["learning"]``: one entry, or a mapping of named entries (the run learned when each beat its
@@ -199,18 +196,13 @@ def learned(claim: Claim | None, runs: Iterable[tuple[str, Any]]) -> Claim | Non
     paper package)."""
     import dataclasses
 
-    from .learning import entries
+    from .learning import not_learned
 
-    counted = [(label, found) for label, value in runs if (found := entries(value))]
-    missed = [(label, [(n, e) for n, e in found if not e.beat_baseline]) for label, found in counted]
-    missed = [(label, bad) for label, bad in missed if bad]
+    missed = not_learned(runs)
     if claim is None or not missed:
         return claim
-    named = "; ".join(f"{label}{' · ' + name if name else ''}: {e.metric} {e.score:.4g} vs {e.baseline_name} {e.baseline:.4g}"
-                      for label, bad in missed[:UNLEARNED_NAMED] for name, e in bad)
-    more = f"; {len(missed) - UNLEARNED_NAMED} more" if len(missed) > UNLEARNED_NAMED else ""
     return dataclasses.replace(claim, holds=None, computed=claim.computed if claim.not_learned else claim.holds,
-                               not_learned=f"{len(missed)} of {len(counted)} runs did not learn ({named}{more})")
+                               not_learned=missed)
 
 
 def means(long: pd.DataFrame) -> dict[tuple[str, str], float]:

@@ -47,7 +47,7 @@ from typing import Iterable, Iterator, Mapping
 
 from .runs import read_record
 
-__all__ = ["KEY", "BASELINES", "Learning", "learning", "chance_weighted_f1", "entries", "of_results", "learning_records",
+__all__ = ["KEY", "BASELINES", "Learning", "learning", "chance_weighted_f1", "entries", "of_results", "not_learned", "learning_records",
            "failures", "summary"]
 
 #: the key of the entry in a run's result
@@ -144,6 +144,25 @@ def of_results(pairs: Iterable[tuple[object, Mapping]], label) -> list[tuple[str
     ``label`` names the run in a verdict ("CoLA · MiniLM (trained en) seed 1").  Runs without an entry are left out."""
     return [(label(spec), result[KEY]) for spec, result in pairs
             if isinstance(result, Mapping) and entries(result.get(KEY))]
+
+
+#: how many of the runs that did not learn a verdict names (the others are counted)
+UNLEARNED_NAMED = 3
+
+
+def not_learned(runs: Iterable[tuple[str, object]]) -> str:
+    """"k of n runs did not learn (label: metric score vs baseline value; …)" for the runs among ``runs`` (``(label,
+    result["learning"])``, :func:`of_results`) that did not beat their baseline (:attr:`Learning.beat_baseline`); ""
+    when every run did, or none records an entry.  The first :data:`UNLEARNED_NAMED` are named, the others counted.
+    What a claim (:func:`codeswitch.core.claims.learned`) or a notebook's verdict line says instead of a verdict."""
+    counted = [(label, found) for label, value in runs if (found := entries(value))]
+    missed = [(label, bad) for label, found in counted if (bad := [(n, e) for n, e in found if not e.beat_baseline])]
+    if not missed:
+        return ""
+    named = "; ".join(f"{label}{' · ' + name if name else ''}: {e.metric} {e.score:.4g} vs {e.baseline_name} {e.baseline:.4g}"
+                      for label, bad in missed[:UNLEARNED_NAMED] for name, e in bad)
+    more = f"; {len(missed) - UNLEARNED_NAMED} more" if len(missed) > UNLEARNED_NAMED else ""
+    return f"{len(missed)} of {len(counted)} runs did not learn ({named}{more})"
 
 
 def learning_records(root: str | Path) -> Iterator[tuple[Path, Learning]]:

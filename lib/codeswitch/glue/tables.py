@@ -16,7 +16,7 @@ import pandas as pd
 from ..common.glue_metrics import TASK_LABEL
 from ..core import claims
 from ..core.experiment import Results
-from ..core.learning import of_results
+from ..core.learning import not_learned, of_results
 from ..core.profiles import Profile, result_overrides
 from ..core.provenance import records_inputs
 from ..core.report import bold, comparison, save_table, spread_note, summarise
@@ -243,21 +243,26 @@ def _as_shipped(profile: Profile | None) -> bool:
     return profile is not None and profile.name == "smoke" and not result_overrides(profile.overrides)
 
 
-def verdicts(h: pd.DataFrame, profile: Profile | None = None) -> list[str]:
+def verdicts(h: pd.DataFrame, profile: Profile | None = None, results: Results = ()) -> list[str]:
     """Plain-language verdicts, one line per backbone and hypothesis.  On the smoke profile as shipped, H2's line says
-    that the outcome is built into the smoke data (issue 39 §1), never "holds" or "does not hold"."""
+    that the outcome is built into the smoke data (issue 39 §1), never "holds" or "does not hold".  ``results``: the
+    runs behind ``h``; where one of a backbone's did not beat its baseline (:func:`codeswitch.core.learning.not_learned`),
+    its lines read "not checked: k of n runs did not learn (which); computed: <verdict>", as a table's claim does."""
     built = _as_shipped(profile)
     lines = []
     for _, r in h.iterrows():
+        runs = [(spec, result) for spec, result in results if spec.backbone == r["backbone"] and _scenarios(spec)]
+        missed = not_learned(of_results(runs, run_label))
+        said = []  # (hypothesis, verdict, the numbers)
         if "H1 holds" in r:
-            verdict = "consistent" if r["H1 holds"] else "NOT supported"
-            lines.append(f"{r['backbone']}: H1 EN2EN ≈ CS2CS {verdict} (mean Δ = {r['H1 Δ (EN2EN−CS2CS)']:+.2f} points, paired p = {r['H1 p']:.3f}, {r['pairs']} pairs)")
+            said.append(("H1 EN2EN ≈ CS2CS", "consistent" if r["H1 holds"] else "NOT supported",
+                         f"mean Δ = {r['H1 Δ (EN2EN−CS2CS)']:+.2f} points, paired p = {r['H1 p']:.3f}, {r['pairs']} pairs"))
         if "H2 holds" in r:
-            verdict = ("built into the smoke data, measured" if built else "holds" if r["H2 holds"] else "does NOT hold")
-            lines.append(
-                f"{r['backbone']}: H2 CS2CS > EN2CS {verdict} (mean gain = {r['H2 gain (CS2CS−EN2CS)']:+.2f} points, "
-                f"CS2CS wins {r['H2 tasks won']} tasks, one-sided p = {r['H2 p (one-sided)']:.3g})"
-            )
+            said.append(("H2 CS2CS > EN2CS", "built into the smoke data, measured" if built else "holds" if r["H2 holds"] else "does NOT hold",
+                         f"mean gain = {r['H2 gain (CS2CS−EN2CS)']:+.2f} points, CS2CS wins {r['H2 tasks won']} tasks, "
+                         f"one-sided p = {r['H2 p (one-sided)']:.3g}"))
+        lines += [f"{r['backbone']}: {what} " + (f"not checked: {missed}; computed: {verdict}" if missed else verdict) + f" ({numbers})"
+                  for what, verdict, numbers in said]
     return lines
 
 
