@@ -80,7 +80,8 @@ def finetune_stack(
     in order, as :func:`codeswitch.calbert.train.finetune_classifier` records it.
 
     ``batched``: the K runs as one stacked model (else one after another, the plain module: the reference).
-    ``keep(spec, model, tokenizer, record)``: called per run with its trained classifier (the kept model)."""
+    ``keep(spec, model, tokenizer, record)``: called per run with its trained classifier (the kept model; the module
+    is reused for the next run, so ``keep`` writes it out before it returns, as the experiment's ``_keeper`` does)."""
     from transformers import AutoTokenizer
 
     from .train import _scored_splits
@@ -106,10 +107,9 @@ def finetune_stack(
     evaluated = {name: (rows(ex), [e.label for e in ex]) for name, ex in _scored_splits(splits).items()}
     examples = rows(example_texts) if example_texts else None
     out = []
+    model = make_model(specs[0].seed).to(device).eval()  # one module evaluates every run: each run's parameters in turn
     for spec, run in zip(specs, trained):
-        model = make_model(spec.seed)
-        model.load_state_dict(run.state)
-        model.to(device).eval()
+        model.load_state_dict(run.state)  # every parameter (the head too): nothing of the previous run remains
         record = {name: classification_metrics(y, _predict(model, x, pad_id, spec.per_device_eval_batch_size, device))
                   | {"n": len(y)} for name, (x, y) in evaluated.items()}
         record["train_loss"] = sum(run.losses) / len(run.losses)  # the mean over its steps (the Trainer's training_loss)
