@@ -165,7 +165,7 @@ def test_every_table_of_a_sample_says_n_of_m_queries_per_language(tmp_path):
     c = load(sampled)
     s = Scores(pd.DataFrame(), {}, query_sample=_sampled_counts())
     assert query_note(s, c, "mrtydi", ["ko", "ru"]) == [
-        "Evaluation queries: 150 per language and split, of its M (seeded sample, contrastivemix.eval_max_queries; one "
+        "Evaluation queries: at most 150 per language and split, N of M below (seeded sample, contrastivemix.eval_max_queries; one "
         "fixed seed: every method, seed and BM25 reads the same queries, and the reduced corpus and the tuning read only "
         "these) -- scored on test: Ko 150 of 421, Ru 150 of 995; hybrid weight tuned on dev: Ko 150 of 303, Ru 150 of "
         "1,375 queries."]

@@ -209,7 +209,7 @@ def query_note(results: Scores, c: Config, benchmark: str, languages: Sequence[s
             counts = ", ".join(f"{_col(lang, benchmark)} " + (f"all {q['of']:,}" if q["n"] == q["of"] else f"{q['n']:,} of {q['of']:,}")
                                for lang, q in cells)
             splits.append(f"{what} {cells[0][1]['split']}: {counts}")
-    return [f"Evaluation queries: {c.eval_max_queries:,} per language and split, of its M (seeded sample, "
+    return [f"Evaluation queries: at most {c.eval_max_queries:,} per language and split, N of M below (seeded sample, "
             "contrastivemix.eval_max_queries; one fixed seed: every method, seed and BM25 reads the same queries, and the "
             "reduced corpus and the tuning read only these)" + (f" -- {'; '.join(splits)} queries." if splits else ".")]
 
