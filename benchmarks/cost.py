@@ -140,19 +140,36 @@ RETRIEVAL_SIZES: dict = {
 JUDGED_PER_QUERY = 10
 
 
-def reduced_passages(e, sizes: Mapping, corpus: float) -> float:
-    """Passages the dense retriever of evaluation ``e`` encodes: the whole ``corpus``, or under ``corpus_sample`` at most
-    (reported + tuning queries) x (BM25's top ``depth`` + :data:`JUDGED_PER_QUERY`) + the random sample (an upper
-    bound: BM25's lists of two queries overlap), never more than the corpus."""
-    sample = getattr(e, "corpus_sample", None)
-    if sample is None:
-        return corpus
+def eval_queries(e, sizes: Mapping) -> tuple[float, float]:
+    """(reported, tuning) queries evaluation ``e`` reads: each split's count in ``sizes``, cut to ``eval_max_queries``
+    (the seeded sample of each split), the tuning split then to ``tune_max_queries``."""
     b = e.bm25
     counts = sizes.get(f"{b.benchmark}_queries", {}).get(b.language, {})
     report, tune = counts.get(b.report_split, math.nan), counts.get(b.tune_split, math.nan)
+    cap = getattr(b, "eval_max_queries", None)
+    if cap is not None:
+        report, tune = min(report, cap), min(tune, cap)
     if b.tune_max_queries is not None:
         tune = min(tune, b.tune_max_queries)
-    return min(corpus, (report + tune) * (e.depth + JUDGED_PER_QUERY) + sample)
+    return report, tune
+
+
+def reduced_passages(e, sizes: Mapping, corpus: float) -> float:
+    """Passages the dense retriever of evaluation ``e`` encodes: the whole ``corpus``, or under ``corpus_sample`` at most
+    (reported + tuning queries, :func:`eval_queries`) x (BM25's top ``depth`` + :data:`JUDGED_PER_QUERY`) + the random
+    sample (an upper bound: BM25's lists of two queries overlap), never more than the corpus."""
+    sample = getattr(e, "corpus_sample", None)
+    if sample is None:
+        return corpus
+    return min(corpus, sum(eval_queries(e, sizes)) * (e.depth + JUDGED_PER_QUERY) + sample)
+
+
+def query_passages(e, sizes: Mapping) -> float:
+    """The query encoding of evaluation ``e`` in passage encodings: its reported and tuning queries (:func:`eval_queries`)
+    at the encoding rate per token, a query ``query_max_length`` tokens against a passage's ``passage_max_length``
+    (an upper bound: both padded to their maximum)."""
+    m = e.model
+    return sum(eval_queries(e, sizes)) * m.query_max_length / m.passage_max_length
 
 
 #: the rows of the step each trainer runs under the paper profile, which turns packing on (``<section>.packing``) and
@@ -586,7 +603,7 @@ def glue_hours(profile, rates: Rates, length_table: str | None = None, jobs: lis
 
 
 def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, jobs: list | None = None) -> dict:
-    """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora)."""
+    """Notebook 05: every model of ContrastiveMix's plan (training, then encoding its target corpora and evaluation queries)."""
     from codeswitch import contrastivemix as X
 
     c = X.load(profile)
@@ -616,6 +633,7 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     untrained: dict = {}  # the untrained backbone's encoding of each target (the learning check's baseline): once each
     for e in evals:
         passages = reduced_passages(e, sizes, corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6)
+        passages += query_passages(e, sizes)
         hours = passages / rates.encode_passages_per_s * ratio * _scale(a, rates, train=False) / 3600
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours

@@ -34,8 +34,9 @@ REPORT = {
     "run_overhead_s": 20.0,
 }
 #: each notebook's GPU-hours from REPORT under the paper profile, encoding at 3,921 passages/s (the end-to-end rate);
-#: 05 includes the untrained backbone's encoding of each of the 13 target corpora (the learning check's baseline)
-PINNED = {"01": 0.0235, "02": 11.0392, "03": 11.3833, "04": 18.3446, "05": 288.1821, "06": 14.8590, "07": 198.9117}
+#: 05 includes the untrained backbone's encoding of each of the 13 target corpora (the learning check's baseline) and each
+#: evaluation's query encoding (reported + tuning queries, 32 of a passage's 128 tokens each: +0.0124 h)
+PINNED = {"01": 0.0235, "02": 11.0392, "03": 11.3833, "04": 18.3446, "05": 288.1945, "06": 14.8590, "07": 198.9117}
 
 
 @pytest.fixture(scope="module")
@@ -338,7 +339,7 @@ def test_a_backbone_the_cpu_record_lacks_runs_at_the_median_training_rate():
 
 #: each notebook's hours on the CPU of CPU_RECORD under the paper profile (no per-run overhead): a change to the CPU
 #: pricing's arithmetic moves them
-CPU_PINNED = {"01": 14.0118, "02": 16264.8819, "03": 36741.8723, "04": 65602.9157, "05": 1065173.6978, "06": 21772.3726,
+CPU_PINNED = {"01": 14.0118, "02": 16264.8819, "03": 36741.8723, "04": 65602.9157, "05": 1065204.7721, "06": 21772.3726,
               "07": 63118.9404}
 
 
@@ -366,3 +367,32 @@ def test_a_timed_step_is_a_record_row_the_cpu_pricing_reads(standin):
     assert len(row["eval"]["forward_s"]["all"]) == 2 and row["params"] == sum(p.numel() for p in model.parameters())
     (rates,) = K.cpu_rates({"rows": [row]})
     assert rates["train_flop_s"] == pytest.approx(K.step_flops(row["model"], 2, 8) / row["train"]["forward_backward_s"]["median"])
+
+
+def test_a_sample_of_the_evaluation_queries_is_priced_in_the_reduced_corpus_and_the_query_encoding(rates):
+    """contrastivemix.eval_max_queries: each split's queries cut to N (the tuning split then to tune_max_queries), in the
+    reduced corpus's judged + top-100 part and in the query encoding (a query priced as query_max_length /
+    passage_max_length of a passage); None: every query."""
+    from types import SimpleNamespace as S
+
+    from codeswitch.core.profiles import load_profile
+
+    model = S(query_max_length=32, passage_max_length=128)
+    bm25 = S(benchmark="mrtydi", language="ko", report_split="test", tune_split="dev", tune_max_queries=None, eval_max_queries=None)
+    whole, n150, n350 = (S(bm25=S(**{**vars(bm25), "eval_max_queries": n}), model=model, depth=100, corpus_sample=1000)
+                         for n in (None, 150, 350))
+    assert K.eval_queries(whole, K.RETRIEVAL_SIZES) == (421, 303)  # Mr.TyDi ko test, dev
+    assert K.eval_queries(n150, K.RETRIEVAL_SIZES) == (150, 150)
+    assert K.eval_queries(n350, K.RETRIEVAL_SIZES) == (350, 303)  # a split of N or fewer: whole
+    capped = S(bm25=S(**{**vars(n350.bm25), "tune_max_queries": 100}), model=model, depth=100, corpus_sample=1000)
+    assert K.eval_queries(capped, K.RETRIEVAL_SIZES) == (350, 100)
+    assert K.reduced_passages(n150, K.RETRIEVAL_SIZES, 1.5e6) == 300 * 110 + 1000
+    assert K.reduced_passages(n350, K.RETRIEVAL_SIZES, 1.5e6) == 653 * 110 + 1000
+    assert K.reduced_passages(S(**{**vars(n150), "corpus_sample": None}), K.RETRIEVAL_SIZES, 1.5e6) == 1.5e6  # whole corpus
+    assert K.query_passages(whole, K.RETRIEVAL_SIZES) == 724 * 32 / 128 == 181.0
+    assert K.query_passages(n150, K.RETRIEVAL_SIZES) == 75.0
+    # notebook 05 under quick: the sample's evaluations encode fewer passages, its trainings are unchanged
+    full = K.retrieval_hours(load_profile("quick"), rates)
+    sampled = K.retrieval_hours(load_profile("quick", {"contrastivemix.eval_max_queries": 150}), rates)
+    assert sampled["train_hours"] == full["train_hours"] and sampled["runs"] == full["runs"] == 39
+    assert sampled["encode_hours"] == pytest.approx(0.04549, abs=6e-6) and full["encode_hours"] == pytest.approx(0.19877, abs=6e-6)

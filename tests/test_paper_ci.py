@@ -344,9 +344,11 @@ def test_notebook_runs_under_paper_ci(spec, paper_ci_run):
 #: caps on steps and rows (paper-gpu's CAP_KEYS and the MUSE training lexicon's), an evaluation batch size (no result
 #: changes), the top-level train_sample, paper-ci's grid subsets, and a backbone's model (the smallest real checkpoint
 #: of the paper's family, named in the header with its licence), and ContrastiveMix's reduced corpus (corpus_sample: judged
-#: passages + BM25's top 100 + a seeded sample, the rule issue 38 names), and keep_models (what is saved, not what is
-#: computed: it enters no run key; the rule's item 8)
-QUICK_KEYS = CAP_KEYS | {"lexicon_train_size", "per_device_eval_batch_size", "train_sample", "corpus_sample", "keep_models"}
+#: passages + BM25's top 100 + a seeded sample, the rule issue 38 names), its seeded sample of evaluation queries
+#: (eval_max_queries: "a seeded sample whose size is stated in every table"), and keep_models (what is saved, not what
+#: is computed: it enters no run key; the rule's item 8)
+QUICK_KEYS = CAP_KEYS | {"lexicon_train_size", "per_device_eval_batch_size", "train_sample", "corpus_sample", "eval_max_queries",
+                         "keep_models"}
 
 
 def quick_drift(paper: dict, quick: dict, ci: dict, header: str) -> list:

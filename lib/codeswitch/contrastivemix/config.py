@@ -111,6 +111,10 @@ class Config:
     miracl_report_split: str = "dev"
     miracl_tune_split: str = "train"
     tune_max_queries: int | None = None  # cap on tuning queries (MIRACL train is large)
+    # Evaluation queries per (benchmark, language, split).  None: every query (the paper).  N: a seeded random sample of
+    # N (core.sampling's one seed, kept in file order; a split of N or fewer queries whole), the same for every method,
+    # seed and BM25; the tuning split is cut first by it, then by tune_max_queries.  Every table says so.
+    eval_max_queries: int | None = None
     # The dense retriever's corpus of each target.  None: every passage (the paper).  N: a reduced corpus -- every
     # passage judged for a reported or tuning query, BM25's top ``depth`` (100) of each of those queries, and a seeded
     # random sample of N other passages (core.sampling's seed); BM25 still ranks the whole corpus.  Every table says so.
@@ -359,6 +363,9 @@ class Bm25Run(ContrastiveMixRun):
     analyzer: int
     implementation: str | None  # None: bm25s (its records keep their keys); else "pyserini"
     pyserini: str | None  # Pyserini's version (its analysers)
+    # Config.eval_max_queries: each split's queries a seeded sample of this many (None: every query, out of the key); every
+    # evaluation reads its queries through this run (inputs.queries_of), so its key follows
+    eval_max_queries: int | None = None
 
     def label(self) -> str:
         return f"BM25 {self.benchmark}-{self.language}"

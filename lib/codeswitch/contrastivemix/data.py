@@ -109,7 +109,21 @@ class QuerySet:
         """At most ``n`` queries, drawn reproducibly (all of them when ``n`` is None)."""
         if n is None or n >= len(self.queries):
             return self
-        keep = sorted(random.Random(seed).sample(list(self.queries), n), key=list(self.queries).index)
+        return self._keep(sorted(random.Random(seed).sample(list(self.queries), n), key=list(self.queries).index))
+
+    def take(self, n: int | None) -> "QuerySet":
+        """``contrastivemix.eval_max_queries``: a seeded random sample of ``n`` queries (all of them when ``n`` is None
+        or the split has no more), drawn by :func:`codeswitch.core.sampling.sample_indices` with its one fixed seed
+        and kept in file order: the same queries for every run that reads this split."""
+        from ..core.sampling import sample_indices
+
+        if n is None or n >= len(self.queries):
+            return self
+        qids = list(self.queries)
+        return self._keep([qids[i] for i in sample_indices(len(qids), n, "random")])
+
+    def _keep(self, keep: Sequence[str]) -> "QuerySet":
+        """The queries ``keep`` (in that order), with their qrels and positives."""
         return QuerySet(
             self.benchmark, self.language, self.split,
             {q: self.queries[q] for q in keep},

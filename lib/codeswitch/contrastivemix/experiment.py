@@ -48,7 +48,7 @@ from ..core.experiment import Results, RunSpec
 from ..core.profiles import Profile
 from ..core.runs import RunCache
 from .config import VALIDATION_SPLIT, AlignSearchRun, Bm25Run, EmbedRun, EvalRun, TrainRun, UmapRun, load
-from .inputs import backbone, backbone_path, checkpoint_dir, collection, dictionary, query_set, queries_of, require, train_set
+from .inputs import backbone, backbone_path, checkpoint_dir, collection, dictionary, query_sample, query_set, queries_of, require, train_set
 from .plan import KINDS, MRTYDI_LANGUAGE_COLUMNS, SECTION, VARIANTS, plan, root, stages
 from .retrieval import embedding_files, encoders, evaluate_model
 from .search import select, tune_score
@@ -117,7 +117,9 @@ def _bm25(spec: Bm25Run, profile: Profile) -> dict:
         ranking.save(folder / files[split])
     docid_of = coll.docids(rankings["report"].indices.ravel())
     per_query = evaluate_run(rankings["report"].to_run(docid_of, spec.metrics_depth), report.qrels, depth=spec.metrics_depth)
-    return {"files": files, "mean": mean_scores(per_query), "per_query": per_query, "n_queries": len(report), "n_passages": len(coll)}
+    return {"files": files, "mean": mean_scores(per_query), "per_query": per_query, "n_queries": len(report), "n_passages": len(coll),
+            # eval_max_queries: each split's sampled and whole query counts, for the tables' note (None: the record as before)
+            **({} if spec.eval_max_queries is None else {"query_sample": query_sample(spec)})}
 
 def _evaluate(spec: EvalRun, profile: Profile) -> dict:
     """One trained model on one target (:func:`.retrieval.evaluate_model`), its checkpoint read (or trained again)."""

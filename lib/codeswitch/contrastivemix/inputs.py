@@ -13,7 +13,7 @@ from ..core.profiles import Profile
 from .config import Bm25Run, TrainRun
 from .plan import root
 
-__all__ = ["train_set", "query_set", "collection", "backbone", "dictionary", "backbone_path", "checkpoint_dir", "queries_of", "require"]
+__all__ = ["train_set", "query_set", "collection", "backbone", "dictionary", "backbone_path", "checkpoint_dir", "queries_of", "query_sample", "require"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -71,8 +71,20 @@ def checkpoint_dir(profile: Profile, spec: TrainRun) -> Path:
 
 
 def queries_of(spec: Bm25Run, split: str, *, sample: int | None = None):
-    """``split``'s queries of ``spec``'s target (``sample``: that many, drawn as :meth:`~.data.QuerySet.sample` does)."""
-    return query_set(spec.benchmark, spec.queries, spec.language, split).sample(sample)
+    """``split``'s queries of ``spec``'s target that every evaluation reads: ``spec.eval_max_queries`` of them (a seeded
+    sample, :meth:`~.data.QuerySet.take`; None: all), then ``sample`` of those (``tune_max_queries``, drawn as
+    :meth:`~.data.QuerySet.sample` does)."""
+    return query_set(spec.benchmark, spec.queries, spec.language, split).take(spec.eval_max_queries).sample(sample)
+
+
+def query_sample(spec: Bm25Run) -> dict:
+    """How many queries of each split ``spec``'s evaluations read, of how many (``{"report"|"tune": {"split", "n",
+    "of"}}``): what a table's note states under ``eval_max_queries``."""
+    out = {}
+    for name, split, cap in (("report", spec.report_split, None), ("tune", spec.tune_split, spec.tune_max_queries)):
+        whole = query_set(spec.benchmark, spec.queries, spec.language, split)
+        out[name] = {"split": split, "n": len(queries_of(spec, split, sample=cap)), "of": len(whole)}
+    return out
 
 
 def require(spec: RunSpec):

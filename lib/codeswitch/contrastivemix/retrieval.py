@@ -248,7 +248,8 @@ def untrained_config(spec: EvalRun) -> dict:
             "precision": m.precision,
             "benchmark": b.benchmark, "language": b.language, "queries": b.queries, "corpus": b.corpus,
             "report_split": b.report_split, "query_max_length": m.query_max_length, "passage_max_length": m.passage_max_length,
-            "depth": spec.depth, **({} if spec.corpus_sample is None else {"reduced": reduction(spec)})}
+            "depth": spec.depth, **({} if spec.corpus_sample is None else {"reduced": reduction(spec)}),
+            **({} if b.eval_max_queries is None else {"eval_max_queries": b.eval_max_queries})}  # the sampled queries
 
 
 def untrained_scores(spec: EvalRun, profile: Profile) -> dict:

@@ -26,7 +26,7 @@ from . import search
 from .plan import MAIN_VARIANTS, VARIANTS
 from .synthetic import CONSTRUCTIONS
 
-__all__ = ["Scores", "scores", "tables", "table1", "table2", "table3", "table4", "SETTINGS", "METRIC_KEYS"]
+__all__ = ["Scores", "scores", "query_note", "tables", "table1", "table2", "table3", "table4", "SETTINGS", "METRIC_KEYS"]
 
 SETTINGS = {
     "hybrid": "",  # the tables' main rows
@@ -47,6 +47,8 @@ class Scores:
     # (variant, benchmark, language, run label, result["learning"]) of each evaluation read: what a table's claims are
     # read beside (:func:`_runs`, core.claims.learned)
     learning: list = field(default_factory=list, repr=False)
+    # (benchmark, language) -> the BM25 record's "query_sample" (eval_max_queries: each split's sampled and whole counts)
+    query_sample: dict = field(default_factory=dict, repr=False)
 
     def _repr_html_(self):  # pragma: no cover - notebook display
         return self.summary()._repr_html_()
@@ -82,7 +84,8 @@ def scores(results: Results) -> Scores:
         for metric, value in rec["mean"].items():
             rows.append(dict(variant="bm25", row="BM25", benchmark=t[0], language=t[1], seed=BM25_SEED, setting="bm25",
                              metric=metric, value=value, weight=None, report_split=spec.report_split))
-    return Scores(pd.DataFrame(rows), per_query, chosen, learned)
+    sampled = {t: rec["query_sample"] for t, (_, rec) in bm25.items() if "query_sample" in rec}
+    return Scores(pd.DataFrame(rows), per_query, chosen, learned, sampled)
 
 
 def _runs(results: Scores, benchmark: str, variants: Sequence[str], languages: Sequence[str]) -> list:
@@ -192,6 +195,23 @@ def corpus_note(c: Config) -> str:
             f"every passage judged for a reported or tuning query, BM25's top {c.depth} of each of those queries and "
             f"{c.corpus_sample:,} passages drawn at random (one fixed seed), not the whole corpus; BM25 ranks the whole "
             "corpus.  Scores are not comparable with the paper's full-corpus ones (easier: fewer distractors).")
+
+
+def query_note(results: Scores, c: Config, benchmark: str, languages: Sequence[str]) -> list[str]:
+    """What a sample of the evaluation queries (``contrastivemix.eval_max_queries``) is, said in every table that
+    scores one: per split and language, N of M queries (M the split's real count; "all M" where it has no more)."""
+    if c.eval_max_queries is None:
+        return []
+    splits = []
+    for name, what in (("report", "scored on"), ("tune", "hybrid weight tuned on")):
+        cells = [(lang, results.query_sample[(benchmark, lang)][name]) for lang in languages if (benchmark, lang) in results.query_sample]
+        if cells:
+            counts = ", ".join(f"{_col(lang, benchmark)} " + (f"all {q['of']:,}" if q["n"] == q["of"] else f"{q['n']:,} of {q['of']:,}")
+                               for lang, q in cells)
+            splits.append(f"{what} {cells[0][1]['split']}: {counts}")
+    return [f"Evaluation queries: at most {c.eval_max_queries:,} per language and split, N of M below (seeded sample, "
+            "contrastivemix.eval_max_queries; one fixed seed: every method, seed and BM25 reads the same queries, and the "
+            "reduced corpus and the tuning read only these)" + (f" -- {'; '.join(splits)} queries." if splits else ".")]
 
 
 def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
@@ -407,7 +427,7 @@ def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
 def table1(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 1: MRR@100 on Mr.TyDi, low- and high-similarity groups."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "MRR@100", "table1")
-    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
+    return _save(profile, wide, long, "contrastivemix_table1", "MRR@100 on Mr.TyDi (ContrastiveMix Table 1)", _notes(profile, c, "mrtydi") + query_note(results, c, "mrtydi", _languages_of(_mrtydi_groups(c))) + _fallback_note(results, "mrtydi") + search.note(results.align_search),
                  [_table1_check(long, c), _groups_check(long)], _runs(results, "mrtydi", MAIN_VARIANTS, _languages_of(_mrtydi_groups(c))))
 
 
@@ -415,14 +435,14 @@ def table2(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 2: MRR@100 on MIRACL (dev)."""
     groups = [(c.miracl_target, None), (c.miracl_high_similarity, "Avg (high)" if c.miracl_high_similarity else None)]
     wide, long = _language_table(results, c, "miracl", groups, "MRR@100", "table2")
-    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + _fallback_note(results, "miracl") + search.note(results.align_search),
+    return _save(profile, wide, long, "contrastivemix_table2", "MRR@100 on MIRACL dev (ContrastiveMix Table 2)", _notes(profile, c, "miracl") + query_note(results, c, "miracl", _languages_of(groups)) + _fallback_note(results, "miracl") + search.note(results.align_search),
                  _table2_check(long, c), _runs(results, "miracl", MAIN_VARIANTS, _languages_of(groups)))
 
 
 def table4(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
     """Table 4: Recall@100 on Mr.TyDi."""
     wide, long = _language_table(results, c, "mrtydi", _mrtydi_groups(c), "Recall@100", "table4")
-    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + _fallback_note(results, "mrtydi") + search.note(results.align_search),
+    return _save(profile, wide, long, "contrastivemix_table4", "Recall@100 on Mr.TyDi (ContrastiveMix Table 4)", _notes(profile, c, "mrtydi") + query_note(results, c, "mrtydi", _languages_of(_mrtydi_groups(c))) + _fallback_note(results, "mrtydi") + search.note(results.align_search),
                  _table4_check(long, c), _runs(results, "mrtydi", MAIN_VARIANTS, _languages_of(_mrtydi_groups(c))))
 
 
@@ -453,7 +473,8 @@ def table3(results: Scores, profile: Profile, c: Config) -> dict[str, Path]:
          f"low-similarity group, configured here as {list(c.low_similarity)}), per seed, then {over}; ")
         + "hybrid with the weight tuned on Mr.TyDi dev.",
         "(query) / (passage) / (query+passage): the side(s) that are code-mixed.",
-    ] + search.note(results.align_search) + ([corpus_note(c)] if c.corpus_sample is not None else [])
+    ] + search.note(results.align_search) + ([corpus_note(c)] if c.corpus_sample is not None else []) \
+      + query_note(results, c, "mrtydi", c.table3_languages)
     claim = table3_claim(long)
     return _save(profile, wide, long, "contrastivemix_table3", "Code-mixing queries and/or passages, low-similarity average (ContrastiveMix Table 3)", notes, claim,
                  _runs(results, "mrtydi", order, c.table3_languages))

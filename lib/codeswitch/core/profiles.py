@@ -826,7 +826,7 @@ _FIELDS_BY_RULE = {
               "max_length", "max_length_single", "max_length_pair", "max_seq_length", "query_max_length", "passage_max_length",
               "released_simcse_max_length", "doc_stride", "max_answer_length", "depth", "fusion_depth", "search_chunk_size",
               "umap_points", "walkthrough_n", "min_np_tokens", "max_train_rows", "max_eval_rows", "max_train_samples",
-              "max_eval_samples", "train_max_queries", "tune_max_queries", "parallel_train_size", "parallel_valid_size",
+              "max_eval_samples", "train_max_queries", "tune_max_queries", "eval_max_queries", "parallel_train_size", "parallel_valid_size",
               "lexicon_train_size", "max_pairs", "ablation_seeds", "cpu_threads", "glue_size", "nli_size", "stsb_size"),
     "non_negative": ("warmup_steps", "corpus_sample", "weight_decay", "margin", "margins", "triplet_weight", "triplet_weights", "align_weight",
                      "reg_weight", "word_reg_weight", "patience", "heldout_pairs", "lexicon_valid_size", "construct_n",
