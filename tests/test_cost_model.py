@@ -392,7 +392,7 @@ def test_a_sample_of_the_evaluation_queries_is_priced_in_the_reduced_corpus_and_
     assert K.query_passages(whole, K.RETRIEVAL_SIZES) == 724 * 32 / 128 == 181.0
     assert K.query_passages(n150, K.RETRIEVAL_SIZES) == 75.0
     # notebook 05 under quick: the sample's evaluations encode fewer passages, its trainings are unchanged
-    full = K.retrieval_hours(load_profile("quick"), rates)
+    full = K.retrieval_hours(load_profile("quick", {"contrastivemix.eval_max_queries": None}), rates)  # every query
     sampled = K.retrieval_hours(load_profile("quick", {"contrastivemix.eval_max_queries": 150}), rates)
     assert sampled["train_hours"] == full["train_hours"] and sampled["runs"] == full["runs"] == 39
     assert sampled["encode_hours"] == pytest.approx(0.04549, abs=6e-6) and full["encode_hours"] == pytest.approx(0.19877, abs=6e-6)
