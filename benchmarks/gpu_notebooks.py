@@ -50,6 +50,8 @@ NEVER = ("torch", "spacy")
 #: run cache folder (below runs/<profile>/) -> notebook
 FOLDER_NOTEBOOK = {"koglish": "01", "koglish_synthetic": "01", "glue": "02", "concse": "03", "contrastivemix": "05",
                    "alignment": "06", "calbert": "07"}
+#: run cache folders that serve several notebooks
+FOLDER_SERVES = {"concse": ("03", "04")}
 #: table columns that hold no measurement (the papers' numbers, spreads, p-values): as tests/test_paper_ci.py
 UNCHECKED_COLUMNS = {"paper", "diff", "paper_note", "std", "p_value"}
 
@@ -109,13 +111,20 @@ def _records(runs: Path) -> Iterable[tuple[str, dict]]:
 
 
 def _notebook_of(kind: str, mtime: float | None, windows: Sequence[tuple[str, float, float]]) -> str:
-    """The notebook that computed a record: the one running when it was written (scripts/gpu_notebooks.sh runs them
-    one after another and records each one's start), else the one its run cache folder serves (a carried record;
-    ConCSE's folder serves 03 and 04)."""
-    for nb, start, end in windows:
-        if mtime is not None and start - 1 <= mtime <= end + 1:
-            return nb
-    return FOLDER_NOTEBOOK.get(kind.split("/")[0], "?")
+    """The notebook that computed a record: the one running when it was written (scripts/gpu_notebooks.sh records each
+    notebook's start); where several ran then (GPU_NOTEBOOKS_PARALLEL), the one of them its run cache folder serves;
+    else (a carried record) the one its folder serves (ConCSE's folder serves 03 and 04)."""
+    running = [nb for nb, start, end in windows if mtime is not None and start - 1 <= mtime <= end + 1]
+    if len(running) == 1:
+        return running[0]
+    folder = kind.split("/")[0]
+    served = [nb for nb in running if nb in FOLDER_SERVES.get(folder, (FOLDER_NOTEBOOK.get(folder),))]
+    return served[0] if len(served) == 1 else FOLDER_NOTEBOOK.get(folder, "?")
+
+
+def _concurrent(windows: Sequence[tuple[str, float, float]]) -> list[str]:
+    """The notebooks whose run overlapped another's (they shared the GPU: their wall times are upper bounds)."""
+    return sorted({a for a, s1, e1 in windows for b, s2, e2 in windows if a != b and s1 < e2 and s2 < e1})
 
 
 def _batch_sizes(config: Mapping, prefix: str = "") -> dict[str, object]:
@@ -152,6 +161,7 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
                 timings[parts[0]] = {"rc": int(parts[1]), "seconds": float(parts[2]), "status": parts[3],
                                      "start": float(parts[4]) if len(parts) > 4 and parts[4] else None}
     windows = [(nb, t["start"], t["start"] + t["seconds"]) for nb, t in timings.items() if t.get("start") and nb.isdigit()]
+    concurrent = _concurrent(windows)
     env = {}
     if (folder / "env" / "environment.json").is_file():
         env = json.loads((folder / "env" / "environment.json").read_text(encoding="utf-8"))
@@ -232,8 +242,9 @@ def summarize(folder: Path, peak_tflops: float | None = None) -> dict:
             "peak_run": d.get("peak_run"),
             "artifacts_written": written, "artifacts_missing": missing, "nonfinite": nonfinite,
             "ok": t is None or (t.get("rc") == 0 and not missing and not nonfinite),
+            "concurrent": spec.number in concurrent,
         })
-    return {"environment": env, "peak_bf16_tflops": peak, "notebooks": notebooks, "kinds": kind_rows}
+    return {"environment": env, "peak_bf16_tflops": peak, "notebooks": notebooks, "kinds": kind_rows, "concurrent": concurrent}
 
 
 def _fmt(x, digits=2) -> str:
@@ -249,8 +260,13 @@ def report_markdown(rep: Mapping) -> str:
     lines = [f"# Notebooks at paper size on one GPU (profile paper-gpu)", "",
              f"device: {env.get('gpu', '?')} | torch {env.get('torch', '?')} | transformers {env.get('transformers', '?')} | "
              f"python {env.get('python', '?')} | peak bf16 {rep.get('peak_bf16_tflops') or '?'} TFLOP/s", ""]
+    lines += [f"commit: {env.get('commit', 'not recorded')} | date: {env.get('date', 'not recorded')}", ""]
     if env.get("command"):
         lines += [f"command: `{env['command']}`", ""]
+    if rep.get("concurrent"):
+        lines += [f"Notebooks {', '.join(rep['concurrent'])} ran at the same time on the one GPU (GPU_NOTEBOOKS_PARALLEL): their wall "
+                  "times and the rates below were measured under shared load (upper bounds on time, lower bounds on rate); "
+                  "peak memory is each process's own.", ""]
     lines += ["| notebook | status | wall s | runs (measured) | peak GPU memory GiB | device | inputs on | precision (key) | "
               "autocast (training) | largest training batch | finite | artifacts missing |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]

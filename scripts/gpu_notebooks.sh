@@ -23,6 +23,8 @@
 # GPU_NOTEBOOKS_CPU_CHECK=1: the CPU rehearsal: device cpu, tiny caps (--set), small stand-ins with the real
 # vocabulary sizes (--sizes vocab), the wheelhouse checked for CPython 3.12 manylinux but not imported (this machine's
 # Python is another), the same runner, report and archives.
+# GPU_NOTEBOOKS_PARALLEL=1: every notebook at once on the one GPU (each with all the time left, nproc/N CPU threads;
+# the report then says the wall times are under shared load, and attributes records by their run cache folder).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -30,6 +32,7 @@ t0=$(date +%s)
 py="${PYTHON:-python3}"
 deadline=${DEADLINE_S:-570}
 cpu_check="${GPU_NOTEBOOKS_CPU_CHECK:-}"
+parallel="${GPU_NOTEBOOKS_PARALLEL:-}"
 export CODESWITCH_STANDINS="${CODESWITCH_STANDINS:-/tmp/codeswitch-standins}"
 carry="runs/paper-gpu-carry"  # the stand-in data travels from here (computed with the BM25 records)
 bm25="runs/paper-gpu/contrastivemix/bm25"
@@ -79,7 +82,7 @@ work="${TMPDIR:-/tmp}/gpu_notebooks-$label-$$"
 mkdir -p "$work"/{env,logs,runs,figures,notebooks}
 exec > >(tee -a "$work/log.txt") 2>&1
 printf 'notebook\trc\tseconds\tstatus\tstart\n' > "$work/timings.tsv"  # start: epoch seconds (the report attributes records by time)
-echo "cd $root && $(printf '%q ' env ${OUT:+OUT=$OUT} ${cpu_check:+GPU_NOTEBOOKS_CPU_CHECK=1} DEADLINE_S=$deadline scripts/gpu_notebooks.sh "$@")" > "$work/env/command.txt"
+echo "cd $root && $(printf '%q ' env ${OUT:+OUT=$OUT} ${cpu_check:+GPU_NOTEBOOKS_CPU_CHECK=1} ${parallel:+GPU_NOTEBOOKS_PARALLEL=1} DEADLINE_S=$deadline scripts/gpu_notebooks.sh "$@")" > "$work/env/command.txt"
 done_archiving=""
 
 finish() {  # collect, report, archive: always, once
@@ -101,7 +104,9 @@ finish() {  # collect, report, archive: always, once
 trap finish EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 
-# environment: the GPU, versions, the command
+# environment: the GPU, versions, the command, the commit (the device's copy has no .git: the carried COMMIT file, written
+# here before the call by `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`)
+export CODESWITCH_COMMIT="$(git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || cat "$carry/COMMIT" 2> /dev/null || echo unknown)"
 { nvidia-smi || echo "nvidia-smi: not available"; } > "$work/env/nvidia-smi.txt" 2>&1
 
 # wheels: into a private folder, only what the image lacks (and transformers at the pin)
@@ -143,12 +148,14 @@ if [ -d "$bm25" ] && ! "$py" -c "import pyserini" 2> /dev/null; then  # its keys
 fi
 
 "$py" - "$work/env/environment.json" <<'PY' || say "environment check FAILED (a package is missing: see above)"
-import importlib, json, platform, sys, torch, transformers
+import importlib, json, os, platform, sys, time, torch, transformers
 from benchmarks.measure import peak_for_name
 gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
 env = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__,
        "transformers_from": transformers.__file__, "gpu": gpu, "bf16": torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
-       "peak_bf16_tflops": peak_for_name(gpu) if torch.cuda.is_available() else None}
+       "peak_bf16_tflops": peak_for_name(gpu) if torch.cuda.is_available() else None,
+       "commit": os.environ.get("CODESWITCH_COMMIT", "unknown"), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+       "concurrent": bool(os.environ.get("GPU_NOTEBOOKS_PARALLEL"))}
 missing = []
 for mod in ("papermill", "nbclient", "ipykernel", "datasets", "umap", "pynndescent", "bm25s", "seqeval", "nltk", "torch_struct", "benepar",
             "indic_transliteration", "ir_measures", "pytrec_eval", "submitit", "codeswitch.pipeline.cli", "benchmarks.gpu_notebooks"):
@@ -195,20 +202,32 @@ if [ -n "$cpu_check" ]; then
   sets=(--set device='"cpu"' --set cpu_threads=2 --set glue.max_train_samples=64 --set glue.num_train_epochs=1
         --set concse.max_train_rows=256 --set contrastivemix.train_max_queries=128 --set alignment.parallel_train_size=16
         --set alignment.linear_head.num_train_epochs=1 --set alignment.sentiment.num_train_epochs=1 --set alignment.ner.num_train_epochs=1
-        --set alignment.qa.num_train_epochs=1 --set alignment.all_layers.num_train_epochs=1 --set calbert.pretrain.max_pairs=64)
+        --set alignment.qa.num_train_epochs=1 --set alignment.all_layers.num_train_epochs=1 --set calbert.pretrain.max_pairs=64
+        --set alignment.align_layer=1)  # the vocab-size stand-ins have 2 layers (paper: 8 of mBERT's 12)
 fi
-for nb in "${notebooks[@]}"; do
-  budget=$(( $(left) - 30 ))  # 30 s kept for the report and the archives
+run_notebook() {  # $1 = notebook, $2 = its time limit in seconds
+  local nb="$1" budget="$2" s0 rc status
   if [ "$budget" -lt 20 ]; then
-    say "$nb: skipped (no time left)"; printf '%s\t-1\t0\tskipped\t\n' "$nb" >> "$work/timings.tsv"; continue
+    say "$nb: skipped (no time left)"; printf '%s\t-1\t0\tskipped\t\n' "$nb" >> "$work/timings.tsv"; return
   fi
   say "$nb: start (limit $budget s)"
   s0=$(date +%s)
   timeout -k 10 "$budget" "$py" -m codeswitch.pipeline --profile paper-gpu --only "$nb" "${sets[@]}" > "$work/logs/$nb.log" 2>&1
   rc=$?
   status=ok; [ $rc -ne 0 ] && status=failed; [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=timeout
-  printf '%s\t%s\t%s\t%s\t%s\n' "$nb" "$rc" "$(( $(date +%s) - s0 ))" "$status" "$s0" >> "$work/timings.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$nb" "$rc" "$(( $(date +%s) - s0 ))" "$status" "$s0" >> "$work/timings.tsv"  # one short write: atomic
   say "$nb: $status (rc $rc) in $(( $(date +%s) - s0 )) s"
   tail -n 4 "$work/logs/$nb.log"
-done
+}
+if [ -n "$parallel" ]; then  # every notebook at once on the one GPU, each with all the time left (the report says so)
+  per=$(( $(nproc) / ${#notebooks[@]} )); [ "$per" -lt 1 ] && per=1
+  export OMP_NUM_THREADS="$per" MKL_NUM_THREADS="$per"
+  export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}"  # less fragmentation among the processes
+  say "parallel: ${#notebooks[*]} notebooks at once, $per CPU threads each"
+  budget=$(( $(left) - 30 ))  # 30 s kept for the report and the archives
+  for nb in "${notebooks[@]}"; do run_notebook "$nb" "$budget" & done
+  wait
+else
+  for nb in "${notebooks[@]}"; do run_notebook "$nb" $(( $(left) - 30 )); done  # 30 s kept for the report and the archives
+fi
 exit 0

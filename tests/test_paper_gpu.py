@@ -126,6 +126,29 @@ def test_a_record_belongs_to_the_notebook_running_when_it_was_written(tmp_path):
     assert [k["notebook"] for k in summarize(tmp_path)["kinds"]] == ["02"]  # written before (carried): by its folder
 
 
+def test_notebooks_run_at_once_get_the_records_of_their_folders_and_the_report_says_so(tmp_path):
+    import os
+
+    from benchmarks.gpu_notebooks import report_markdown, summarize
+
+    _fake_run(tmp_path)
+    rec = tmp_path / "runs" / "paper-gpu" / "glue" / "k.json"
+    concse = tmp_path / "runs" / "paper-gpu" / "concse" / "c.json"
+    concse.parent.mkdir(parents=True)
+    concse.write_text(rec.read_text())
+    for p in (rec, concse):
+        os.utime(p, (1000.0, 1000.0))
+    (tmp_path / "env" / "environment.json").write_text(json.dumps({"gpu": "NVIDIA H200", "commit": "abc123", "date": "2026-11-28"}))
+    (tmp_path / "timings.tsv").write_text("notebook\trc\tseconds\tstatus\tstart\n"
+                                          "07\t0\t400\tok\t900\n02\t0\t300\tok\t900\n04\t124\t500\ttimeout\t900\n01\t0\t10\tok\t2000\n")
+    rep = summarize(tmp_path)
+    assert sorted((k["notebook"], k["kind"]) for k in rep["kinds"]) == [("02", "glue"), ("04", "concse")]  # not 07, the first window
+    assert rep["concurrent"] == ["02", "04", "07"]  # 01 ran alone, after them
+    assert {n["notebook"]: n["concurrent"] for n in rep["notebooks"]}["01"] is False
+    md = report_markdown(rep)
+    assert "commit: abc123 | date: 2026-11-28" in md and "Notebooks 02, 04, 07 ran at the same time" in md
+
+
 def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_model(tmp_path):
     from benchmarks.gpu_notebooks import BENCH, record
 
