@@ -106,7 +106,8 @@ trap 'say "interrupted"; exit 130' INT TERM
 
 # environment: the GPU, versions, the command, the commit (the device's copy has no .git: the carried COMMIT file, written
 # here before the call by `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`)
-export CODESWITCH_COMMIT="$(git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || cat "$carry/COMMIT" 2> /dev/null || echo unknown)"
+# (the device's copy may hold a .git of another commit: the carried file comes first)
+export CODESWITCH_COMMIT="$(cat "$carry/COMMIT" 2> /dev/null || git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || echo unknown)"
 { nvidia-smi || echo "nvidia-smi: not available"; } > "$work/env/nvidia-smi.txt" 2>&1
 
 # wheels: into a private folder, only what the image lacks (and transformers at the pin)
@@ -219,14 +220,22 @@ run_notebook() {  # $1 = notebook, $2 = its time limit in seconds
   say "$nb: $status (rc $rc) in $(( $(date +%s) - s0 )) s"
   tail -n 4 "$work/logs/$nb.log"
 }
+# kept models (keep_models: best in the paper profile) fill the device's 64 GiB disk when several notebooks run at paper
+# size (seen: ENOSPC in all five training notebooks at once); GPU_NOTEBOOKS_KEEP_MODELS=none|best|all (default: none
+# with GPU_NOTEBOOKS_PARALLEL, else the profile's).  keep_models enters no run key and no figures folder.
+keep="${GPU_NOTEBOOKS_KEEP_MODELS:-${parallel:+none}}"
+if [ -n "$keep" ]; then
+  for section in glue concse contrastivemix alignment calbert; do sets+=(--set "$section.keep_models=$keep"); done
+fi
 if [ -n "$parallel" ]; then  # every notebook at once on the one GPU, each with all the time left (the report says so)
   per=$(( $(nproc) / ${#notebooks[@]} )); [ "$per" -lt 1 ] && per=1
   export OMP_NUM_THREADS="$per" MKL_NUM_THREADS="$per"
   export PYTORCH_CUDA_ALLOC_CONF="${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}"  # less fragmentation among the processes
   say "parallel: ${#notebooks[*]} notebooks at once, $per CPU threads each"
   budget=$(( $(left) - 30 ))  # 30 s kept for the report and the archives
-  for nb in "${notebooks[@]}"; do run_notebook "$nb" "$budget" & done
-  wait
+  pids=()
+  for nb in "${notebooks[@]}"; do run_notebook "$nb" "$budget" & pids+=($!); done
+  wait "${pids[@]}"  # these PIDs: a bare `wait` also waits for the log's tee (process substitution) and never returns
 else
   for nb in "${notebooks[@]}"; do run_notebook "$nb" $(( $(left) - 30 )); done  # 30 s kept for the report and the archives
 fi

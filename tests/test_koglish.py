@@ -763,6 +763,28 @@ def test_table1_exclusions_and_figure(mini):
     plt.close(fig)
 
 
+def test_figure1_shows_a_chosen_np_that_was_not_switched_and_why(mini):
+    """A translator that switches nothing (a random-weight stand-in's, as on the GPU at paper size): Figure 1 still
+    draws the parse tree with the chosen NP and says why the sentence was dropped; no chosen NP at all is an error."""
+    import matplotlib.pyplot as plt
+
+    from codeswitch.koglish.figures import figure1, pick_example
+    from codeswitch.koglish.walkthrough import gold_trees
+
+    trees = gold_trees(str(mini))
+    sw = C.CodeSwitcher(P.BracketParser(trees), T.DictionaryTranslator({}))  # no word known: nothing switched
+    sentence = next(s for s in trees if s.startswith("She said that"))
+    (o,) = sw.switch_many([sentence])
+    assert not o.ok and o.selection.ok and o.reason in ("translation_failed", "translation_unchanged")
+    ex = pick_example([(o, P.parse_ptb(trees[sentence]))])
+    fig = figure1(ex)
+    text = " ".join(t.get_text() for ax in fig.axes for t in ax.texts).replace("\u00a0", " ")
+    assert f"sentence dropped: {o.reason}" in text and o.selection.np in text
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no sentence of the walk-through had a noun phrase chosen"):
+        pick_example([])
+
+
 def test_construction_run_on_real_text_is_cached_and_written(tmp_path, monkeypatch):
     """The paper-profile path (construct_source: glue) with the hub and the parser replaced by fakes."""
     from codeswitch import koglish as KG

@@ -57,14 +57,21 @@ def hangul_font():
 
 
 def pick_example(examples: Sequence) -> tuple:
-    """The walk-through example that shows the most of the rule: switched, with a rejected NP before the chosen one."""
+    """The walk-through example that shows the most of the rule: switched, with a rejected NP before the chosen one.
+
+    Where no sentence was switched but an NP was chosen (the translator failed or returned the NP unchanged: a
+    random-weight stand-in translator, say), the first such sentence: the figure shows the chosen NP and why the
+    sentence was dropped.  A ValueError only where no sentence of the walk-through had an NP chosen at all."""
     switched = [(o, t) for o, t in examples if o.ok and t is not None]
-    if not switched:
-        raise ValueError("no sentence of the walk-through was switched: nothing to draw")
     for o, t in switched:
         if len(o.selection.trace) > 1:
             return o, t
-    return switched[0]
+    if switched:
+        return switched[0]
+    chosen = [(o, t) for o, t in examples if t is not None and o.selection is not None and o.selection.ok]
+    if not chosen:
+        raise ValueError(f"no sentence of the walk-through had a noun phrase chosen ({len(examples)} sentences): nothing to draw")
+    return chosen[0]
 
 
 def _layout(tree) -> tuple[dict, dict, int]:
@@ -148,10 +155,18 @@ def figure1(example: tuple, *, title: str = ""):
     if title:
         ax.set_title(title, fontsize=11)
     ax_txt.axis("off")
+    source_np = outcome.source_np0 or sel.np
+    if outcome.ok:
+        translated = [(f"{source_np}  →  {outcome.target_np0}", hi)]
+        switched = _pieces(outcome.cross, outcome.target_np0, hi)
+    else:  # chosen but not switched (pick_example's fallback): say why
+        got = f" ({outcome.target_np0!r})" if outcome.target_np0 is not None else ""
+        translated = [(f"{source_np}  →  ", hi), (f"{outcome.reason}{got}", grey)]
+        switched = [(f"sentence dropped: {outcome.reason}", grey)]
     rows = [
-        ("English", _pieces(outcome.sentence, outcome.source_np0, hi)),
-        ("NP₀ → Korean", [(f"{outcome.source_np0}  →  {outcome.target_np0}", hi)]),
-        ("Code-switched", _pieces(outcome.cross, outcome.target_np0, hi)),
+        ("English", _pieces(outcome.sentence, source_np, hi)),
+        ("NP₀ → Korean", translated),
+        ("Code-switched", switched),
     ]
     for k, (head, pieces) in enumerate(rows):
         yy = 0.85 - 0.36 * k
