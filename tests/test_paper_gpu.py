@@ -149,6 +149,38 @@ def test_notebooks_run_at_once_get_the_records_of_their_folders_and_the_report_s
     assert "commit: abc123 | date: 2026-11-28" in md and "Notebooks 02, 04, 07 ran at the same time" in md
 
 
+def test_parallel_mode_runs_every_notebook_at_once_returns_and_archives(tmp_path):
+    """scripts/gpu_notebooks.sh with GPU_NOTEBOOKS_PARALLEL=1, every Python step a stub that logs its arguments: it must
+    return (a bare `wait` also waited for the log's tee and hung the H200 call) with its archives written, start the
+    notebooks together, and keep no models (kept models at paper size filled the device's disk)."""
+    import os
+    import subprocess
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    stub = tmp_path / "python"
+    calls = tmp_path / "calls.txt"
+    stub.write_text(f'#!/bin/sh\necho "$(date +%s.%N) $*" >> {calls}\ncase "$*" in *" --only "*) sleep 2 ;; esac\nexit 0\n')
+    stub.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(stub), "OUT": str(tmp_path / "out"), "TMPDIR": str(tmp_path),
+           "CODESWITCH_STANDINS": str(tmp_path / "standins"), "GPU_NOTEBOOKS_PARALLEL": "1", "DEADLINE_S": "120"}
+    t0 = time.monotonic()
+    proc = subprocess.run(["bash", str(root / "scripts" / "gpu_notebooks.sh"), "07", "05"], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=45)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert took < 40, f"the script took {took:.0f} s: it waited for something other than its notebooks"
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"gpu_notebooks-07-05.tar.gz", "log.txt"}
+    runs = [ln for ln in calls.read_text().splitlines() if "--profile paper-gpu --only" in ln]
+    assert len(runs) == 2 and all(f"{s}.keep_models=none" in ln for ln in runs
+                                  for s in ("glue", "concse", "contrastivemix", "alignment", "calbert"))
+    starts = sorted(float(ln.split()[0]) for ln in runs)
+    assert starts[1] - starts[0] < 1.5  # together, not one after the other (each stub notebook takes 2 s)
+    log = (tmp_path / "out" / "log.txt").read_text()
+    assert "parallel: 2 notebooks at once" in log and "07: ok" in log and "05: ok" in log
+
+
 def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_model(tmp_path):
     from benchmarks.gpu_notebooks import BENCH, record
 
