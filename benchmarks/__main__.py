@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-from .measure import Measurement, device_name, markdown_table, peak_tflops, release
+from .measure import Measurement, code_commit, device_name, markdown_table, peak_tflops, release
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -219,6 +219,7 @@ def _environment(device, peak, amp) -> dict:
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "commit": code_commit(),
     }
 
 

@@ -21,7 +21,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from typing import Sequence
@@ -122,15 +121,6 @@ def measure(sizes: Sequence[str], ks: Sequence[int], *, repeats: int, warmup: in
     return {"rows": rows}
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout
-        return out + ("-dirty" if dirty.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def markdown(report: dict) -> str:
     lines = ["| stand-in | K | separate (ms / run-step) | batched (ms / step of K runs) | speed-up, median (range) "
              "| positions computed, batched / separate |", "|---|---|---|---|---|---|"]
@@ -153,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
-    commit = _commit()  # the code measured: read before the run, so an edit made while it runs cannot be credited to it
+    commit = code_commit()  # the code measured: read before the run, so an edit made while it runs cannot be credited to it
     t0 = time.time()
     report = measure(args.sizes.split(","), [int(k) for k in args.ks.split(",")],
                      repeats=args.repeats, warmup=args.warmup, steps=args.steps)

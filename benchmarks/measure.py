@@ -33,6 +33,15 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import nn
 
+def code_commit() -> str:
+    """The commit of the code measured, ``<12 hex>`` or ``<12 hex>-dirty`` (:func:`codeswitch.core.provenance.git_state`:
+    ``$CODESWITCH_COMMIT`` first, which the device scripts set from the carried ``runs/paper-gpu-carry/COMMIT``)."""
+    from codeswitch.core.provenance import git_state
+
+    sha, dirty = git_state(Path(__file__).resolve().parents[1])
+    return sha + ("-dirty" if dirty else "")
+
+
 # Dense (no structured sparsity) bf16 tensor-core peak in TFLOP/s, from NVIDIA's data
 # sheets; the first entry whose key occurs in the device name wins (so "H100 PCIe"
 # must come before "H100").  Other GPUs: pass --peak-tflops.

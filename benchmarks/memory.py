@@ -496,9 +496,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     a = _parser().parse_args(argv)
     load_before = os.getloadavg()
-    from .batched_runs import _commit
+    from .measure import code_commit
 
-    commit = _commit()  # the code measured: read before the run
+    commit = code_commit()  # the code measured: read before the run
     result = measure(a.passages, model=a.model, batch=a.batch, window=a.window, max_length=a.max_length, device=a.device,
                      threads=a.threads, seed=a.seed, workdir=a.workdir, keep=a.keep,
                      models=a.models, compare_buckets=a.compare_buckets, repeats=a.repeats)

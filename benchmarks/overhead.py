@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 from . import lengths as L
-from .batched_runs import _commit
+from .measure import code_commit
 from . import write_report
 
 
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "configuration), saving it, and evaluation forward passes, timed apart on this machine")
     report = {
         "what": what,
-        "commit": _commit(),
+        "commit": code_commit(),
         "command": "python -m benchmarks overhead " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "torch": torch.__version__,
                     "threads": torch.get_num_threads(), "shared": "a host shared with other jobs: times are upper bounds",

@@ -58,7 +58,7 @@ def measure(seed: int, pools: int) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .batched_runs import _commit
+    from .measure import code_commit
 
     p = argparse.ArgumentParser(prog="python -m benchmarks budgets", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--pools", type=int, default=20)
     p.add_argument("--out", default=None, help="a JSON file for the report")
     args = p.parse_args(argv)
-    commit, t0 = _commit(), time.time()
+    commit, t0 = code_commit(), time.time()
     report = {"what": "padding share of (b)'s packed Koglish-GLUE batches: budgets from random vs length-grouped batches",
               "commit": commit, "command": "python -m benchmarks budgets " + " ".join(argv if argv is not None else sys.argv[1:]),
               "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},

@@ -29,6 +29,11 @@ stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(env bench memory cost ab)
 
 export PYTHONPATH="$root/lib${PYTHONPATH:+:$PYTHONPATH}"
+# the commit measured (bench.json, every record): the carried file first (the device's copy may hold a .git of another
+# commit; write it before the call: git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT)
+if [ -z "${CODESWITCH_COMMIT:-}" ] && [ -f runs/paper-gpu-carry/COMMIT ]; then
+  CODESWITCH_COMMIT="$(cat runs/paper-gpu-carry/COMMIT)"; export CODESWITCH_COMMIT
+fi
 export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
 if compgen -G "wheelhouse/*.whl" > /dev/null && ! "$py" -c "import datasets" 2> /dev/null; then
   site="${TMPDIR:-/tmp}/codeswitch-site"

@@ -107,7 +107,8 @@ trap 'say "interrupted"; exit 130' INT TERM
 # environment: the GPU, versions, the command, the commit (the device's copy has no .git: the carried COMMIT file, written
 # here before the call by `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`)
 # (the device's copy may hold a .git of another commit: the carried file comes first)
-export CODESWITCH_COMMIT="$(cat "$carry/COMMIT" 2> /dev/null || git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || echo unknown)"
+CODESWITCH_COMMIT="${CODESWITCH_COMMIT:-$(cat "$carry/COMMIT" 2> /dev/null || git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || echo unknown)}"
+export CODESWITCH_COMMIT  # also what every figure's provenance and run record name (codeswitch.core.provenance.git_state)
 { nvidia-smi || echo "nvidia-smi: not available"; } > "$work/env/nvidia-smi.txt" 2>&1
 
 # wheels: into a private folder, only what the image lacks (and transformers at the pin)

@@ -152,6 +152,21 @@ def test_git_state_sees_a_dirty_tree(tmp_path):
     assert P.git_state(tmp_path / "nope") == ("unknown", False)
 
 
+def test_a_copy_without_its_history_names_its_commit_through_the_environment(tmp_path, monkeypatch):
+    """The GPU machine's copy of the tree holds a .git of another commit: $CODESWITCH_COMMIT (set by the device scripts
+    from the carried file) wins, in figures' provenance and in every benchmark record (benchmarks.measure.code_commit)."""
+    from benchmarks.measure import code_commit
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.setenv("CODESWITCH_COMMIT", "7e6585d6eb97417a93a9a18eb7c30c6da6ed15e4")
+    assert P.git_state(tmp_path) == ("7e6585d6eb97", False)
+    assert code_commit() == "7e6585d6eb97"
+    monkeypatch.setenv("CODESWITCH_COMMIT", "65380ce60e7ff18673e2a54514a7104df702fd3d-dirty")
+    assert P.git_state(tmp_path) == ("65380ce60e7f", True) and code_commit() == "65380ce60e7f-dirty"
+    monkeypatch.delenv("CODESWITCH_COMMIT")
+    assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?", code_commit())  # this checkout's own
+
+
 def test_index_lists_the_overrides_and_each_artifact_s_inputs(tmp_path):
     overrides = {"seeds": [5], "glue.num_train_epochs": 1}
     cfg = load_profile("smoke", overrides, root=REPO, output_root=tmp_path)

@@ -31,6 +31,7 @@ import contextlib
 import contextvars
 import functools
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -43,7 +44,15 @@ _INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextV
 
 
 def git_state(root: Path) -> tuple[str, bool]:
-    """``(commit, dirty)`` of the repository at ``root``: 12 hex digits (``"unknown"`` outside git) and whether tracked files changed."""
+    """``(commit, dirty)`` of the repository at ``root``: 12 hex digits (``"unknown"`` outside git) and whether tracked files changed.
+
+    ``$CODESWITCH_COMMIT`` (``<sha>`` or ``<sha>-dirty``), where set, wins: a copy of the tree without its own history
+    (the GPU machine's, whose ``.git`` may be another commit's) names the commit it was copied from that way
+    (scripts/gpu_notebooks.sh and scripts/device_bench.sh set it from the carried ``runs/paper-gpu-carry/COMMIT``)."""
+    named = os.environ.get("CODESWITCH_COMMIT", "").strip()
+    if named:
+        sha, dirty = named.removesuffix("-dirty"), named.endswith("-dirty")
+        return sha[:12], dirty
     try:
         sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True,
