@@ -97,6 +97,31 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, monkeypatch, capsys):
     assert err == "interrupted: rerun to resume\n"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_stops_a_run_as_ctrl_c_does_with_one_line_and_exit_143(tmp_path, monkeypatch, capsys):
+    """A real SIGTERM (kill, a Slurm time limit, scancel) while notebooks run: Python's default ended the process at
+    once (the .running copy left, nothing printed, the kernel orphaned); now it is Ctrl-C's clean stop, exit 143, and
+    the handler is put back afterwards."""
+    def running(*a, **kw):
+        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):  # a real SIGTERM would end the test process
+            raise AssertionError("no SIGTERM handler while notebooks run")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)  # the handler raises here
+        raise AssertionError("SIGTERM did not stop the run")
+
+    monkeypatch.setattr(pipeline, "_run_notebooks", running)
+    monkeypatch.setattr(pipeline, "_validated", lambda args, overrides, chosen, root: (
+        pipeline.load_profile(args.profile, overrides, root=root), [], None))
+    monkeypatch.setattr(pipeline, "_stop_before_running", lambda *a: None)
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    before = signal.getsignal(signal.SIGTERM)
+    t0 = time.monotonic()
+    assert pipeline.main(["--only", "01"]) == 143 and time.monotonic() - t0 < 20
+    assert capsys.readouterr().err == "terminated (SIGTERM): rerun to resume\n"
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert issubclass(pipeline.Terminated, KeyboardInterrupt)  # run_notebook sets the partial copy aside as for Ctrl-C
+
+
 def _as_a_terminal_starts_it() -> None:
     """In the child before it runs the driver: SIGINT (and SIGQUIT) at their default dispositions, as a shell running
     a command in the foreground leaves them.  A run started in the background of a non-interactive shell (``cmd &``
@@ -223,8 +248,8 @@ def test_help_mentions_export_and_the_one_exit_code_convention(capsys):
     out = capsys.readouterr().out
     usage = out.split("\n\n", 1)[0]
     assert usage.startswith("usage: reproduce.sh [options]") and "reproduce.sh export DIR" in usage
-    for code in ("0 ", "1 ", "2 ", "130 "):
+    for code in ("0 ", "1 ", "2 ", "130 ", "143 "):
         assert f"\n  {code}" in out, code
     assert "`./reproduce.sh --profile paper` offline" in out and "`--check` and `--dry-run` of the same profile exit 1" in out
     docs = (REPO / "docs" / "running.md").read_text()
-    assert "**Exit codes**" in docs and "| 130 | interrupted" in docs
+    assert "**Exit codes**" in docs and "| 130 | interrupted" in docs and "| 143 | terminated" in docs

@@ -346,7 +346,8 @@ EXIT_CODES = """exit codes (one convention for every command):
   2    nothing was started: a bad option, profile or --set value, an unwritable output folder, or (a real run)
        a resource the selected notebooks need is not there -- e.g. `./reproduce.sh --profile paper` offline
        without local copies exits 2, while `--check` and `--dry-run` of the same profile exit 1
-  130  interrupted (Ctrl-C): finished runs are cached; rerun to resume"""
+  130  interrupted (Ctrl-C): finished runs are cached; rerun to resume
+  143  terminated (SIGTERM: kill, a cluster's time limit or scancel): the same as Ctrl-C"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -596,17 +597,42 @@ def resolve_cli_paths(args, cwd: Path | None = None):
 
 #: what Ctrl-C prints (and nothing else), with the exit code 130 (128 + SIGINT, as a shell reports it)
 INTERRUPTED = "interrupted: rerun to resume"
+#: what SIGTERM prints, with the exit code 143 (128 + SIGTERM)
+TERMINATED = "terminated (SIGTERM): rerun to resume"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a cluster's time limit, ``scancel``), raised where Ctrl-C raises KeyboardInterrupt, so that it
+    stops a run the same clean way (a subclass: every ``except KeyboardInterrupt`` handles it)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``./reproduce.sh``: check everything first, then run the chosen notebooks one by one (or ``export``, ``--check``,
     ``--prepare``, ``--book``, ``--list``, ``--dry-run``).  Ctrl-C: one line, :data:`INTERRUPTED`, and exit 130
-    (finished runs are cached; a complete executed notebook is kept, the interrupted copy lies beside it)."""
+    (finished runs are cached; a complete executed notebook is kept, the interrupted copy lies beside it).  SIGTERM
+    (where nothing else handles it): the same, with :data:`TERMINATED` and exit 143; Python's default would end the
+    process at once, leaving the notebook's ``.running`` copy and no word of what happened."""
+    import signal
+    import threading
+
+    previous = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return _main(argv)
+    except Terminated:
+        print(TERMINATED, file=sys.stderr, flush=True)
+        return 143
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr, flush=True)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
