@@ -34,11 +34,12 @@ import torch
 from torch import nn
 
 def code_commit() -> str:
-    """The commit of the code measured, ``<12 hex>`` or ``<12 hex>-dirty`` (:func:`codeswitch.core.provenance.git_state`:
-    ``$CODESWITCH_COMMIT`` first, which the device scripts set from the carried ``runs/paper-gpu-carry/COMMIT``)."""
+    """The commit of the code measured, all 40 hex digits, ``-dirty`` with uncommitted changes to tracked files
+    (:func:`codeswitch.core.provenance.git_state`: ``$CODESWITCH_COMMIT`` first, which the device scripts set from the
+    carried ``runs/paper-gpu-carry/COMMIT``)."""
     from codeswitch.core.provenance import git_state
 
-    sha, dirty = git_state(Path(__file__).resolve().parents[1])
+    sha, dirty = git_state(Path(__file__).resolve().parents[1], full=True)
     return sha + ("-dirty" if dirty else "")
 
 

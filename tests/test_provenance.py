@@ -160,11 +160,12 @@ def test_a_copy_without_its_history_names_its_commit_through_the_environment(tmp
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     monkeypatch.setenv("CODESWITCH_COMMIT", "7e6585d6eb97417a93a9a18eb7c30c6da6ed15e4")
     assert P.git_state(tmp_path) == ("7e6585d6eb97", False)
-    assert code_commit() == "7e6585d6eb97"
+    assert code_commit() == "7e6585d6eb97417a93a9a18eb7c30c6da6ed15e4"
     monkeypatch.setenv("CODESWITCH_COMMIT", "65380ce60e7ff18673e2a54514a7104df702fd3d-dirty")
-    assert P.git_state(tmp_path) == ("65380ce60e7f", True) and code_commit() == "65380ce60e7f-dirty"
+    assert P.git_state(tmp_path) == ("65380ce60e7f", True) and code_commit() == "65380ce60e7ff18673e2a54514a7104df702fd3d-dirty"
     monkeypatch.delenv("CODESWITCH_COMMIT")
-    assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?", code_commit())  # this checkout's own
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", code_commit())  # this checkout's own
+    assert P.git_state(tmp_path, full=True) == ("unknown", False)  # a repository with no commit yet
 
 
 def test_index_lists_the_overrides_and_each_artifact_s_inputs(tmp_path):

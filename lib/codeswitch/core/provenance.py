@@ -43,8 +43,9 @@ __all__ = ["provenance", "inputs_of", "recording_inputs", "records_inputs", "cur
 _INPUTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("codeswitch_inputs", default=None)
 
 
-def git_state(root: Path) -> tuple[str, bool]:
-    """``(commit, dirty)`` of the repository at ``root``: 12 hex digits (``"unknown"`` outside git) and whether tracked files changed.
+def git_state(root: Path, *, full: bool = False) -> tuple[str, bool]:
+    """``(commit, dirty)`` of the repository at ``root``: 12 hex digits (all 40 with ``full``; ``"unknown"`` outside git) and
+    whether tracked files changed.
 
     ``$CODESWITCH_COMMIT`` (``<sha>`` or ``<sha>-dirty``), where set, wins: a copy of the tree without its own history
     (the GPU machine's, whose ``.git`` may be another commit's) names the commit it was copied from that way
@@ -52,9 +53,11 @@ def git_state(root: Path) -> tuple[str, bool]:
     named = os.environ.get("CODESWITCH_COMMIT", "").strip()
     if named:
         sha, dirty = named.removesuffix("-dirty"), named.endswith("-dirty")
-        return sha[:12], dirty
+        return (sha if full else sha[:12]), dirty
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--verify", "--quiet", *([] if full else ["--short=12"]), "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=10)
+        sha = head.stdout.strip() if head.returncode == 0 else ""
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True,
                                timeout=10).stdout.strip()
         return (sha or "unknown"), bool(sha and dirty)
