@@ -102,11 +102,15 @@ finish() {  # collect, report, archive: always, once
   cat "$work/report.md" 2> /dev/null
 }
 trap finish EXIT
-trap 'say "interrupted"; exit 130' INT TERM
+stop_notebooks() {  # parallel mode's notebooks: each background job's `timeout` (it passes the signal on), then the job
+  local j
+  for j in $(jobs -p); do pkill -TERM -P "$j" 2> /dev/null; kill "$j" 2> /dev/null; done
+}
+trap 'say "interrupted"; stop_notebooks; exit 130' INT TERM
 
-# environment: the GPU, versions, the command, the commit (the device's copy has no .git: the carried COMMIT file, written
-# here before the call by `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`)
-# (the device's copy may hold a .git of another commit: the carried file comes first)
+# environment: the GPU, versions, the command, the commit: the carried COMMIT file first (written here before the call by
+# `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`; the device's copy holds a .git of the
+# session's first commit, not of the one sent)
 CODESWITCH_COMMIT="${CODESWITCH_COMMIT:-$(cat "$carry/COMMIT" 2> /dev/null || git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || echo unknown)}"
 export CODESWITCH_COMMIT  # also what every figure's provenance and run record name (codeswitch.core.provenance.git_state)
 { nvidia-smi || echo "nvidia-smi: not available"; } > "$work/env/nvidia-smi.txt" 2>&1

@@ -180,6 +180,21 @@ def test_parallel_mode_runs_every_notebook_at_once_returns_and_archives(tmp_path
     log = (tmp_path / "out" / "log.txt").read_text()
     assert "parallel: 2 notebooks at once" in log and "07: ok" in log and "05: ok" in log
 
+    # SIGTERM while the notebooks run (the device's time limit): they are stopped too, and the archives still written
+    stub.write_text('#!/bin/sh\ncase "$*" in *" --only "0*) exec sleep 31.25 ;; esac\nexit 0\n')
+    env["OUT"] = str(tmp_path / "out2")
+    proc = subprocess.Popen(["bash", str(root / "scripts" / "gpu_notebooks.sh"), "07", "05"], env=env, cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sleeping = lambda: subprocess.run(["pgrep", "-f", "sleep 31.25"], capture_output=True, text=True).stdout.split()  # noqa: E731
+    deadline = time.monotonic() + 30
+    while len(sleeping()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(sleeping()) == 2
+    proc.terminate()
+    assert proc.wait(timeout=25) == 130
+    time.sleep(0.5)
+    assert sleeping() == [] and (tmp_path / "out2" / "gpu_notebooks-07-05.tar.gz").is_file()
+
 
 def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_model(tmp_path):
     from benchmarks.gpu_notebooks import BENCH, record
