@@ -27,6 +27,7 @@ import json
 import math
 import re
 import shutil
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -347,9 +348,15 @@ def extrapolate(rep: Mapping, costs: Sequence[Mapping]) -> list[dict]:
     return rows
 
 
-def record(sources: Sequence[Path], dest: Path = DEST, bench: Path = BENCH) -> Path:
-    """Unpack the device archive(s) into ``dest``: per-notebook logs, environment, report; README with the summary."""
+def record(sources: Sequence[Path], dest: Path = DEST, bench: Path = BENCH, *, force: bool = False) -> Path:
+    """Unpack the device archive(s) into ``dest``: per-notebook logs, environment, report; README with the summary.
+
+    A ``dest`` that already holds a record is refused unless ``force``: writing over it would lose that record (the
+    cost model reads the 2026-11-25 one in ``docs/bench/gpu/notebooks/``); record a new call into a dated folder."""
     dest = Path(dest)
+    if (dest / "report.json").is_file() and not force:
+        raise FileExistsError(f"{dest} already holds a record (report.json): recording into it would replace it; give another "
+                              f"--dest (e.g. {DEST.parent}/notebooks-<date>) or --force")
     with tempfile.TemporaryDirectory() as tmp:
         folders = _unpack(sources, Path(tmp))
         merged = Path(tmp) / "merged"
@@ -409,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("sources", nargs="+", help="gpu_notebooks*.tar.gz archives, or folders holding them")
     c.add_argument("--dest", default=str(DEST))
     c.add_argument("--bench", default=str(BENCH), help="the bench.json whose rates the cost model uses")
+    c.add_argument("--force", action="store_true", help="replace the record that --dest already holds")
     a = p.parse_args(list(argv) if argv is not None else None)
     if a.command == "wheels":
         for name, version in wheel_list(image_packages(Path(a.image))).items():
@@ -418,5 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(report_markdown(rep))
         return 0 if all(n["ok"] for n in rep["notebooks"]) else 1
     else:
-        print(f"written: {record([Path(s) for s in a.sources], Path(a.dest), Path(a.bench))}")
+        try:
+            print(f"written: {record([Path(s) for s in a.sources], Path(a.dest), Path(a.bench), force=a.force)}")
+        except FileExistsError as exc:
+            print(f"python -m benchmarks gpu-notebooks record: {exc}", file=sys.stderr)
+            return 2
     return 0

@@ -15,7 +15,7 @@
 # Output ($OUT, else runs/gpu_notebooks): gpu_notebooks-<NN-NN>.tar.gz (logs, environment, nvidia-smi, the command,
 # run records, tables, report), gpu_notebooks-<NN-NN>-notebooks.tar.gz (executed notebooks, figure images),
 # report.md and log.txt; written at the end, also when a stage fails or runs out of time (trap; internal deadline).
-# Back here: python -m benchmarks gpu-notebooks record <archives> -> docs/bench/gpu/notebooks/.
+# Back here: python -m benchmarks gpu-notebooks record <archives> --dest docs/bench/gpu/notebooks-<date> (an existing record is never written over without --force).
 #
 # Variables: PYTHON (default python3); DEADLINE_S (seconds after the start by which everything is archived; default
 # 570, inside the device's 600 s per command); CODESWITCH_STANDINS (default /tmp/codeswitch-standins: the same

@@ -213,3 +213,6 @@ def test_record_unpacks_the_archives_and_sets_the_extrapolation_beside_the_cost_
     assert r["gpu_hours_from_steps"] == pytest.approx(0.2 * r["paper_optimiser_steps"] / 3600)
     assert r["ratio_steps_to_model"] == pytest.approx(r["gpu_hours_from_steps"] / r["cost_model_gpu_hours"])
     assert rows["03"]["gpu_hours_from_steps"] is None  # not run
+    with pytest.raises(FileExistsError, match="already holds a record"):  # another call's record is not written over
+        record([archive], tmp_path / "dest", BENCH)
+    assert record([archive], tmp_path / "dest", BENCH, force=True) == readme
