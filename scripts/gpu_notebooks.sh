@@ -89,7 +89,7 @@ finish() {  # collect, report, archive: always, once
   [ -n "$done_archiving" ] && return
   done_archiving=1
   say "collecting run records, tables and executed notebooks"
-  (cd "$root" && find runs -path 'runs/paper-gpu*' -name '*.json' -size -4M -not -path '*/checkpoints/*' 2> /dev/null |
+  (cd "$root" && for d in runs/paper-gpu*/; do [ -d "$d" ] && find "${d%/}" -name '*.json' -size -4M -not -path '*/checkpoints/*'; done 2> /dev/null |
      while read -r f; do grep -q '"checksum"' "$f" && mkdir -p "$work/runs/$(dirname "${f#runs/}")" && cp -p "$f" "$work/runs/${f#runs/}"; done)  # -p: the mtime says which notebook wrote it
   for d in "$root"/figures/paper-gpu*/; do [ -d "$d" ] && cp -r "$d". "$work/figures/"; done
   for d in "$root"/runs/paper-gpu*/notebooks/; do [ -d "$d" ] && cp "$d"*.ipynb "$work/notebooks/" 2> /dev/null; done
