@@ -48,11 +48,9 @@ PINNED_OVER_IMAGE = ("transformers", "sentence-transformers")  # the packed step
 #: never carried: the image's (torch, its CUDA build) or not used on the device (spaCy: benepar's plugin, unused)
 NEVER = ("torch", "spacy")
 
-#: run cache folder (below runs/<profile>/) -> notebook
-FOLDER_NOTEBOOK = {"koglish": "01", "koglish_synthetic": "01", "glue": "02", "concse": "03", "contrastivemix": "05",
-                   "alignment": "06", "calbert": "07"}
-#: run cache folders that serve several notebooks
-FOLDER_SERVES = {"concse": ("03", "04")}
+#: run cache folder (below runs/<profile>/) -> the notebooks it serves (the first: a carried record's)
+FOLDER_NOTEBOOKS = {"koglish": ("01",), "koglish_synthetic": ("01",), "glue": ("02",), "concse": ("03", "04"),
+                    "contrastivemix": ("05",), "alignment": ("06",), "calbert": ("07",)}
 #: table columns that hold no measurement (the papers' numbers, spreads, p-values): as tests/test_paper_ci.py
 UNCHECKED_COLUMNS = {"paper", "diff", "paper_note", "std", "p_value"}
 
@@ -118,9 +116,9 @@ def _notebook_of(kind: str, mtime: float | None, windows: Sequence[tuple[str, fl
     running = [nb for nb, start, end in windows if mtime is not None and start - 1 <= mtime <= end + 1]
     if len(running) == 1:
         return running[0]
-    folder = kind.split("/")[0]
-    served = [nb for nb in running if nb in FOLDER_SERVES.get(folder, (FOLDER_NOTEBOOK.get(folder),))]
-    return served[0] if len(served) == 1 else FOLDER_NOTEBOOK.get(folder, "?")
+    serves = FOLDER_NOTEBOOKS.get(kind.split("/")[0], ("?",))
+    served = [nb for nb in running if nb in serves]
+    return served[0] if len(served) == 1 else serves[0]
 
 
 def _concurrent(windows: Sequence[tuple[str, float, float]]) -> list[str]:

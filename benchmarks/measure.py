@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import nn
 
+
 def code_commit() -> str:
     """The commit of the code measured, all 40 hex digits, ``-dirty`` with uncommitted changes to tracked files
     (:func:`codeswitch.core.provenance.git_state`: ``$CODESWITCH_COMMIT`` first, which the device scripts set from the

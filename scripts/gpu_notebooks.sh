@@ -111,8 +111,9 @@ trap 'say "interrupted"; stop_notebooks; exit 130' INT TERM
 # environment: the GPU, versions, the command, the commit: the carried COMMIT file first (written here before the call by
 # `git describe --always --dirty --abbrev=40 > runs/paper-gpu-carry/COMMIT`; the device's copy holds a .git of the
 # session's first commit, not of the one sent)
-CODESWITCH_COMMIT="${CODESWITCH_COMMIT:-$(cat "$carry/COMMIT" 2> /dev/null || git -C "$root" describe --always --dirty --abbrev=40 2> /dev/null || echo unknown)}"
-export CODESWITCH_COMMIT  # also what every figure's provenance and run record name (codeswitch.core.provenance.git_state)
+if [ -z "${CODESWITCH_COMMIT:-}" ] && [ -f "$carry/COMMIT" ]; then  # else git's own (codeswitch.core.provenance.git_state)
+  CODESWITCH_COMMIT="$(cat "$carry/COMMIT")"; export CODESWITCH_COMMIT  # what every record, figure and report names
+fi
 { nvidia-smi || echo "nvidia-smi: not available"; } > "$work/env/nvidia-smi.txt" 2>&1
 
 # wheels: into a private folder, only what the image lacks (and transformers at the pin)
@@ -154,14 +155,13 @@ if [ -d "$bm25" ] && ! "$py" -c "import pyserini" 2> /dev/null; then  # its keys
 fi
 
 "$py" - "$work/env/environment.json" <<'PY' || say "environment check FAILED (a package is missing: see above)"
-import importlib, json, os, platform, sys, time, torch, transformers
-from benchmarks.measure import peak_for_name
+import importlib, json, platform, sys, time, torch, transformers
+from benchmarks.measure import code_commit, peak_for_name
 gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
 env = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda, "transformers": transformers.__version__,
        "transformers_from": transformers.__file__, "gpu": gpu, "bf16": torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
        "peak_bf16_tflops": peak_for_name(gpu) if torch.cuda.is_available() else None,
-       "commit": os.environ.get("CODESWITCH_COMMIT", "unknown"), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-       "concurrent": bool(os.environ.get("GPU_NOTEBOOKS_PARALLEL"))}
+       "commit": code_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 missing = []
 for mod in ("papermill", "nbclient", "ipykernel", "datasets", "umap", "pynndescent", "bm25s", "seqeval", "nltk", "torch_struct", "benepar",
             "indic_transliteration", "ir_measures", "pytrec_eval", "submitit", "codeswitch.pipeline.cli", "benchmarks.gpu_notebooks"):

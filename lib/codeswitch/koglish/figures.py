@@ -155,7 +155,7 @@ def figure1(example: tuple, *, title: str = ""):
     if title:
         ax.set_title(title, fontsize=11)
     ax_txt.axis("off")
-    source_np = outcome.source_np0 or sel.np
+    source_np = outcome.source_np0  # set whenever an NP was chosen, switched or not
     if outcome.ok:
         translated = [(f"{source_np}  →  {outcome.target_np0}", hi)]
         switched = _pieces(outcome.cross, outcome.target_np0, hi)
