@@ -1174,7 +1174,7 @@ def cost_table(
         f"rates: ConCSE {rates.concse_s_per_sentence * 1e3:.3f} ms/sentence; Koglish-GLUE {rates.glue_s_per_token * 1e6:.3f} µs/token "
         f"(the whole measured step; a step costs max(fixed cost, compute)); ContrastiveMix {rates.ir_s_per_step * 1e3:.1f} ms/step "
         f"(batch {rates.ir_batch}, 4 groups, scaled per model by the tokens of its groups); {align}; rows as the paper profile runs "
-        f"them: {', '.join(rates.paths) if rates.paths else '(a), (b), (c), (e)'}; encoding {rates.encode_passages_per_s:,.0f} "
+        f"them: {', '.join(rates.paths) if rates.paths else '(a), (b), (c), (e)'}; encoding {_sig(rates.encode_passages_per_s)} "
         f"passages/s; fixed cost per step: {floor}; tokens per row: IITB {tok(rates.align_tokens_per_row)}, SAIL "
         f"{tok(rates.finetune_tokens_per_row)}; AdamW "
         + (f"{rates.adamw_s_per_param * 1e12:.2f} ps/parameter a step" if rates.adamw_s_per_param else "inside the measured steps")
@@ -1184,6 +1184,12 @@ def cost_table(
            if rates.save_s_per_param else ""),
     ]
     return "\n".join(lines)
+
+
+def _sig(x: float) -> str:
+    """A rate for the reader: whole numbers with separators from 100 up, else three significant digits (a CPU encodes
+    well under one passage a second: ``,.0f`` printed it as 0)."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 # --------------------------------------------------------------------------- wall-clock on N GPUs (issue 16)
@@ -1310,17 +1316,23 @@ def wall_clock(jobs: Sequence[Job], gpus: Sequence[int] = (1, 8, 32)) -> dict:
 
 
 def cluster_table(report: Mapping, profile_name: str = "paper", gpus: Sequence[int] = (1, 8, 32), **kw) -> str:
-    """The Markdown table of wall-clock hours on N GPUs (one run per GPU, list scheduling)."""
+    """The Markdown table of wall-clock hours on N devices (one job per device, list scheduling).
+
+    A job is a training run or an evaluation-only job (05's untrained baseline per target), so the count can exceed the
+    cost table's training runs; a CPU report (``--cpu-steps``) is labelled in CPU-hours on N such CPUs."""
     w = wall_clock(grid_jobs(report, profile_name, **kw), gpus)
+    unit = report.get("hours_unit", "GPU-hours")
+    device = unit.removesuffix("-hours") + "s"  # GPUs, CPUs
     lines = [
-        f"Estimated wall-clock time of notebooks 02-07, profile '{profile_name}', on N GPUs ({w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours)",
+        f"Estimated wall-clock time of notebooks 02-07, profile '{profile_name}', on N {device} ({w['runs']} jobs: training runs "
+        f"and evaluation-only jobs, {w['gpu_hours']:.1f} {unit})",
         "",
-        "| GPUs | wall-clock hours | GPU-hours / N | utilisation |",
+        f"| {device} | wall-clock hours | {unit} / N | utilisation |",
         "|---|---|---|---|",
     ]
     for n, h in w["hours"].items():
         lines.append(f"| {n} | {h:.1f} | {w['gpu_hours'] / n:.1f} | {w['gpu_hours'] / n / h:.0%} |")
-    lines += ["", f"longest single run {w['longest'][1]:.2f} h ({w['longest'][0]}); critical path {w['critical_path']:.2f} h"]
+    lines += ["", f"longest single job {w['longest'][1]:.2f} h ({w['longest'][0]}); critical path {w['critical_path']:.2f} h"]
     return "\n".join(lines)
 
 

@@ -531,9 +531,9 @@ def cluster_block(m: Measurements) -> str:
     for n in CLUSTER_GPUS:
         lines.append(f"| {n} | " + " | ".join(f"{w['hours'][n]:.1f}" for _, w in cols) + " |")
     lines.append("")
-    notes = [f"{name}: {w['runs']} runs, {w['gpu_hours']:.1f} GPU-hours, longest single run {w['longest'][1]:.2f} h "
+    notes = [f"{name}: {w['runs']} jobs, {w['gpu_hours']:.1f} GPU-hours, longest single job {w['longest'][1]:.2f} h "
              f"(`{w['longest'][0]}`), critical path {w['critical_path']:.2f} h" for name, w in cols]
-    lines.append("; ".join(notes) + ". One run per GPU, list scheduling with the longest remaining path first "
+    lines.append("; ".join(notes) + ". One job per GPU (a training run, or 05's evaluation-only baseline of one target), list scheduling with the longest remaining path first "
                  f"(`{targets_command(m)} --gpus 1,8,32`"
                  + (f"; measured: `{measured_command(m, '--gpus 1,8,32')}`" if m.gpu else "") + "); 06 and 07 (alignment and pre-training before"
                  " their fine-tunings); 01's translation left out"

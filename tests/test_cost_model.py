@@ -337,6 +337,25 @@ def test_a_backbone_the_cpu_record_lacks_runs_at_the_median_training_rate():
     assert K.eval_s("bert-base-cased", rates, 8, 8, 32) == pytest.approx(K.step_flops("bert-base-cased", 8, 32, train=False) / ref)
 
 
+def test_the_wall_clock_table_names_its_unit_and_counts_jobs():
+    """On a CPU report the wall-clock table speaks of CPUs and CPU-hours (it said GPUs), counts jobs (05's untrained
+    baselines are evaluation-only jobs beside the training runs, so the count exceeds the cost table's training runs),
+    and the rates line gives a CPU's encoding rate in significant digits (``,.0f`` printed 0.377 as 0 passages/s)."""
+    report = K.cpu_steps_report(CPU_RECORD, {"run_overhead_s": 0.0, "load_save_s_per_param": 0.0})
+    cpu = K.cluster_table(report, "quick", (1,))
+    assert "on N CPUs (" in cpu and "CPU-hours)" in cpu and "| CPUs | wall-clock hours | CPU-hours / N |" in cpu
+    assert "GPU" not in cpu
+    jobs = K.grid_jobs(report, "quick")
+    untrained = [j for j in jobs if j.name.startswith("05/untrained-")]
+    assert untrained and f"({len(jobs)} jobs: " in cpu
+    rates = K.Rates.from_report(report)
+    assert 0 < rates.encode_passages_per_s < 100  # a CPU encodes a few passages a second
+    table = K.cost_table(report, "quick")
+    assert f"encoding {rates.encode_passages_per_s:.3g} passages/s" in table
+    gpu = K.cluster_table(K.assumed_report(0.4, 989.0, 20000.0), "quick", (1,))
+    assert "on N GPUs (" in gpu and "| GPUs | wall-clock hours | GPU-hours / N |" in gpu
+
+
 #: each notebook's hours on the CPU of CPU_RECORD under the paper profile (no per-run overhead): a change to the CPU
 #: pricing's arithmetic moves them
 CPU_PINNED = {"01": 14.0118, "02": 16264.8819, "03": 36741.8723, "04": 65602.9157, "05": 1065204.7721, "06": 21772.3726,
