@@ -164,12 +164,14 @@ def reduced_passages(e, sizes: Mapping, corpus: float) -> float:
     return min(corpus, sum(eval_queries(e, sizes)) * (e.depth + JUDGED_PER_QUERY) + sample)
 
 
-def query_passages(e, sizes: Mapping) -> float:
-    """The query encoding of evaluation ``e`` in passage encodings: its reported and tuning queries (:func:`eval_queries`)
-    at the encoding rate per token, a query ``query_max_length`` tokens against a passage's ``passage_max_length``
-    (an upper bound: both padded to their maximum)."""
+def query_passages(e, sizes: Mapping, *, reported_only: bool = False) -> float:
+    """The query encoding of evaluation ``e`` in passage encodings: its reported and tuning queries (:func:`eval_queries`;
+    ``reported_only``: the reported split's alone, as the untrained baseline of ``contrastivemix.retrieval.untrained_scores``
+    encodes them) at the encoding rate per token, a query ``query_max_length`` tokens against a passage's
+    ``passage_max_length`` (an upper bound: both padded to their maximum)."""
     m = e.model
-    return sum(eval_queries(e, sizes)) * m.query_max_length / m.passage_max_length
+    report, tune = eval_queries(e, sizes)
+    return (report if reported_only else report + tune) * m.query_max_length / m.passage_max_length
 
 
 #: the rows of the step each trainer runs under the paper profile, which turns packing on (``<section>.packing``) and
@@ -631,13 +633,14 @@ def retrieval_hours(profile, rates: Rates, sizes: Mapping = RETRIEVAL_SIZES, job
     encode_h = 0.0
     per_model = {m.key_hash(): 0.0 for m in models}  # encoding hours of each model's evaluations
     untrained: dict = {}  # the untrained backbone's encoding of each target (the learning check's baseline): once each
+    per_passage = ratio * _scale(a, rates, train=False) / rates.encode_passages_per_s / 3600  # hours a passage encoding
     for e in evals:
         passages = reduced_passages(e, sizes, corpora.get((e.bm25.benchmark, e.bm25.language), math.nan) * 1e6)
-        passages += query_passages(e, sizes)
-        hours = passages / rates.encode_passages_per_s * ratio * _scale(a, rates, train=False) / 3600
+        hours = (passages + query_passages(e, sizes)) * per_passage
         encode_h += hours
         per_model[e.model.key_hash()] = per_model.get(e.model.key_hash(), 0.0) + hours
-        untrained[(e.bm25.benchmark, e.bm25.language)] = hours
+        # the untrained baseline encodes the same (reduced) corpus but its reported queries alone (no weight is tuned)
+        untrained[(e.bm25.benchmark, e.bm25.language)] = (passages + query_passages(e, sizes, reported_only=True)) * per_passage
     encode_h += sum(untrained.values())
     if jobs is not None:  # a model's job trains it, then encodes its target corpora (as the experiment runs it)
         jobs += [Job(f"05/{m.name}", (steps * step_time(m) + overhead) / 3600 + per_model[m.key_hash()]) for m in models]
