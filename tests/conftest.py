@@ -29,6 +29,24 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("CODESWITCH_NO_PROGRESS", "1")
 
 
+@pytest.fixture(autouse=True)
+def _restore_process_settings():
+    """Each test leaves the process as it found it: the environment and torch's thread count.  Loading a profile sets
+    process-wide settings (codeswitch.core.profiles.apply_process_settings: HF_*_OFFLINE, the profile's name and
+    hash-check variables, torch's threads), so one test's profile leaked into every later test on its worker, and a
+    test could pass or fail by the tests before it.  Session- and module-scoped fixtures are set up before this
+    snapshot, so what they set stays for the tests that share them."""
+    import torch
+
+    env, threads = dict(os.environ), torch.get_num_threads()
+    yield
+    if dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
