@@ -746,8 +746,8 @@ def test_a_corpus_two_benchmarks_share_is_encoded_once_per_model(tmp_path, backb
     mrtydi, miracl = (next(s for s in specs if isinstance(s, EvalRun) and s.model == mdpr and s.bm25.benchmark == b)
                       for b in ("mrtydi", "miracl"))
     encodings = []
-    original = fastpath._RowFile.open  # called when a corpus file is (re)encoded, not when a finished one is read
-    monkeypatch.setattr(fastpath._RowFile, "open", lambda self: (encodings.append(self.path.name), original(self))[1])
+    original = fastpath.encode._RowFile.open  # called when a corpus file is (re)encoded, not when a finished one is read
+    monkeypatch.setattr(fastpath.encode._RowFile, "open", lambda self: (encodings.append(self.path.name), original(self))[1])
     evals = RunCache(root(profile) / KINDS[EvalRun])
     embeddings = root(profile) / "embeddings"
 

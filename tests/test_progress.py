@@ -48,3 +48,19 @@ def test_a_saved_notebook_keeps_final_lines_not_frozen_bars(tmp_path, monkeypatc
     assert len(lines) == 2, lines  # the outer loop's final line and the stopped loop's; the inner bars left nothing
     assert lines[0].startswith("[outer] 3/3 run  100% | "), lines
     assert lines[1].startswith("[stopped early] 2/5 epoch ") or lines[1].startswith("[stopped early] 3/5 epoch "), lines
+
+
+@pytest.mark.parametrize("n, shown", [(3, False), (5, True)])
+def test_min_total_hides_the_bar_of_a_loop_that_finishes_at_once(n, shown, monkeypatch):
+    """``progress(..., min_total=k)``: no bar for fewer than k items (from ``total``, else the iterable's length), so
+    smoke's small corpora and query lists do not fill the log; a bar otherwise (``CODESWITCH_NO_PROGRESS`` unset)."""
+    from codeswitch.core.progress import progress
+
+    monkeypatch.delenv("CODESWITCH_NO_PROGRESS", raising=False)
+    bar = progress(range(n), desc="queries", min_total=4)
+    assert bar.disable is not shown and list(bar) == list(range(n))
+    bar = progress(total=n, desc="passages", min_total=4)
+    assert bar.disable is not shown
+    bar.close()
+    monkeypatch.setenv("CODESWITCH_NO_PROGRESS", "1")
+    assert progress(range(10), min_total=4).disable  # the switch still wins

@@ -191,7 +191,8 @@ def test_trainer_step_reads_nothing_from_the_device(tiny, monkeypatch, tmp_path)
 
 # --------------------------------------------------------------------------- corpus encoding
 def test_sorted_windows_match_plain_batches_in_corpus_order(tiny, tmp_path):
-    from codeswitch.common.fastpath import _prepare_window, encode_corpus, encode_texts
+    from codeswitch.common.fastpath import encode_corpus, encode_texts
+    from codeswitch.common.fastpath.encode import _prepare_window
     from codeswitch.common.tokens import tokenised_arrays
 
     _, model, tokenizer = tiny

@@ -90,7 +90,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..common.fastpath import _short
 from ..core.progress import progress
 
 __all__ = [
@@ -247,7 +246,7 @@ def bm25_rank(
 
     vocab: dict[str, int] = {}
     docs = []
-    for p in progress(passages, desc=f"BM25 index {language}", total=n_passages, unit="passage", disable=_short(n_passages, 20000)):
+    for p in progress(passages, desc=f"BM25 index {language}", total=n_passages, unit="passage", min_total=20000):
         docs.append(array("i", (vocab.setdefault(t, len(vocab)) for t in analyze(p, language))))
     retriever = bm25s.BM25(k1=k1, b=b, method="lucene")
     retriever.index((docs, vocab), show_progress=False)
@@ -258,7 +257,7 @@ def bm25_rank(
         qids = list(qs)
         indices = np.full((len(qids), k), -1, dtype=np.int64)
         scores = np.full((len(qids), k), -np.inf, dtype=np.float32)
-        for row, qid in enumerate(progress(qids, desc=f"BM25 {language} {split}", unit="query", disable=_short(len(qids), 500))):
+        for row, qid in enumerate(progress(qids, desc=f"BM25 {language} {split}", unit="query", min_total=500)):
             terms = [t for t in analyze(qs[qid], language) if t in vocab]
             if not terms:
                 continue  # no query term occurs in the corpus: nothing retrieved

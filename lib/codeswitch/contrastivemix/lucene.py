@@ -131,7 +131,7 @@ def lucene_rank(
     ``stemming``/``stopwords`` switch the English analyser's parts off (Pyserini's
     ``-stemmer none`` / ``-keepStopwords``); the other languages' analysers are fixed.
     """
-    from .evaluate import Ranking, _short
+    from .evaluate import Ranking
 
     _check_analyzer(language, stemming, stopwords)
     from importlib.util import find_spec
@@ -156,7 +156,7 @@ def lucene_rank(
             args += ["-keepStopwords"]
         indexer = LuceneIndexer(index, args=args, threads=1)  # one thread: Lucene doc ids follow row order
         n = 0
-        for p in progress(passages, desc=f"Lucene index {language}", total=n_passages, unit="passage", disable=_short(n_passages, 20000)):
+        for p in progress(passages, desc=f"Lucene index {language}", total=n_passages, unit="passage", min_total=20000):
             indexer.add_doc_dict({"id": f"{n:012d}", "contents": p})  # zero-padded: ties, which Anserini orders by doc id string, follow row order
             n += 1
         indexer.close()

@@ -159,10 +159,18 @@ def log_mode() -> bool:
     return not sys.stderr.isatty()
 
 
-def progress(iterable: Iterable | None = None, *, total: int | None = None, desc: str | None = None, unit: str = "it", **kwargs):
-    """A progress bar over ``iterable`` suited to where the code runs (see module doc)."""
+def progress(iterable: Iterable | None = None, *, total: int | None = None, desc: str | None = None, unit: str = "it",
+             min_total: int | None = None, **kwargs):
+    """A progress bar over ``iterable`` suited to where the code runs (see module doc).
+
+    ``min_total``: no bar for a loop of fewer items (``total``, else ``len(iterable)``): it finishes at once, and a bar
+    would only lengthen the log (smoke's small corpora and query lists)."""
     if os.environ.get("CODESWITCH_NO_PROGRESS") == "1":
         kwargs["disable"] = True
+    if min_total is not None:
+        n = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+        if n is not None and n < min_total:
+            kwargs["disable"] = True
     if log_mode():
         return LogTqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)
     tqdm = notebook_tqdm()
