@@ -794,3 +794,22 @@ def test_table3_averages_over_its_languages_and_says_which(tmp_path, ablation_la
     else:
         assert mrr == pytest.approx(0.3)
         assert "Averages over the low-similarity languages ['ko', 'ar']" in note
+
+
+def test_umaps_compiled_functions_are_cached_on_disk():
+    """Figures 1-3's UMAP fits compile umap-learn's numba functions in every new kernel (about 20 s, against 0.3 s for a
+    fit): cache_umap_jit switches numba's on-disk cache on for every one of them, once per process, before the fit."""
+    import importlib
+
+    from numba.core.caching import FunctionCache
+    from numba.core.registry import CPUDispatcher
+
+    F = importlib.import_module("codeswitch.contrastivemix.figures")  # the package's name `figures` is the function
+    F.cache_umap_jit()
+    layouts = importlib.import_module("umap.layouts")
+    assert isinstance(layouts._nb_optimize_layout_euclidean_single_epoch._cache, FunctionCache)  # every fit's optimiser
+    dispatchers = [(m, a, fn) for m in F._UMAP_JIT_MODULES for a, fn in vars(importlib.import_module(m)).items()
+                   if isinstance(fn, CPUDispatcher) and fn.__module__ == m]
+    assert len(dispatchers) > 50  # umap-learn 0.5.12 has 108 (a renamed module would leave few)
+    assert [f"{m}.{a}" for m, a, fn in dispatchers if not isinstance(fn._cache, FunctionCache)] == []
+    assert F.cache_umap_jit() == []  # switched on once: a second call finds nothing left

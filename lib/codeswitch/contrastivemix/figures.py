@@ -19,7 +19,7 @@ from ..core.provenance import records_inputs
 from .config import Config, UmapRun, load
 from .search import is_selected, selection
 
-__all__ = ["umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "figure3"]
+__all__ = ["cache_umap_jit", "umap_fit", "umap_coordinates", "figures", "figure1", "figure2", "figure3"]
 
 
 @records_inputs
@@ -31,12 +31,48 @@ def figures(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
 
 
 # --------------------------------------------------------------------------- UMAP figures
+#: umap-learn's modules whose numba functions a fit compiles (umap-learn 0.5.12)
+_UMAP_JIT_MODULES = ("umap.umap_", "umap.layouts", "umap.spectral", "umap.utils", "umap.distances", "umap.sparse")
+
+
+def cache_umap_jit() -> list[str]:
+    """Keep umap-learn's compiled functions on disk, so that only the first process on a machine compiles them.
+
+    umap-learn compiles its layout optimiser and graph code with numba on a process's first fit, without numba's
+    on-disk cache (pynndescent, which it imports, caches its own).  That compilation was 19-21 s of every first fit
+    (200 points, 2 cores), in every kernel of notebook 05, against 0.25 s for the fit itself; with the cache, a later
+    process's first fit took 0.44 s (measured).  numba keys its cache on each function's source file and the CPU, so
+    an upgrade or another machine compiles afresh (numba's rule; the files go to ``__pycache__`` beside umap's, else
+    to a user cache folder, or to ``$NUMBA_CACHE_DIR``; where nothing is writable a function compiles as before).  The
+    coordinates are unchanged: the same machine code runs.  Call it before the process's first fit (a function
+    compiled before it is not written); returns the qualified names of the functions it switched on."""
+    import importlib
+
+    from numba.core.caching import NullCache
+    from numba.core.registry import CPUDispatcher
+
+    switched = []
+    for name in _UMAP_JIT_MODULES:
+        module = importlib.import_module(name)
+        for attr, fn in vars(module).items():
+            # a dispatcher defined in this module (not one it imported) whose cache is numba's no-op one
+            if isinstance(fn, CPUDispatcher) and fn.__module__ == name and isinstance(fn._cache, NullCache):
+                try:
+                    fn.enable_caching()  # numba's @njit(cache=True), switched on after the decorator ran
+                except RuntimeError:  # "no locator available": nowhere writable for a cache; compile as before
+                    continue
+                switched.append(f"{name}.{attr}")
+    return switched
+
+
 def umap_fit(x: np.ndarray, n_neighbors: int, min_dist: float, random_state: int) -> np.ndarray:
     """2-D UMAP of ``x`` (n, H); the k-nearest-neighbour graph is computed exactly (scikit-learn) and handed to UMAP."""
     import warnings
 
     import umap
     from sklearn.neighbors import NearestNeighbors
+
+    cache_umap_jit()
 
     k = max(2, min(n_neighbors, len(x) - 1))
     dist, idx = NearestNeighbors(n_neighbors=k).fit(x).kneighbors(x)  # (n, k), self first
