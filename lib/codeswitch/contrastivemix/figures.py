@@ -31,8 +31,16 @@ def figures(results: Results, profile: Profile) -> dict[str, dict[str, Path]]:
 
 
 # --------------------------------------------------------------------------- UMAP figures
-#: umap-learn's modules whose numba functions a fit compiles (umap-learn 0.5.12)
-_UMAP_JIT_MODULES = ("umap.umap_", "umap.layouts", "umap.spectral", "umap.utils", "umap.distances", "umap.sparse")
+def _umap_jit_modules() -> tuple:
+    """umap-learn's modules whose numba functions a fit compiles (umap-learn 0.5.12)."""
+    import umap.distances
+    import umap.layouts
+    import umap.sparse
+    import umap.spectral
+    import umap.umap_
+    import umap.utils
+
+    return umap.umap_, umap.layouts, umap.spectral, umap.utils, umap.distances, umap.sparse
 
 
 def cache_umap_jit() -> list[str]:
@@ -46,14 +54,12 @@ def cache_umap_jit() -> list[str]:
     to a user cache folder, or to ``$NUMBA_CACHE_DIR``; where nothing is writable a function compiles as before).  The
     coordinates are unchanged: the same machine code runs.  Call it before the process's first fit (a function
     compiled before it is not written); returns the qualified names of the functions it switched on."""
-    import importlib
-
     from numba.core.caching import NullCache
     from numba.core.registry import CPUDispatcher
 
     switched = []
-    for name in _UMAP_JIT_MODULES:
-        module = importlib.import_module(name)
+    for module in _umap_jit_modules():
+        name = module.__name__
         for attr, fn in vars(module).items():
             # a dispatcher defined in this module (not one it imported) whose cache is numba's no-op one
             if isinstance(fn, CPUDispatcher) and fn.__module__ == name and isinstance(fn._cache, NullCache):
