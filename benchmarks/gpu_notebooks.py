@@ -298,6 +298,8 @@ def write_report(folder: Path, peak_tflops: float | None = None) -> dict:
 # --------------------------------------------------------------------------- record (back here)
 def _unpack(sources: Sequence[Path], into: Path) -> list[Path]:
     """Each source (an archive, or a folder holding archives or an unpacked run) -> its unpacked run folders."""
+    from codeswitch.core.utils import extract_tar
+
     out = []
     for src in sources:
         src = Path(src)
@@ -309,7 +311,7 @@ def _unpack(sources: Sequence[Path], into: Path) -> list[Path]:
             dest = into / a.name.replace(".tar.gz", "")
             dest.mkdir(parents=True)
             with tarfile.open(a) as tar:
-                tar.extractall(dest, filter="data")
+                extract_tar(tar, dest, source=str(a))
             tops = [p for p in dest.iterdir()]
             out.append(tops[0] if len(tops) == 1 and tops[0].is_dir() else dest)
     return out

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..core.profiles import load_profile, project_root
+from ..core.utils import extract_tar
 
 #: what the book's pages are made of, in order (the notebooks come from the executed copies)
 TEACHING_PAGE = Path("docs") / "teaching.md"
@@ -132,7 +133,7 @@ def vendor_katex(cache: Path) -> Path:
     tmp.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith("package/dist/") and m.isfile()]
-        tar.extractall(tmp, members=members, filter="data")
+        extract_tar(tar, tmp, members, source=url)
     shutil.rmtree(target, ignore_errors=True)
     (tmp / "package").rename(target)
     shutil.rmtree(tmp, ignore_errors=True)
