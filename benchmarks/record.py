@@ -355,12 +355,21 @@ def _test_note(s: dict) -> str:
     return f"{s['test_workers']} pytest-xdist workers, as CI" if s.get("test_workers") else "one process"
 
 
+def _per_notebook(s: Mapping) -> str:
+    """Each notebook's time in a record of docs/bench/smoke.json, in notebook order."""
+    per = s.get("notebooks_s") or {}
+    return (", ".join(f"{nb} {sec} s" if sec < 60 else f"{nb} {_mmss(sec)}" for nb, sec in sorted(per.items())) if per
+            else "per notebook: not recorded")
+
+
 def smoke_block(m: Measurements) -> str:
-    """How long the README's two commands took in a fresh clone (``docs/bench/smoke.json``)."""
+    """How long the README's two commands took in a fresh clone, and each notebook within the first
+    (``docs/bench/smoke.json``)."""
     s = m.smoke
     if not s:
         return "How long: not recorded yet (`scripts/time_fresh_clone.sh` times the two commands in a fresh clone)."
-    return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} ({_env_note(s)}) and `./test.sh` "
+    return (f"**How long**: `./reproduce.sh` took {_mmss(s['reproduce_s'])} ({_env_note(s)}; per notebook: "
+            f"{_per_notebook(s)}) and `./test.sh` "
             f"{_mmss(s['test_s'])} ({s['tests_passed']} passed, {s['tests_skipped']} skipped; {_test_note(s)}), in a fresh clone of "
             f"{s['commit'][:7]} on {s['machine']} (`docs/bench/smoke.json`, timed by `scripts/time_fresh_clone.sh`); "
             "later runs reuse the run cache (finished runs are not redone).")
@@ -371,9 +380,7 @@ def teaching_block(m: Measurements) -> str:
     s = m.smoke
     if not s:
         return "Run times: not recorded yet (`scripts/time_fresh_clone.sh` times the notebooks in a fresh clone)."
-    per = s.get("notebooks_s") or {}
-    times = (", ".join(f"{nb} {sec} s" if sec < 60 else f"{nb} {_mmss(sec)}" for nb, sec in sorted(per.items())) if per
-             else "per notebook: not recorded")
+    times = _per_notebook(s)
     return (f"Smoke profile, first run (nothing cached), in a fresh clone of {s['commit'][:7]} on {s['machine']}: {times}; "
             f"{_mmss(s['reproduce_s'])} for `./reproduce.sh` in all (`docs/bench/smoke.json`, the README's record, written by "
             "`scripts/time_fresh_clone.sh`, put here by `python -m benchmarks record`). A second run reads the cache. On a laptop "

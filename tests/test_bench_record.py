@@ -295,3 +295,16 @@ def test_teaching_times_come_from_the_readme_record():
     block = R.teaching_block(m)
     assert smoke["commit"][:7] in block and all(f"{nb} " in block for nb in smoke["notebooks_s"])
     assert "teaching" in R.BLOCKS[R.TEACHING] and "<!-- bench:teaching -->" in R.TEACHING.read_text(encoding="utf-8")
+
+
+def test_readme_notebook_times_come_from_the_record():
+    """The README's per-notebook smoke times are in its generated block (they were a hand-kept column, left at a
+    commit whose notebook 05 took 141 s when the record said 367 s)."""
+    import json
+
+    smoke = json.loads((R.DATA / "smoke.json").read_text())
+    block = R.smoke_block(R.Measurements.load())
+    assert all(f"{nb} " in block for nb in smoke["notebooks_s"])
+    readme = R.README.read_text(encoding="utf-8")
+    assert block in readme, "the README's block is not the record's: run python -m benchmarks record"
+    assert "cold cache |" not in readme  # no hand-kept time column
