@@ -259,7 +259,8 @@ def test_profiles_build_and_paper_restates_the_defaults():
 ])
 def test_renamed_keys_are_errors_naming_the_new_key(override, message):
     from codeswitch import alignment as A
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match=message):
         A.config.load(load_profile("smoke", override))
@@ -345,7 +346,8 @@ def test_the_local_copy_keys_plan_fewer_runs_and_leave_the_defaults_alone(tmp_pa
 ])
 def test_the_local_copy_keys_are_checked(override, message):
     from codeswitch import alignment as A
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match=message):
         A.config.load(load_profile("smoke", override))

@@ -221,7 +221,7 @@ def test_paper_profile_restates_the_defaults_and_fails_clearly_offline(monkeypat
 ])
 def test_renamed_keys_are_errors_naming_the_new_key(override, message):
     from codeswitch import calbert as CB
-    from codeswitch.core.profiles import ConfigError
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match=message):
         CB.config.load(load_profile("smoke", override))

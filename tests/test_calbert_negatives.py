@@ -17,7 +17,8 @@ import torch
 
 from codeswitch.calbert.data import Pair, corpus_tokens, released_negatives
 from codeswitch.calbert.train import build_siamese_model, siamese_objective
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 
 from .helpers import calbert_stages
 

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from codeswitch.core import reported
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 
 
 def test_paper_profile_runs_the_papers_protocol():

@@ -12,7 +12,8 @@ import math
 
 import pytest
 
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 
 from .helpers import calbert_stages
 

@@ -96,7 +96,7 @@ def test_run_key_is_complete_and_canonical(paper):
 
 
 def test_bad_config_is_named():
-    from codeswitch.core.profiles import ConfigError
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match="concse.*variant"):
         C.load(load_profile("smoke", {"concse.variant": "nope"}))
@@ -249,7 +249,8 @@ def test_head_cls_is_the_first_token_itself_and_keys_only_when_set(backbones_dir
     from codeswitch.concse import load, plan
     from codeswitch.concse.train import build_encoder
     from codeswitch.core.models import resolve_model
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     path = resolve_model("tiny-bert")
     dense, cls = build_encoder(path, max_length=16, seed=0), build_encoder(path, max_length=16, seed=0, head="cls")

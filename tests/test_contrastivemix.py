@@ -605,7 +605,8 @@ def test_train_run_keys_only_what_the_method_reads(tmp_path):
 
 def test_config_renamed_and_older_keys():
     from codeswitch.contrastivemix import load
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match="'epochs' is now 'num_train_epochs'"):
         load(load_profile("smoke", {"contrastivemix.epochs": 3}))
@@ -625,7 +626,8 @@ def test_ablation_languages_subset_the_low_similarity_group():
     from codeswitch.contrastivemix import load, plan
     from codeswitch.contrastivemix.config import TrainRun
     from codeswitch.contrastivemix.plan import ABLATION_VARIANTS
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     assert load(load_profile("paper")).table3_languages == ("ar", "th", "ja", "ko", "id", "fi")
     both = load_profile("smoke", {"contrastivemix.ablation_languages": None})
@@ -699,7 +701,8 @@ def test_gather_with_grad_two_processes_match_one_big_batch(tmp_path):
 
 def test_config_refuses_tuning_on_the_reported_split():
     from codeswitch.contrastivemix import load
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match="mrtydi_tune_split must differ"):
         load(load_profile("smoke", {"contrastivemix.mrtydi_tune_split": "test"}))

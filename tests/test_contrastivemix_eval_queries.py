@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 
 PLAIN = {"contrastivemix.bm25_implementation": "bm25s"}  # no Java needed; the sample does not depend on the ranker
 

@@ -171,7 +171,8 @@ def test_shared_mixed_dropout_encodes_each_copy_with_its_originals_masks(tiny, t
 def test_shared_mixed_dropout_keys_only_when_set_and_trains_padded(tmp_path):
     from codeswitch.contrastivemix import load, plan
     from codeswitch.contrastivemix.config import TrainRun
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     default = [s for s in plan(load_profile("smoke", output_root=tmp_path)) if isinstance(s, TrainRun)]
     assert all("mixed_dropout" not in s.key() for s in default)

@@ -62,7 +62,8 @@ def test_search_trains_each_grid_weight_as_its_own_run_and_keeps_the_default_key
 ])
 def test_search_settings_are_checked_in_the_config(bad, match):
     from codeswitch.contrastivemix import load
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match=match):
         load(load_profile("smoke", bad))

@@ -38,7 +38,8 @@ PACKING = {"glue": ["packing"], "concse": ["packing"], "contrastivemix": ["packi
 def test_reduce_overhead_without_packing_is_a_config_error(section):
     import importlib
 
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
 
     config = importlib.import_module(f"codeswitch.{section}.config")
     packed = {f"{section}.{name}": True for name in PACKING[section]}

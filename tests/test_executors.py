@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from codeswitch.pipeline.executors import GridFailed, Task, _call_run_one, execute, executor_config
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 from codeswitch.core.runs import RunCache, lock_held, run_grid, run_lock
 
 REPO = Path(__file__).resolve().parents[1]

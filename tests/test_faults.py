@@ -25,7 +25,8 @@ from codeswitch.core import identity, runs
 from codeswitch.core.experiment import RunSpec
 from codeswitch.core.checkpoints import MANIFEST, CheckpointWarning, checkpoint_directory, checkpoint_ok, verify_manifest
 from codeswitch.core.hub import MissingResourceError
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 from codeswitch.core.runs import CorruptRecordWarning, RunCache, run_grid
 
 REPO = Path(__file__).resolve().parents[1]

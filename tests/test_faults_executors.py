@@ -25,7 +25,8 @@ from codeswitch.core import identity, runs
 
 from codeswitch.pipeline import executors
 from codeswitch.pipeline.executors import GridFailed, Task, execute, executor_config
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 from codeswitch.core.runs import RunCache, run_grid
 from .helpers import fake_submitit_executor, fresh_identity, swapped_checkpoint, touch_r_edit
 

@@ -19,7 +19,8 @@ from codeswitch.glue import config as gc
 from codeswitch.glue import data as gd
 from codeswitch.glue import experiment as eg
 from codeswitch.core.hub import MissingResourceError
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 from codeswitch.glue import train as tg
 from codeswitch.glue.figures import gains
 from codeswitch.glue.plan import row_label, specs

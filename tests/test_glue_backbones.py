@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeswitch.core.profiles import ConfigError, load_profile
+from codeswitch.core.profiles import load_profile
+from codeswitch.core.sections import ConfigError
 from codeswitch.glue import config as gc
 
 from .conftest import REPO

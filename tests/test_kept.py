@@ -166,7 +166,7 @@ def test_contrastivemix_pair_round_trips_and_old_key_is_refused(tmp_path, backbo
     from codeswitch.contrastivemix import experiment as CX
     from codeswitch.contrastivemix.config import TrainRun
     from codeswitch.core.encoders import load_dual_encoder
-    from codeswitch.core.profiles import ConfigError
+    from codeswitch.core.sections import ConfigError
 
     with pytest.raises(ConfigError, match="keep_checkpoints.*keep_models"):
         CM.load(load_profile("smoke", {"contrastivemix.keep_checkpoints": True}))

@@ -173,7 +173,8 @@ def test_paper_pronouns_are_it_that_this_alone():
 
 
 def test_construction_options_key_only_when_set(tmp_path):
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
     from codeswitch.koglish import load
     from codeswitch.koglish.plan import spec
 

@@ -63,7 +63,8 @@ def test_label_noise_flips_labels_only():
 
 
 def test_label_noise_setting_is_checked(tmp_path):
-    from codeswitch.core.profiles import ConfigError, load_profile
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
     from codeswitch.koglish.synthetic import synthetic_config
 
     assert synthetic_config(load_profile("smoke", output_root=tmp_path)).glue_label_noise == 0.05

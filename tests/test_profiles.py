@@ -10,7 +10,8 @@ import pytest
 
 from codeswitch.pipeline import cli as pipeline
 
-from codeswitch.core.profiles import ConfigError, as_dict, build_dataclass, load_profile
+from codeswitch.core.profiles import as_dict, load_profile
+from codeswitch.core.sections import ConfigError, build_dataclass
 
 from .conftest import REPO
 
@@ -240,7 +241,7 @@ def test_infinite_values_repeated_grid_values_and_negative_seeds_are_errors_nami
 
 
 def test_positional_lists_may_repeat_a_value_and_finite_values_pass():
-    from codeswitch.core.profiles import check_range
+    from codeswitch.core.sections import check_range
 
     check_range("sts_split", (0.5, 0.5), where="koglish.synthetic")  # a split's fractions, not a grid
     check_range("temperatures", (0.05, 0.1), where="concse")
@@ -275,7 +276,7 @@ def test_every_range_rule_names_a_key_some_section_has():
     import dataclasses
     import importlib
 
-    from codeswitch.core import profiles
+    from codeswitch.core import sections
 
     def names(cls, seen):
         for f in dataclasses.fields(cls):
@@ -291,7 +292,7 @@ def test_every_range_rule_names_a_key_some_section_has():
                         ("contrastivemix.config", "Config"), ("alignment.config", "Config"), ("calbert.config", "Config"),
                         ("pipeline.executors", "ExecutorConfig"), ("core.profiles", "_TopLevel")):
         names(getattr(importlib.import_module(f"codeswitch.{module}"), cls), keys)
-    assert set(profiles.RANGES) - keys == set(), "a rule for a key no section has (a typo?)"
+    assert set(sections.RANGES) - keys == set(), "a rule for a key no section has (a typo?)"
 
 
 def test_configs_built_in_code_meet_the_same_rules():

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from codeswitch.core.profiles import ConfigError, load_profile, profile_hash
+from codeswitch.core.profiles import load_profile, profile_hash
+from codeswitch.core.sections import ConfigError
 
 RANDOM = {"train_sample": "random"}
 

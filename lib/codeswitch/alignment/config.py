@@ -29,7 +29,7 @@ from typing import Any, Literal, Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import check_fields, section_prepare
+from ..core.sections import check_fields, section_prepare
 
 SECTION = "alignment"
 MODES = ("all_layers", "linear_head")
@@ -164,7 +164,7 @@ class Config:
 
     def __post_init__(self):
         check_setting(self.keep_models, where=f"{SECTION}.keep_models")
-        check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.profiles.RANGES)
+        check_fields(self)  # both modes and the three tasks too: epochs, batch sizes, τ ... in their domains (core.sections.RANGES)
         # both stages it compiles must pack: the alignment steps and GLUECoS's
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing, "gluecos_packing": self.gluecos_packing})
         from .data import ROMANISATIONS

@@ -33,7 +33,8 @@ from typing import Any, Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import ConfigError, Profile, backbones_from, check_fields, section_prepare
+from ..core.profiles import Profile
+from ..core.sections import ConfigError, backbones_from, check_fields, section_prepare
 
 SECTION = "calbert"
 OBJECTIVES = ("cosine", "mnrl")  # CosineSimilarityLoss (CalBERT), MultipleNegativesRankingLoss (in-batch negatives)
@@ -103,7 +104,7 @@ class PretrainConfig:
     added_tokens_min_count: int | None = None
 
     def __post_init__(self):
-        check_fields(self, "pretrain.")  # epochs, batch size, rates ... in their domains (core.profiles.RANGES)
+        check_fields(self, "pretrain.")  # epochs, batch size, rates ... in their domains (core.sections.RANGES)
         if self.max_seq_length < 8:
             raise ValueError(f"pretrain.max_seq_length must be >= 8, got {self.max_seq_length}")
         if self.sample_fraction is not None and not 0 < self.sample_fraction <= 1:
@@ -156,7 +157,7 @@ class ScratchConfig:
     initializer_range: float | None = None
 
     def __post_init__(self):
-        check_fields(self, "scratch.")  # epochs, sizes, rates in their domains (core.profiles.RANGES)
+        check_fields(self, "scratch.")  # epochs, sizes, rates in their domains (core.sections.RANGES)
         bad = [a for a in self.architectures if a not in SCRATCH_ARCHITECTURES]
         if bad:
             raise ValueError(f"scratch.architectures: unknown {bad}; known: {list(SCRATCH_ARCHITECTURES)}")
@@ -191,7 +192,7 @@ class TaskConfig:
     max_train_samples: int | None = None
 
     def __post_init__(self):
-        check_fields(self)  # epochs, batch sizes, rates ... in their domains (core.profiles.RANGES)
+        check_fields(self)  # epochs, batch sizes, rates ... in their domains (core.sections.RANGES)
         bad = [v for v in self.variants if v not in VARIANTS]
         if bad:
             raise ValueError(f"unknown variant(s) {bad}; known: {list(VARIANTS)}")

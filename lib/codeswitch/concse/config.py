@@ -13,7 +13,7 @@ learning_rate}`` (the one backbone schema of every section); the older mapping f
 filled in from Table 9.
 
 The loss hyperparameters' defaults (τ, α, λ) are written here only, and range-checked here only
-(:func:`~codeswitch.core.profiles.check_fields`): the run spec carries them to the trainer and the
+(:func:`~codeswitch.core.sections.check_fields`): the run spec carries them to the trainer and the
 loss, whose parameters have no defaults.
 """
 
@@ -26,7 +26,7 @@ from typing import Mapping, ClassVar
 from ..common.fastpath import DEFAULT_BUCKET_COST, TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
+from ..core.sections import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .loss import TERMS, VARIANTS
 
 SECTION = "concse"
@@ -125,7 +125,7 @@ class Config:
         names = [b.name for b in self.backbones]
         if self.ablation_backbone not in names:
             raise ValueError(f"ablation_backbone {self.ablation_backbone!r} is not one of the backbones {names}")
-        check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.profiles.RANGES)
+        check_fields(self)  # epochs, batch sizes, τ, α, λ, ratios ... in their domains (core.sections.RANGES)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
         from ..koglish.data import STS_TASKS
 

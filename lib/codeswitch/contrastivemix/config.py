@@ -36,7 +36,7 @@ from typing import Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import backbones_from, check_fields, section_prepare
+from ..core.sections import backbones_from, check_fields, section_prepare
 
 SECTION = "contrastivemix"
 METHODS = ("mdpr", "naivemix", "contrastivemix")
@@ -158,7 +158,7 @@ class Config:
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone, bare_refs=True))
         if len(self.backbones) != 1:
             raise ValueError(f"backbones: ContrastiveMix's tables compare methods on one backbone; give exactly one, got {len(self.backbones)}")
-        check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.profiles.RANGES)
+        check_fields(self)  # epochs, batch sizes, rates, ratios ... in their domains (core.sections.RANGES)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
         self._check_align_weight()
         if self.passage_align not in PASSAGE_ALIGN:

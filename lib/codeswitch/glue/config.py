@@ -19,7 +19,8 @@ from typing import Mapping, ClassVar
 from ..common.fastpath import TorchCompile, check_torch_compile
 from ..core.experiment import RunSpec, not_in_key
 from ..core.kept import check_setting
-from ..core.profiles import HF_RENAMED, Profile, backbone_named, backbones_from, check_fields, section_prepare
+from ..core.profiles import Profile
+from ..core.sections import HF_RENAMED, backbone_named, backbones_from, check_fields, section_prepare
 from .train import SCENARIOS, TASKS
 
 SECTION = "glue"
@@ -86,7 +87,7 @@ class Config:
         if bad:
             raise ValueError(f"scenarios: unknown {bad} (known: {', '.join(SCENARIOS)})")
         object.__setattr__(self, "backbones", backbones_from(self.backbones, Backbone))
-        check_fields(self)  # epochs, batch sizes, ratios ... in their domains (core.profiles.RANGES)
+        check_fields(self)  # epochs, batch sizes, ratios ... in their domains (core.sections.RANGES)
         check_torch_compile(self.torch_compile, section=SECTION, packing={"packing": self.packing})
 
     def backbone(self, name: str) -> Backbone:

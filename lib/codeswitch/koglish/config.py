@@ -12,7 +12,7 @@ from typing import Any, Mapping, ClassVar
 
 from . import data as K
 from ..core.experiment import RunSpec
-from ..core.profiles import check_fields
+from ..core.sections import check_fields
 from .construct import EXCLUSIONS, PRONOUN_LISTS
 from .synthetic import SyntheticConfig
 
@@ -64,7 +64,7 @@ class Config:
         for key, allowed in checks.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"koglish.{key} = {getattr(self, key)!r}; allowed: {', '.join(allowed)}")
-        check_fields(self)  # sizes and counts in their domains (core.profiles.RANGES)
+        check_fields(self)  # sizes and counts in their domains (core.sections.RANGES)
 
 
 def load(profile) -> Config:

@@ -31,7 +31,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.profiles import as_dict, build_dataclass
+from ..core.profiles import as_dict
+from ..core.sections import build_dataclass
 from ..core.checkpoints import checkpoint_directory, checkpoint_ok
 from ..core.runs import atomic_write_json, config_hash
 from .construct import BuildResult, CodeSwitcher, build, build_stats

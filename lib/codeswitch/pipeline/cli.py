@@ -35,7 +35,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..core.profiles import PROFILES, ConfigError, load_profile, parse_overrides, project_root
+from ..core.profiles import PROFILES, load_profile, parse_overrides, project_root
+from ..core.sections import ConfigError
 from ..core.runs import atomic_write_text, prepare_output
 from .notebooks import (NOTEBOOKS, PARTIAL, NotebookSpec, available, executed_dir, failed_notebooks, notebooks_dir,
                         partial_copy, select, set_aside)

@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ..core.profiles import ConfigError, Profile, build_dataclass
+from ..core.profiles import Profile
+from ..core.sections import ConfigError, build_dataclass
 from ..core.utils import cores, environment
 from .mps import mps_daemon
 
