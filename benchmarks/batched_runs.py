@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from . import write_report
+from .measure import code_commit
 
 SIZES = {
     "smoke": dict(vocab_size=4000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128),

@@ -150,3 +150,17 @@ def test_stack_groups():
     assert stack_groups(specs, 1, key=lambda s: s[0]) == [[s] for s in [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]]
     with pytest.raises(ValueError, match="batch_runs"):
         stack_groups(specs, 0, key=lambda s: s[0])
+
+
+def test_the_batched_benchmark_command_writes_its_report(tmp_path):
+    """``python -m benchmarks batched`` end to end at its smallest (it raised NameError: ``code_commit`` was not
+    imported, and no test ran the command)."""
+    import json
+
+    from benchmarks.batched_runs import main
+
+    out = tmp_path / "batched.json"
+    assert main(["--sizes", "smoke", "--ks", "2", "--repeats", "1", "--warmup", "1", "--steps", "2", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert len(report["commit"]) >= 7 and report["command"].startswith("python -m benchmarks batched --sizes smoke")
+    assert "| " in report["table_markdown"] and report["seconds"] > 0
