@@ -26,7 +26,7 @@ from ..common.tokens import pad_rows, tokenised
 from ..core.batched import RunSettings, train_runs
 from ..core.utils import quiet_transformers, set_seed
 from .config import FinetuneRun
-from .train import classification_metrics, finetune_learning, SCORED_SPLITS
+from .train import classification_metrics, finetune_learning
 
 __all__ = ["finetune_stack", "run_settings", "stack_key"]
 

@@ -91,7 +91,7 @@ def data_of(s: ConCSERun, profile: Profile):
 
 def data_preview(profile: Profile) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One Koglish-NLI row as the loss sees it (e0 … c2), and the size of every set a run reads."""
-    from ..koglish.data import STS_TASKS, load_nli, load_sts, resolve_source
+    from ..koglish.data import load_nli, load_sts, resolve_source
     from .train import NLI_TO_COLUMNS
 
     c = load(profile)

@@ -492,8 +492,6 @@ def export_models(items: Sequence[tuple[Path, dict]], dest: str | Path, *, force
     (:class:`ExportError` naming it) before anything is written, unless ``force``: then the model's files replace
     theirs and the files an earlier export wrote that this model lacks are removed; no other file is deleted (each
     one left is passed to ``notes``).  Returns the targets written."""
-    from .identity import MANIFEST
-
     targets = export_targets(items, dest)
     taken = [t for _, t, _ in targets if t.exists()]
     if taken and not force:

@@ -976,8 +976,6 @@ def _run_submitit(tasks: Sequence[Task], *, ex: ExecutorConfig, jobs_dir: Path, 
     and memory.  A job whose controller died while its run goes on (its lock
     held) is waited for and counted by its record; a Slurm job that left the queue without a record (``scancel``
     on a cluster without accounting, which submitit cannot see) is reported failed after ``slurm.vanished_s``."""
-    from ..core.runs import lock_held
-
     cluster = "slurm" if ex.kind == "slurm" else "local"
     by_experiment: dict[str, list[Task]] = {}
     for t in tasks:

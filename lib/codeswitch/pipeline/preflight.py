@@ -21,14 +21,12 @@ The packages come from the one registry (:mod:`codeswitch.pipeline.registry`).
 from __future__ import annotations
 
 import copy
-import fnmatch
 import importlib
 import importlib.util
 import os
 import shlex
-import shutil
 import urllib.request
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -36,8 +34,7 @@ import yaml
 
 from ..core.hub import _cached_snapshot
 from ..core.profiles import read_profile_data
-from ..core.resources import (BUILTIN_REFS, KINDS, MODEL_FILES, Resource, Status, is_builtin, is_local, is_url, local_path,
-                        missing_files, model_resource)
+from ..core.resources import BUILTIN_REFS, Resource, Status, is_builtin, is_local, is_url, local_path, missing_files
 
 __all__ = ["Resource", "Status", "collect", "check", "render", "prepare", "BUILTIN_REFS", "kept_estimates", "render_kept"]
 
