@@ -510,7 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from codeswitch.core.runs import atomic_write_json
 
         command = "python -m benchmarks memory " + " ".join(argv)
-        path = atomic_write_json(Path(a.out) / "memory.json", {**result, "command": command, "table_markdown": table})
+        stamp = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}  # what and when (issue 43)
+        path = atomic_write_json(Path(a.out) / "memory.json", {**result, **stamp, "command": command, "table_markdown": table})
         print(f"[bench memory] wrote {path}", flush=True)
     ok = result["shape"] == result["expected_shape"] and result["zero_rows"] == 0 and result["nonfinite_rows"] == 0
     return 0 if ok else 1

@@ -19,7 +19,10 @@ measurement files kept under ``docs/bench/`` and from the cost model
 
 ``--from DIR`` (repeatable) first copies ``DIR/bench.json`` and ``DIR/memory.json`` (what
 ``scripts/device_bench.sh`` leaves in its output folder) into ``docs/bench/gpu/``, after
-checking that they are full-size GPU measurements.  Each generated block sits between
+checking that they are full-size GPU measurements.  ``--add DIR`` (repeatable) adds the rows of a
+partial run (a short call that measured some hot paths) to the filed ``bench.json``, each row
+naming its commit and date, and keeps that run's files in ``docs/bench/gpu/added-<date>-<commit>/``.
+Each generated block sits between
 ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->`` in the Markdown file; the text
 around the blocks is left alone.  ``--check`` writes nothing and exits 1 when a block
 differs from what the files would give (a test runs it, so a change to the profile or
@@ -35,7 +38,7 @@ import math
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -176,6 +179,82 @@ def import_run(sources: Sequence[Path], dest: Path = DATA) -> list[Path]:
             shutil.copyfile(found, dest / "gpu" / extra)
             written.append(dest / "gpu" / extra)
     return written
+
+
+def add_rows(source: Path, dest: Path = DATA) -> list[Path]:
+    """Add the rows of a partial GPU run (``source/bench.json``: a short call that measured only some hot paths) to
+    the filed ``dest/gpu/bench.json``; a row of the same key is replaced.
+
+    Refused unless both runs are full-size, on the same GPU model, at the same sizes and step counts (one table of
+    one machine).  Each added row's ``extra.measured`` names its run's commit, date and command, and the report's
+    ``added`` lists every run added so; the rows of the filed run keep its ``environment``.
+    """
+    from codeswitch.core.runs import atomic_write_json
+
+    from .measure import Measurement, markdown_table
+
+    path, filed_path = Path(source) / "bench.json", dest / "gpu" / "bench.json"
+    if not path.is_file():
+        raise RecordError(f"no bench.json in {source} (the output folder of scripts/device_bench.sh)")
+    if not filed_path.is_file():
+        raise RecordError(f"{filed_path}: no filed run to add rows to (file a whole run with --from first)")
+    new, filed = (json.loads(p.read_text(encoding="utf-8")) for p in (path, filed_path))
+    env = new.get("environment", {})
+    if env.get("device_type") != "cuda":
+        raise RecordError(f"{path}: field environment.device_type is {env.get('device_type')!r}, not 'cuda' — only GPU runs are recorded")
+    for field_ in ("sizes", "models", "steps", "warmup", "deterministic_algorithms"):
+        if new.get(field_) != filed.get(field_):
+            raise RecordError(f"{path}: field {field_} differs from the filed run's ({filed_path}): the rows would not "
+                              "be one table's; file the whole run with --from")
+    if env.get("device") != filed.get("environment", {}).get("device"):
+        raise RecordError(f"{path}: field environment.device is {env.get('device')!r}, the filed run's is "
+                          f"{filed.get('environment', {}).get('device')!r}: one table holds one GPU model's rows")
+    if not env.get("commit"):
+        raise RecordError(f"{path}: field environment.commit is missing: an added row must name the commit it measured")
+    rows = [m for m in new.get("measurements", []) if m.get("status") == "ok"]
+    if not rows:
+        raise RecordError(f"{path}: field measurements: no row with status 'ok' to add")
+    measured = {"commit": env["commit"], "date": env.get("date"), "command": new.get("command")}
+    added = {m["key"]: {**m, "extra": {**m.get("extra", {}), "measured": measured}} for m in rows}
+    kept = [m for m in filed.get("measurements", []) if m.get("key") not in added]
+    ref = next((m for m in [*added.values(), *kept] if m.get("key") == "a_ref" and m.get("step_time_s")), None)
+    for m in added.values():  # ConCSE rows: the speed-up over the released-code row (of the filed run, if not this one's)
+        if ref is not None and m["key"].startswith("a") and m.get("step_time_s") and m.get("speedup") is None:
+            m["speedup"] = ref["step_time_s"] / m["step_time_s"]
+    filed["measurements"] = kept + list(added.values())
+    filed["added"] = [*filed.get("added", []), {**measured, "keys": list(added)}]
+    known = {f.name for f in fields(Measurement)}
+    filed["table_markdown"] = markdown_table([Measurement(**{"path": m["key"], "model": "", "batch": "",
+                                                             **{k: v for k, v in m.items() if k in known}})
+                                              for m in filed["measurements"]], cpu=False)
+    keep = dest / "gpu" / f"added-{str(env.get('date', ''))[:10]}-{env['commit'][:7]}"  # the run's own files, for the reader
+    keep.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in ("bench.json", "bench.md", "bench.log", "environment.txt", "nvidia-smi.txt"):
+        if (Path(source) / name).is_file():
+            shutil.copyfile(Path(source) / name, keep / name)
+            written.append(keep / name)
+    return [atomic_write_json(filed_path, filed), *written]
+
+
+GPU_RECORD_SUFFIXES = (".json", ".jsonl")
+
+
+def record_provenance(rel: str, record: Mapping | None = None, root: Path = DATA) -> dict:
+    """``{commit, gpu, date}`` of the GPU record ``docs/bench/gpu/<rel>``: its own fields where it names them
+    (``environment.commit`` / ``.date`` / ``.device`` or ``.gpu``; top-level ``commit``, ``date``, ``device``),
+    else its entry in ``docs/bench/gpu/provenance.json`` (reconstructed from git for the records made before they
+    named it).  Missing values are None."""
+    own: dict = {}
+    if isinstance(record, Mapping):
+        env = record.get("environment", {}) if isinstance(record.get("environment"), Mapping) else {}
+        own = {"commit": env.get("commit") or record.get("commit"), "date": env.get("date") or record.get("date"),
+               "gpu": env.get("gpu") or env.get("device") or record.get("device")}
+    if own.get("commit") and own.get("date") and own.get("gpu"):
+        return own
+    listed = root / "gpu" / "provenance.json"
+    entry = json.loads(listed.read_text(encoding="utf-8"))["records"].get(rel, {}) if listed.is_file() else {}
+    return {k: own.get(k) or entry.get(k) for k in ("commit", "gpu", "date")}
 
 
 # --------------------------------------------------------------------------- blocks
@@ -489,8 +568,11 @@ def results_block(m: Measurements) -> str:
                 "On a GPU machine, `scripts/device_bench.sh` runs every GPU measurement into one folder and "
                 "`python -m benchmarks record --from DIR` files it under `docs/bench/gpu/` and fills the generated tables.")
     env = m.gpu["environment"]
+    made = record_provenance("bench.json", m.gpu)
+    added = "".join(f"; rows {', '.join(f'`{k}`' for k in a['keys'])} added from a run of {a.get('date', '')} at commit "
+                    f"{a['commit'][:10]}" for a in m.gpu.get("added", []))
     lines = [
-        f"Measured on **{env.get('device')}** ({env.get('date', '')}): torch {env.get('torch')}, CUDA {env.get('cuda')}, "
+        f"Measured on **{env.get('device')}** ({env.get('date', '')}, commit {str(made['commit'])[:10]}{added}): torch {env.get('torch')}, CUDA {env.get('cuda')}, "
         f"transformers {env.get('transformers')}, Python {env.get('python')}; autocast {env.get('autocast')}; "
         f"peak {env.get('peak_bf16_tflops')} TFLOP/s dense bf16; warm-up {m.gpu.get('warmup')} + {m.gpu.get('steps')} timed steps; "
         f"deterministic algorithms {m.gpu.get('deterministic_algorithms')}.",
@@ -580,6 +662,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--from", dest="src", action="append", default=[], metavar="DIR",
                    help="a GPU run's output folder (bench.json, memory.json) to file under docs/bench/gpu/ (may repeat)")
+    p.add_argument("--add", action="append", default=[], metavar="DIR",
+                   help="a partial GPU run's output folder: its rows join the filed bench.json (same GPU and sizes; may repeat)")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated block is out of date")
     a = p.parse_args(list(argv) if argv is not None else None)
     try:
@@ -588,6 +672,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 p.error("--from and --check do not go together")
             for path in import_run([Path(x) for x in a.src]):
                 print(f"[bench record] filed {path.relative_to(ROOT)}")
+        if a.add and a.check:
+            p.error("--add and --check do not go together")
+        for src in a.add:
+            for path in add_rows(Path(src)):
+                print(f"[bench record] added the rows of {src} to {path.relative_to(ROOT)}")
         new = render(Measurements.load())
     except RecordError as e:
         print(f"[bench record] {e}", file=sys.stderr)

@@ -308,3 +308,65 @@ def test_readme_notebook_times_come_from_the_record():
     readme = R.README.read_text(encoding="utf-8")
     assert block in readme, "the README's block is not the record's: run python -m benchmarks record"
     assert "cold cache |" not in readme  # no hand-kept time column
+
+
+def test_a_partial_run_adds_its_rows_naming_their_commit(tmp_path):
+    """`record --add DIR`: a short call's rows join the filed table (same GPU, same sizes), each naming its commit."""
+    filed = gpu_report()
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "bench.json").write_text(json.dumps(filed))
+    part = gpu_report()
+    part["environment"].update(commit="c" * 40, date="2026-02-02 10:00:00 UTC")
+    a_ref = next(m for m in filed["measurements"] if m["key"] == "a_ref")
+    part["measurements"] = [{**next(m for m in part["measurements"] if m["key"] == "a"), "key": "a_pk_cg", "speedup": None,
+                             "step_time_s": a_ref["step_time_s"] / 8, "path": "(a) packed, CUDA graphs", "model": "m", "batch": "b"},
+                            {"key": "c_pk_cg", "path": "(c)", "model": "m", "batch": "b", "status": "failed: timeout"}]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "bench.json").write_text(json.dumps(part))
+    (run / "bench.log").write_text("log")
+    written = R.add_rows(run, tmp_path)
+    out = json.loads((tmp_path / "gpu" / "bench.json").read_text())
+    keys = [m["key"] for m in out["measurements"]]
+    assert keys[: len(filed["measurements"])] == [m["key"] for m in filed["measurements"]] and keys[-1] == "a_pk_cg"
+    assert "c_pk_cg" not in keys  # a row that did not finish is not filed
+    row = out["measurements"][-1]
+    assert row["extra"]["measured"]["commit"] == "c" * 40 and math.isclose(row["speedup"], 8.0, rel_tol=1e-9)
+    assert out["environment"] == filed["environment"] and out["added"][0]["keys"] == ["a_pk_cg"]
+    assert "| (a) packed, CUDA graphs |" in out["table_markdown"]
+    assert (tmp_path / "gpu" / "added-2026-02-02-ccccccc" / "bench.log").read_text() == "log" and len(written) == 3
+    made = R.record_provenance("bench.json", out, tmp_path)
+    assert made == {"commit": None, "gpu": "NVIDIA H200", "date": "2026-01-01"}  # the filed run named no commit
+    part["environment"]["device"] = "NVIDIA H100 80GB HBM3"
+    (run / "bench.json").write_text(json.dumps(part))
+    with pytest.raises(R.RecordError, match="one GPU model"):
+        R.add_rows(run, tmp_path)
+    part["environment"].update(device="NVIDIA H200", commit=None)
+    (run / "bench.json").write_text(json.dumps(part))
+    with pytest.raises(R.RecordError, match="environment.commit"):
+        R.add_rows(run, tmp_path)
+    part["environment"]["commit"] = "c" * 40
+    part["sizes"] = {**part["sizes"], "concse_batch": 64}
+    (run / "bench.json").write_text(json.dumps(part))
+    with pytest.raises(R.RecordError, match="field sizes"):
+        R.add_rows(run, tmp_path)
+
+
+def test_every_gpu_record_names_its_commit_gpu_and_date():
+    """Issue 43: each record under docs/bench/gpu/ names the commit it measured, the GPU and the date (its own fields,
+    or docs/bench/gpu/provenance.json for the records made before they did)."""
+    gpu = R.DATA / "gpu"
+    records = sorted(p for p in gpu.rglob("*") if p.suffix in R.GPU_RECORD_SUFFIXES and p.name != "provenance.json"
+                     and p.parent.name != "env")  # a notebooks record's env/: its report.json names them
+    assert len(records) >= 10
+    for path in records:
+        rel = path.relative_to(gpu).as_posix()
+        text = path.read_text(encoding="utf-8")
+        record = json.loads(text) if path.suffix == ".json" else None
+        made = R.record_provenance(rel, record)
+        assert all(made.values()), (rel, made)
+        assert len(str(made["commit"]).removesuffix("-dirty")) >= 7, (rel, made)
+    filed = json.loads((gpu / "bench.json").read_text(encoding="utf-8"))
+    for row in filed["measurements"]:
+        if row.get("extra", {}).get("measured"):
+            assert len(row["extra"]["measured"]["commit"]) == 40, row["key"]

@@ -110,3 +110,24 @@ def test_nested_runs_with_equal_stats_each_leave_their_own(monkeypatch):
             assert inner == outer and inner is not outer
         assert runstats._ACTIVE == [outer] and runstats._ACTIVE[0] is outer
     assert runstats._ACTIVE == []
+
+
+def test_reads_the_autocast_that_accelerate_enters_inside_the_forward(monkeypatch):
+    """The HF Trainer's mixed precision (accelerate) wraps the model's ``forward`` in autocast, past the model's own
+    hooks: read from there, GLUE, ConCSE and CalBERT fine-tuning records said ``autocast: off`` on the GPU while they
+    trained in bf16.  The same wrapping on the CPU (bf16 autocast) shows it."""
+    import torch
+    from accelerate import Accelerator
+
+    from codeswitch.core import runstats
+
+    monkeypatch.setenv(runstats.ENV_VAR, "1")
+    model = Accelerator(mixed_precision="bf16", cpu=True).prepare_model(_tiny_bert())
+    ids = torch.ones(2, 4, dtype=torch.long)
+    with runstats.measure() as stats:
+        model(input_ids=ids)  # registers the model's hook
+        model(input_ids=ids).last_hidden_state.sum().backward()
+    assert stats.as_dict()["autocast"] == ["bfloat16"]
+    with runstats.measure() as plain, torch.no_grad():  # eval forwards record no autocast; nothing left pending
+        model(input_ids=ids)
+    assert plain.as_dict()["autocast"] == [] and runstats._AMP_PENDING[0] is None

@@ -98,6 +98,7 @@ def _params(model) -> int:
 
 
 _PRETRAINED: list = []  # transformers.PreTrainedModel, once the hooks are installed
+_AMP_PENDING: list = [None]  # the device type of a counted training forward whose autocast state is not read yet
 _MARK = "_codeswitch_runstats_hook"
 
 
@@ -105,7 +106,14 @@ def _pre_hook(module, args):
     """Global: depth of nested models; the first time a model is seen, its own hook that reads its keyword arguments
     (global hooks see positional ones only; that first forward itself is not counted).  A sentence-transformers
     ``Transformer`` module counts as a model: it calls its ``transformers`` model's ``forward`` directly, past every
-    hook (seen on the GPU: ConCSE records without forwards), and gets the features dict as its one positional argument."""
+    hook (seen on the GPU: ConCSE records without forwards), and gets the features dict as its one positional argument.
+
+    The autocast state of a counted training forward is read here, at the first module called inside it: accelerate
+    (the HF Trainer's mixed precision) enters autocast inside the model's wrapped ``forward``, after every hook of the
+    model itself, so read there it said "off" for runs that trained in bf16 (seen on the GPU: Koglish-GLUE, ConCSE and
+    CalBERT's fine-tuning recorded ``autocast: off`` with ``precision: bf16``)."""
+    if _AMP_PENDING[0] is not None:
+        _read_autocast(_AMP_PENDING[0])
     if len(_PRETRAINED) > 1 and isinstance(module, _PRETRAINED[1]):
         _DEPTH[0] += 1
         features = args[0] if args and isinstance(args[0], dict) else None
@@ -137,13 +145,13 @@ def _count(module, args, kwargs):
     name = type(module).__name__
     now = time.perf_counter()
     where = (mask if isinstance(mask, torch.Tensor) else ids).device
-    amp = str(torch.get_autocast_dtype(where.type)).replace("torch.", "") if torch.is_autocast_enabled(where.type) else "off"
+    if training:
+        _AMP_PENDING[0] = where.type  # read by the first module the forward calls (_pre_hook), inside its autocast
     for s in _ACTIVE:
         if name not in s.params:
             s.params[name] = _params(module)
         s.input_devices.add(str(where))
         if training:
-            s.autocast.add(amp)
             s.max_train_batch = max(s.max_train_batch, int(seqs))
         else:
             s.max_eval_batch = max(s.max_eval_batch, int(seqs))
@@ -159,9 +167,21 @@ def _count(module, args, kwargs):
             s._eval_tokens.setdefault(name, []).append(tokens)
 
 
+def _read_autocast(device_type: str) -> None:
+    import torch
+
+    _AMP_PENDING[0] = None
+    on = torch.is_autocast_enabled(device_type)
+    amp = str(torch.get_autocast_dtype(device_type)).replace("torch.", "") if on else "off"
+    for s in _ACTIVE:
+        s.autocast.add(amp)
+
+
 def _post_hook(module, args, output):
     if isinstance(module, tuple(_PRETRAINED)):
         _DEPTH[0] = max(0, _DEPTH[0] - 1)
+        if _AMP_PENDING[0] is not None:  # a forward that called no module: its state as seen from outside
+            _read_autocast(_AMP_PENDING[0])
 
 
 def _step_hook(optimizer, args, kwargs):
@@ -194,6 +214,7 @@ def _uninstall() -> None:
     while _HOOKS:
         _HOOKS.pop().remove()
     _DEPTH[0] = 0
+    _AMP_PENDING[0] = None
 
 
 @contextmanager
