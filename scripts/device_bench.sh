@@ -61,11 +61,13 @@ import codeswitch.concse.train, codeswitch.glue.train, codeswitch.contrastivemix
 print("tokenizer for host rows:", H.wordpiece_folder()[1])
 PY
 }
-# The CUDA-graph rows first (torch_compile: reduce-overhead, never measured yet), then the packed rows, the padded ones,
-# and (a) last: its dynamic-shape compile took 255 s of the H200 call.  A call cut off by its time limit keeps the rows
-# measured before it (the bench writes them after every path).  e_bt: calbert.batched_runs' stacked step at K = 1, 4, 10
-# (rows e_bt1, e_bt4, e_bt; issue 40, measured by issue 43), after the rows the cost model prices today.
-BENCH_PATHS="a_pk_cg,e_pk_cg,f_pk_cg,c_pk_cg,host,a_pk,b_pk,c_pk,e_pk,f_pk,e_bt,b_hf_pk,b,c,d,d_srt,e,f,b_hf,b_rnd,c_sep,t_a,t_d,a"
+# The rows never measured first: (c)'s CUDA graphs (torch_compile: reduce-overhead; its six packed shapes over two
+# encoders compile for minutes: it was cut off after 195 s on the H200, 2026-11-28) and e_bt (calbert.batched_runs'
+# stacked step at K = 1, 4, 10: rows e_bt1, e_bt4, e_bt; issue 40); then the packed rows the cost model prices, the
+# CUDA-graph rows of (a), (e), (f) (measured 2026-11-28, filed with `record --add`), the padded ones, and (a) last: its
+# dynamic-shape compile took 255 s of the H200 call.  A call cut off by its time limit keeps the rows measured before
+# it (the bench writes them after every path).
+BENCH_PATHS="c_pk_cg,e_bt,host,a_pk,b_pk,c_pk,e_pk,f_pk,b_hf_pk,a_pk_cg,e_pk_cg,f_pk_cg,b,c,d,d_srt,e,f,b_hf,b_rnd,c_sep,t_a,t_d,a"
 export BENCH_PATHS
 stage_bench() {  # the hot paths, (a) and (a_pk) also under torch.compile
   # shellcheck disable=SC2086
