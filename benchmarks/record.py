@@ -420,7 +420,28 @@ def summary_block(m: Measurements, costs: Mapping | None = None) -> str:
     else:
         head = (f"**{at:.1f} GPU-hours** at the performance targets ({_usd(at)} at an assumed ${ASSUMED_USD_PER_GPU_HOUR:.2f} "
                 f"per GPU-hour), {at_red:.1f} with the reduced grid; no GPU run recorded yet.")
-    return "The paper profile, all seven notebooks: " + head
+    return "The paper profile, all seven notebooks: " + head + notebook_runs_line()
+
+
+def notebook_runs_line(root: Path = DATA) -> str:
+    """Which notebooks have run their paper path to the end on a GPU (``paper-gpu``: the paper's sizes, batches and
+    precision, stand-in weights, few steps), from the records ``python -m benchmarks gpu-notebooks record`` filed under
+    ``docs/bench/gpu/notebooks*/``: the latest ok run of each, its folder, GPU and date."""
+    latest: dict[str, tuple[str, str, str]] = {}
+    for report in sorted((root / "gpu").glob("notebooks*/report.json")):
+        rec = json.loads(report.read_text(encoding="utf-8"))
+        made = record_provenance(report.relative_to(root / "gpu").as_posix(), rec, root)
+        for nb in rec.get("notebooks", []):
+            if nb.get("ok") and (nb["notebook"] not in latest or str(made["date"]) >= latest[nb["notebook"]][2]):
+                latest[nb["notebook"]] = (report.parent.name, str(made["gpu"]), str(made["date"]))
+    if not latest:
+        return ""
+    where: dict[tuple[str, str, str], list[str]] = {}
+    for nb, rec in sorted(latest.items()):
+        where.setdefault(rec, []).append(nb)
+    parts = [f"{', '.join(nbs)} on an {gpu} ({date[:10]}, `docs/bench/gpu/{folder}/`)" for (folder, gpu, date), nbs in where.items()]
+    return (f" Notebooks whose paper path has run to its end on a GPU at paper size (`paper-gpu`: stand-in weights, "
+            f"few steps): {'; '.join(parts)}.")
 
 
 def _env_note(s: dict) -> str:

@@ -370,3 +370,19 @@ def test_every_gpu_record_names_its_commit_gpu_and_date():
     for row in filed["measurements"]:
         if row.get("extra", {}).get("measured"):
             assert len(row["extra"]["measured"]["commit"]) == 40, row["key"]
+
+
+def test_the_readme_names_the_notebooks_run_at_paper_size_on_a_gpu(tmp_path):
+    """The summary's last sentence: each notebook's latest ok paper-gpu run, from the filed notebooks records."""
+    def filed(folder, date, gpu, statuses):
+        (tmp_path / "gpu" / folder).mkdir(parents=True)
+        rep = {"environment": {"commit": "c" * 40, "date": date, "gpu": gpu},
+               "notebooks": [{"notebook": nb, "ok": ok} for nb, ok in statuses.items()]}
+        (tmp_path / "gpu" / folder / "report.json").write_text(json.dumps(rep))
+
+    assert R.notebook_runs_line(tmp_path) == ""
+    filed("notebooks", "2026-01-01 10:00 UTC", "H100", {"03": True, "05": False})
+    filed("notebooks-2026-02-01", "2026-02-01 10:00 UTC", "H200", {"01": True, "05": True, "07": False})
+    line = R.notebook_runs_line(tmp_path)
+    assert "01, 05 on an H200 (2026-02-01, `docs/bench/gpu/notebooks-2026-02-01/`)" in line
+    assert "03 on an H100 (2026-01-01, `docs/bench/gpu/notebooks/`)" in line and "07" not in line
