@@ -286,7 +286,22 @@ def _overhead_text() -> str:
             f"{o['whole_s_per_run']:.1f} s per run on an H100 (`docs/bench/gpu/notebooks`) less its loading and saving "
             f"({o['load_save_s_per_run']:.1f} s) and its evaluation forwards ({o['eval_s_per_run']:.1f} s: the CPU's rate "
             f"scaled by the measured GPU/CPU forward ratio {o['gpu_over_cpu_forward']:.0f}x, `docs/bench/cpu/bench_d.json`), "
-            "an assumption for the other notebooks")
+            + _notebook_overheads_text())
+
+
+def _notebook_overheads_text() -> str:
+    """The notebooks whose runs the GPU measured whole (:func:`benchmarks.cost.measured_notebook_overheads`)."""
+    from .cost import measured_notebook_overheads
+
+    per_nb = measured_notebook_overheads()
+    if not per_nb:
+        return "an assumption for the other notebooks"
+    shared = any(v["concurrent"] for v in per_nb.values())
+    return ("an assumption for the notebooks the GPU has not measured whole; those it has pay their own seconds per "
+            "training run outside its training span, loading included, saving added where kept ("
+            + ", ".join(f"{nb} {v['seconds']:.1f} s" for nb, v in per_nb.items())
+            + f"; {', '.join(sorted({v['source'] for v in per_nb.values()}))}"
+            + ("; measured with other notebooks on the same GPU: upper bounds" if shared else "") + ")")
 
 
 def _assumed(a: Mapping, m: "Measurements | None" = None) -> dict:

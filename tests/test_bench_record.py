@@ -386,3 +386,23 @@ def test_the_readme_names_the_notebooks_run_at_paper_size_on_a_gpu(tmp_path):
     line = R.notebook_runs_line(tmp_path)
     assert "01, 05 on an H200 (2026-02-01, `docs/bench/gpu/notebooks-2026-02-01/`)" in line
     assert "03 on an H100 (2026-01-01, `docs/bench/gpu/notebooks/`)" in line and "07" not in line
+
+
+def test_the_quick_price_the_docs_state_is_the_cost_models():
+    """docs/bench/quick_cost.md (scripts/quick_cost.sh), docs/cost.md's quick row and the README state one quick price,
+    the cost model's at the recorded rates: a change to the model or the records that moves it fails here."""
+    import re
+
+    from benchmarks.cost import notebook_costs
+
+    gpu = json.loads((R.DATA / "gpu" / "bench.json").read_text(encoding="utf-8"))
+    rows = notebook_costs(gpu | overhead_fields(), "quick", encode_passages_per_s=3921.28826226015)[1]
+    total = f"{sum(r['hours'] for r in rows):.1f}"
+    recorded = (R.DATA / "quick_cost.md").read_text(encoding="utf-8")
+    gpu_section = recorded.split("## GPU-hours on one GPU", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"^\| \*\*all\*\* \| \| \d+ \| [\d,]+ \| \*\*([\d.]+)\*\* \|", gpu_section, re.M).group(1) == total
+    cost_md = (R.ROOT / "docs" / "cost.md").read_text(encoding="utf-8")
+    assert re.search(r"^\| GPU-hours, measured rates \([^)]*\) \|.*\*\*([\d.]+)\*\* \|$", cost_md, re.M).group(1) == total
+    assert f"is not reached: {total} GPU-hours" in cost_md or float(total) <= 1.0
+    readme = (R.ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"`--profile quick`, needs a GPU and the hub once: priced at ([\d.]+) GPU-hours", readme).group(1) == total

@@ -252,9 +252,47 @@ def test_the_measured_overhead_is_split_into_loading_saving_evaluation_and_a_rem
     assert o["gpu_over_cpu_forward"] == pytest.approx(1000.0)
     assert o["eval_s_per_run"] == pytest.approx(4096 * 0.1 / 1000 * scale)
     assert o["seconds"] == pytest.approx(25.0 - mean_params * 1e-8 - 4096 * 0.1 / 1000 * scale)
-    assert K.overhead_fields(o) == {"run_overhead_s": o["seconds"], "load_save_s_per_param": 1e-8, "save_s_per_param": 0.5e-8}
+    assert K.overhead_fields(o, {}) == {"run_overhead_s": o["seconds"], "load_save_s_per_param": 1e-8, "save_s_per_param": 0.5e-8,
+                                        "run_overhead_by_notebook": {}}
     (cpu / "run_overhead.json").unlink()  # without the CPU record: the whole measured overhead, as before
     assert K.measured_run_overhead(gpu, cpu, gpu_bench=gpu.parent / "bench.json")["seconds"] == pytest.approx(25.0)
+
+
+def test_a_notebook_measured_whole_on_a_gpu_pays_its_own_overhead_per_run(tmp_path, rates):
+    """Issue 43: the notebooks records price each notebook's runs outside their training spans (the latest ok record;
+    03 keeps its own split); such a run pays that, plus saving where its model is kept and not read later anyway."""
+    import json
+    from dataclasses import replace
+
+    def filed(folder, date, notebooks, kinds, concurrent=()):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "report.json").write_text(json.dumps({
+            "environment": {"date": date}, "concurrent": list(concurrent),
+            "notebooks": [{"notebook": nb, "ok": ok} for nb, ok in notebooks.items()], "kinds": kinds}))
+
+    filed("notebooks", "", {"03": True}, [{"notebook": "03", "runs": 2, "steps": 10, "seconds": 60.0, "train_span_s": 10.0}])
+    filed("notebooks-a", "2026-01-01 10:00 UTC", {"02": True, "07": True},
+          [{"notebook": "02", "runs": 4, "steps": 40, "seconds": 30.0, "train_span_s": 10.0},
+           {"notebook": "07", "kind": "calbert/pretrain", "runs": 2, "steps": 8, "seconds": 10.0, "train_span_s": 6.0},
+           {"notebook": "07", "kind": "calbert/finetune", "runs": 2, "steps": 8, "seconds": 10.0, "train_span_s": 6.0},
+           {"notebook": "07", "kind": "calbert/eval", "runs": 5, "steps": 0, "seconds": 99.0, "train_span_s": 0.0}],
+          concurrent=["02", "07"])
+    filed("notebooks-b", "2026-02-01 10:00 UTC", {"02": False, "07": True},
+          [{"notebook": "02", "runs": 4, "steps": 40, "seconds": 90.0, "train_span_s": 10.0},
+           {"notebook": "07", "runs": 4, "steps": 8, "seconds": 20.0, "train_span_s": 12.0}])
+    got = K.measured_notebook_overheads(tmp_path)
+    assert sorted(got) == ["02", "07"]  # 03: its own split; a notebook that did not finish is not read
+    assert got["02"]["seconds"] == pytest.approx(5.0) and got["02"]["date"].startswith("2026-01-01")  # (30 - 10) / 4
+    assert got["02"]["concurrent"] is True
+    assert got["07"]["seconds"] == pytest.approx(2.0) and got["07"]["concurrent"] is False  # the later record: (20 - 12) / 4
+    r = replace(rates, run_overhead_s=10.0, load_save_s_per_param=4e-8, save_s_per_param=3e-8,
+                run_overhead_by_notebook={nb: v["seconds"] for nb, v in got.items()})
+    params = K.PARAMS["xlm-roberta-large"]
+    assert K.run_s("xlm-roberta-large", r, notebook="02") == pytest.approx(5.0 + 3e-8 * params)  # kept: saving added
+    assert K.run_s("xlm-roberta-large", r, notebook="02", saves=False) == pytest.approx(5.0)
+    assert K.run_s("xlm-roberta-large", r, notebook="07", read_later=True) == pytest.approx(2.0)  # measured saving it
+    assert K.run_s("xlm-roberta-large", r, notebook="06") == pytest.approx(10.0 + 4e-8 * params)  # not measured whole
+    assert K.Rates.from_report(REPORT | {"run_overhead_by_notebook": {"02": 5.0}}).run_overhead_by_notebook == {"02": 5.0}
 
 
 def test_quick_caps_are_priced_calbert_tasks_gluecos_and_the_reduced_corpus(tmp_path):
