@@ -37,8 +37,13 @@ fi
 export TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1
 if compgen -G "wheelhouse/*.whl" > /dev/null && ! "$py" -c "import datasets" 2> /dev/null; then
   site="${TMPDIR:-/tmp}/codeswitch-site"
-  "$py" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --target "$site" wheelhouse/*.whl
-  export PYTHONPATH="$PYTHONPATH:$site"  # after the image's site-packages in effect: only packages it lacks are carried
+  # a warm machine's earlier call (this script or gpu_notebooks.sh) may have installed them: not again (pip would warn
+  # for every package already in the target), unless the wheelhouse changed
+  if ! ls wheelhouse/*.whl | cmp -s - "$site/.codeswitch-wheelhouse" 2> /dev/null; then
+    "$py" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --upgrade --target "$site" wheelhouse/*.whl
+    ls wheelhouse/*.whl > "$site/.codeswitch-wheelhouse"
+  fi
+  export PYTHONPATH="$PYTHONPATH:$site"  # on PYTHONPATH, so before the image's site-packages: the carried pins win
 fi
 if [ -d wheelhouse/tokenizer ] && [ -z "${CODESWITCH_BENCH_TOKENIZER:-}" ]; then
   export CODESWITCH_BENCH_TOKENIZER="$root/wheelhouse/tokenizer"
