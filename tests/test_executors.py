@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.pipeline.executors import GridFailed, Task, _call_run_one, execute, executor_config
+from codeswitch.pipeline.executors import _call_run_one, execute, executor_config
+from codeswitch.pipeline.tasks import GridFailed, Task
 from codeswitch.core.profiles import load_profile
 from codeswitch.core.sections import ConfigError
 from codeswitch.core.runs import RunCache, lock_held, run_grid, run_lock
@@ -358,7 +359,7 @@ def test_local_pool_puts_several_runs_on_one_gpu(tmp_path, monkeypatch, capsys, 
     """Fractional GPUs (issue 24, item 5), no GPU needed: with ``executor.local.runs_per_gpu`` (or a share ``gpus: 1/k``
     in executor.resources) the pool starts that many workers per visible GPU, each told its GPU through
     CUDA_VISIBLE_DEVICES, and at most that many runs are computed on a GPU at once."""
-    from codeswitch.pipeline import executors
+    from codeswitch.pipeline import executors, local_pool
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     over = {"executor.resources": {"default": {"gpus": share}}} if share else {}
@@ -373,13 +374,13 @@ def test_local_pool_puts_several_runs_on_one_gpu(tmp_path, monkeypatch, capsys, 
         assert max(sum(s <= t < e for s, e in spans) for t, _ in spans) <= slots
     out = capsys.readouterr().out
     assert f"on {2 * slots} local worker process(es), GPUs 0 | 1, up to {slots} run(s) at once on each" in out
-    assert executors.pool_size(16, ["0", "1"], n_cores=64, slots=slots)[0] == 2 * slots  # bounded by GPUs × slots
+    assert local_pool.pool_size(16, ["0", "1"], n_cores=64, slots=slots)[0] == 2 * slots  # bounded by GPUs × slots
     # the slots a run takes: a whole GPU of a 1/k pool takes all of it, a share 1/k one slot of k
-    tasks = [executors.Task(str(prof.runs_dir / "calbert"), {"n": 0}, _visible_devices),
-             executors.Task(str(prof.runs_dir / "glue"), {"n": 1}, _visible_devices)]
+    tasks = [Task(str(prof.runs_dir / "calbert"), {"n": 0}, _visible_devices),
+             Task(str(prof.runs_dir / "glue"), {"n": 1}, _visible_devices)]
     mixed = dataclasses.replace(ex, resources={"calbert": executors.Resources(gpus=0.125), "default": executors.Resources(gpus=1)},
                                 local=executors.LocalConfig(runs_per_gpu=1))
-    got_slots, need = executors.gpu_slots(tasks, mixed, prof.runs_dir / "jobs")
+    got_slots, need = local_pool.gpu_slots(tasks, mixed, prof.runs_dir / "jobs")
     assert got_slots == 8 and sorted(need.values()) == [1, 8]
 
 
@@ -432,7 +433,8 @@ def test_submitit_puts_the_runs_of_a_gpu_share_side_by_side_in_one_job(tmp_path,
     assert len(list((jobs / "side-by-side").glob("*.log"))) == 4  # a log per run
     text = capsys.readouterr().out
     assert "2 run(s) side by side on one GPU per job" in text and "at most 1 job(s) at once" in text  # 2 CPUs a job, 2 cores
-    from codeswitch.pipeline.executors import Resources, _job_cpus, _job_units
+    from codeswitch.pipeline.executors import Resources
+    from codeswitch.pipeline.submitit_jobs import _job_cpus, _job_units
 
     tasks = [Task(str(tmp_path / "toy"), {"n": i}, _visible_devices) for i in range(10)]
     assert [len(u) for u in _job_units(tasks, Resources(gpus=0.25))] == [4, 4, 2]  # Slurm: the same units, one job each

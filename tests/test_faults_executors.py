@@ -23,8 +23,10 @@ import pytest
 
 from codeswitch.core import identity, runs
 
-from codeswitch.pipeline import executors
-from codeswitch.pipeline.executors import GridFailed, Task, execute, executor_config
+from codeswitch.core.utils import cores
+from codeswitch.pipeline import executors, local_pool, submitit_jobs
+from codeswitch.pipeline.executors import execute, executor_config
+from codeswitch.pipeline.tasks import GridFailed, Task
 from codeswitch.core.profiles import load_profile
 from codeswitch.core.sections import ConfigError
 from codeswitch.core.runs import RunCache, run_grid
@@ -65,11 +67,11 @@ def _alive(pid: int) -> bool:
 
 # =========================================================================== 1. the local executor
 def test_local_workers_are_bounded_by_cores_or_gpus():
-    assert executors.pool_size(16, [], n_cores=2) == (2, " (16 asked for; bounded by the 2 core(s))")
-    assert executors.pool_size(None, [], n_cores=2) == (1, "")
-    assert executors.pool_size(2, [], n_cores=8) == (2, "")
-    assert executors.pool_size(8, ["0", "1"], n_cores=64)[0] == 2  # never more workers than GPUs (groups)
-    assert executors.pool_size(None, ["0,1", "2,3"], n_cores=64) == (2, "")
+    assert local_pool.pool_size(16, [], n_cores=2) == (2, " (16 asked for; bounded by the 2 core(s))")
+    assert local_pool.pool_size(None, [], n_cores=2) == (1, "")
+    assert local_pool.pool_size(2, [], n_cores=8) == (2, "")
+    assert local_pool.pool_size(8, ["0", "1"], n_cores=64)[0] == 2  # never more workers than GPUs (groups)
+    assert local_pool.pool_size(None, ["0,1", "2,3"], n_cores=64) == (2, "")
 
 
 def _die_on_one(spec):
@@ -97,7 +99,8 @@ def test_a_killed_worker_fails_only_its_own_run_naming_it_and_its_log(tmp_path, 
 _PARENT = textwrap.dedent("""
     import functools, os, sys, time
     from pathlib import Path
-    from codeswitch.pipeline.executors import Task, execute, executor_config
+    from codeswitch.pipeline.executors import execute, executor_config
+    from codeswitch.pipeline.tasks import Task
     from codeswitch.core.profiles import load_profile
 
     def sleeper(spec, out):
@@ -150,13 +153,13 @@ def test_submitit_local_runs_at_most_one_job_per_core(tmp_path, capsys):
     prof = load_profile("smoke", output_root=tmp_path)
     ex = dataclasses.replace(executor_config(prof, kind="submitit-local"), poll_seconds=0.2)
     fn = functools.partial(_timed, out=str(tmp_path / "t"))
-    n = executors.cores() + 2
+    n = cores() + 2
     assert execute([Task(str(tmp_path / "toy"), {"n": i}, fn) for i in range(n)], ex, desc="toy") == []
     spans = [json.loads(p.read_text()) for p in (tmp_path / "t").iterdir()]
     assert len(spans) == n
     overlap = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
-    assert overlap <= executors.cores(), f"{overlap} jobs ran at once on {executors.cores()} core(s)"
-    assert f"at most {executors.cores()} job(s) at once" in capsys.readouterr().out
+    assert overlap <= cores(), f"{overlap} jobs ran at once on {cores()} core(s)"
+    assert f"at most {cores()} job(s) at once" in capsys.readouterr().out
 
 
 def _slow(spec, out):
@@ -213,7 +216,7 @@ def test_a_cancelled_slurm_job_is_reported_not_waited_on_forever(tmp_path, monke
     FakeExecutor = fake_submitit_executor(lambda i, folder: _NeverDoneJob(i, folder))
 
     monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
-    monkeypatch.setattr(executors, "_squeue_ids", lambda: {"9999_0"})  # squeue answers, without our jobs
+    monkeypatch.setattr(submitit_jobs, "_squeue_ids", lambda: {"9999_0"})  # squeue answers, without our jobs
     prof = load_profile("smoke", output_root=tmp_path)
     ex = executor_config(prof, kind="slurm")
     ex = dataclasses.replace(ex, poll_seconds=0.1, slurm=dataclasses.replace(ex.slurm, vanished_s=0.5))

@@ -16,8 +16,9 @@ import time as real_time
 import pytest
 
 from codeswitch.core.profiles import load_profile
-from codeswitch.pipeline import executors
-from codeswitch.pipeline.executors import Task, execute, executor_config
+from codeswitch.pipeline import submitit_jobs, tasks
+from codeswitch.pipeline.executors import execute, executor_config
+from codeswitch.pipeline.tasks import Task
 
 from .helpers import fake_submitit_executor
 
@@ -52,8 +53,9 @@ def _fake_slurm(monkeypatch, tmp_path, job_class, squeue):
     FakeExecutor = fake_submitit_executor(lambda i, folder: job_class(i, folder, clock))
 
     monkeypatch.setattr(submitit, "AutoExecutor", FakeExecutor)
-    monkeypatch.setattr(executors, "time", clock)
-    monkeypatch.setattr(executors, "_squeue_ids", lambda: squeue(clock))
+    monkeypatch.setattr(submitit_jobs, "time", clock)
+    monkeypatch.setattr(tasks, "time", clock)  # the queue's progress line
+    monkeypatch.setattr(submitit_jobs, "_squeue_ids", lambda: squeue(clock))
     prof = load_profile("smoke", output_root=tmp_path)
     ex = executor_config(prof, kind="slurm")
     return clock, dataclasses.replace(ex, poll_seconds=30.0, slurm=dataclasses.replace(ex.slurm, vanished_s=120.0))
@@ -78,7 +80,7 @@ def test_a_controller_outage_is_said_once_and_the_queue_line_is_not_repeated(tmp
 
     def squeue(clock):  # down from the first poll for 8 minutes
         if clock.t < 1000 + 480:
-            getattr(executors, "_SQUEUE_ERROR", {})["text"] = DOWN  # (what the real squeue wrapper records)
+            getattr(submitit_jobs, "_SQUEUE_ERROR", {})["text"] = DOWN  # (what the real squeue wrapper records)
             return None
         return {"77_0", "77_1", "77_2"}
 
@@ -95,7 +97,7 @@ def test_a_controller_outage_is_said_once_and_the_queue_line_is_not_repeated(tmp
     polls = 480 // 30 + 1
     sacct = [r for r in caplog.records if "Bypassing sacct error" in r.getMessage()]
     assert 1 <= len(sacct) <= polls
-    assert not any(isinstance(f, executors._OncePerPoll) for f in submitit_log.filters)  # removed after the loop
+    assert not any(isinstance(f, submitit_jobs._OncePerPoll) for f in submitit_log.filters)  # removed after the loop
 
 
 def test_a_job_whose_log_says_the_controller_was_unreachable_is_reported_with_that_cause(tmp_path, monkeypatch):
@@ -129,4 +131,4 @@ def test_a_job_whose_log_says_the_controller_was_unreachable_is_reported_with_th
 def test_log_cause_reads_the_line_that_says_why(tmp_path, line, found):
     log = tmp_path / "job.err"
     log.write_text("x" * 200_000 + "\n" + line + "\n")  # only the tail is read
-    assert executors.log_cause(log, tmp_path / "absent.out") == (line if found else None)
+    assert submitit_jobs.log_cause(log, tmp_path / "absent.out") == (line if found else None)

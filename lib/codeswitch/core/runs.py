@@ -566,7 +566,7 @@ def run_grid(
     pending runs go to worker processes or jobs, which write their records
     themselves; ``fn`` must then be picklable (a module-level function or a
     ``functools.partial`` of one).  A failed run does not stop the others; at the
-    end :class:`codeswitch.pipeline.executors.GridFailed` names each failed spec and its log.
+    end :class:`codeswitch.pipeline.tasks.GridFailed` names each failed spec and its log.
     """
     configs = list(configs)
     todo = [c for c in configs if c not in cache]
