@@ -266,6 +266,30 @@ def test_reproduce_with_local_executor_gives_the_inline_csvs(smoke_run, tmp_path
     assert not list((runs / "concse").glob(".*"))  # no lock or temp file left
 
 
+def test_runs_only_computes_every_run_and_builds_no_notebook_which_then_builds_from_the_cache(tmp_path, monkeypatch, capsys):
+    """`./reproduce.sh --only 01 --runs-only` (inline: in this process): every run of 01 cached, no executed notebook,
+    no figure; a second --runs-only computes nothing; then `--only 01` builds the notebook, every run read from the cache."""
+    import re
+
+    from codeswitch.pipeline import cli as pipeline
+
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    runs = tmp_path / "runs" / "smoke"
+    assert pipeline.main(["--only", "01", "--runs-only"]) == 0
+    out = capsys.readouterr().out
+    assert "--runs-only: no notebook is built" in out and "every run of notebook(s) 01 is cached" in out
+    planned = int(re.search(r"plan: koglish\.\w+ \(01\): (\d+) runs", out).group(1))
+    records = sorted((runs / "koglish").glob("*.json"))
+    assert planned > 0 and len(records) == planned
+    assert not list(runs.glob("notebooks/*.ipynb")) and not list((tmp_path / "figures" / "smoke").glob("concse_*"))
+    assert pipeline.main(["--only", "01", "--runs-only"]) == 0
+    assert "queue:" not in capsys.readouterr().out  # nothing left to compute
+    assert pipeline.main(["--only", "01"]) == 0
+    executed = next(runs.glob("notebooks/01_*.ipynb")).read_text(encoding="utf-8")
+    assert f"{planned} runs, {planned} cached, 0 to run" in executed
+    assert sorted((runs / "koglish").glob("*.json")) == records and list((tmp_path / "figures" / "smoke").glob("concse_table1*"))
+
+
 def _visible_devices(spec):
     return {"devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 

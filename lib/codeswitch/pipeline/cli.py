@@ -373,6 +373,10 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--executor", default=None, choices=("inline", "local", "slurm", "submitit-local"),
                         help="compute the runs inline (default), in local worker processes, or as Slurm jobs; "
                              "with a non-inline executor every pending run is submitted first, then the notebooks build")
+    parser.add_argument("--runs-only", action="store_true",
+                        help="compute every run the selected notebooks read (with the executor; inline: in this process) "
+                             "into the run cache, then exit without building the notebooks: they build later from the "
+                             "cache, here or on another machine, with the same command without --runs-only")
     parser.add_argument("--workers", type=int, default=None, help="--executor local: worker processes (default: one per GPU, else 1); --executor submitit-local: "
                         "at most this many jobs at once (default: one per core)")
     parser.add_argument("--runs-per-gpu", type=int, default=None,
@@ -499,6 +503,8 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
     from .executors import Submission
 
     t_all = time.perf_counter()
+    if args.runs_only:
+        return _runs_only(args, profile, executor, chosen, overrides, root, t_all)
     grid = None
     if executor.kind != "inline":  # submit everything; a notebook builds once its own runs are cached
         print(f"\n=== runs of every selected notebook, executor {executor.kind} ===", flush=True)
@@ -532,6 +538,28 @@ def _run_notebooks(args, profile, executor, chosen, overrides: dict, root: Path,
     _print_warnings(warnings_file)
     index = write_index(args.profile, root=root, overrides=overrides, warnings_file=warnings_file)
     print(f"\nreproduce: all done in {time.perf_counter() - t_all:.0f} s; index: {index}", flush=True)
+    return 0
+
+
+def _runs_only(args, profile, executor, chosen, overrides: dict, root: Path, t_all: float) -> int:
+    """``--runs-only``: every planned run of the chosen notebooks into the cache, no notebook built (a GPU node
+    computes, a laptop or login node builds the notebooks from the cache afterwards)."""
+    from .executors import Submission
+
+    numbers = [s.number for s in chosen]
+    print(f"\n=== runs of notebook(s) {', '.join(numbers)}, executor {executor.kind}; --runs-only: no notebook is built ===",
+          flush=True)
+    grid = Submission(numbers, load_profile(args.profile, overrides, root=root), executor).start()
+    failures = grid.wait()
+    for f in failures:
+        print(f"\nFAILED: {f.describe()}", file=sys.stderr, flush=True)
+    if failures:
+        print(f"\n{len(failures)} run(s) failed (logs and specs above); the others are cached. Fix the cause and run "
+              "again: only what is missing is computed.", file=sys.stderr, flush=True)
+        return 1
+    print(f"\nreproduce --runs-only: every run of notebook(s) {', '.join(numbers)} is cached under {profile.runs_dir} "
+          f"({time.perf_counter() - t_all:.0f} s); the same command without --runs-only builds the notebooks from it",
+          flush=True)
     return 0
 
 
