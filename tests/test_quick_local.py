@@ -293,3 +293,33 @@ def test_the_delta_trains_padded_on_the_cpu(data_dir, tmp_path):
     resolved = read_profile_data(Q.write_delta(data_dir, tmp_path / "q.yaml", root=ROOT), ROOT)
     assert [resolved[s]["packing"] for s in ("glue", "concse", "alignment", "calbert")] == [False] * 4
     assert resolved["alignment"]["gluecos_packing"] is False
+
+
+def test_the_gpu_delta_keeps_quicks_packed_steps(tmp_path):
+    """scripts/quick_gpu.sh writes the delta with --packing: quick's own (packed) steps, the rest as on the CPU."""
+    cpu = Q.delta(tmp_path, ROOT / "configs" / "quick.yaml")
+    gpu = Q.delta(tmp_path, ROOT / "configs" / "quick.yaml", packing=True)
+    for section in ("glue", "concse", "alignment", "calbert"):
+        assert cpu[section]["packing"] is False and "packing" not in gpu[section]
+        assert {k: v for k, v in cpu[section].items() if "packing" not in k} == gpu[section]
+    assert cpu["alignment"]["gluecos_packing"] is False and "gluecos_packing" not in gpu["alignment"]
+    assert load_profile("quick", root=ROOT).sections["glue"].get("packing") is not False  # so the GPU packs
+
+
+def test_pending_lists_the_planned_runs_without_a_record(tmp_path, monkeypatch):
+    """After copying back a GPU's caches, `quick_local pending` says which planned runs have no record (the notebooks
+    would compute them where they build): all of them in an empty cache, none once each has its record."""
+    from codeswitch.core.runs import RunCache
+    from codeswitch.pipeline.executors import plan_stages, stage_tasks
+
+    monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path))
+    prof = load_profile("smoke", {"seeds": [1]})
+    tasks = [t for section, stage in plan_stages(["03"], prof) for t in stage_tasks(section, stage, prof)]
+    left = Q.pending("smoke", ["03"], ["seeds=[1]"])
+    assert tasks and sorted(left) == sorted(str(t.record) for t in tasks)
+    for t in tasks[1:]:
+        RunCache(t.cache_root).put(t.spec, {"made": "here"})
+    assert Q.pending("smoke", ["03"], ["seeds=[1]"]) == [str(tasks[0].record)]
+    assert Q.main(["pending", "smoke", "--only", "03", "--set", "seeds=[1]"]) == 1
+    RunCache(tasks[0].cache_root).put(tasks[0].spec, {"made": "here"})
+    assert Q.main(["pending", "smoke", "--only", "03", "--set", "seeds=[1]"]) == 0

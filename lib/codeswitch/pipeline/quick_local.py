@@ -81,30 +81,32 @@ BACKBONES: Mapping[str, str] = {"glue": "mBERT-base", "concse": "mBERT-base", "a
 NO_PACKING = {"packing": False}
 
 
-def delta(data_dir: Path, quick_yaml: Path) -> dict:
-    """The quick-local delta for ``data_dir`` (absolute paths), as a mapping."""
+def delta(data_dir: Path, quick_yaml: Path, packing: bool = False) -> dict:
+    """The quick-local delta for ``data_dir`` (absolute paths), as a mapping.  ``packing``: keep quick's packed
+    training steps (a GPU's fast path; on a CPU they are slower than padded ones, :data:`NO_PACKING`)."""
     d = Path(data_dir).resolve()
     one = {section: [{"name": name, "model": MINILM}] for section, name in BACKBONES.items()}
+    pad = {} if packing else NO_PACKING
     return {
         "extends": str(Path(quick_yaml).resolve()),
         "description": f"the quick profile on the real samples in {d}, every fine-tuned encoder the bundled MiniLM "
                        f"({MINILM}), offline",
         "offline": True,
         "koglish_source": str(d / "koglish_sample"),
-        "glue": {"backbones": one["glue"], **NO_PACKING},
-        "concse": {"backbones": one["concse"], "sts_tests": ["stsb"], **NO_PACKING},  # the sample's one STS set (SAMPLE_LIMITS)
+        "glue": {"backbones": one["glue"], **pad},
+        "concse": {"backbones": one["concse"], "sts_tests": ["stsb"], **pad},  # the sample's one STS set (SAMPLE_LIMITS)
         "alignment": {"backbones": one["alignment"], "parallel_source": str(d / "cfilt_en_hi"),
                       "parallel_holdout": PARALLEL_HOLDOUT,  # no training split in the sample (SAMPLE_LIMITS)
                       "lexicon_source": str(d / "muse" / "en-hi.txt"), "gluecos_dir": str(d),
                       "task_subdirs": {"sentiment": "sail2017"}, "gluecos_tasks": ["sentiment"],  # SAIL 2017 alone
-                      **NO_PACKING, "gluecos_packing": False},
+                      **pad, **({} if packing else {"gluecos_packing": False})},
         "calbert": {"backbones": one["calbert"], "pretrain": {"pairs": str(d / "hinglish_pairs")},
-                    "sail": {"source": str(d / "sail2017")}, "iitp": {"source": str(d / "iitp_product_reviews")}, **NO_PACKING},
+                    "sail": {"source": str(d / "sail2017")}, "iitp": {"source": str(d / "iitp_product_reviews")}, **pad},
     }
 
 
 def write_delta(data_dir: str | Path, out: str | Path, *, root: Path | None = None,
-                notebooks: Sequence[str] = tuple(SAMPLES)) -> Path:
+                notebooks: Sequence[str] = tuple(SAMPLES), packing: bool = False) -> Path:
     """Write the delta for ``data_dir`` to ``out`` (atomically) and return its path.
 
     ``data_dir`` must be a folder; a sample folder a requested notebook reads must be in it (the error names the
@@ -127,7 +129,7 @@ def write_delta(data_dir: str | Path, out: str | Path, *, root: Path | None = No
     header = (f"# written by scripts/quick_local.sh {d}: configs/quick.yaml with every dataset a local copy in that\n"
               f"# folder and every fine-tuned encoder {MINILM} (codeswitch.pipeline.quick_local)\n")
     tmp = out.with_name(out.name + ".partial")
-    tmp.write_text(header + yaml.safe_dump(delta(d, root / "configs" / "quick.yaml"), sort_keys=False, allow_unicode=True),
+    tmp.write_text(header + yaml.safe_dump(delta(d, root / "configs" / "quick.yaml", packing), sort_keys=False, allow_unicode=True),
                    encoding="utf-8")
     os.replace(tmp, out)
     return out
@@ -240,6 +242,12 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     timed = merge_times([times] if isinstance(times, (str, Path)) else times)
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
     dirty = " (with uncommitted changes)" if _git(root, "status", "--porcelain", "--untracked-files=no") else ""
+    try:  # the delta says whether the steps were packed (--packing keeps quick's setting) or padded
+        padded = (yaml.safe_load(Path(profile_yaml).read_text(encoding="utf-8")) or {}).get("glue", {}).get("packing") is False
+    except OSError:
+        padded = True
+    steps = ("Training steps are padded (packing: false, as smoke): the packed steps are the GPU fast path." if padded else
+             "Training steps are packed (quick's own setting, the GPU fast path: equal to padded ones up to float order).")
     lines = [
         "# The quick profile on real data, here",
         "",
@@ -252,8 +260,7 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
         f"`{data_dir}` and every fine-tuned encoder `{MINILM}`)",
         f"- **Every row labelled with a paper backbone (mBERT-base, BERT, ...) ran `{MINILM}`** (English MiniLM, 6 "
         "layers, Apache-2.0): the only real pretrained encoder available offline here.  The numbers show the quick "
-        "rule on real data with a small English encoder, not the papers' backbones.  Training steps are padded "
-        "(packing: false, as smoke): the packed steps are the GPU fast path.",
+        "rule on real data with a small English encoder, not the papers' backbones.  " + steps,
         *(f"- {note}" for note in notes),
         "",
         "## Wall time per notebook",
@@ -289,6 +296,20 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     return out
 
 
+def pending(profile_yaml: str | Path, notebooks: Sequence[str], sets: Sequence[str] = ()) -> list[str]:
+    """The planned runs of ``notebooks`` under the profile that have no record in its cache (their cache files),
+    e.g. after copying back the caches a GPU computed: none may be left before the notebooks build from them here."""
+    from ..core.profiles import load_profile, parse_overrides
+    from ..core.runs import RunCache
+    from .executors import plan_stages, stage_tasks
+
+    prof = load_profile(str(profile_yaml), parse_overrides(list(sets)))
+    missing = []
+    for section, stage in plan_stages(list(notebooks), prof):
+        missing += [str(t.record) for t in stage_tasks(section, stage, prof) if RunCache(t.cache_root).get(t.spec) is None]
+    return missing
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m codeswitch.pipeline.quick_local", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -296,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("data_dir")
     d.add_argument("out")
     d.add_argument("--only", default=",".join(SAMPLES), help="the notebooks whose samples must be present")
+    d.add_argument("--packing", action="store_true", help="keep quick's packed training steps (on a GPU)")
     r = sub.add_parser("record", help="write docs/quick.md from a finished run")
     r.add_argument("figures")
     r.add_argument("times", nargs="+", help="times.tsv of the run; several: runs of some notebooks each, one record")
@@ -304,14 +326,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--profile", required=True)
     r.add_argument("--note", action="append", default=[], help="a line said under the record's header (repeatable)")
     r.add_argument("--runs", default=None, help="the run's cache folder (runs/<profile>): each run's learning check")
+    q = sub.add_parser("pending", help="list the planned runs without a record; exit 1 if any")
+    q.add_argument("profile")
+    q.add_argument("--only", required=True)
+    q.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="as reproduce.sh's")
     t = sub.add_parser("times", help="merge times.tsv files into OUT (a rerun's line kept)")
     t.add_argument("out")
     t.add_argument("times", nargs="+")
     a = ap.parse_args(argv)
     if a.cmd == "times":
         print(write_times(a.out, a.times))
+    elif a.cmd == "pending":
+        left = pending(a.profile, [n.strip() for n in a.only.split(",") if n.strip()], a.sets)
+        print("\n".join(left) if left else "every planned run has its record")
+        return 1 if left else 0
     elif a.cmd == "delta":
-        print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()]))
+        print(write_delta(a.data_dir, a.out, notebooks=[n.strip() for n in a.only.split(",") if n.strip()], packing=a.packing))
     else:
         print(write_record(a.figures, a.times, a.out, data_dir=a.data_dir, profile_yaml=a.profile, notes=a.note,
                            runs=Path(a.runs) if a.runs else None))
