@@ -256,7 +256,7 @@ def _fmt(x, digits=2) -> str:
 
 def report_markdown(rep: Mapping) -> str:
     env = rep.get("environment") or {}
-    lines = [f"# Notebooks at paper size on one GPU (profile paper-gpu)", "",
+    lines = ["# Notebooks at paper size on one GPU (profile paper-gpu)", "",
              f"device: {env.get('gpu', '?')} | torch {env.get('torch', '?')} | transformers {env.get('transformers', '?')} | "
              f"python {env.get('python', '?')} | peak bf16 {rep.get('peak_bf16_tflops') or '?'} TFLOP/s", ""]
     lines += [f"commit: {env.get('commit', 'not recorded')} | date: {env.get('date', 'not recorded')}", ""]

@@ -157,7 +157,7 @@ def font_files() -> dict[str, tuple[Path, str, str, str] | None]:
                 found = (path, font, source, terms)
                 break
         if found is None and family == "CS Hangul":
-            raise BookError(f"NanumGothic.ttf is missing: the pinned koreanize-matplotlib wheel ships it (pip install -r requirements.txt)")
+            raise BookError("NanumGothic.ttf is missing: the pinned koreanize-matplotlib wheel ships it (pip install -r requirements.txt)")
         out[family] = found
     return out
 
