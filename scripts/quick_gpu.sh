@@ -127,6 +127,8 @@ PY
   (cd "$root" && find runs -maxdepth 1 \( -name quick-gpu -o -name 'quick-gpu+*' \) -print0 \
      | xargs -0 -I{} find {} -type f -size -4M -print0 | tar --null -czf "$out/quick_gpu_runs.tar.gz" -T -)
   say "wrote $(ls "$out" | tr '\n' ' ')"
+  exec 1>&- 2>&-  # the log's tee sees the end of its input; the bare wait then waits for it (no other job runs)
+  wait
 }
 
 record() {
