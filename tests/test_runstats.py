@@ -118,11 +118,16 @@ def test_reads_the_autocast_that_accelerate_enters_inside_the_forward(monkeypatc
     trained in bf16.  The same wrapping on the CPU (bf16 autocast) shows it."""
     import torch
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
 
     from codeswitch.core import runstats
 
     monkeypatch.setenv(runstats.ENV_VAR, "1")
-    model = Accelerator(mixed_precision="bf16", cpu=True).prepare_model(_tiny_bert())
+    AcceleratorState._reset_state(reset_partial_state=True)  # a singleton: an earlier test in this worker set it up
+    try:
+        model = Accelerator(mixed_precision="bf16", cpu=True).prepare_model(_tiny_bert())
+    finally:
+        AcceleratorState._reset_state(reset_partial_state=True)  # leave none behind for the next test
     ids = torch.ones(2, 4, dtype=torch.long)
     with runstats.measure() as stats:
         model(input_ids=ids)  # registers the model's hook
