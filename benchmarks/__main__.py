@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-from .measure import Measurement, code_commit, device_name, markdown_table, peak_tflops, release
+from .measure import Measurement, code_commit, device_name, markdown_table, peak_tflops, release, with_speedups
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,19 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _with_speedups(rows: list[Measurement]) -> list[Measurement]:
-    """Every ConCSE row's speed-up over the released-code row of the same run (``a_ref``)."""
-    ref = next((r for r in rows if r.key == "a_ref" and r.step_time_s), None)
-    for r in rows:
-        if ref is not None and r.key.startswith("a") and r.step_time_s:  # a_ref itself: 1.0
-            r.speedup = ref.step_time_s / r.step_time_s
-    return rows
-
-
 def _report(rows: list[Measurement], ctx, args, argv) -> tuple[str, dict]:
     """The markdown table and the JSON-able report of ``rows``."""
     device, amp, sizes, peak = ctx.device, ctx.amp, ctx.sizes, ctx.peak
-    rows = _with_speedups(rows)
+    rows = with_speedups(rows)
     table = markdown_table(rows, cpu=device.type != "cuda")
     report = {
         "environment": _environment(device, peak, amp),

@@ -43,7 +43,7 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from . import lengths as L
 
@@ -1023,30 +1023,43 @@ def measured_run_overhead(folder: Path = NOTEBOOK_RUNS, cpu: Path = CPU_RECORDS,
     return out
 
 
+def latest_ok_notebook_runs(root: Path = NOTEBOOK_RUNS.parent, date_of: Callable[[Path, Mapping], str] | None = None
+                            ) -> dict[str, tuple[Path, dict, str]]:
+    """Per notebook, the latest notebooks record under ``root`` (``notebooks*/report.json``, ``python -m benchmarks
+    gpu-notebooks record``) in which it ran to its end (ok): ``(report path, report, date)``.  ``date_of(path,
+    report)``: the record's date (default: its ``environment.date``, else ""); of equal dates the later path wins."""
+    def own_date(path: Path, rep: Mapping) -> str:
+        return str(rep.get("environment", {}).get("date") or "")
+
+    latest: dict[str, tuple[Path, dict, str]] = {}
+    for path in sorted(root.glob("notebooks*/report.json")):
+        rep = json.loads(path.read_text(encoding="utf-8"))
+        date = str((date_of or own_date)(path, rep) or "")
+        for nb in rep.get("notebooks", []):
+            if nb.get("ok") and (nb["notebook"] not in latest or date >= latest[nb["notebook"]][2]):
+                latest[nb["notebook"]] = (path, rep, date)
+    return latest
+
+
 def measured_notebook_overheads(root: Path = NOTEBOOK_RUNS.parent) -> dict[str, dict]:
     """Per notebook, a training run's seconds outside its training span, measured whole on a GPU at paper size.
 
-    From the notebooks records under ``root`` (``notebooks*/report.json``, ``python -m benchmarks gpu-notebooks
-    record``), the latest whose notebook ran to its end (ok): over that notebook's training kinds (kinds with optimiser
-    steps), (summed run seconds - summed training spans) / runs.  That holds loading the backbone, data set-up, the
-    evaluations after training (paper-gpu's small sets: counted again by the model's own evaluation pricing, an upper
-    bound) and no saving (those runs kept no model).  Runs measured with other notebooks on the same GPU
-    (``concurrent``) took longer than alone: an upper bound again.  Notebook 03 keeps its finer split
-    (:func:`measured_run_overhead`, measured alone)."""
-    best: dict[str, tuple[str, dict]] = {}
-    for path in sorted(root.glob("notebooks*/report.json")):
-        rep = json.loads(path.read_text(encoding="utf-8"))
-        date = str(rep.get("environment", {}).get("date") or "")
-        ok = {n["notebook"] for n in rep.get("notebooks", []) if n.get("ok")}
-        for nb in ok - {"03"}:
-            kinds = [k for k in rep.get("kinds", []) if k.get("notebook") == nb and k.get("steps")]
-            runs = sum(k["runs"] for k in kinds)
-            if not runs or (nb in best and best[nb][0] > date):
-                continue
-            outside = sum(k["seconds"] - (k.get("train_span_s") or 0.0) for k in kinds)
-            best[nb] = (date, {"seconds": max(0.0, outside / runs), "runs": runs, "date": date,
-                               "concurrent": nb in (rep.get("concurrent") or []), "source": _rel(path)})
-    return {nb: v for nb, (_, v) in sorted(best.items())}
+    From the latest notebooks record in which the notebook ran to its end (:func:`latest_ok_notebook_runs`): over
+    that notebook's training kinds (kinds with optimiser steps), (summed run seconds - summed training spans) / runs.
+    That holds loading the backbone, data set-up, the evaluations after training (paper-gpu's small sets: counted again
+    by the model's own evaluation pricing, an upper bound) and no saving (those runs kept no model).  Runs measured
+    with other notebooks on the same GPU (``concurrent``) took longer than alone: an upper bound again.  Notebook 03
+    keeps its finer split (:func:`measured_run_overhead`, measured alone)."""
+    out = {}
+    for nb, (path, rep, date) in sorted(latest_ok_notebook_runs(root).items()):
+        kinds = [k for k in rep.get("kinds", []) if k.get("notebook") == nb and k.get("steps")]
+        runs = sum(k["runs"] for k in kinds)
+        if nb == "03" or not runs:
+            continue
+        outside = sum(k["seconds"] - (k.get("train_span_s") or 0.0) for k in kinds)
+        out[nb] = {"seconds": max(0.0, outside / runs), "runs": runs, "date": date,
+                   "concurrent": nb in (rep.get("concurrent") or []), "source": _rel(path)}
+    return out
 
 
 def overhead_fields(over: Mapping | None = None, notebooks: Mapping | None = None) -> dict:

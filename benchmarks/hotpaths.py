@@ -330,7 +330,7 @@ def concse(ctx: Context, *, reference: bool = True, fast: bool = True) -> list[M
             rows.append(ctx.time(ref_step, row))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return rows  # speed-ups against a_ref: benchmarks.__main__._with_speedups (every ConCSE row of the run)
+    return rows  # speed-ups against a_ref: benchmarks.measure.with_speedups (every ConCSE row of the run)
 
 
 def _prewarm(step: Callable[[int], Step], indices: list[int], ctx: Context, *, times: int = 1) -> None:

@@ -361,6 +361,16 @@ def _fmt(key: str, value: Any) -> str:
     return str(value).replace("|", "/")
 
 
+def with_speedups(rows: list[Measurement]) -> list[Measurement]:
+    """Every ConCSE row's speed-up over the released-code row of the table (``a_ref``; for rows added from a later
+    call, ``record --add``, the filed run's: same machine, not a measured ratio)."""
+    ref = next((r for r in rows if r.key == "a_ref" and r.step_time_s), None)
+    for r in rows:
+        if ref is not None and r.key.startswith("a") and r.step_time_s:  # a_ref itself: 1.0
+            r.speedup = ref.step_time_s / r.step_time_s
+    return rows
+
+
 def markdown_table(rows: Sequence[Measurement], *, cpu: bool) -> str:
     """The measurements as one Markdown table (MFU left out on CPU, where there is no peak to divide by)."""
     cols = [(k, h) for k, h in COLUMNS if not (cpu and k in ("mfu", "host_syncs"))]

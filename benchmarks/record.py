@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from codeswitch.core.profiles import project_root
-from .cost import (ADAMW_BYTES_PER_PARAM, H100_BYTES_PER_S, H100_PEAK_TFLOPS, REDUCED, Rates, assumed_report, fastest_step, measured_run_overhead, overhead_fields,
-                   notebook_costs)
+from .cost import (ADAMW_BYTES_PER_PARAM, H100_BYTES_PER_S, H100_PEAK_TFLOPS, REDUCED, Rates, assumed_report, fastest_step,
+                   latest_ok_notebook_runs, measured_notebook_overheads, measured_run_overhead, overhead_fields, notebook_costs)
 
 ROOT = project_root()
 DATA = ROOT / "docs" / "bench"
@@ -191,7 +191,7 @@ def add_rows(source: Path, dest: Path = DATA) -> list[Path]:
     """
     from codeswitch.core.runs import atomic_write_json
 
-    from .measure import Measurement, markdown_table
+    from .measure import Measurement, markdown_table, with_speedups
 
     path, filed_path = Path(source) / "bench.json", dest / "gpu" / "bench.json"
     if not path.is_file():
@@ -216,17 +216,14 @@ def add_rows(source: Path, dest: Path = DATA) -> list[Path]:
         raise RecordError(f"{path}: field measurements: no row with status 'ok' to add")
     measured = {"commit": env["commit"], "date": env.get("date"), "command": new.get("command")}
     added = {m["key"]: {**m, "extra": {**m.get("extra", {}), "measured": measured}} for m in rows}
-    kept = [m for m in filed.get("measurements", []) if m.get("key") not in added]
-    ref = next((m for m in [*added.values(), *kept] if m.get("key") == "a_ref" and m.get("step_time_s")), None)
-    for m in added.values():  # ConCSE rows: the speed-up over the released-code row (of the filed run, if not this one's)
-        if ref is not None and m["key"].startswith("a") and m.get("step_time_s") and m.get("speedup") is None:
-            m["speedup"] = ref["step_time_s"] / m["step_time_s"]
-    filed["measurements"] = kept + list(added.values())
+    filed["measurements"] = [m for m in filed.get("measurements", []) if m.get("key") not in added] + list(added.values())
     filed["added"] = [*filed.get("added", []), {**measured, "keys": list(added)}]
     known = {f.name for f in fields(Measurement)}
-    filed["table_markdown"] = markdown_table([Measurement(**{"path": m["key"], "model": "", "batch": "",
-                                                             **{k: v for k, v in m.items() if k in known}})
-                                              for m in filed["measurements"]], cpu=False)
+    table = with_speedups([Measurement(**{"path": m["key"], "model": "", "batch": "", **{k: v for k, v in m.items() if k in known}})
+                           for m in filed["measurements"]])
+    for m, row in zip(filed["measurements"], table):  # ConCSE rows against the table's released-code row
+        m["speedup"] = row.speedup
+    filed["table_markdown"] = markdown_table(table, cpu=False)
     keep = dest / "gpu" / f"added-{str(env.get('date', ''))[:10]}-{env['commit'][:7]}"  # the run's own files, for the reader
     keep.mkdir(parents=True, exist_ok=True)
     written = []
@@ -291,8 +288,6 @@ def _overhead_text() -> str:
 
 def _notebook_overheads_text() -> str:
     """The notebooks whose runs the GPU measured whole (:func:`benchmarks.cost.measured_notebook_overheads`)."""
-    from .cost import measured_notebook_overheads
-
     per_nb = measured_notebook_overheads()
     if not per_nb:
         return "an assumption for the other notebooks"
@@ -442,13 +437,11 @@ def notebook_runs_line(root: Path = DATA) -> str:
     """Which notebooks have run their paper path to the end on a GPU (``paper-gpu``: the paper's sizes, batches and
     precision, stand-in weights, few steps), from the records ``python -m benchmarks gpu-notebooks record`` filed under
     ``docs/bench/gpu/notebooks*/``: the latest ok run of each, its folder, GPU and date."""
-    latest: dict[str, tuple[str, str, str]] = {}
-    for report in sorted((root / "gpu").glob("notebooks*/report.json")):
-        rec = json.loads(report.read_text(encoding="utf-8"))
-        made = record_provenance(report.relative_to(root / "gpu").as_posix(), rec, root)
-        for nb in rec.get("notebooks", []):
-            if nb.get("ok") and (nb["notebook"] not in latest or str(made["date"]) >= latest[nb["notebook"]][2]):
-                latest[nb["notebook"]] = (report.parent.name, str(made["gpu"]), str(made["date"]))
+    def made(path: Path, rec) -> dict:
+        return record_provenance(path.relative_to(root / "gpu").as_posix(), rec, root)
+
+    latest = {nb: (path.parent.name, str(made(path, rec)["gpu"]), date)
+              for nb, (path, rec, date) in latest_ok_notebook_runs(root / "gpu", lambda p, r: made(p, r)["date"]).items()}
     if not latest:
         return ""
     where: dict[tuple[str, str, str], list[str]] = {}
