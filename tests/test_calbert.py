@@ -270,6 +270,26 @@ def test_first_batch_losses_match_the_formulas(tmp_path):
 
 
 # --------------------------------------------------------------------------- end to end (tiny-bert)
+#: the tiny end-to-end CalBERT run (notebook 07's path on tiny-bert): two seeds, a handful of pairs and rows
+TINY_CALBERT = {
+    "seeds": [1, 2],
+    "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}],
+    "calbert.pretrain.heldout_pairs": 40,  # 8 pairs to train on: a handful
+    "calbert.pretrain.batch_size": 4,
+    "calbert.pretrain.max_seq_length": 16,
+    "calbert.sail.variants": ["none", "cosine"],
+    "calbert.sail.max_seq_length": 16,
+    "calbert.iitp.max_seq_length": 16,
+    "calbert.scratch.tokenizers": ["small"],  # one from-scratch model (RoBERTa-small)
+    "calbert.scratch.max_seq_length": 16,
+    # one epoch each (the smoke profile trains longer, so that its runs learn): this test checks the plumbing
+    "calbert.pretrain.num_train_epochs": 1,
+    "calbert.sail.num_train_epochs": 1,
+    "calbert.iitp.num_train_epochs": 1,
+    "calbert.scratch.num_train_epochs": 1,
+}
+
+
 @pytest.mark.slow
 def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     """Pairs -> Siamese (and from-scratch MLM) pre-training -> checkpoints -> fine-tuning -> Tables 6/7/8/12/13, then
@@ -280,27 +300,7 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
     from codeswitch.calbert import experiment as calbert
     from codeswitch.calbert import results as R
 
-    cfg = load_profile(
-        "smoke",
-        {
-            "seeds": [1, 2],
-            "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}],
-            "calbert.pretrain.heldout_pairs": 40,  # 8 pairs to train on: a handful
-            "calbert.pretrain.batch_size": 4,
-            "calbert.pretrain.max_seq_length": 16,
-            "calbert.sail.variants": ["none", "cosine"],
-            "calbert.sail.max_seq_length": 16,
-            "calbert.iitp.max_seq_length": 16,
-            "calbert.scratch.tokenizers": ["small"],  # one from-scratch model (RoBERTa-small)
-            "calbert.scratch.max_seq_length": 16,
-            # one epoch each (the smoke profile trains longer, so that its runs learn): this test checks the plumbing
-            "calbert.pretrain.num_train_epochs": 1,
-            "calbert.sail.num_train_epochs": 1,
-            "calbert.iitp.num_train_epochs": 1,
-            "calbert.scratch.num_train_epochs": 1,
-        },
-        output_root=tmp_path,
-    )
+    cfg = load_profile("smoke", TINY_CALBERT, output_root=tmp_path)
     results = CB.run(cfg)
     diag = R.pretraining_summary(results)
     assert list(diag["model"]) == ["CalBERT-tiny"] and diag["steps"].tolist() == [2] and diag["pairs"].tolist() == [8]
@@ -349,3 +349,40 @@ def test_calbert_end_to_end_tiny(tmp_path, backbones_dir, monkeypatch):
         m.setattr(calbert, "siamese_pretrain", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
         CB.run(cfg)
     assert calls == [pre] and (ckpt / "model.safetensors").is_file()
+
+
+_RUN_TINY_CALBERT = """
+import json, sys
+from pathlib import Path
+from codeswitch import calbert as CB
+from codeswitch.core.profiles import load_profile
+cfg = load_profile("smoke", json.loads(sys.argv[1]), output_root=Path(sys.argv[2]))
+results = CB.run(cfg)
+CB.tables(results, cfg)
+print(cfg.figures_dir)
+"""
+
+
+@pytest.mark.slow
+def test_calbert_tiny_run_is_deterministic_across_processes(tmp_path, backbones_dir):
+    """Notebook 07's determinism check (tests/test_notebooks.py, NOT_RERUN): the tiny end-to-end run, which has every
+    kind of randomness the notebook has (a seeded sample of the pairs, a from-scratch tokenizer and model, Siamese
+    pre-training, fine-tuning with two seeds), run from an empty cache in two processes with different hash seeds (as
+    two notebook kernels are), writes byte-identical tables."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tables = []
+    for name, hash_seed in (("a", "1"), ("b", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "CODESWITCH_BACKBONES": str(backbones_dir)}
+        out = subprocess.run([sys.executable, "-c", _RUN_TINY_CALBERT, json.dumps(TINY_CALBERT), str(tmp_path / name)],
+                             env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        fig_dir = Path(out.stdout.strip().splitlines()[-1])
+        assert fig_dir.is_relative_to(tmp_path / name)
+        tables.append({p.name: p.read_text() for p in sorted(fig_dir.glob("calbert_table*.csv"))})
+    assert len(tables[0]) == 9 and tables[0].keys() == tables[1].keys()
+    for name, text in tables[0].items():
+        assert tables[1][name] == text, f"{name} differs between two runs of the same settings"

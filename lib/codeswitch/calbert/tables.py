@@ -164,7 +164,7 @@ def examples_table(results, profile: Profile, table: str) -> dict[str, Path]:
              "(its line breaks joined), fed to the fine-tuned models as they are.",
              f"Ours: each CalBERT row's best run on validation ({select}), the paper's protocol; the models are not kept, "
              "each fine-tuning run records its predictions on these sentences."]
-    wide.index.name = "Sentence"  # (a smoke table carries report.SMOKE_NOTE once: no note of its own says so)
+    wide.index.name = "Sentence"  # (a smoke table carries claims.SMOKE_NOTE once: no note of its own says so)
     return report.save_table(wide, f"calbert_{table}", profile, long=long, notes=notes, claim=claim,
                              caption=f"{TASKS[task]}: predictions on the paper's example sentences (CalBERT {table.replace('table', 'Table ')})")
 

@@ -51,7 +51,6 @@ from ..core.learning import KEY as LEARNING_KEY, learning
 from ..core.experiment import Results, run_specs
 from ..core.profiles import Profile
 from ..core.sampling import sample_indices
-from ..core.utils import frozen_gc
 from .config import ConCSERun, load
 from .plan import ABLATIONS, AVG, EXPERIMENT, METHOD_LABELS, STUDIES, TASK_LABELS, plan, run_desc, stages
 
@@ -259,8 +258,7 @@ def run(profile: Profile, studies: Sequence[str] = STUDIES) -> Results:
     specs = plan(profile, studies, c=c)
     unique = list({s.key_hash(): s for s in reversed(specs)}.values())[::-1]  # first occurrence, in plan order
     desc = "ConCSE Table 3" if tuple(studies) == ("table3",) else "ConCSE ablations" if tuple(studies) == ABLATIONS else "ConCSE"
-    with frozen_gc():
-        done = run_specs(unique, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc=desc)
+    done = run_specs(unique, run_one, profile, cache_dir=profile.runs_dir / EXPERIMENT, desc=desc)
     if c.keep_models == "best":  # every candidate was kept while training: keep each row's selected run
         kept.prune_to_best(profile.runs_dir / EXPERIMENT, [(s, kept_row(s), r["dev"]) for s, r in done])
     by_key = {s.key_hash(): record for s, record in done}

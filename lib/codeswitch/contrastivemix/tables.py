@@ -228,7 +228,7 @@ def _notes(profile: Profile, c: Config, benchmark: str) -> list[str]:
     ]
     if c.corpus_sample is not None:
         notes.append(corpus_note(c))
-    if c.train_data == "synthetic" and profile.name != "smoke":  # the smoke profile's tables carry report.SMOKE_NOTE
+    if c.train_data == "synthetic" and profile.name != "smoke":  # the smoke profile's tables carry claims.SMOKE_NOTE
         notes.append(f"synthetic data: {c.backbone.name} ({c.backbone.model}) encoders trained a few steps on the synthetic "
                      "retrieval set; the dense rows show the retrievers learning (each evaluation's learning entry: dense "
                      "MRR@100 vs the untrained encoder, Recall@100 vs a random ranking), not the paper's effect sizes.")

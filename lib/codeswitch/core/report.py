@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import reported as _reported
-from .claims import SMOKE_NOTE, Claim, inputs_note, learned, real_data
+from .claims import Claim, inputs_note, learned, real_data
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
 from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape

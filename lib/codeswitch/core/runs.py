@@ -576,8 +576,11 @@ def run_grid(
     if executor is not None and getattr(executor, "kind", "inline") != "inline":
         executor.run_pending(cache, todo, fn, desc=desc)  # the executor module imports this one, never the reverse
         return [cache.get(c) for c in configs]
-    for config in progress(todo, desc=desc, unit="run"):
-        cache.run(config, lambda c=config: fn(c))
+    from .utils import frozen_gc
+
+    with frozen_gc():  # the process's objects skip the Trainer's full collection of every run
+        for config in progress(todo, desc=desc, unit="run"):
+            cache.run(config, lambda c=config: fn(c))
     return [cache.get(c) for c in configs]
 
 

@@ -106,7 +106,7 @@ from ..common.packed_classifier import LENGTH, PACKABLE, PackRows, PadWithoutLen
 from ..common.tokens import tokenised
 from ..core.training import BestEpoch, quiet_trainer
 from ..core.training import training_arguments as core_training_arguments
-from ..core.utils import frozen_gc, quiet_transformers, set_seed, torch_threads, trainer_optim
+from ..core.utils import quiet_transformers, set_seed, torch_threads, trainer_optim
 
 LANGS: Mapping[str, str] = {"en": "English (GLUE)", "cs": "code-switched (Koglish)"}
 
@@ -240,7 +240,7 @@ def fine_tune(
     recorder = BestEpoch(metric, ["valid", *(f"test_{lang}" for lang in test_dfs)], desc=desc, verbose=spec.log_epochs, tag="glue",
                          keep_weights=keep is not None)
     with tempfile.TemporaryDirectory(prefix="glue-trainer-") as tmp, quiet_transformers(), \
-            torch_threads(cpu_threads if device == "cpu" else None), frozen_gc():
+            torch_threads(cpu_threads if device == "cpu" else None):
         trainer = build_trainer(spec, model_path, train_df, valid_df, test_dfs, device=device, output_dir=tmp, callbacks=[recorder])
         trainer.train()
     best = recorder.best()

@@ -67,9 +67,11 @@ class GridFailed(RuntimeError):
 def compute(task: Task) -> str:
     """Compute one run into its cache (holding its lock); the worker side of every executor. Returns the record path."""
     from ..core.runs import RunCache
+    from ..core.utils import frozen_gc
 
     cache = RunCache(task.cache_root)
-    cache.run(task.spec, lambda: task.fn(task.spec))
+    with frozen_gc():
+        cache.run(task.spec, lambda: task.fn(task.spec))
     return str(cache.path(task.spec))
 
 
