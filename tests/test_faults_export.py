@@ -16,7 +16,7 @@ import pytest
 
 from codeswitch.core import kept
 from codeswitch.core.profiles import load_profile
-from codeswitch.pipeline import cli
+from codeswitch.pipeline import cli, export
 from .helpers import fresh_identity
 
 SET = {"seeds": [1], "calbert.backbones": [{"name": "tiny", "model": "tiny-bert"}], "calbert.scratch.architectures": [],
@@ -37,7 +37,7 @@ def _env(tmp_path, monkeypatch):
 def _keep_all(overrides: dict, tmp_path, only=None) -> dict[str, kept.PlanRun]:
     """A stand-in kept model for every run of the plan (``only``: the first run of each of these rows); key hash -> run."""
     prof = load_profile("smoke", overrides, output_root=tmp_path / "out")
-    plan, unnamed = cli.export_plan_runs(prof, ["07"])
+    plan, unnamed = export.export_plan_runs(prof, ["07"])
     assert plan and not unnamed
     out = {}
     for r in plan:
@@ -71,7 +71,7 @@ def test_export_ships_exactly_the_kept_models_of_the_plan_of_its_set_values(tmp_
     assert len(exported) == len(set(exported)) == len(mine)  # each target once
     # the other configuration's export, into another folder: its own models (those its sail runs share with ours too)
     assert _export(tmp_path / "other", OTHER) == 0
-    plan = {r.spec.key_hash() for r in cli.export_plan_runs(load_profile("smoke", OTHER, output_root=tmp_path / "out"), ["07"])[0]}
+    plan = {r.spec.key_hash() for r in export.export_plan_runs(load_profile("smoke", OTHER, output_root=tmp_path / "out"), ["07"])[0]}
     got = set(_exported_keys(tmp_path / "other"))
     assert got <= plan and set(others) - set(mine) <= got and not (set(mine) - plan) & got
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 
 from codeswitch.pipeline import cli as pipeline
+from codeswitch.pipeline import command, export
 
 from .conftest import REPO
 from .test_pipeline import _fake_root
@@ -24,7 +25,7 @@ from .test_pipeline import _fake_root
 def test_relative_command_line_paths_are_made_absolute_from_where_the_command_was_typed(tmp_path):
     work = tmp_path / "work"
     (work / "data" / "sail").mkdir(parents=True)
-    resolve = lambda v: pipeline.absolute_paths(v, work)  # noqa: E731
+    resolve = lambda v: command.absolute_paths(v, work)  # noqa: E731
     assert resolve("./kog") == str(work / "kog")
     assert resolve("../shared/data/koglish_sample") == str(tmp_path / "shared" / "data" / "koglish_sample")
     assert resolve("data/sail") == str(work / "data" / "sail")  # an existing relative path with a /
@@ -53,7 +54,7 @@ def test_two_same_named_folders_the_check_the_kernel_and_the_provenance_take_the
         (folder / "which.txt").write_text(label)
     checked = []
     monkeypatch.setenv("CODESWITCH_HOME", str(root))
-    monkeypatch.setenv(pipeline.CWD_VAR, str(work))  # as reproduce.sh exports it before changing into the repository
+    monkeypatch.setenv(command.CWD_VAR, str(work))  # as reproduce.sh exports it before changing into the repository
     monkeypatch.setenv("CODESWITCH_OUTPUT_ROOT", str(tmp_path / "out"))
     monkeypatch.setattr(pipeline, "validate_sections", lambda profile: None)
     monkeypatch.setattr(pipeline, "missing_resources", lambda profile, numbers: checked.append(profile.koglish_source) or [])
@@ -71,10 +72,10 @@ def test_profile_yaml_relative_to_where_the_command_was_typed(tmp_path, monkeypa
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(REPO / "configs" / "smoke.yaml", work / "my.yaml")
-    monkeypatch.setenv(pipeline.CWD_VAR, str(work))
+    monkeypatch.setenv(command.CWD_VAR, str(work))
     args = pipeline.resolve_cli_paths(pipeline.parser().parse_args(["--profile", "./my.yaml", "--set", "seeds=[1]"]))
     assert args.profile == str(work / "my.yaml") and args.overrides == ["seeds=[1]"]  # other values: as typed
-    args = pipeline.resolve_cli_paths(pipeline.export_parser().parse_args(["models_rel", "--profile", "smoke"]))
+    args = pipeline.resolve_cli_paths(export.export_parser().parse_args(["models_rel", "--profile", "smoke"]))
     assert args.dir == str(work / "models_rel") and args.profile == "smoke"  # export DIR: under the cwd, not the repository
 
 
@@ -83,7 +84,7 @@ def test_reproduce_sh_passes_the_directory_it_was_typed_in(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(REPO / "configs" / "smoke.yaml", work / "my.yaml")
-    env = {**{k: v for k, v in os.environ.items() if k != pipeline.CWD_VAR}, "CODESWITCH_OUTPUT_ROOT": str(tmp_path / "out")}
+    env = {**{k: v for k, v in os.environ.items() if k != command.CWD_VAR}, "CODESWITCH_OUTPUT_ROOT": str(tmp_path / "out")}
     # --book loads the profile, then stops (nothing was run): it found ./my.yaml of the cwd, not of the repository
     r = subprocess.run([str(REPO / "reproduce.sh"), "--profile", "./my.yaml", "--book"], cwd=work, env=env,
                        capture_output=True, text=True, timeout=300)

@@ -25,7 +25,6 @@ The same :func:`run_notebook` is what the test suite calls.
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import shlex
@@ -38,6 +37,7 @@ from typing import Mapping, Sequence
 from ..core.profiles import PROFILES, load_profile, parse_overrides, project_root
 from ..core.sections import ConfigError
 from ..core.runs import atomic_write_text, prepare_output
+from .command import EXIT_CODES, resolve_cli_paths, validate_sections
 from .notebooks import (NOTEBOOKS, PARTIAL, NotebookSpec, available, executed_dir, failed_notebooks, notebooks_dir,
                         partial_copy, select, set_aside)
 
@@ -285,20 +285,6 @@ def _written(spec: NotebookSpec, figures_dir: Path, since: float) -> str:
     return f"{len(fresh)} artifact(s): " + (", ".join(sorted(fresh)) if fresh else "none")
 
 
-def validate_sections(profile) -> None:
-    """Build every section's typed config (each package's ``load``, from the one registry,
-    :func:`codeswitch.pipeline.registry.packages`), overrides applied, so a bad value stops the run before any notebook."""
-    from .registry import packages
-
-    for pkg in packages():
-        try:
-            pkg.load(profile)
-        except ConfigError:
-            raise
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"section '{pkg.SECTION}': {exc}") from None
-
-
 def missing_resources(profile, notebooks: Sequence[str] | None = None) -> list[str]:
     """What the selected notebooks need and cannot get, one line each (the preflight, :mod:`codeswitch.pipeline.preflight`).
 
@@ -340,17 +326,6 @@ def _claim_cell(entry: Mapping) -> str:
 
 
 #: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")
-EXIT_CODES = """exit codes (one convention for every command):
-  0    done: the run completed; --check / --dry-run: everything the selected notebooks need is there
-  1    done, with a problem found: --check / --dry-run found something missing (a report, not a failure to run);
-       a notebook or a run failed (the others are cached; run again to resume); export: a row without a kept model
-  2    nothing was started: a bad option, profile or --set value, an unwritable output folder, or (a real run)
-       a resource the selected notebooks need is not there -- e.g. `./reproduce.sh --profile paper` offline
-       without local copies exits 2, while `--check` and `--dry-run` of the same profile exit 1
-  130  interrupted (Ctrl-C): finished runs are cached; rerun to resume
-  143  terminated (SIGTERM: kill, a cluster's time limit or scancel): the same as Ctrl-C"""
-
-
 def parser() -> argparse.ArgumentParser:
     """``./reproduce.sh``'s options (``./reproduce.sh --help`` prints them all)."""
     parser = argparse.ArgumentParser(
@@ -563,67 +538,6 @@ def _runs_only(args, profile, executor, chosen, overrides: dict, root: Path, t_a
     return 0
 
 
-# --------------------------------------------------------------------------- one rule for relative paths
-CWD_VAR = "CODESWITCH_CWD"  # where the command was typed (reproduce.sh exports it before it changes into the repository)
-
-
-def command_cwd() -> Path:
-    """The directory the command was typed in: ``$CODESWITCH_CWD`` (set by ``reproduce.sh``), else the process's."""
-    return Path(os.environ.get(CWD_VAR) or os.getcwd())
-
-
-def _is_path(text: str, cwd: Path) -> bool:
-    """A command-line value that names a local path: ``./``, ``../``, ``~``, absolute, or a relative path with a ``/``
-    that exists from ``cwd`` (``data/sail2017``).  ``nyu-mll/glue`` (no such folder here) is a hub id, ``synthetic`` a
-    word: both are left as they are."""
-    if text.startswith(("/", "./", "../", "~")) or text in (".", ".."):
-        return True
-    return "/" in text and "://" not in text and (cwd / text).exists()
-
-
-def absolute_paths(value, cwd: Path | None = None):
-    """``value`` (an override's value: a string, or lists and mappings of them) with every relative path made
-    absolute from ``cwd`` (default :func:`command_cwd`): the one rule, that of every command-line tool.  Resolved
-    once here, so the preflight, the kernel (papermill's parameters: its cwd is ``notebooks/``) and the provenance
-    all receive the same absolute path."""
-    cwd = Path(cwd or command_cwd())
-    if isinstance(value, str):
-        if not _is_path(value, cwd):
-            return value
-        return str((cwd / os.path.expanduser(value)).resolve()) if not Path(value).is_absolute() else value
-    if isinstance(value, list):
-        return [absolute_paths(v, cwd) for v in value]
-    if isinstance(value, dict):
-        return {k: absolute_paths(v, cwd) for k, v in value.items()}
-    return value
-
-
-def _profile_path(profile: str, cwd: Path) -> str:
-    """``--profile``: a name stays a name; a YAML path is made absolute from where the command was typed."""
-    if Path(profile).suffix not in (".yaml", ".yml"):
-        return profile
-    return str((cwd / os.path.expanduser(profile)).resolve())
-
-
-def resolve_cli_paths(args, cwd: Path | None = None):
-    """``args`` with ``--profile``, every ``--set`` value, ``--prepare`` and ``export``'s DIR absolute (:func:`absolute_paths`)."""
-    import json
-
-    cwd = Path(cwd or command_cwd())
-    args.profile = _profile_path(args.profile, cwd)
-    if getattr(args, "overrides", None):
-        out = []
-        for item in args.overrides:
-            (key, value), = parse_overrides([item]).items()
-            resolved = absolute_paths(value, cwd)
-            out.append(item if resolved == value else f"{key}={json.dumps(resolved, ensure_ascii=False)}")
-        args.overrides = out
-    for name in ("prepare", "dir"):
-        if getattr(args, name, None):
-            setattr(args, name, str((cwd / os.path.expanduser(getattr(args, name))).resolve()))
-    return args
-
-
 #: what Ctrl-C prints (and nothing else), with the exit code 130 (128 + SIGINT, as a shell reports it)
 INTERRUPTED = "interrupted: rerun to resume"
 #: what SIGTERM prints, with the exit code 143 (128 + SIGTERM)
@@ -667,6 +581,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
+        from .export import export_main
+
         return export_main(argv[1:])
     args = resolve_cli_paths(parser().parse_args(argv))
     root = project_root()
@@ -780,158 +696,6 @@ def _kept_models_line(profile, notebooks=None) -> str:
 
     return render_kept(kept_estimates(profile, notebooks), disk_use(profile.runs_dir))
 
-
-def export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="reproduce.sh export",
-        description="Copy the kept models of one run's plan (its --profile and --set values; keep_models: best | all) into "
-                    "DIR/<paper>/<table>/<row>/, each verified against its manifest (every file hashed) and with its model "
-                    "card; optionally upload them to the Hugging Face hub (token: $HF_TOKEN only).  Rows the plan keeps no "
-                    "model of are listed, and the exit code is then 1.",
-        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("dir", help="where the models go (new folders only, unless --force)")
-    p.add_argument("--profile", default="smoke", help="profile name or YAML path of the run to export (default smoke)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="the --set values of the run to export (its plan, hence its models, depends on them)")
-    p.add_argument("--only", default=None, help="comma-separated notebook numbers, e.g. 03,05")
-    p.add_argument("--force", action="store_true",
-                   help="export into existing row folders: replace the files an export wrote there; no other file is deleted")
-    p.add_argument("--push-to-hub", metavar="ORG", default=None,
-                   help="upload each exported model as the repository ORG/<paper>-<table>-<row> (private; $HF_TOKEN); "
-                        "only when every row has its model")
-    p.add_argument("--dry-run", action="store_true", help="list the kept models that would be exported and the rows without "
-                                                          "one; copy nothing")
-    return p
-
-
-def export_plan_runs(profile, numbers: Sequence[str] | None = None) -> tuple[list, list[str]]:
-    """The runs of ``profile``'s plan that keep a model (each package's ``kept_plan`` and ``kept_dir``, for the packages
-    with a ``SELECTION_RULE`` serving ``numbers``), and the sections whose runs cannot be named (their data is not here:
-    the kept folders are named by the runs' keys, which hold the data's hash)."""
-    from ..core.kept import PlanRun
-    from .registry import packages
-
-    runs, unnamed = [], []
-    for pkg in packages():
-        if pkg.SELECTION_RULE is None or (numbers is not None and not set(numbers) & set(pkg.NOTEBOOKS)):
-            continue
-        setting = pkg.load(profile).keep_models
-        for planned in pkg.kept_plan(profile):
-            if not hasattr(planned.spec, "key_hash"):
-                unnamed.append(pkg.SECTION)
-                break
-            runs.append(PlanRun(pkg.SECTION, setting, planned.spec, planned.row, pkg.kept_dir(profile, planned.spec)))
-    return runs, unnamed
-
-
-def _unwritable(dest: Path) -> Path | None:
-    """The folder that stops ``dest`` from being created or written (its nearest existing parent, or itself)."""
-    p = dest
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return None if p.is_dir() and os.access(p, os.W_OK | os.X_OK) else p
-
-
-def _export_dry_run(plan, dest: Path, what: str, err) -> int | None:
-    """``export --dry-run``: where each kept model of the plan would go; an exit code on an error, else ``None``."""
-    from ..core.kept import ExportError, export_targets
-
-    try:
-        targets = export_targets(plan.models, dest)
-    except ExportError as exc:
-        err(f"reproduce.sh export: {exc}")
-        return 1
-    print(f"export (dry run): {what}; {len(targets)} kept model(s) of its plan would be copied into {dest}/"
-          + "".join(f"\n  {t.relative_to(dest)}  <- {f}" for f, t, _ in targets))
-    return None
-
-
-def _export_copy(plan, dest: Path, what: str, prof, force: bool, err, written: list) -> int | None:
-    """Copy the plan's kept models into ``dest`` (verified, new folders only unless ``force``), appending each folder
-    written to ``written``; an exit code on an error or when there is nothing to export, else ``None``."""
-    from ..core.kept import ExportError, export_models
-
-    try:
-        written += export_models(plan.models, dest, force=force, notes=lambda m: print(f"export: {m}", flush=True))
-    except ExportError as exc:
-        err(f"reproduce.sh export: {exc}")
-        return 1
-    except OSError as exc:
-        err(f"reproduce.sh export: cannot write {exc.filename or dest}: {exc.strerror or exc}")
-        return 1
-    for p in written:
-        print(f"exported {p}")
-    if not written and not plan.missing:
-        err(f"reproduce.sh export: no kept model of {what}'s plan under {prof.runs_dir} (set <section>.keep_models: "
-            "best or all in the profile and run the notebooks)")
-        return 1
-    return None
-
-
-def export_main(argv: Sequence[str]) -> int:
-    """``./reproduce.sh export``: exactly the kept models of the plan of ``--profile`` and ``--set`` (issue 41:
-    :func:`export_plan_runs`, :func:`codeswitch.core.kept.plan_export`), each verified against its manifest with every
-    file hashed (:func:`codeswitch.core.kept.export_models`); new folders only unless ``--force``; the rows without a
-    kept model listed (exit 1); every error names its path."""
-    from ..core.kept import ExportError, plan_export, push_to_hub
-
-    args = resolve_cli_paths(export_parser().parse_args(argv))
-    root = project_root()
-    err = functools.partial(print, file=sys.stderr, flush=True)
-    try:
-        prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
-        validate_sections(prof)
-    except ConfigError as exc:
-        err(f"reproduce.sh export: {exc}")
-        return 2
-    dest = Path(args.dir)
-    if args.push_to_hub and prof.offline:
-        err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: profile {prof.name} ({prof.source_file}) is offline "
-            "(offline: true), so nothing is uploaded; export without --push-to-hub, or under a profile that may use the network")
-        return 2
-    blocked = None if args.dry_run else _unwritable(dest)
-    if blocked is not None:
-        err(f"reproduce.sh export: cannot write into {dest}: {blocked} is " + ("not a folder" if blocked.exists() and not
-                                                                               blocked.is_dir() else "not writable"))
-        return 2
-    numbers = None if not args.only else [s.number for s in select(NOTEBOOKS, args.only)]
-    try:
-        runs, unnamed = export_plan_runs(prof, numbers)
-        plan = plan_export(runs)
-    except (ExportError, OSError) as exc:
-        err(f"reproduce.sh export: {exc}")
-        return 1
-    except Exception as exc:  # noqa: BLE001 - a plan that cannot be built (its data unreadable): one line naming it
-        err(f"reproduce.sh export: the plan of profile {prof.name} cannot be built: {type(exc).__name__}: {exc}")
-        return 2
-    what = f"profile {prof.name}" + (f" with {' '.join('--set ' + o for o in args.overrides)}" if args.overrides else "")
-    for section in unnamed:
-        err(f"reproduce.sh export: {section}: the runs of its plan cannot be named (its data is not here: the kept folders "
-            "are named by the runs' keys, which hold the data's hash); its models are not exported")
-    written = []
-    failed = _export_dry_run(plan, dest, what, err) if args.dry_run else _export_copy(plan, dest, what, prof, args.force, err, written)
-    if failed is not None:
-        return failed
-    if plan.missing:
-        err(f"reproduce.sh export: {len(plan.missing)} row(s) of {what}'s plan have no kept model (keep_models asks for "
-            "them; run their notebooks with the same --profile and --set to keep them):"
-            + "".join(f"\n  {row}" for row in plan.missing))
-    if unnamed or plan.missing:
-        if args.push_to_hub:
-            err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: nothing uploaded while a row lacks its model")
-        return 1
-    if args.push_to_hub and not args.dry_run:
-        try:
-            for repo in push_to_hub(written, args.push_to_hub):
-                print(f"uploaded {repo}")
-        except PermissionError as exc:
-            err(f"reproduce.sh export: {exc}")
-            return 2
-        except Exception as exc:  # noqa: BLE001 - the hub's errors (network, authorisation): one line, naming the folder
-            err(f"reproduce.sh export: --push-to-hub {args.push_to_hub}: uploading from {dest} failed: "
-                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
-            return 1
-    return 0
 
 if __name__ == "__main__":
     sys.exit(main())
