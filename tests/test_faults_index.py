@@ -23,6 +23,7 @@ import yaml
 from codeswitch.core.profiles import figures_folder, load_profile, profile_hash
 from codeswitch.core.report import save_table
 from codeswitch.pipeline import book, cli as pipeline
+from codeswitch.pipeline.notebooks import executed_dir, partial_copy
 
 from .conftest import REPO
 
@@ -66,7 +67,7 @@ def _failed_copy(folder: Path, spec) -> Path:
     cell = nbformat.v4.new_code_cell("raise ValueError('boom')", execution_count=3)
     cell.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="boom in cell three", traceback=["..."])]
     nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
-    path = pipeline.partial_copy(folder / spec.file, "failed")
+    path = partial_copy(folder / spec.file, "failed")
     nbformat.write(nb, path)
     return path
 
@@ -75,7 +76,7 @@ def test_index_lists_the_notebooks_whose_last_run_failed_with_reason_and_log(tmp
     prof = load_profile("smoke", root=REPO, output_root=tmp_path)
     _table(prof, "concse_table1")
     spec = pipeline.NOTEBOOKS[0]
-    log = _failed_copy(pipeline.executed_dir(prof), spec)
+    log = _failed_copy(executed_dir(prof), spec)
     text = pipeline.write_index("smoke", output_root=tmp_path, root=REPO).read_text()
     assert "**The last run of these notebooks did not complete**" in text
     assert f"- `{spec.stem}`: failed in cell 3: ValueError: boom in cell three (log: [{log.name}](../../runs/smoke/notebooks/{log.name}))" in text
@@ -121,7 +122,7 @@ def test_the_book_of_a_set_run_is_built_from_its_own_notebooks_into_its_own_fold
     plain = load_profile("smoke", root=REPO, output_root=tmp_path)
     over = load_profile("smoke", {"seeds": [7]}, root=REPO, output_root=tmp_path)
     for prof, text in ((plain, "the profile's run"), (over, "the override's run")):
-        _complete_copy(pipeline.executed_dir(prof), spec, text)
+        _complete_copy(executed_dir(prof), spec, text)
         _table(prof, "concse_table1")
         pipeline.write_index("smoke", output_root=tmp_path, root=REPO, overrides=dict(prof.overrides))
     (tmp_path / "runs" / "smoke" / "book").mkdir(parents=True)
@@ -136,8 +137,8 @@ def test_the_book_of_a_set_run_is_built_from_its_own_notebooks_into_its_own_fold
 def test_the_book_never_publishes_a_failed_copy_and_bans_the_page_of_a_notebook_whose_last_run_failed(tmp_path, no_sphinx):
     spec = pipeline.NOTEBOOKS[0]
     prof = load_profile("smoke", root=REPO, output_root=tmp_path)
-    _complete_copy(pipeline.executed_dir(prof), spec, "the last complete run")
-    _failed_copy(pipeline.executed_dir(prof), spec)
+    _complete_copy(executed_dir(prof), spec, "the last complete run")
+    _failed_copy(executed_dir(prof), spec)
     _table(prof, "concse_table1")
     pipeline.write_index("smoke", output_root=tmp_path, root=REPO)
     book.build("smoke", root=REPO, output_root=tmp_path)

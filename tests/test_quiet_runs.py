@@ -119,6 +119,8 @@ def test_headless_kernels_are_not_interrupted_at_shutdown(tmp_path, monkeypatch)
     # the control: jupyter_client's own manager does send it (so the check above can fail)
     from jupyter_client import AsyncKernelManager
 
-    monkeypatch.setattr(pipeline, "_kernel_manager_class", lambda connection: AsyncKernelManager)
+    from codeswitch.pipeline import execute
+
+    monkeypatch.setattr(execute, "_kernel_manager_class", lambda connection: AsyncKernelManager)
     pipeline.run_notebook(pipeline.NOTEBOOKS[0], "smoke", output_root=tmp_path / "out2", root=root)
     assert marker.exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..core.profiles import parse_overrides
 from ..core.sections import ConfigError
 
+#: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")
 EXIT_CODES = """exit codes (one convention for every command):
   0    done: the run completed; --check / --dry-run: everything the selected notebooks need is there
   1    done, with a problem found: --check / --dry-run found something missing (a report, not a failure to run);

@@ -123,7 +123,7 @@ def _check_picklable(tasks: Sequence[Task]) -> None:
 
 @contextlib.contextmanager
 def _worker_environment(threads: int | None = None):
-    """The environment the notebooks run with (``pipeline.run_notebook``), for spawned workers and jobs.
+    """The environment the notebooks run with (:func:`codeswitch.pipeline.execute.run_notebook`), for spawned workers and jobs.
 
     ``threads``: the size of every native thread pool of a worker (OpenMP, OpenBLAS, MKL), where the
     environment does not set it already: N workers each spinning up one thread per core would
