@@ -437,11 +437,14 @@ def notebook_runs_line(root: Path = DATA) -> str:
     """Which notebooks have run their paper path to the end on a GPU (``paper-gpu``: the paper's sizes, batches and
     precision, stand-in weights, few steps), from the records ``python -m benchmarks gpu-notebooks record`` filed under
     ``docs/bench/gpu/notebooks*/``: the latest ok run of each, its folder, GPU and date."""
-    def made(path: Path, rec) -> dict:
-        return record_provenance(path.relative_to(root / "gpu").as_posix(), rec, root)
+    made: dict[Path, dict] = {}  # each record's provenance, read once
 
-    latest = {nb: (path.parent.name, str(made(path, rec)["gpu"]), date)
-              for nb, (path, rec, date) in latest_ok_notebook_runs(root / "gpu", lambda p, r: made(p, r)["date"]).items()}
+    def date_of(path: Path, rec) -> str:
+        made[path] = record_provenance(path.relative_to(root / "gpu").as_posix(), rec, root)
+        return made[path]["date"]
+
+    latest = {nb: (path.parent.name, str(made[path]["gpu"]), date)
+              for nb, (path, rec, date) in latest_ok_notebook_runs(root / "gpu", date_of).items()}
     if not latest:
         return ""
     where: dict[tuple[str, str, str], list[str]] = {}

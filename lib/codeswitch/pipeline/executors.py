@@ -197,11 +197,9 @@ def execute(
     ``started`` is called once the workers are up (local) or the computing begins: from then
     on this process's environment can change without reaching them.
     """
-    from ..core.runs import RunCache
-
     unique: dict[str, Task] = {}
     for t in tasks:
-        if not RunCache(t.cache_root).get(t.spec):
+        if not t.cached():
             unique.setdefault(str(t.record), t)
     todo = list(unique.values())
     if not todo:

@@ -300,13 +300,12 @@ def pending(profile_yaml: str | Path, notebooks: Sequence[str], sets: Sequence[s
     """The planned runs of ``notebooks`` under the profile that have no record in its cache (their cache files),
     e.g. after copying back the caches a GPU computed: none may be left before the notebooks build from them here."""
     from ..core.profiles import load_profile, parse_overrides
-    from ..core.runs import RunCache
     from .executors import plan_stages, stage_tasks
 
     prof = load_profile(str(profile_yaml), parse_overrides(list(sets)))
     missing = []
     for section, stage in plan_stages(list(notebooks), prof):
-        missing += [str(t.record) for t in stage_tasks(section, stage, prof) if RunCache(t.cache_root).get(t.spec) is None]
+        missing += [str(t.record) for t in stage_tasks(section, stage, prof) if not t.cached()]
     return missing
 
 

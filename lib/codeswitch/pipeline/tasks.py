@@ -39,6 +39,12 @@ class Task:
 
         return RunCache(self.cache_root).path(self.spec)
 
+    def cached(self) -> bool:
+        """Whether the run's record is in its cache (verified, as the run cache reads every record)."""
+        from ..core.runs import RunCache
+
+        return RunCache(self.cache_root).get(self.spec) is not None
+
 
 @dataclass(frozen=True)
 class Failure:
