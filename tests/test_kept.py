@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -291,3 +292,27 @@ def test_alignment_backbone_round_trips_as_auto_model(tmp_path, backbones_dir):
     with torch.no_grad():
         np.testing.assert_allclose(loaded(**enc).last_hidden_state.numpy(), encoder.eval()(**enc).last_hidden_state.numpy(),
                                    atol=1e-6)
+
+
+def test_every_checkpoint_a_profile_names_has_its_licence():
+    """Every real checkpoint the paper and quick profiles name (a backbone's ``model``, 01's translator) and the bundled
+    MiniLM that quick-local runs has an entry in BACKBONE_LICENCES: the model cards and docs/quick.md state it."""
+    from codeswitch.core.kept import BACKBONE_LICENCES
+    from codeswitch.core.profiles import read_profile_data
+    from codeswitch.pipeline.quick_local import MINILM
+
+    def models(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("model", "hf_model") and isinstance(value, str):
+                    yield value
+                else:
+                    yield from models(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from models(value)
+
+    root = Path(__file__).resolve().parents[1]
+    named = {MINILM} | {m for name in ("paper", "quick") for m in models(read_profile_data(root / "configs" / f"{name}.yaml", root))}
+    assert len(named) >= 10 and {"facebook/mbart-large-50", "ai4bharat/indic-bert", MINILM} <= named
+    assert sorted(named - set(BACKBONE_LICENCES)) == []

@@ -235,6 +235,7 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     :func:`merge_times`); ``notes``: lines said under the header (how the runs were made).  Written atomically; a
     notebook that failed is listed with its exit code, never hidden.  ``runs``: the run's cache folder
     (``runs/<profile>``), for the learning checks of its runs (:func:`learning_lines`)."""
+    from ..core.kept import BACKBONE_LICENCES
     from ..core.profiles import project_root
 
     root = Path(root) if root else project_root()
@@ -259,7 +260,7 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
         f"- profile: `{profile_yaml}` (extends `configs/quick.yaml`: its rule, with every dataset a local copy in "
         f"`{data_dir}` and every fine-tuned encoder `{MINILM}`)",
         f"- **Every row labelled with a paper backbone (mBERT-base, BERT, ...) ran `{MINILM}`** (English MiniLM, 6 "
-        "layers, Apache-2.0): the only real pretrained encoder available offline here.  The numbers show the quick "
+        f"layers, {BACKBONE_LICENCES[MINILM]}): the only real pretrained encoder available offline here.  The numbers show the quick "
         "rule on real data with a small English encoder, not the papers' backbones.  " + steps,
         *(f"- {note}" for note in notes),
         "",
