@@ -128,7 +128,9 @@ RETRIEVAL_SIZES: dict = {
     "mrtydi_corpus_millions": {"ar": 2.1, "bn": 0.3, "fi": 1.9, "id": 1.5, "ja": 7.0, "ko": 1.5, "ru": 9.6, "th": 0.6},
     "miracl_corpus_millions": {"zh": 4.9, "fa": 2.2, "es": 10.4, "fr": 14.6, "hi": 0.5},
     # Queries per split, only for a reduced corpus (contrastivemix.corpus_sample): from memory of the Mr.TyDi v1.1
-    # paper's Table 1 and the MIRACL paper's Table 1, NOT checked here (no network); --sizes overrides them.
+    # paper's Table 1 and the MIRACL paper's Table 1; --sizes overrides them.  Checked on 2026-11-29 against stored copies
+    # of ir-datasets' cards (irds/mr-tydi_*): id dev 1,224 (its own card), and ko and bn through their totals (ko 2,019
+    # queries = train 1,295 + dev 303 + test 421; bn 2,264 = 1,713 + 440 + 111).  The others and MIRACL's: not checked.
     "mrtydi_queries": {"ar": {"dev": 3115, "test": 1081}, "bn": {"dev": 440, "test": 111}, "fi": {"dev": 1738, "test": 1254},
                        "id": {"dev": 1224, "test": 829}, "ja": {"dev": 928, "test": 720}, "ko": {"dev": 303, "test": 421},
                        "ru": {"dev": 1375, "test": 995}, "th": {"dev": 807, "test": 1190}},
