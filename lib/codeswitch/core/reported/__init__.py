@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 PAPERS = ("concse", "contrastivemix", "alignment", "calbert")
@@ -51,12 +52,18 @@ def _modules():
         yield importlib.import_module(f"{__name__}.{info.name}")
 
 
-def all_entries() -> list[Reported]:
+@lru_cache(maxsize=1)
+def _collected() -> tuple[Reported, ...]:
+    """Every module's ``ENTRIES``, read and checked once per process (they are constants)."""
     entries: list[Reported] = []
     for mod in _modules():
         entries.extend(mod.ENTRIES)
     _check_unique(entries)
-    return entries
+    return tuple(entries)
+
+
+def all_entries() -> list[Reported]:
+    return list(_collected())
 
 
 def _check_unique(entries: Iterable[Reported]) -> None:
