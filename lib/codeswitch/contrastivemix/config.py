@@ -366,6 +366,9 @@ class Bm25Run(ContrastiveMixRun):
     # Config.eval_max_queries: each split's queries a seeded sample of this many (None: every query, out of the key); every
     # evaluation reads its queries through this run (inputs.queries_of), so its key follows
     eval_max_queries: int | None = None
+    # how tune_max_queries cuts the tuning split: "random" (QuerySet.take, codeswitch.core.sampling's seed) since
+    # 2026-11-29, when a cut was random.Random(0)'s draw; None where nothing is cut (out of the key: those keys stay)
+    tune_sample: str | None = None
 
     def label(self) -> str:
         return f"BM25 {self.benchmark}-{self.language}"
@@ -427,6 +430,9 @@ class AlignSearchRun(ContrastiveMixRun):
 @dataclass(frozen=True)
 class EmbedRun(ContrastiveMixRun):
     """English and target-language validation queries (query encoder) and their first positives (passage encoder)."""
+
+    # 5: the ``points`` queries are drawn by QuerySet.take (codeswitch.core.sampling's seed), not random.Random(0)
+    RESULT_VERSION: ClassVar[int] = 5
 
     experiment: str
     model: TrainRun

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -105,16 +104,11 @@ class QuerySet:
     def __len__(self) -> int:
         return len(self.queries)
 
-    def sample(self, n: int | None, seed: int = 0) -> "QuerySet":
-        """At most ``n`` queries, drawn reproducibly (all of them when ``n`` is None)."""
-        if n is None or n >= len(self.queries):
-            return self
-        return self._keep(sorted(random.Random(seed).sample(list(self.queries), n), key=list(self.queries).index))
-
     def take(self, n: int | None) -> "QuerySet":
-        """``contrastivemix.eval_max_queries``: a seeded random sample of ``n`` queries (all of them when ``n`` is None
-        or the split has no more), drawn by :func:`codeswitch.core.sampling.sample_indices` with its one fixed seed
-        and kept in file order: the same queries for every run that reads this split."""
+        """A seeded random sample of ``n`` queries (all of them when ``n`` is None or the split has no more), drawn by
+        :func:`codeswitch.core.sampling.sample_indices` with its one fixed seed and kept in file order: the same
+        queries for every run that reads this split.  The one sampler of queries: ``contrastivemix.eval_max_queries``,
+        ``tune_max_queries`` (of those) and the UMAP figure's ``umap_points``."""
         from ..core.sampling import sample_indices
 
         if n is None or n >= len(self.queries):

@@ -141,7 +141,7 @@ def _embed(spec: EmbedRun, profile: Profile) -> dict:
                             batch_size=spec.per_device_eval_batch_size, sort_window=spec.encode_sort_window)
     arrays, counts = {}, {}
     for lang in ("en", spec.language):
-        qs = query_set(spec.benchmark, spec.data, lang, spec.split).sample(spec.points)
+        qs = query_set(spec.benchmark, spec.data, lang, spec.split).take(spec.points)
         qids = [q for q in qs.queries if qs.positives.get(q)]
         arrays[f"query_{lang}"] = enc_q([qs.queries[q] for q in qids]).astype(np.float16)
         arrays[f"passage_{lang}"] = enc_p([qs.positives[q][0] for q in qids]).astype(np.float16)

@@ -72,9 +72,9 @@ def checkpoint_dir(profile: Profile, spec: TrainRun) -> Path:
 
 def queries_of(spec: Bm25Run, split: str, *, sample: int | None = None):
     """``split``'s queries of ``spec``'s target that every evaluation reads: ``spec.eval_max_queries`` of them (a seeded
-    sample, :meth:`~.data.QuerySet.take`; None: all), then ``sample`` of those (``tune_max_queries``, drawn as
-    :meth:`~.data.QuerySet.sample` does)."""
-    return query_set(spec.benchmark, spec.queries, spec.language, split).take(spec.eval_max_queries).sample(sample)
+    sample, :meth:`~.data.QuerySet.take`; None: all), then ``sample`` of those (``tune_max_queries``, drawn the same
+    way)."""
+    return query_set(spec.benchmark, spec.queries, spec.language, split).take(spec.eval_max_queries).take(sample)
 
 
 def query_sample(spec: Bm25Run) -> dict:

@@ -119,7 +119,7 @@ def bm25_run(c: Config, target: Target) -> Bm25Run:
         report_split=report, tune_split=tune, tune_max_queries=c.tune_max_queries, k1=c.bm25_k1, b=c.bm25_b,
         depth=c.fusion_depth, metrics_depth=c.depth, analyzer=ANALYZER_VERSION,
         implementation=None if pyserini is None else c.bm25_implementation, pyserini=pyserini,
-        eval_max_queries=c.eval_max_queries,
+        eval_max_queries=c.eval_max_queries, tune_sample=None if c.tune_max_queries is None else "random",
     )
 
 
