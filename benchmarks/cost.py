@@ -1446,7 +1446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = dict(RETRIEVAL_SIZES)
     if a.sizes:
         sizes.update(json.loads(Path(a.sizes).read_text(encoding="utf-8")))
-    from codeswitch.core.profiles import parse_overrides
+    from codeswitch.core.deltas import parse_overrides
 
     print(cost_table(report, a.profile, sizes, a.lengths, parse_overrides(a.overrides), a.encode_rate))
     gpus = [int(x) for x in a.gpus.split(",") if x.strip()]

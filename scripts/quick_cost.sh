@@ -68,7 +68,7 @@ levers = [("the rule as written", {}),
           ("every model kept (`<section>.keep_models=best`)", keep)]
 # every training cap of the rule (its item 1), read from the resolved quick profile: halved, then 100 rows each (near the
 # floor: what stays is the runs' work outside their steps, their evaluations and 05's encoding)
-from codeswitch.core.profiles import read_profile_data
+from codeswitch.core.deltas import read_profile_data
 
 q = read_profile_data("configs/quick.yaml", ".")
 caps = {f"{s}.{k}": q[s][k] for s, k in (("glue", "max_train_samples"), ("concse", "max_train_rows"),

@@ -60,7 +60,8 @@ python -m codeswitch.pipeline.quick_local times "$times" "${merge[@]}" >/dev/nul
 # the figures and run-cache folders of that profile (with --set: <name>+<hash>), as the CLI names them
 figures="$(python - "$profile" ${extra[@]+"${extra[@]}"} <<'PY'
 import sys
-from codeswitch.core.profiles import load_profile, parse_overrides
+from codeswitch.core.deltas import parse_overrides
+from codeswitch.core.profiles import load_profile
 args, sets = sys.argv[2:], []
 for i, a in enumerate(args):
     if a == "--set" and i + 1 < len(args):

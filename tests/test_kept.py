@@ -298,7 +298,7 @@ def test_every_checkpoint_a_profile_names_has_its_licence():
     """Every real checkpoint the paper and quick profiles name (a backbone's ``model``, 01's translator) and the bundled
     MiniLM that quick-local runs has an entry in BACKBONE_LICENCES: the model cards and docs/quick.md state it."""
     from codeswitch.core.kept import BACKBONE_LICENCES
-    from codeswitch.core.profiles import read_profile_data
+    from codeswitch.core.deltas import read_profile_data
     from codeswitch.pipeline.quick_local import MINILM
 
     def models(node):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from codeswitch.core.profiles import STANDINS_VAR, load_profile, project_root, read_profile_data
+from codeswitch.core.deltas import STANDINS_VAR, read_profile_data
+from codeswitch.core.profiles import load_profile, project_root
 
 ROOT = project_root()
 

@@ -320,7 +320,7 @@ def _delta(tmp_path, text: str, name: str = "mine.yaml"):
 
 
 def test_a_delta_profile_is_its_base_with_its_own_keys_over_it(tmp_path):
-    from codeswitch.core.profiles import read_profile_data
+    from codeswitch.core.deltas import read_profile_data
 
     path = _delta(tmp_path, "extends: paper\nseeds: [1, 2]\nglue:\n  num_train_epochs: 1\n  tasks: [cola]\n"
                             "  backbones:\n  - {name: XLM-R-base, batch_size: 8}\n")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.core.profiles import load_profile, project_root, read_profile_data
+from codeswitch.core.deltas import read_profile_data
+from codeswitch.core.profiles import load_profile, project_root
 from codeswitch.pipeline import quick_local as Q
 
 ROOT = project_root()

@@ -44,7 +44,8 @@ def train_all(profile: Profile) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    from ..core.profiles import load_profile, parse_overrides
+    from ..core.deltas import parse_overrides
+    from ..core.profiles import load_profile
 
     parser = argparse.ArgumentParser(
         prog="python -m codeswitch.contrastivemix",

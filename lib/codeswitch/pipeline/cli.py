@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from ..core.profiles import PROFILES, load_profile, parse_overrides, project_root
+from ..core.deltas import parse_overrides
+from ..core.profiles import PROFILES, load_profile, project_root
 from ..core.sections import ConfigError
 from ..core.runs import atomic_write_text
 from .command import EXIT_CODES, resolve_cli_paths, validate_sections

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.profiles import parse_overrides
+from ..core.deltas import parse_overrides
 from ..core.sections import ConfigError
 
 #: the one exit-code convention of ./reproduce.sh (--help prints it; docs/running.md, "Exit codes")

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..core.profiles import load_profile, parse_overrides, project_root
+from ..core.deltas import parse_overrides
+from ..core.profiles import load_profile, project_root
 from ..core.sections import ConfigError
 from .command import EXIT_CODES, resolve_cli_paths, validate_sections
 from .notebooks import NOTEBOOKS, select

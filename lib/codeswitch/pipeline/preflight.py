@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 import yaml
 
 from ..core.hub import _cached_snapshot
-from ..core.profiles import read_profile_data
+from ..core.deltas import read_profile_data
 from ..core.resources import BUILTIN_REFS, Resource, Status, is_builtin, is_local, is_url, local_path, missing_files
 
 __all__ = ["Resource", "Status", "collect", "check", "render", "prepare", "BUILTIN_REFS", "kept_estimates", "render_kept"]

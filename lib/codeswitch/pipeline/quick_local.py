@@ -300,7 +300,8 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
 def pending(profile_yaml: str | Path, notebooks: Sequence[str], sets: Sequence[str] = ()) -> list[str]:
     """The planned runs of ``notebooks`` under the profile that have no record in its cache (their cache files),
     e.g. after copying back the caches a GPU computed: none may be left before the notebooks build from them here."""
-    from ..core.profiles import load_profile, parse_overrides
+    from ..core.deltas import parse_overrides
+    from ..core.profiles import load_profile
     from .executors import plan_stages, stage_tasks
 
     prof = load_profile(str(profile_yaml), parse_overrides(list(sets)))

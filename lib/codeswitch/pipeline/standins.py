@@ -461,7 +461,8 @@ def build_all(root: str | Path, sizes: str = "ci", only: Sequence[str] | None = 
 
 def default_root() -> Path:
     """Where the paper-ci profile's ``${CODESWITCH_STANDINS}`` points: the variable, else ``runs/_standins``."""
-    from ..core.profiles import project_root, standins_root
+    from ..core.deltas import standins_root
+    from ..core.profiles import project_root
 
     return standins_root(project_root())
 
