@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from codeswitch.core import kept
+from codeswitch.core import kept, publish
 from codeswitch.core.profiles import load_profile
 from codeswitch.pipeline import cli, export
 from .helpers import fresh_identity
@@ -34,7 +34,7 @@ def _env(tmp_path, monkeypatch):
     yield from fresh_identity(tmp_path, monkeypatch)
 
 
-def _keep_all(overrides: dict, tmp_path, only=None) -> dict[str, kept.PlanRun]:
+def _keep_all(overrides: dict, tmp_path, only=None) -> dict[str, publish.PlanRun]:
     """A stand-in kept model for every run of the plan (``only``: the first run of each of these rows); key hash -> run."""
     prof = load_profile("smoke", overrides, output_root=tmp_path / "out")
     plan, unnamed = export.export_plan_runs(prof, ["07"])

@@ -12,7 +12,7 @@ import torch
 
 from codeswitch import concse as C
 from codeswitch.concse import experiment as CE
-from codeswitch.core import kept
+from codeswitch.core import kept, publish
 from codeswitch.core.profiles import load_profile, overrides_hash
 
 SENTENCES = ["나는 coffee를 좋아한다", "I like 커피 very much", "the weather is 좋다 today"]
@@ -66,7 +66,7 @@ def test_concse_none_keeps_nothing_all_round_trips(tmp_path, backbones_dir, monk
 
     cfg = load_profile("smoke", CONCSE_TINY, output_root=tmp_path)
     C.run(cfg, ["table3"])
-    assert kept.kept_models(cfg.runs_dir) == []  # keep_models: none (smoke) keeps nothing
+    assert publish.kept_models(cfg.runs_dir) == []  # keep_models: none (smoke) keeps nothing
     assert not (cfg.runs_dir / "concse" / kept.MODELS).exists()
 
     out = tmp_path / "out2"
@@ -74,9 +74,9 @@ def test_concse_none_keeps_nothing_all_round_trips(tmp_path, backbones_dir, monk
     models = _capture(monkeypatch, T, "train_encoder")
     results = C.run(cfg, ["table3"])
     assert len(models) == 2
-    found = kept.kept_models(cfg.runs_dir)
+    found = publish.kept_models(cfg.runs_dir)
     assert len(found) == 2 and {m["row"]["row"] for _, m in found} == {"ConCSE-mBERT-base", "SimCSE-mBERT-base"}
-    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["03"])
+    written = publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["03"])
     assert sorted(p.relative_to(tmp_path / "export").as_posix() for p in written) == [
         "concse/table3/ConCSE-mBERT-base", "concse/table3/SimCSE-mBERT-base"]
     by_row = {s.method: s for s, _ in results}
@@ -104,8 +104,8 @@ def test_kept_model_is_rebuilt_when_its_manifest_fails_and_never_stale(tmp_path,
     # a changed weight file: not exported, rebuilt on demand (the run trained again, its record rewritten)
     weights = next(folder.glob("*.safetensors"))
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
-    with pytest.raises(kept.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
-        kept.export(cfg.runs_dir, tmp_path / "export")  # publication: refused, naming the file; nothing exported
+    with pytest.raises(publish.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
+        publish.export(cfg.runs_dir, tmp_path / "export")  # publication: refused, naming the file; nothing exported
     assert not (tmp_path / "export").exists()
     trained = _capture(monkeypatch, T, "train_encoder")
     with pytest.warns(UserWarning, match="kept model"):
@@ -124,7 +124,7 @@ def test_kept_model_is_rebuilt_when_its_manifest_fails_and_never_stale(tmp_path,
 def test_best_keeps_the_selected_seed_only(tmp_path, backbones_dir):
     cfg = load_profile("smoke", {**CONCSE_TINY, "seeds": [1, 2], "concse.keep_models": "best"}, output_root=tmp_path)
     results = C.run(cfg, ["table3"])
-    found = kept.kept_models(cfg.runs_dir)
+    found = publish.kept_models(cfg.runs_dir)
     assert len(found) == 2  # one per row of Table 3 (two methods), not one per seed
     for _, meta in found:
         row = [(s, r) for s, r in results if f"{'ConCSE' if s.method == 'concse' else 'SimCSE'}-mBERT-base" == meta["row"]["row"]]
@@ -153,11 +153,11 @@ def test_push_to_hub_uploads_each_export_and_needs_a_token(tmp_path, monkeypatch
                                                         "seed": 1, "rule": ""}, "key_hash": "abc", "git_commit": "x"}))
     (folder / "model.safetensors").write_bytes(b"w")
     hub = FakeHub(tmp_path / "hub")
-    assert kept.push_to_hub([folder], "my-org", api=hub) == ["my-org/concse-table3-ConCSE-mBERT-base"]
+    assert publish.push_to_hub([folder], "my-org", api=hub) == ["my-org/concse-table3-ConCSE-mBERT-base"]
     assert (tmp_path / "hub" / "my-org/concse-table3-ConCSE-mBERT-base" / "model.safetensors").read_bytes() == b"w"
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(PermissionError, match="HF_TOKEN"):
-        kept.push_to_hub([folder], "my-org")
+        publish.push_to_hub([folder], "my-org")
 
 
 def test_contrastivemix_pair_round_trips_and_old_key_is_refused(tmp_path, backbones_dir):
@@ -179,7 +179,7 @@ def test_contrastivemix_pair_round_trips_and_old_key_is_refused(tmp_path, backbo
     model, tokenizer = load_dual_encoder(CX.checkpoint_dir(cfg, spec))  # what the run's evaluation encodes with
     enc_q, enc_p = CX.encoders(model, tokenizer, cfg, query_max_length=spec.query_max_length,
                                passage_max_length=spec.passage_max_length, batch_size=2, sort_window=0)
-    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["05"])
+    written = publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["05"])
     assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == ["contrastivemix/table1/ContrastiveMix-ours-Ko"]
     for side, enc in (("query", enc_q), ("passage", enc_p)):
         st = SentenceTransformer(str(written[0] / side))
@@ -215,7 +215,7 @@ def test_calbert_classifier_round_trips_with_its_label_maps(tmp_path, backbones_
     assert meta["row"] == {"paper": "calbert", "table": "table7", "row": "tiny", "seed": 1, "rule": calbert.SELECTION_RULE,
                            "column": None, "part": None}
     assert "f1 (validation)" in meta["scores"]
-    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
+    written = publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
     assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == ["calbert/table7/tiny"]
     loaded = AutoModelForSequenceClassification.from_pretrained(written[0]).eval()
     assert loaded.config.id2label == dict(enumerate(LABELS)) and loaded.config.label2id == {n: i for i, n in enumerate(LABELS)}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from codeswitch.core import kept
+from codeswitch.core import kept, publish
 from codeswitch.core.profiles import load_profile
 
 SENTENCES = ["yeh movie bahut achhi thi", "I did not like the gaana at all", "kal Delhi mein barish hogi"]
@@ -50,7 +50,7 @@ def test_gluecos_task_model_round_trips_as_its_transformers_head(tmp_path, backb
     meta = kept.read_meta(folder)
     assert meta["row"]["row"] == row and meta["row"]["part"] == task and meta["row"]["table"] == spec.table
     assert meta["format"] == AE.FORMAT_OF[AUTO_CLASSES[TASKS[task].kind]]
-    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"])
+    written = publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"])
     assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == [kept.Row(**meta["row"]).folder()]
     loaded = getattr(transformers, AUTO_CLASSES[TASKS[task].kind]).from_pretrained(written[0]).eval()
     reloaded_tokenizer = transformers.AutoTokenizer.from_pretrained(written[0])
@@ -89,8 +89,8 @@ def test_gluecos_task_model_with_a_failing_manifest_is_rebuilt_never_exported(tm
     folder = AE.kept_model(spec, cfg)
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
-    with pytest.raises(kept.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
-        kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"])  # publication: refused, naming the file
+    with pytest.raises(publish.ExportError, match=r"not exported, its files do not match its manifest: model\.safetensors"):
+        publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["06"])  # publication: refused, naming the file
     assert not (tmp_path / "export").exists()
     with pytest.warns(UserWarning, match="kept model"):
         assert AE.kept_model(spec, cfg) == folder
@@ -128,7 +128,7 @@ def test_calbert_siamese_encoder_round_trips(tmp_path, backbones_dir):
     assert meta["format"] == "sentence-transformers" and meta["row"]["part"] == "siamese encoder"
     assert meta["row"]["table"] == "table6" and meta["row"]["row"] == calbert.row_label("tiny", spec.objective)
     assert "sentence_gap_after" in meta["scores"] or any(k.endswith("_after") for k in meta["scores"])
-    written = kept.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
+    written = publish.export(cfg.runs_dir, tmp_path / "export", notebooks=["07"])
     assert [p.relative_to(tmp_path / "export").as_posix() for p in written] == [kept.Row(**meta["row"]).folder()]
     st = SentenceTransformer(str(written[0]))
     np.testing.assert_allclose(st.encode(SENTENCES), trained[0].encode(SENTENCES), atol=1e-6)

@@ -464,7 +464,7 @@ def _preflight(args, root: Path) -> int:
 def _kept_models_line(profile, notebooks=None) -> str:
     """``--check``'s lines on kept models (issue 28): the disk each section's ``keep_models`` will take (estimated
     from the plan) and the disk its kept models use now (:func:`codeswitch.pipeline.preflight.render_kept`)."""
-    from ..core.kept import disk_use
+    from ..core.publish import disk_use
     from .preflight import kept_estimates, render_kept
 
     return render_kept(kept_estimates(profile, notebooks), disk_use(profile.runs_dir))

@@ -44,7 +44,7 @@ def export_plan_runs(profile, numbers: Sequence[str] | None = None) -> tuple[lis
     """The runs of ``profile``'s plan that keep a model (each package's ``kept_plan`` and ``kept_dir``, for the packages
     with a ``SELECTION_RULE`` serving ``numbers``), and the sections whose runs cannot be named (their data is not here:
     the kept folders are named by the runs' keys, which hold the data's hash)."""
-    from ..core.kept import PlanRun
+    from ..core.publish import PlanRun
     from .registry import packages
 
     runs, unnamed = [], []
@@ -70,7 +70,7 @@ def _unwritable(dest: Path) -> Path | None:
 
 def _export_dry_run(plan, dest: Path, what: str, err) -> int | None:
     """``export --dry-run``: where each kept model of the plan would go; an exit code on an error, else ``None``."""
-    from ..core.kept import ExportError, export_targets
+    from ..core.publish import ExportError, export_targets
 
     try:
         targets = export_targets(plan.models, dest)
@@ -85,7 +85,7 @@ def _export_dry_run(plan, dest: Path, what: str, err) -> int | None:
 def _export_copy(plan, dest: Path, what: str, prof, force: bool, err, written: list) -> int | None:
     """Copy the plan's kept models into ``dest`` (verified, new folders only unless ``force``), appending each folder
     written to ``written``; an exit code on an error or when there is nothing to export, else ``None``."""
-    from ..core.kept import ExportError, export_models
+    from ..core.publish import ExportError, export_models
 
     try:
         written += export_models(plan.models, dest, force=force, notes=lambda m: print(f"export: {m}", flush=True))
@@ -106,10 +106,10 @@ def _export_copy(plan, dest: Path, what: str, prof, force: bool, err, written: l
 
 def export_main(argv: Sequence[str]) -> int:
     """``./reproduce.sh export``: exactly the kept models of the plan of ``--profile`` and ``--set`` (issue 41:
-    :func:`export_plan_runs`, :func:`codeswitch.core.kept.plan_export`), each verified against its manifest with every
-    file hashed (:func:`codeswitch.core.kept.export_models`); new folders only unless ``--force``; the rows without a
+    :func:`export_plan_runs`, :func:`codeswitch.core.publish.plan_export`), each verified against its manifest with every
+    file hashed (:func:`codeswitch.core.publish.export_models`); new folders only unless ``--force``; the rows without a
     kept model listed (exit 1); every error names its path."""
-    from ..core.kept import ExportError, plan_export, push_to_hub
+    from ..core.publish import ExportError, plan_export, push_to_hub
 
     args = resolve_cli_paths(export_parser().parse_args(argv))
     root = project_root()
