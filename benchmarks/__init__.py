@@ -38,7 +38,7 @@ def write_report(out, report: dict) -> None:
     import json
     from pathlib import Path
 
-    from codeswitch.core.runs import atomic_write_text
+    from codeswitch.core.atomic import atomic_write_text
 
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(Path(out), json.dumps(report, indent=2) + "\n")

@@ -80,7 +80,7 @@ def _report(rows: list[Measurement], ctx, args, argv) -> tuple[str, dict]:
 
 
 def _write(folder, header: str, table: str, report: dict) -> Path:
-    from codeswitch.core.runs import atomic_write_json, atomic_write_text
+    from codeswitch.core.atomic import atomic_write_json, atomic_write_text
 
     out = Path(folder)
     atomic_write_json(out / "bench.json", report)
@@ -301,7 +301,7 @@ def ab(argv: Sequence[str]) -> dict:
         report = {"environment": _environment(ctx.device, ctx.peak, ctx.amp), "comparison": args.compare,
                   "command": "python -m benchmarks ab " + " ".join(argv), "results": results}
     if args.out:
-        from codeswitch.core.runs import atomic_write_json
+        from codeswitch.core.atomic import atomic_write_json
 
         atomic_write_json(Path(args.out) / f"ab_{args.compare}.json", report)
     return report

@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from codeswitch.concse.loss import NLI_TO_COLUMNS
-from codeswitch.core.runs import atomic_write_text
+from codeswitch.core.atomic import atomic_write_text
 
 LENGTHS_FILE = Path(__file__).resolve().parent / "lengths.json"
 

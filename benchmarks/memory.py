@@ -507,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = markdown(result)
     print(table, flush=True)
     if a.out:
-        from codeswitch.core.runs import atomic_write_json
+        from codeswitch.core.atomic import atomic_write_json
 
         command = "python -m benchmarks memory " + " ".join(argv)
         stamp = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}  # what and when (issue 43)

@@ -152,7 +152,7 @@ def import_run(sources: Sequence[Path], dest: Path = DATA) -> list[Path]:
     a later folder's file wins.  A ``memory.json`` already filed from an earlier run is
     removed when the new run has none, so the two never come from different runs unnoticed.
     """
-    from codeswitch.core.runs import atomic_write_json
+    from codeswitch.core.atomic import atomic_write_json
 
     def last(name: str) -> Path | None:
         found = [Path(s) / name for s in sources if (Path(s) / name).is_file()]
@@ -189,7 +189,7 @@ def add_rows(source: Path, dest: Path = DATA) -> list[Path]:
     one machine).  Each added row's ``extra.measured`` names its run's commit, date and command, and the report's
     ``added`` lists every run added so; the rows of the filed run keep its ``environment``.
     """
-    from codeswitch.core.runs import atomic_write_json
+    from codeswitch.core.atomic import atomic_write_json
 
     from .measure import Measurement, markdown_table, with_speedups
 
@@ -688,7 +688,7 @@ def render(m: Measurements, files: Mapping[Path, str] | None = None) -> dict[Pat
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from codeswitch.core.runs import atomic_write_text
+    from codeswitch.core.atomic import atomic_write_text
 
     p = argparse.ArgumentParser(prog="python -m benchmarks record", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -125,7 +125,7 @@ def test_the_layer_map_covers_every_package():
 
 def test_graph_sees_imports(graph):
     """The parser finds real edges (the checks below would pass vacuously otherwise)."""
-    assert "codeswitch.core.profiles" in graph["codeswitch.core.runs"]
+    assert "codeswitch.core.atomic" in graph["codeswitch.core.runs"] and "codeswitch.core.profiles" in graph["codeswitch.core.atomic"]
     assert "codeswitch.koglish.data" in graph["codeswitch.glue.experiment"]
     assert "codeswitch.core.encoders" in graph["codeswitch.common.fastpath.encode"]  # a function-level import
     assert len(graph) > 40

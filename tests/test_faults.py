@@ -21,7 +21,7 @@ import pytest
 from dataclasses import dataclass
 from typing import ClassVar
 
-from codeswitch.core import identity, runs
+from codeswitch.core import atomic, identity, runs
 from codeswitch.core.experiment import RunSpec
 from codeswitch.core.checkpoints import MANIFEST, CheckpointWarning, checkpoint_directory, checkpoint_ok, verify_manifest
 from codeswitch.core.hub import MissingResourceError
@@ -264,7 +264,7 @@ def test_damaged_record_is_moved_aside_and_recomputed_with_identical_csv(tmp_pat
 
 def test_pre_checksum_records_of_the_same_config_are_still_used(tmp_path):
     cache, configs, fn, calls = _grid(tmp_path)
-    runs.atomic_write_json(cache.path(configs[0]), {"schema": 1, "key": runs.config_hash(configs[0]), "config": configs[0], "result": {"score": 0.5}})
+    atomic.atomic_write_json(cache.path(configs[0]), {"schema": 1, "key": runs.config_hash(configs[0]), "config": configs[0], "result": {"score": 0.5}})
     assert cache.get(configs[0]) == {"score": 0.5}
 
 
@@ -500,21 +500,21 @@ def test_sigkill_during_an_atomic_write_leaves_a_temp_that_the_next_write_remove
     dest = tmp_path / "runs" / "0123.json"
     r = _python(f"""
         import os, signal
-        from codeswitch.core import runs
+        from codeswitch.core import atomic
         os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)  # killed between write and rename
-        runs.atomic_write_json({str(dest)!r}, {{"a": 1}})
+        atomic.atomic_write_json({str(dest)!r}, {{"a": 1}})
     """)
     assert r.returncode == -signal.SIGKILL
     assert [p.name.startswith(".0123.json.") for p in dest.parent.iterdir()] == [True]
-    runs.atomic_write_json(dest, {"a": 2})
+    atomic.atomic_write_json(dest, {"a": 2})
     assert [p.name for p in dest.parent.iterdir()] == ["0123.json"]
 
 
 def test_a_live_writers_temp_is_left_alone(tmp_path):
     dest = tmp_path / "x"
-    tmp = tmp_path / f".x.tmp-{runs._HOST}-{os.getpid()}-abc"
+    tmp = tmp_path / f".x.tmp-{atomic._HOST}-{os.getpid()}-abc"
     tmp.mkdir()
-    assert runs.remove_stale_temps(dest) == [] and tmp.exists()
+    assert atomic.remove_stale_temps(dest) == [] and tmp.exists()
 
 
 def test_unwritable_run_cache_fails_before_any_training(tmp_path):
@@ -537,7 +537,7 @@ def test_read_only_run_cache_fails_before_any_training_as_any_user(tmp_path, mon
             raise OSError(30, "Read-only file system")
         return real(*args, prefix=prefix, **kwargs)
 
-    monkeypatch.setattr(runs.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", mkstemp)
     trained = []
     with pytest.raises(PermissionError, match=r"run cache .*/exp is not writable \(Read-only file system\)"):
         run_grid(RunCache(tmp_path / "exp"), [{"seed": 1}], lambda c: trained.append(c) or {"x": 1})
@@ -588,14 +588,14 @@ def test_a_folder_that_is_not_a_model_names_the_setting(tmp_path):
 def test_a_run_start_removes_every_temp_of_killed_runs(tmp_path):
     runs_dir = tmp_path / "runs" / "smoke"
     dead = 2**22 + 12345  # above the default pid_max: no such process
-    stale = [runs_dir / "concse" / f".ab12.json.tmp-{runs._HOST}-{dead}-x.partial", tmp_path / "runs" / "_backbones" / f".tiny-bert-1.tmp-{runs._HOST}-{dead}-y"]
+    stale = [runs_dir / "concse" / f".ab12.json.tmp-{atomic._HOST}-{dead}-x.partial", tmp_path / "runs" / "_backbones" / f".tiny-bert-1.tmp-{atomic._HOST}-{dead}-y"]
     stale[0].parent.mkdir(parents=True)
     stale[0].write_text("{")
     stale[1].mkdir(parents=True)
     (stale[1] / "config.json").write_text("{}")
-    live = runs_dir / f".other.tmp-{runs._HOST}-{os.getpid()}-z"
+    live = runs_dir / f".other.tmp-{atomic._HOST}-{os.getpid()}-z"
     live.mkdir()
-    runs.prepare_output(runs_dir)
+    atomic.prepare_output(runs_dir)
     assert not any(p.exists() for p in stale) and live.exists()
 
 

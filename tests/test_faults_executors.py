@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from codeswitch.core import identity, runs
+from codeswitch.core import atomic, identity, runs
 
 from codeswitch.core.utils import cores
 from codeswitch.pipeline import executors, local_pool, submitit_jobs
@@ -294,12 +294,12 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
 
     target = tmp_path / "figures" / "t.csv"
     with monkeypatch.context() as m, pytest.raises(OSError, match=r"No space left on device \(writing .*t\.csv\)") as err:
-        m.setattr(runs.os, "fsync", full)
-        runs.atomic_write_text(target, "a,b\n")
+        m.setattr(atomic.os, "fsync", full)
+        atomic.atomic_write_text(target, "a,b\n")
     assert err.value.errno == 28 and err.value.filename == str(target)
     assert not target.exists() and not list(target.parent.glob(".*"))  # nothing half-written, no temp left
     with pytest.raises(OSError, match=r"No space left on device \(building .*ckpt\)"):  # a model saved into a folder
-        with runs.atomic_directory(tmp_path / "ckpt") as tmp:
+        with atomic.atomic_directory(tmp_path / "ckpt") as tmp:
             raise OSError(28, "No space left on device")  # as torch / safetensors raise it, naming no file
     assert not list(tmp_path.glob("*ckpt*"))
 
@@ -318,14 +318,14 @@ def test_a_failed_table_write_leaves_every_old_file_not_a_new_md_beside_an_old_c
     out = prof.figures_dir
     old = {p.name: p.read_bytes() for p in out.glob("t.*")}
     assert set(old) == {"t.md", "t.tex", "t.csv", "t.provenance.json"}
-    real = runs.os.fsync
+    real = atomic.os.fsync
 
     def full_on_csv(fd):
         if os.readlink(f"/proc/self/fd/{fd}").split("/")[-1].startswith(".t.csv.tmp-"):
             raise OSError(28, "No space left on device")
         real(fd)
 
-    monkeypatch.setattr(runs.os, "fsync", full_on_csv)
+    monkeypatch.setattr(atomic.os, "fsync", full_on_csv)
     with pytest.raises(OSError, match=r"t\.csv"):
         _table(prof, "0.9")
     assert {p.name: p.read_bytes() for p in out.glob("t.*")} == old  # the .md and .tex written before it: not moved in
@@ -335,7 +335,7 @@ def test_a_failed_table_write_leaves_every_old_file_not_a_new_md_beside_an_old_c
 _KILLED_WHILE_MOVING = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from codeswitch.core import runs
+    from codeswitch.core import atomic
 
     folder = Path(sys.argv[1])
 
@@ -343,8 +343,8 @@ _KILLED_WHILE_MOVING = textwrap.dedent("""
         os.replace(tmp / "t.md", dest / "t.md")
         os.kill(os.getpid(), signal.SIGKILL)
 
-    runs._roll_forward = moved_one_then_killed
-    with runs.atomic_files(folder, "t") as tmp:
+    atomic._roll_forward = moved_one_then_killed
+    with atomic.atomic_files(folder, "t") as tmp:
         (tmp / "t.md").write_text("new")
         (tmp / "t.csv").write_text("new")
 """)
@@ -356,7 +356,7 @@ def test_a_table_write_killed_while_moving_its_files_is_completed_by_the_next_ru
     proc = subprocess.run([sys.executable, "-c", _KILLED_WHILE_MOVING, str(tmp_path)], cwd=REPO)
     assert proc.returncode == -signal.SIGKILL
     assert (tmp_path / "t.md").read_text() == "new" and (tmp_path / "t.csv").read_text() == "old"  # the moment of the kill
-    runs.remove_all_stale_temps(tmp_path)  # what the next run's start (and write_index, and the next write of t) does
+    atomic.remove_all_stale_temps(tmp_path)  # what the next run's start (and write_index, and the next write of t) does
     assert [(tmp_path / f"t.{e}").read_text() for e in ("md", "csv")] == ["new", "new"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.md"]
 
@@ -546,5 +546,5 @@ def test_a_killed_run_leaves_its_kernel_connection_file_under_runs_where_the_nex
     notebooks = tmp_path / "runs" / "smoke" / "notebooks"
     left = [p for p in notebooks.iterdir() if p.name.startswith(".kernel.json.tmp-")]
     assert len(left) == 1 and json.loads(left[0].read_text())["transport"] == "tcp"  # the connection file: here, not in /tmp
-    runs.prepare_output(tmp_path / "runs" / "smoke")  # the next run's start
+    atomic.prepare_output(tmp_path / "runs" / "smoke")  # the next run's start
     assert not left[0].exists()

@@ -212,7 +212,7 @@ def test_each_process_has_its_own_progress_file(tmp_path):
 
 
 def test_a_killed_runs_progress_file_is_removed_by_the_next_run(tmp_path):
-    from codeswitch.core import runs
+    from codeswitch.core import atomic
 
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -223,7 +223,7 @@ def test_a_killed_runs_progress_file_is_removed_by_the_next_run(tmp_path):
     left.write_text("50%\n")
     live = pipeline.progress_path(tmp_path / "smoke", spec)
     live.write_text("10%\n")
-    runs.prepare_output(tmp_path / "smoke")
+    atomic.prepare_output(tmp_path / "smoke")
     assert not left.exists() and live.exists()
 
 

@@ -16,7 +16,7 @@ import json
 import pandas as pd
 import pytest
 
-from codeswitch.core import runs
+from codeswitch.core import atomic
 from codeswitch.core.profiles import load_profile
 from codeswitch.pipeline import cli as pipeline
 
@@ -84,18 +84,18 @@ def test_a_full_disk_while_safetensors_saves_names_the_folder(tmp_path):
     dest = tmp_path / "models" / "seed-1"
     with pytest.raises(OSError, match=r"SafetensorError: Error while serializing: IoError\(Os \{ code: 28, kind: StorageFull, "
                                       r"message: \"No space left on device\" \}\) \(building .*models/seed-1\)") as err:
-        with runs.atomic_directory(dest):
+        with atomic.atomic_directory(dest):
             raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })')
     assert err.value.errno == 28 and err.value.filename == str(dest)
     assert not dest.exists() and not list(dest.parent.iterdir())  # nothing half-written
     with pytest.raises(KeyError):  # any other error: as it is
-        with runs.atomic_directory(dest):
+        with atomic.atomic_directory(dest):
             raise KeyError("not an I/O error")
 
 
 def test_a_full_disk_while_a_figure_is_rendered_names_the_artifact(tmp_path):
     with pytest.raises(OSError, match=r"No space left on device \(writing .*figures/f\)"):
-        with runs.atomic_files(tmp_path / "figures", "f"):
+        with atomic.atomic_files(tmp_path / "figures", "f"):
             raise OSError(28, "No space left on device")  # savefig's own write, naming no file
 
 

@@ -106,7 +106,7 @@ def test_the_warnings_folder_keeps_only_the_current_runs_file(tmp_path):
     import os
     import subprocess as sp
 
-    from codeswitch.core.runs import _HOST
+    from codeswitch.core.atomic import _HOST
 
     folder = tmp_path / ".warnings"
     folder.mkdir()

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from codeswitch.core.runs import RunCache, atomic_write_text, config_hash, run_grid
+from codeswitch.core.runs import RunCache, config_hash, run_grid
+from codeswitch.core.atomic import atomic_write_text
 
 
 def test_hash_is_canonical_and_complete():
@@ -73,7 +74,7 @@ def test_atomic_write_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
 
 
 def test_atomic_directory_is_all_or_nothing(tmp_path):
-    from codeswitch.core.runs import atomic_directory
+    from codeswitch.core.atomic import atomic_directory
 
     dest = tmp_path / "model"
     with pytest.raises(RuntimeError):

@@ -56,7 +56,7 @@ from typing import Literal, Sequence
 from ..common.textio import read_text
 from ..common.muse import read_muse
 from ..core.hub import MissingResourceError, is_dataset_snapshot, offline, resolve
-from ..core.runs import atomic_write_bytes, atomic_write_text
+from ..core.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "ASSETS",

@@ -52,7 +52,7 @@ def squad_standin(n_contexts: int, *, seed: int, first: int = 0) -> dict:
 
 def write_qa_standin(folder: Path) -> None:
     """``folder/{train,dev}-v2.0.json``: the shipped QA look-alike (train and dev drawn apart: other seeds, other titles)."""
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     for split, seed, first in (("train", 0, 0), ("dev", 1, 1000)):
@@ -116,7 +116,7 @@ def sentiment_standin(sizes: dict[str, int] = SENTIMENT_SIZES, *, seed: int = 0,
 
 def write_sentiment_standin(folder: Path) -> None:
     """``folder/{train,validation,test}.txt``: the shipped sentiment look-alike (``text<TAB>label``)."""
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     for split, rows in sentiment_standin().items():

@@ -99,7 +99,7 @@ def _format(task: str, rows: list[tuple[str, str]]) -> str:
 
 def write_shipped(assets: Path) -> None:
     """Rewrite ``assets/{sail,iitp}``: each split's hand-written sentences (its first lines, kept) and then template ones."""
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     for k, task in enumerate(FILES):
         hand = {s: _read(task, assets / task / f)[: HAND_WRITTEN[s]] for s, f in FILES[task].items()}

@@ -19,7 +19,7 @@ under the project root):
 * ``offsets.npy``: the row offsets (int64, ``rows + 1``), written last.
 
 It is built in a temporary sibling folder and renamed into place when complete
-(:func:`codeswitch.core.runs.atomic_directory`): a reader sees the whole entry or none.  Readers memory-map every
+(:func:`codeswitch.core.atomic.atomic_directory`): a reader sees the whole entry or none.  Readers memory-map every
 file (``np.load(mmap_mode="r")``) and check the shapes against the offsets: a damaged entry (a truncated shard, a
 missing file) is tokenised again and replaced, never read.  Version-1 entries (``<hash>.npz``) have other hashes:
 they are never read, and deleted when this version first writes an entry into their cache.
@@ -370,7 +370,7 @@ class _EntryWriter:
         self.in_shard = 0
 
     def finish(self, names_if_empty: Sequence[str]) -> None:
-        from ..core.runs import atomic_write_bytes, atomic_write_json
+        from ..core.atomic import atomic_write_bytes, atomic_write_json
 
         if self.names is None:
             self.names = list(names_if_empty)
@@ -407,7 +407,7 @@ def _drop_version_1(cache: Path) -> None:
 def _write_entry(path: Path, chunks: Iterator[dict[str, tuple[np.ndarray, np.ndarray]]], names_if_empty: Sequence[str]
                  ) -> TokenRows:
     """Build the entry at ``path`` from ``chunks`` (atomically: a temporary folder renamed into place) and read it."""
-    from ..core.runs import atomic_directory
+    from ..core.atomic import atomic_directory
 
     damaged = path.exists()  # (an entry _read_entry refused: replaced)
     _drop_version_1(path.parent)

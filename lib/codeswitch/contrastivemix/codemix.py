@@ -134,7 +134,7 @@ def muse_path(ref: str, language: str, *, download_dir: Path, timeout: float = 3
             )
         import urllib.request
 
-        from ..core.runs import atomic_write_bytes
+        from ..core.atomic import atomic_write_bytes
 
         try:
             with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - a fixed https URL template

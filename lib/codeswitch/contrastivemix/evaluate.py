@@ -173,7 +173,7 @@ class Ranking:
     def save(self, path: Path) -> None:
         import io
 
-        from ..core.runs import atomic_write_bytes
+        from ..core.atomic import atomic_write_bytes
 
         buf = io.BytesIO()
         np.savez(buf, qids=np.array(self.qids, dtype=object).astype(str), indices=self.indices, scores=self.scores)

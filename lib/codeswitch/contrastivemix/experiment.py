@@ -133,7 +133,7 @@ def _search(spec: AlignSearchRun, profile: Profile) -> dict:
 
 def _embed(spec: EmbedRun, profile: Profile) -> dict:
     """English and target-language validation queries (query encoder) and their first positive passages (passage encoder)."""
-    from ..core.runs import atomic_write_bytes
+    from ..core.atomic import atomic_write_bytes
 
     m = spec.model
     model, tokenizer = trained_model(m, profile)

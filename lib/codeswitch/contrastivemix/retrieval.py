@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.profiles import Profile
-from ..core.runs import RunCache, glob_escape
+from ..core.runs import RunCache
+from ..core.atomic import glob_escape
 from .config import Bm25Run, EvalRun, TrainRun
 from .inputs import backbone, backbone_path, collection, queries_of, require
 from .plan import KINDS, plan, root

@@ -398,7 +398,7 @@ def vocabulary_words() -> list[str]:
 
 def write_assets() -> None:
     """Rewrite the tiny tokenizer's corpus (:func:`corpus_lines`) and the word list (:func:`vocabulary_words`)."""
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     atomic_write_text(CORPUS_FILE, "\n".join(corpus_lines()) + "\n")
     print(f"wrote {CORPUS_FILE} ({CORPUS_FILE.stat().st_size} bytes)")

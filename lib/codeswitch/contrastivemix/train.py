@@ -94,7 +94,7 @@ from .loss import contrastivemix_loss, ir_loss
 from .mixing import _Batcher, negative_index
 from ..core.progress import progress
 from ..core.checkpoints import checkpoint_directory
-from ..core.runs import atomic_write_json
+from ..core.atomic import atomic_write_json
 from ..core.utils import adamw_kind, loader_workers, quiet_transformers
 from ..core.encoders import DualEncoder, load_dual_encoder
 from ..common.fastpath import compile_for_training, cudagraph_step_begin, pack_features, prefetched, sampled_budgets, sdpa_ready, uses_sdpa

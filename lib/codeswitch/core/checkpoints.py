@@ -3,7 +3,7 @@
 Every saved model folder (CalBERT checkpoints, alignment aligners, retrieval
 checkpoints, tiny backbones, the synthetic Koglish) is built with
 :func:`checkpoint_directory`: the folder is assembled in a hidden temporary
-sibling (:func:`codeswitch.core.runs.atomic_directory`), ``MANIFEST.sha256.json``
+sibling (:func:`codeswitch.core.atomic.atomic_directory`), ``MANIFEST.sha256.json``
 is written into it last, and the whole folder is renamed into place.  Before a
 saved folder is reused, :func:`checkpoint_ok` checks the manifest against the
 files; a missing, resized or changed file (or a missing manifest) makes it
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Iterator
 
 from .identity import MANIFEST, file_sha256s
-from .runs import atomic_directory, report_warning
+from .runs import report_warning
+from .atomic import atomic_directory
 
 __all__ = ["MANIFEST", "write_manifest", "verify_manifest", "checkpoint_ok", "checkpoint_directory", "CheckpointWarning"]
 
@@ -95,7 +96,7 @@ def checkpoint_ok(folder: str | Path, *, what: str = "saved folder") -> bool:
 
 @contextmanager
 def checkpoint_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path]:
-    """:func:`~codeswitch.core.runs.atomic_directory` that writes the manifest last, just before the rename."""
+    """:func:`~codeswitch.core.atomic.atomic_directory` that writes the manifest last, just before the rename."""
     with atomic_directory(dest, replace=replace) as tmp:
         yield tmp
         write_manifest(tmp)

@@ -663,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path} is stale: run python -m codeswitch.core.fidelity", file=sys.stderr)
             return 1
         return 0
-    from .runs import atomic_write_text
+    from .atomic import atomic_write_text
 
     atomic_write_text(path, text)
     print(f"wrote {path} ({len(LEDGER)} entries)")

@@ -65,7 +65,8 @@ from pathlib import Path
 from typing import Any
 
 from .profiles import PROFILE_VERIFY_VAR, VERIFY_VAR, verify_age  # noqa: F401 - the setting is read here
-from .runs import atomic_write_json, report_warning
+from .runs import report_warning
+from .atomic import atomic_write_json
 
 __all__ = [
     "file_sha256",

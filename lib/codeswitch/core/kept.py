@@ -48,7 +48,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .checkpoints import CheckpointWarning, checkpoint_directory, checkpoint_ok
-from .runs import atomic_write_json, atomic_write_text, report_warning
+from .runs import report_warning
+from .atomic import atomic_write_json, atomic_write_text
 
 __all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keep_also", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
            "asked", "select_best", "prune_to_best", "kept_model", "model_card", "META", "CARD", "MODELS", "PAPERS",

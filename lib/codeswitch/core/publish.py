@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .kept import META, MODELS, Row, _row_key, _slug, check_setting, read_meta
-from .runs import atomic_directory
+from .atomic import atomic_directory
 
 __all__ = ["kept_models", "export", "push_to_hub", "ExportError", "PlanRun", "ExportPlan", "plan_export", "export_targets",
            "export_models", "disk_use"]

@@ -42,7 +42,7 @@ from . import reported as _reported
 from .claims import Claim, inputs_note, learned, real_data
 from .profiles import Profile
 from .provenance import lines as provenance_lines, provenance
-from .runs import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
+from .atomic import atomic_files, atomic_write_bytes, atomic_write_json, atomic_write_text, glob_escape
 
 DIGITS = 2  # decimals shown in human tables; CSVs keep 4
 

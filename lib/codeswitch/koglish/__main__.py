@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.runs import atomic_write_text
+from ..core.atomic import atomic_write_text
 from .synthetic import CORPUS, corpus_text
 
 

@@ -42,7 +42,7 @@ def csv_text(df: pd.DataFrame) -> str:
 
 def write_files(root: str | Path, en_rel: str, cs_rel: str, result: BuildResult, rows: Sequence[int] | None = None) -> None:
     """Write the English and code-switched tables of ``result`` (rows ``rows``, default all), each atomically."""
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     rows = range(result.n_kept) if rows is None else sorted(int(r) for r in rows)
     atomic_write_text(Path(root) / en_rel, csv_text(result.english.iloc[list(rows)]))

@@ -34,7 +34,8 @@ from pathlib import Path
 from ..core.profiles import as_dict
 from ..core.sections import build_dataclass
 from ..core.checkpoints import checkpoint_directory, checkpoint_ok
-from ..core.runs import atomic_write_json, config_hash
+from ..core.runs import config_hash
+from ..core.atomic import atomic_write_json
 from .construct import BuildResult, CodeSwitcher, build, build_stats
 from .layout import write_glue, write_nli, write_sts
 from .parse import BracketParser

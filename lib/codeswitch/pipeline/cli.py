@@ -36,7 +36,7 @@ from typing import Sequence
 from ..core.deltas import parse_overrides
 from ..core.profiles import PROFILES, load_profile, project_root
 from ..core.sections import ConfigError
-from ..core.runs import atomic_write_text
+from ..core.atomic import atomic_write_text
 from .command import EXIT_CODES, resolve_cli_paths, validate_sections
 from .execute import NotebookFailed, check_outputs, progress_path, run_notebook, write_index
 from .notebooks import NOTEBOOKS, NotebookSpec, available, select
@@ -386,7 +386,7 @@ def fresh_warnings_file(runs_dir: Path) -> Path:
     live process of this machine, or another machine's file younger than a day)."""
     import re
 
-    from ..core.runs import _HOST, _STALE_OTHER_HOST_S, _pid_alive
+    from ..core.atomic import _HOST, _STALE_OTHER_HOST_S, _pid_alive
 
     folder = Path(runs_dir) / ".warnings"
     current = atomic_write_text(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{_HOST}-{os.getpid()}.jsonl", "")

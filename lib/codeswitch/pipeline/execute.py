@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..core.profiles import load_profile, project_root
-from ..core.runs import atomic_write_text, prepare_output
+from ..core.atomic import atomic_write_text, prepare_output
 from .notebooks import NOTEBOOKS, PARTIAL, NotebookSpec, available, executed_dir, failed_notebooks, notebooks_dir, partial_copy, set_aside
 
 
@@ -60,7 +60,7 @@ def run_notebook(
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
-    from ..core.runs import _temp_prefix
+    from ..core.atomic import _temp_prefix
 
     # the kernel's connection file (else /tmp/tmp*.json, left behind when this process is killed): a temp named
     # after this process, which the next run's prepare_output removes once this process is gone
@@ -102,8 +102,8 @@ def run_notebook(
 def progress_path(folder: Path, spec: NotebookSpec) -> Path:
     """This process's progress file for ``spec`` in ``folder``: named after the host and the process, so two runs of one
     notebook at once never share one (each console would print both runs' bars); a killed run's is a temp the next
-    run's :func:`codeswitch.core.runs.prepare_output` removes."""
-    from ..core.runs import _temp_prefix
+    run's :func:`codeswitch.core.atomic.prepare_output` removes."""
+    from ..core.atomic import _temp_prefix
 
     return Path(folder) / f"{_temp_prefix(Path(folder) / f'{spec.stem}.progress.log')}log"
 
@@ -143,7 +143,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     """
     from ..core.provenance import lines as provenance_lines, provenance
     from ..core.report import md_escape, read_index
-    from ..core.runs import read_reported_warnings, remove_all_stale_temps, summarize_warnings
+    from ..core.runs import read_reported_warnings, summarize_warnings
+    from ..core.atomic import remove_all_stale_temps
 
     root = root or project_root()
     prof = load_profile(profile, overrides, root=root, output_root=output_root)
@@ -233,7 +234,7 @@ def check_outputs(profile) -> None:
     """Every folder a run writes, checked writable before any work (``PermissionError`` naming the folder): the run
     cache (with its kept models), the executed notebooks' folder, and the tables' and figures' folder (a read-only
     ``figures/`` was found only after all training, in the cell that saved the first table)."""
-    from ..core.runs import ensure_writable
+    from ..core.atomic import ensure_writable
 
     prepare_output(profile.runs_dir)
     ensure_writable(executed_dir(profile), what="the executed notebooks' folder")

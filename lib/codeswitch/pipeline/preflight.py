@@ -175,7 +175,7 @@ def _without_only(command: str) -> str:
 
 # --------------------------------------------------------------------------- preparing (network)
 def _download_url(url: str, dest: Path) -> Path:
-    from ..core.runs import atomic_write_bytes
+    from ..core.atomic import atomic_write_bytes
 
     if dest.is_file():
         return dest
@@ -244,7 +244,7 @@ def prepare(
             _set(data, r.key, str(dest / (r.value if r.value is not None else (r.local_name or target.name))))
     data["offline"] = True
     data["description"] = f"{data.get('description', '')} (prepared in {dest}: every reference local)".strip()
-    from ..core.runs import atomic_write_text
+    from ..core.atomic import atomic_write_text
 
     out = atomic_write_text(dest / "profile.yaml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     for r in unresolved:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.models import corpus_files
-from ..core.runs import atomic_directory
+from ..core.atomic import atomic_directory
 
 __all__ = ["STANDINS", "FOR_HUB_ID", "PAPER_SIZES", "SIZES", "build_standin", "build_all"]
 

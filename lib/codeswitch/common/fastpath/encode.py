@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...core.progress import progress
-from ...core.runs import atomic_write_json
+from ...core.atomic import atomic_write_json
 from .prefetch import prefetched
 from .sdpa import sdpa_ready, uses_sdpa
 
