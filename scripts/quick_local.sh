@@ -13,6 +13,9 @@
 #   3. writes the record (default docs/quick.md): every table with its claim verdicts, each notebook's wall time, the
 #      commit and the machine.  Runs of some notebooks each (--only) into the same --out add up: DIR/times.tsv keeps
 #      the times of earlier runs (a notebook run again: its last time), so the record covers every notebook run.
+#      A notebook that the record already at FILE holds and that no run into this --out has timed is carried from
+#      it, its row marked "carried" and each of its sections under a line naming the record (date, commit) that wrote
+#      it: a record of some notebooks never drops the others' (codeswitch.pipeline.quick_local.earlier_record).
 # --packing keeps quick's packed training steps (a GPU's fast path; the default trains padded, faster on a CPU).
 # --times FILE: the runs were computed elsewhere (scripts/quick_gpu.sh: a GPU, with --runs-only) and their caches copied
 # into --out: the notebooks build here from them and the record takes the times in FILE, not this machine's.

