@@ -13,7 +13,8 @@ import pytest
 
 from codeswitch.core import claims
 from codeswitch.core.profiles import load_profile
-from codeswitch.core.report import comparison, md_escape, save_table
+from codeswitch.core.render import md_escape
+from codeswitch.core.report import comparison, save_table
 
 from .conftest import REPO
 

@@ -17,7 +17,8 @@ from markdown_it import MarkdownIt
 from codeswitch.core import claims
 
 from codeswitch.pipeline import cli as pipeline
-from codeswitch.core.report import MAX_WIDTH_PX, Cell, _width_px, display_frame, md_escape, save_table, tex_escape, to_markdown
+from codeswitch.core.render import MAX_WIDTH_PX, Cell, _width_px, display_frame, tex_escape, to_markdown
+from codeswitch.core.report import save_table
 from codeswitch.core.profiles import load_profile
 
 from .conftest import REPO

@@ -21,7 +21,8 @@ from ..core.experiment import Results
 from ..core.learning import of_results
 from ..core.profiles import Profile
 from ..core.provenance import records_inputs
-from ..core.report import Cell as TableCell, comparison, save_table, spread_note, summarise
+from ..core.render import Cell as TableCell
+from ..core.report import comparison, save_table, spread_note, summarise
 from .config import Config, load
 from .experiment import run_scores
 from .plan import ABLATIONS, AVG, LOSS_VARIANTS, METHOD_LABELS, STSB, TASK_LABELS, setting_label

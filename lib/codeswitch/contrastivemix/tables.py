@@ -163,7 +163,7 @@ def _mark_stars(wide: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
     """``*`` after our mean where p < 0.05 against mDPR, and after the paper's value where the paper stars it."""
     from dataclasses import replace
 
-    from ..core.report import Cell
+    from ..core.render import Cell
     from ..core.reported.contrastivemix import STAR
 
     wide = wide.copy()

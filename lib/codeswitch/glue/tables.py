@@ -19,7 +19,8 @@ from ..core.experiment import Results
 from ..core.learning import not_learned, of_results
 from ..core.profiles import Profile, result_overrides
 from ..core.provenance import records_inputs
-from ..core.report import bold, comparison, save_table, spread_note, summarise
+from ..core.render import bold
+from ..core.report import comparison, save_table, spread_note, summarise
 from ..koglish.synthetic_constructions import CONSTRUCTIONS
 from .plan import TABLE, row_label
 from .train import SCENARIOS, TASKS, scenario_of

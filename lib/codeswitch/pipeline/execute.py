@@ -142,7 +142,8 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
     warnings this run reported (:func:`codeswitch.core.runs.report_warning`), listed under the table.
     """
     from ..core.provenance import lines as provenance_lines, provenance
-    from ..core.report import md_escape, read_index
+    from ..core.render import md_escape
+    from ..core.report import read_index
     from ..core.runs import read_reported_warnings, summarize_warnings
     from ..core.atomic import remove_all_stale_temps
 
@@ -208,7 +209,7 @@ def write_index(profile: str, *, output_root: Path | None = None, root: Path | N
 
 def _inputs_cell(entry: Mapping) -> str:
     """INDEX.md's inputs column: the input identities recorded with the artifact."""
-    from ..core.report import md_escape
+    from ..core.render import md_escape
 
     inputs = (entry.get("provenance") or {}).get("inputs")
     if inputs is None:
@@ -220,7 +221,7 @@ def _claim_cell(entry: Mapping) -> str:
     """INDEX.md's claim column: verdict mark and the claim (tables; figures show the claim of their table); under the
     smoke profile worded from the artifact's recorded inputs (synthetic or real data), as its table note is."""
     from ..core.claims import Claim, real_data
-    from ..core.report import md_escape
+    from ..core.render import md_escape
 
     c = entry.get("claim")
     if not c:
