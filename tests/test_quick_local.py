@@ -60,11 +60,13 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
     # 06: the IITB sample has no train split (a held-out part validates), GLUECoS is SAIL 2017 alone (SAMPLE_LIMITS)
     assert resolved["alignment"]["parallel_holdout"] == Q.PARALLEL_HOLDOUT and resolved["alignment"]["gluecos_tasks"] == ["sentiment"]
     assert resolved["alignment"]["gluecos_dir"] == str(data_dir) and resolved["alignment"]["task_subdirs"]["sentiment"] == "sail2017"
+    # awesome-align's layer 8 of mBERT's 12 at the same depth of MiniLM's 6 (quick keeps 8)
+    assert resolved["alignment"]["align_layer"] == Q.MINILM_ALIGN_LAYER == 4 and quick["alignment"]["align_layer"] == 8
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
         for key, value in quick[section].items():
             if key not in ("backbones", "parallel_source", "lexicon_source", "gluecos_dir", "task_subdirs", "pretrain", "sail", "iitp",
-                           "packing", "gluecos_packing"):
+                           "packing", "gluecos_packing", "align_layer"):
                 assert resolved[section][key] == value, (section, key)
     assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
 
@@ -301,6 +303,21 @@ def test_the_06_delta_plans_table_3_1_on_the_iitb_sample_and_sail(tmp_path):
     assert (len(train), len(valid)) == (850 - Q.PARALLEL_HOLDOUT, Q.PARALLEL_HOLDOUT) and train.alignments and valid.alignments
     assert not set(train.pairs) & set(valid.pairs)
     assert all(st.present for st in check(profile, ["06"]))  # the preflight asks for SAIL alone of GLUECoS
+    # the word-level alignment layer exists in MiniLM: the extraction that 06's check runs works on two real pairs
+    # (at layer 8, quick's for mBERT, it stops: "align layer 8 does not exist", the first quick-local run's failure)
+    from transformers import AutoModel, AutoTokenizer
+
+    from codeswitch.alignment.evaluate import extract_alignments
+    from codeswitch.core.models import resolve_model
+
+    c = A.load(profile)
+    path = resolve_model(Q.MINILM, profile)
+    enc, tok = AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    links = extract_alignments(enc, tok, valid.pairs[:2], layer=c.align_layer, softmax_threshold=c.softmax_threshold, prob_threshold=None,
+                               max_length=c.max_length)
+    assert len(links) == 2 and any(links)
+    with pytest.raises(ValueError, match="align layer 8 does not exist"):
+        extract_alignments(enc, tok, valid.pairs[:2], layer=8, softmax_threshold=c.softmax_threshold, prob_threshold=None, max_length=c.max_length)
 
 
 # --------------------------------------------------------------------------- item 7: notebook 03 on the real samples

