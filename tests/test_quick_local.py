@@ -259,6 +259,9 @@ def test_the_record_says_how_many_runs_learned(tmp_path):
     assert "**glue** (02): 1 of 2 runs cleared their margin; 1 of 2 gained nothing over their baseline." in text
     assert "a.json: DID NOT LEARN: accuracy x100, cola test (cs) 74.2 vs majority class 74.2" in text
     assert "b.json: learned" in text and "calbert" not in text.split("## Did the runs learn?")[1]
+    # a record no planned run has (a run a later fix superseded) does not count
+    only_a = "\n".join(Q.learning_lines(runs, ["02"], planned={"glue/a.json"}))
+    assert "**glue** (02): 0 of 1 runs cleared their margin" in only_a and "b.json" not in only_a
     assert "## Did the runs learn?" not in Q.write_record(figures, times, tmp_path / "q2.md", data_dir="d",
                                                          profile_yaml="p", root=ROOT).read_text()
 

@@ -206,10 +206,26 @@ def write_times(out: str | Path, paths: Sequence[str | Path]) -> Path:
     return out
 
 
-def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
+def planned_records(profile_yaml: str | Path, notebooks: Sequence[str]) -> set[str] | None:
+    """The records (``<section>/<key>.json``, relative to the run cache) of the runs ``notebooks`` plan under the
+    profile at ``profile_yaml``; None when it cannot be loaded.  A record in the cache that no planned run has (a run
+    a later fix superseded) is not this record's."""
+    from ..core.profiles import load_profile
+    from .executors import plan_stages, stage_tasks
+
+    try:
+        prof = load_profile(str(profile_yaml))
+    except Exception:  # noqa: BLE001 - a record of a profile that no longer loads counts every record
+        return None
+    return {str(task.record.relative_to(prof.runs_dir)) for section, stage in plan_stages(list(notebooks), prof)
+            for task in stage_tasks(section, stage, prof)}
+
+
+def learning_lines(runs: Path, notebooks: Sequence[str], planned: set[str] | None = None) -> list[str]:
     """The record's "did the runs learn?" section: per run-cache folder of ``notebooks``, how many of its runs passed
     their learning check (:mod:`codeswitch.core.learning`: a score beside the baseline it must beat) and each run's
-    line.  A claim verdict over runs that did not learn says nothing about the paper: the record shows both."""
+    line.  A claim verdict over runs that did not learn says nothing about the paper: the record shows both.
+    ``planned`` (:func:`planned_records`): only these records count (None: every record of the folder)."""
     from ..core.learning import learning_records, summary
     from .registry import experiments
 
@@ -226,6 +242,8 @@ def learning_lines(runs: Path, notebooks: Sequence[str]) -> list[str]:
              "(`codeswitch.core.claims.learned`).", ""]
     for folder in dict.fromkeys(folders[nb] for nb in notebooks if nb in folders):
         entries = list(learning_records(runs / folder)) if (runs / folder).is_dir() else []
+        if planned is not None:  # a record no planned run has (superseded by a later fix) is left out
+            entries = [(p, e) for p, e in entries if str(p.relative_to(runs)).split('#')[0] in planned]
         cleared = sum(1 for _, e in entries if e.passed)
         no_gain = sum(1 for _, e in entries if not e.beat_baseline)
         lines += [f"**{folder}** ({', '.join(nb for nb in notebooks if folders.get(nb) == folder)}): "
@@ -350,7 +368,8 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
                      if p.stem in artifacts.get(nb, ())] for nb, _, _ in timed} | earlier.get("tables", {})
     for nb in sorted(sections):
         lines += sections[nb]
-    learned = learning_lines(Path(runs), [nb for nb, _, _ in timed]) if runs is not None else []
+    learned = (learning_lines(Path(runs), [nb for nb, _, _ in timed], planned_records(profile_yaml, [nb for nb, _, _ in timed]))
+               if runs is not None else [])
     if earlier.get("learning"):
         learned = (learned or learning_lines(Path(os.devnull), [])) + [block.strip() + "\n" for block in earlier["learning"].values()]
     lines += learned
