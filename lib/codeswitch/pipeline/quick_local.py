@@ -206,19 +206,49 @@ def write_times(out: str | Path, paths: Sequence[str | Path]) -> Path:
     return out
 
 
+def _planned_tasks(profile_yaml: str | Path, notebooks: Sequence[str], sets: Sequence[str] = ()):
+    """``(profile, tasks)``: the profile at ``profile_yaml`` (with ``--set`` values ``sets``) and the runs ``notebooks``
+    plan under it, as the executors plan them."""
+    from ..core.deltas import parse_overrides
+    from ..core.profiles import load_profile
+    from .executors import plan_stages, stage_tasks
+
+    prof = load_profile(str(profile_yaml), parse_overrides(list(sets)))
+    return prof, [t for section, stage in plan_stages(list(notebooks), prof) for t in stage_tasks(section, stage, prof)]
+
+
 def planned_records(profile_yaml: str | Path, notebooks: Sequence[str]) -> set[str] | None:
     """The records (``<section>/<key>.json``, relative to the run cache) of the runs ``notebooks`` plan under the
     profile at ``profile_yaml``; None when it cannot be loaded.  A record in the cache that no planned run has (a run
     a later fix superseded) is not this record's."""
-    from ..core.profiles import load_profile
-    from .executors import plan_stages, stage_tasks
-
     try:
-        prof = load_profile(str(profile_yaml))
+        prof, tasks = _planned_tasks(profile_yaml, notebooks)
     except Exception:  # noqa: BLE001 - a record of a profile that no longer loads counts every record
         return None
-    return {str(task.record.relative_to(prof.runs_dir)) for section, stage in plan_stages(list(notebooks), prof)
-            for task in stage_tasks(section, stage, prof)}
+    return {str(task.record.relative_to(prof.runs_dir)) for task in tasks}
+
+
+def _folders() -> dict[str, str]:
+    """Each notebook's run-cache folder, ``runs/<profile>/<section>/``: the section of the package that serves it."""
+    from .registry import experiments
+
+    return {nb: section for section, served in experiments().items() for nb in served}
+
+
+def _artifacts() -> dict[str, tuple[str, ...]]:
+    """Each notebook's artifacts (its tables and figures), by number, from the registry."""
+    return {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
+
+
+#: the head of the record's "did the runs learn?" section
+LEARNING_HEAD = ["## Did the runs learn?", "",
+                 "Each training run records its score beside a baseline and the margin it must beat it by "
+                 "(`codeswitch.core.learning`; the margins were set for the smoke profile's tiny models, which start from "
+                 "nothing: the majority class by 10 points, chance by 20, the untrained encoder by 5).  A run under its margin "
+                 "that still gains over its baseline learned less than the margin asks (a pretrained encoder starts high); a "
+                 "run with no gain did not learn, and a verdict over such runs says nothing about the paper's claim, either "
+                 "way: the claims of its tables above read \"not checked: k of n runs did not learn\" "
+                 "(`codeswitch.core.claims.learned`).", ""]
 
 
 def learning_lines(runs: Path, notebooks: Sequence[str], planned: set[str] | None = None) -> list[str]:
@@ -227,19 +257,9 @@ def learning_lines(runs: Path, notebooks: Sequence[str], planned: set[str] | Non
     line.  A claim verdict over runs that did not learn says nothing about the paper: the record shows both.
     ``planned`` (:func:`planned_records`): only these records count (None: every record of the folder)."""
     from ..core.learning import learning_records, summary
-    from .registry import experiments
 
-    # each notebook's run-cache folder, runs/<profile>/<section>/: the section of the package that serves it
-    folders = {nb: section for section, served in experiments().items() for nb in served}
-
-    lines = ["## Did the runs learn?", "",
-             "Each training run records its score beside a baseline and the margin it must beat it by "
-             "(`codeswitch.core.learning`; the margins were set for the smoke profile's tiny models, which start from "
-             "nothing: the majority class by 10 points, chance by 20, the untrained encoder by 5).  A run under its margin "
-             "that still gains over its baseline learned less than the margin asks (a pretrained encoder starts high); a "
-             "run with no gain did not learn, and a verdict over such runs says nothing about the paper's claim, either "
-             "way: the claims of its tables above read \"not checked: k of n runs did not learn\" "
-             "(`codeswitch.core.claims.learned`).", ""]
+    folders = _folders()
+    lines = list(LEARNING_HEAD)
     for folder in dict.fromkeys(folders[nb] for nb in notebooks if nb in folders):
         entries = list(learning_records(runs / folder)) if (runs / folder).is_dir() else []
         if planned is not None:  # a record no planned run has (superseded by a later fix) is left out
@@ -256,6 +276,7 @@ def learning_lines(runs: Path, notebooks: Sequence[str], planned: set[str] | Non
 
 #: the line over a section of a record that an earlier record wrote (:func:`earlier_record`)
 CARRIED = "_From the record of {date} at commit `{commit}`: this notebook was not run again into this record's runs._"
+_CARRIED_START = CARRIED.split("{", 1)[0]
 
 
 def _sections(text: str, level: str) -> dict[str, str]:
@@ -269,8 +290,6 @@ def earlier_record(path: Path, notebooks: Sequence[str]) -> dict:
     leave out: ``{"commit", "date", "rows": {nb: wall-time row}, "tables": {nb: [section, ...]}, "learning": {folder:
     block}}``, each section carrying the :data:`CARRIED` line of the record that first wrote it.  Empty when there is
     no earlier record or it timed nothing else."""
-    from .registry import experiments
-
     if not path.is_file():
         return {}
     text = path.read_text(encoding="utf-8")
@@ -282,24 +301,24 @@ def earlier_record(path: Path, notebooks: Sequence[str]) -> dict:
     carried = [nb for nb in rows if nb not in notebooks]
     if not carried:
         return {}
-    artifacts = {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
     tables = _sections(top.get("Tables and claim verdicts", ""), "### ")
-    folders = {nb: section for section, served in experiments().items() for nb in served}
+    folders = _folders()
     busy = {folders.get(nb) for nb in notebooks}
+
+    def mark(body: str) -> str:  # a section carried twice keeps the line of the record that wrote it
+        body = body.strip()
+        return body if body.startswith(_CARRIED_START) else label + "\n\n" + body
+
     learning = {}
     for block in re.split(r"(?m)^(?=\*\*\w+\*\* \()", top.get("Did the runs learn?", "")):
         m = re.match(r"\*\*(\w+)\*\* \(([\d, ]+)\)", block)
         if m and m.group(1) not in busy and set(m.group(2).replace(" ", "").split(",")) & set(carried):
-            learning[m.group(1)] = block if block.startswith("_From the record") else label + "\n\n" + block
-    def mark(body: str) -> str:
-        body = body.strip()
-        return body if body.startswith("_From the record") else label + "\n\n" + body
+            learning[m.group(1)] = mark(block) + "\n"
     return {"commit": commit.group(1) if commit else "unknown", "date": date.group(1) if date else "unknown",
             "rows": {nb: re.sub(r"^\| (\d\d) \|", r"| \1 (carried) |", rows[nb]) for nb in carried},
-            "tables": {nb: [f"### {name}\n\n{mark(tables[name])}\n" for name in artifacts.get(nb, ()) if name in tables]
+            "tables": {nb: [f"### {name}\n\n{mark(tables[name])}\n" for name in _artifacts().get(nb, ()) if name in tables]
                        for nb in carried},
             "learning": learning}
-
 
 
 def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], out: str | Path, *, data_dir: str,
@@ -319,7 +338,8 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     root = Path(root) if root else project_root()
     figures, out = Path(figures), Path(out)
     timed = merge_times([times] if isinstance(times, (str, Path)) else times)
-    earlier = earlier_record(Path(out), [nb for nb, _, _ in timed]) if carry else {}
+    numbers = [nb for nb, _, _ in timed]
+    earlier = earlier_record(Path(out), numbers) if carry else {}
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
     dirty = " (with uncommitted changes)" if _git(root, "status", "--porcelain", "--untracked-files=no") else ""
     try:  # the delta says whether the steps were packed (--packing keeps quick's setting) or padded
@@ -358,20 +378,18 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
     lines += ["", f"Total: {sum(s for _, s, _ in timed) / 60:.1f} min{apart}." if timed else
               "No notebook finished: none was timed (the notes above say why).", ""]
     # each timed notebook's tables, in the registry's order (its artifacts: a table has its .md note beside it)
-    artifacts = {spec.number: spec.artifacts for spec in NOTEBOOK_SPECS}
-    tables = [figures / f"{name}.md" for nb, _, _ in timed for name in artifacts.get(nb, ())
-              if (figures / f"{name}.md").is_file()]
+    artifacts = _artifacts()
+    tables = [figures / f"{name}.md" for nb in numbers for name in artifacts.get(nb, ()) if (figures / f"{name}.md").is_file()]
     lines += ["## Tables and claim verdicts", ""]
     if not tables and not earlier:
         lines += [f"No table was written under `{figures}`.", ""]
     sections = {nb: [f"### {p.stem}\n\n{p.read_text(encoding='utf-8').strip()}\n" for p in dict.fromkeys(tables)
-                     if p.stem in artifacts.get(nb, ())] for nb, _, _ in timed} | earlier.get("tables", {})
+                     if p.stem in artifacts.get(nb, ())] for nb in numbers} | earlier.get("tables", {})
     for nb in sorted(sections):
         lines += sections[nb]
-    learned = (learning_lines(Path(runs), [nb for nb, _, _ in timed], planned_records(profile_yaml, [nb for nb, _, _ in timed]))
-               if runs is not None else [])
+    learned = learning_lines(Path(runs), numbers, planned_records(profile_yaml, numbers)) if runs is not None else []
     if earlier.get("learning"):
-        learned = (learned or learning_lines(Path(os.devnull), [])) + [block.strip() + "\n" for block in earlier["learning"].values()]
+        learned = (learned or list(LEARNING_HEAD)) + list(earlier["learning"].values())
     lines += learned
     index = figures / "INDEX.md"
     if index.is_file():
@@ -388,15 +406,7 @@ def write_record(figures: str | Path, times: str | Path | Sequence[str | Path], 
 def pending(profile_yaml: str | Path, notebooks: Sequence[str], sets: Sequence[str] = ()) -> list[str]:
     """The planned runs of ``notebooks`` under the profile that have no record in its cache (their cache files),
     e.g. after copying back the caches a GPU computed: none may be left before the notebooks build from them here."""
-    from ..core.deltas import parse_overrides
-    from ..core.profiles import load_profile
-    from .executors import plan_stages, stage_tasks
-
-    prof = load_profile(str(profile_yaml), parse_overrides(list(sets)))
-    missing = []
-    for section, stage in plan_stages(list(notebooks), prof):
-        missing += [str(t.record) for t in stage_tasks(section, stage, prof) if not t.cached()]
-    return missing
+    return [str(t.record) for t in _planned_tasks(profile_yaml, notebooks, sets)[1] if not t.cached()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
