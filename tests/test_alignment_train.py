@@ -203,6 +203,29 @@ def test_alignment_grids_run_with_the_profile_cpu_threads(tmp_path, monkeypatch)
     assert seen == [("alignment", 1), ("GLUECoS fine-tuning", 1), ("Figure 3.1", 1)]
 
 
+def test_an_align_layer_the_backbone_lacks_stops_the_run_before_anything_trains(tmp_path, monkeypatch):
+    """alignment.align_layer is checked against each backbone's depth when alignment.run starts: a layer the backbone
+    lacks is a ConfigError naming the key and the depth, and no stage runs (before, the extraction check found it
+    after the whole grid)."""
+    from codeswitch import alignment as A
+    from codeswitch.core import experiment as CE
+    from codeswitch.core.deltas import parse_overrides
+    from codeswitch.core.profiles import load_profile
+    from codeswitch.core.sections import ConfigError
+
+    seen = []
+    monkeypatch.setattr(CE, "run_specs", lambda specs, fn, profile, cache_dir, desc: seen.append(desc)
+                        or CE.Results(tuple(specs), tuple({} for _ in specs)))
+    for layer in (0, 2):  # tiny-bert-mlm's 2 layers: hidden states 0..2
+        A.run(load_profile("smoke", overrides=parse_overrides([f"alignment.align_layer={layer}"]), output_root=tmp_path))
+    assert seen == ["alignment", "GLUECoS fine-tuning", "Figure 3.1"] * 2
+    seen.clear()
+    with pytest.raises(ConfigError, match=r"alignment\.align_layer = 3 .*tiny-bert-mlm.*2 layers, hidden states 0\.\.2") as e:
+        A.run(load_profile("smoke", overrides=parse_overrides(["alignment.align_layer=3"]), output_root=tmp_path))
+    assert e.value.path == ("alignment", "align_layer") and "smoke.yaml" in str(e.value)
+    assert seen == []
+
+
 def test_run_one_aligns_saves_and_a_later_stage_realigns_missing_weights(tiny, tmp_path, monkeypatch):
     """run_one on an AlignRun writes its weights under its key; a FinetuneRun whose weights are gone aligns first."""
     import dataclasses

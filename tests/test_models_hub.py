@@ -25,6 +25,18 @@ def test_tiny_backbone_loads_like_a_hub_model(name, backbones_dir):
     logits = model(**enc).logits
     assert logits.shape == (2, 3) and torch.isfinite(logits).all()
     assert (backbones_dir / path.split("/")[-1] / "model.safetensors").is_file()
+    # the depth read from the recipe, without building (alignment's align_layer check), is the built model's
+    built = model.config.num_hidden_layers if hasattr(model.config, "num_hidden_layers") else model.config.encoder_layers
+    assert M.backbone_depth(name) == built == 2
+
+
+def test_backbone_depth_of_a_slice_and_of_a_real_model(backbones_dir):
+    """A slice of the bundled MiniLM keeps its recipe's layers; the bundled model itself is read from its config.json."""
+    from transformers import AutoConfig
+
+    assert M.backbone_depth("minilm-l1l6") == len(M.PRETRAINED_SLICES["minilm-l1l6"]["layers"]) == 2
+    assert AutoConfig.from_pretrained(resolve_model("minilm-l1l6")).num_hidden_layers == 2
+    assert M.backbone_depth("sentence-transformers/all-MiniLM-L6-v2") == 6
 
 
 def test_tiny_backbone_is_deterministic(tmp_path):

@@ -321,6 +321,15 @@ def test_the_06_delta_plans_table_3_1_on_the_iitb_sample_and_sail(tmp_path):
     assert len(links) == 2 and any(links)
     with pytest.raises(ValueError, match="align layer 8 does not exist"):
         extract_alignments(enc, tok, valid.pairs[:2], layer=8, softmax_threshold=c.softmax_threshold, prob_threshold=None, max_length=c.max_length)
+    # and alignment.run refuses layer 8 on MiniLM before anything trains, naming the depth and the same depth's layer
+    from codeswitch.alignment.experiment import check_align_layer
+    from codeswitch.core.deltas import parse_overrides
+    from codeswitch.core.sections import ConfigError
+
+    check_align_layer(profile, c)
+    at8 = load_profile(str(tmp_path / "q.yaml"), parse_overrides(["alignment.align_layer=8"]), root=ROOT)
+    with pytest.raises(ConfigError, match=r"align_layer = 8 .*6 layers, hidden states 0\.\.6.*layer 4"):
+        check_align_layer(at8, A.load(at8))
 
 
 # --------------------------------------------------------------------------- item 7: notebook 03 on the real samples

@@ -86,6 +86,27 @@ def _backbone(profile: Profile, model: str) -> str:
     return resolve_model(model, profile, what="alignment.backbones")
 
 
+def check_align_layer(profile: Profile, c: Config) -> None:
+    """``align_layer`` names a hidden state of every backbone, checked from its configuration before any run.
+
+    Hidden state 0 is the embeddings, state ``k`` the output of layer ``k``, so a backbone of ``n`` layers takes
+    0..n.  A layer it lacks is a :class:`~codeswitch.core.sections.ConfigError` naming the file, the key and the
+    backbone's depth, before anything trains: the check inside the extraction (:func:`.evaluate.extract_alignments`)
+    comes after the grid (the first quick-local run of notebook 06 trained for 105 minutes and then stopped there, on
+    MiniLM's 6 layers with mBERT's layer 8).
+    """
+    from ..core.models import backbone_depth
+    from ..core.sections import ConfigError
+
+    for b in c.backbones:
+        depth = backbone_depth(b.model, profile, what="alignment.backbones")
+        if not 0 <= c.align_layer <= depth:
+            raise ConfigError(
+                f"{profile.source_file or profile.name}: alignment.align_layer = {c.align_layer} is not a hidden state of "
+                f"backbone {b.name} ({b.model}): it has {depth} layers, hidden states 0..{depth}.  awesome-align takes layer 8 "
+                f"of mBERT's 12; the same depth here is layer {round(8 * depth / 12)}", ("alignment", "align_layer"))
+
+
 @lru_cache(maxsize=4)
 def _tokenizer(path: str, do_lower_case: bool = False):
     """One tokenizer per (backbone folder, casing) for the whole grid (loading it is most of a tiny run's overhead)."""
@@ -429,6 +450,7 @@ def run(profile: Profile) -> Results:
     """
     _setup(profile)
     c = load(profile)
+    check_align_layer(profile, c)
     aligns, fine, figure = build_stages(profile, c)
     cache = RunCache(cache_dir(profile))
     for spec in aligns:

@@ -229,6 +229,25 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
     return path
 
 
+def backbone_depth(ref: str, profile=None, *, what: str = "") -> int:
+    """The number of (encoder) layers of the backbone ``ref``: its hidden states are 0 (the embeddings) to this.
+
+    A backbone this module builds is read from its recipe, without building it; any other from its
+    configuration (``config.json`` of the folder :func:`resolve_model` gives: no weights are loaded).
+    """
+    if ref in TINY_PRETRAINED:
+        return backbone_depth(TINY_PRETRAINED[ref]["base"])
+    if ref in PRETRAINED_SLICES:
+        return len(PRETRAINED_SLICES[ref]["layers"])
+    if ref in TINY_BACKBONES:
+        spec = TINY_BACKBONES[ref]
+        return spec.get("num_hidden_layers", spec.get("encoder_layers"))
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(resolve_model(ref, profile, what=what))
+    return getattr(config, "num_hidden_layers", None) or config.encoder_layers
+
+
 def safetensors_problem(path: str | Path) -> str | None:
     """What is wrong with a ``.safetensors`` file's framing (``None``: its header reads and its data is all there).
 

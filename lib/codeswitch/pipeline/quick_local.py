@@ -59,7 +59,8 @@ PARALLEL_HOLDOUT = 250
 #: the word-level alignment layer for MiniLM: awesome-align's layer 8 of mBERT's 12 (alignment.align_layer) at the same
 #: relative depth of MiniLM's 6 layers.  Layer 8 does not exist there: the first quick-local run of 06 (2026-11-29, at
 #: 669a801) stopped in its extraction check with "align layer 8 does not exist (the encoder has hidden states 0..6)"
-#: (a correctness fix of the delta, not of quick's rule; the paper profile keeps 8)
+#: (a correctness fix of the delta, not of quick's rule; the paper profile keeps 8).  alignment.run now checks the layer
+#: against each backbone's depth before anything trains (codeswitch.alignment.experiment.check_align_layer)
 MINILM_ALIGN_LAYER = 4
 
 #: what a sample lacks that a notebook's full grid needs, and what the delta does (stated in docs/quick.md)
