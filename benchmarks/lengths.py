@@ -279,14 +279,14 @@ def calbert_histograms(folders: Mapping[str, str], tokenizer, *, max_rows: int |
     layouts :func:`codeswitch.common.sentiment.load_sentiment_splits` reads): the training sentences as the paper
     profile's models see them (romanised and lower-cased where it says so), untruncated token counts."""
     from codeswitch import calbert as C
-    from codeswitch.calbert.experiment import _task_splits
+    from codeswitch.calbert.experiment import read_task_splits
     from codeswitch.core.profiles import load_profile
 
     paper = C.config.load(load_profile("paper"))
     tasks, n = {}, {}
     for task, folder in folders.items():
         t = paper.task(task)
-        train = list(_task_splits(task, str(folder), t.romanise, bool(paper.itrans_lowercase))["train"])[:max_rows]
+        train = list(read_task_splits(task, str(folder), t.romanise, bool(paper.itrans_lowercase))["train"])[:max_rows]
         n[task] = f"{len(train)} of {Path(folder).name}{', romanised' if t.romanise else ''}"
         enc = tokenizer([e.text for e in train], truncation=False)
         tasks[task] = _histogram(len(x) for x in enc["input_ids"])

@@ -512,7 +512,7 @@ def test_sigkill_during_an_atomic_write_leaves_a_temp_that_the_next_write_remove
 
 def test_a_live_writers_temp_is_left_alone(tmp_path):
     dest = tmp_path / "x"
-    tmp = tmp_path / f".x.tmp-{atomic._HOST}-{os.getpid()}-abc"
+    tmp = tmp_path / f".x.tmp-{atomic.HOST}-{os.getpid()}-abc"
     tmp.mkdir()
     assert atomic.remove_stale_temps(dest) == [] and tmp.exists()
 
@@ -588,12 +588,12 @@ def test_a_folder_that_is_not_a_model_names_the_setting(tmp_path):
 def test_a_run_start_removes_every_temp_of_killed_runs(tmp_path):
     runs_dir = tmp_path / "runs" / "smoke"
     dead = 2**22 + 12345  # above the default pid_max: no such process
-    stale = [runs_dir / "concse" / f".ab12.json.tmp-{atomic._HOST}-{dead}-x.partial", tmp_path / "runs" / "_backbones" / f".tiny-bert-1.tmp-{atomic._HOST}-{dead}-y"]
+    stale = [runs_dir / "concse" / f".ab12.json.tmp-{atomic.HOST}-{dead}-x.partial", tmp_path / "runs" / "_backbones" / f".tiny-bert-1.tmp-{atomic.HOST}-{dead}-y"]
     stale[0].parent.mkdir(parents=True)
     stale[0].write_text("{")
     stale[1].mkdir(parents=True)
     (stale[1] / "config.json").write_text("{}")
-    live = runs_dir / f".other.tmp-{atomic._HOST}-{os.getpid()}-z"
+    live = runs_dir / f".other.tmp-{atomic.HOST}-{os.getpid()}-z"
     live.mkdir()
     atomic.prepare_output(runs_dir)
     assert not any(p.exists() for p in stale) and live.exists()

@@ -106,14 +106,14 @@ def test_the_warnings_folder_keeps_only_the_current_runs_file(tmp_path):
     import os
     import subprocess as sp
 
-    from codeswitch.core.atomic import _HOST
+    from codeswitch.core.atomic import HOST
 
     folder = tmp_path / ".warnings"
     folder.mkdir()
     dead = sp.Popen(["true"])
     dead.wait()
-    ended = [folder / f"20260101-000000-{dead.pid}.jsonl", folder / f"20260101-000001-{_HOST}-{dead.pid}.jsonl"]
-    running = folder / f"20260101-000002-{_HOST}-{os.getppid()}.jsonl"  # a run still going on beside this one
+    ended = [folder / f"20260101-000000-{dead.pid}.jsonl", folder / f"20260101-000001-{HOST}-{dead.pid}.jsonl"]
+    running = folder / f"20260101-000002-{HOST}-{os.getppid()}.jsonl"  # a run still going on beside this one
     elsewhere = folder / "20260101-000003-otherhost-1.jsonl"  # another machine's, written just now
     for p in [*ended, running, elsewhere]:
         p.write_text('{"kind": "X", "message": "m"}\n')

@@ -68,7 +68,7 @@ def pretraining_pairs(spec: PretrainRun | ScratchRun, profile: Profile) -> tuple
 
 
 @lru_cache(maxsize=8)
-def _task_splits(task: str, folder: str, romanise: bool, lowercase: bool) -> dict[str, tuple[SentimentExample, ...]]:
+def read_task_splits(task: str, folder: str, romanise: bool, lowercase: bool) -> dict[str, tuple[SentimentExample, ...]]:
     splits = load_sentiment_splits(folder, task)
     if romanise:
         splits = {k: [SentimentExample(to_itrans(e.text, lowercase=lowercase), e.label) for e in v] for k, v in splits.items()}
@@ -85,7 +85,7 @@ def task_splits(profile: Profile, c: Config, task: str) -> dict[str, tuple[Senti
     """The task's splits as the models see them (romanised where the task says so; the training split capped by
     ``max_train_samples`` as the profile's ``train_sample`` cuts it)."""
     t = c.task(task)
-    return capped(_task_splits(task, str(local_source(t.source, profile, task)), t.romanise, c.itrans_lowercase),
+    return capped(read_task_splits(task, str(local_source(t.source, profile, task)), t.romanise, c.itrans_lowercase),
                   t.max_train_samples, profile.train_sample)
 
 
@@ -107,7 +107,7 @@ def preview(profile: Profile, n: int = 3) -> dict[str, pd.DataFrame]:
         sizes = ", ".join(f"{k} {len(v)}" for k, v in seen.items())
         frame = {"text": [e.text for e in raw["train"][:n]], "label": [LABELS[e.label] for e in raw["train"][:n]]}
         if t.romanise:
-            whole = _task_splits(task, str(folder), t.romanise, c.itrans_lowercase)  # row for row with raw (before any cap)
+            whole = read_task_splits(task, str(folder), t.romanise, c.itrans_lowercase)  # row for row with raw (before any cap)
             frame["as the model sees it (ITRANS)"] = [e.text for e in whole["train"][:n]]
         out[f"{TASKS[task]} ({sizes})"] = pd.DataFrame(frame)
     return out
@@ -177,7 +177,7 @@ def _finetune_inputs(spec: FinetuneRun, profile: Profile, keep_models: str) -> t
     """``(model path, splits)`` of a fine-tuning: its backbone or pre-trained checkpoint (pre-trained first where
     missing), its task's splits as the model sees them."""
     path = resolve_backbone(spec.model, profile) if spec.pretrain is None else str(_ensure_checkpoint(spec.pretrain, profile, keep_models))
-    splits = capped(_task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase)),
+    splits = capped(read_task_splits(spec.task, str(local_source(spec.source, profile, spec.task)), spec.romanise, bool(spec.itrans_lowercase)),
                     spec.max_train_samples, spec.train_sample or "head")
     return path, splits
 

@@ -25,20 +25,20 @@ from typing import Any, Iterator
 
 from .profiles import as_dict
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+UMASK = os.umask(0o022)
+os.umask(UMASK)
 
 
-_HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
-_STALE_OTHER_HOST_S = 24 * 3600  # a temp of another machine (shared filesystem) is stale after a day
+HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+STALE_OTHER_HOST_S = 24 * 3600  # a temp of another machine (shared filesystem) is stale after a day
 
 
-def _temp_prefix(dest: Path) -> str:
+def temp_prefix(dest: Path) -> str:
     """``.<name>.tmp-<host>-<pid>-``: hidden, and says whose it is (see :func:`remove_stale_temps`)."""
-    return f".{dest.name}.tmp-{_HOST}-{os.getpid()}-"
+    return f".{dest.name}.tmp-{HOST}-{os.getpid()}-"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -68,7 +68,7 @@ def remove_stale_temps(dest: str | Path) -> list[Path]:
             continue
         host, pid = m.group(1), int(m.group(2))
         try:
-            stale = (not _pid_alive(pid)) if host == _HOST else time.time() - p.lstat().st_mtime > _STALE_OTHER_HOST_S
+            stale = (not pid_alive(pid)) if host == HOST else time.time() - p.lstat().st_mtime > STALE_OTHER_HOST_S
         except OSError:
             continue
         if stale:
@@ -164,7 +164,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".partial", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".partial", dir=path.parent)
     except OSError as exc:
         raise naming_path(exc, path) from exc
     try:
@@ -172,7 +172,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the file ordinary permissions
+        os.chmod(tmp, 0o666 & ~UMASK)  # mkstemp makes 0600; give the file ordinary permissions
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -190,7 +190,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def atomic_write_json(path: str | Path, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 _COMPLETE = ".complete"  # in a file group's temporary folder: every file is written, the moves may start
@@ -213,7 +213,7 @@ def atomic_files(folder: str | Path, name: str) -> Iterator[Path]:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(dest)  # (rolls a killed writer's complete group forward)
-        tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(dest), dir=folder))
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(dest), dir=folder))
     except OSError as exc:
         raise naming_path(exc, dest) from exc
     try:
@@ -232,7 +232,7 @@ def _roll_forward(tmp: Path, folder: Path) -> None:
     """Move every file of a complete group folder into ``folder``, then remove it."""
     for p in sorted(tmp.iterdir()):
         if p.name != _COMPLETE:
-            os.chmod(p, 0o666 & ~_UMASK)
+            os.chmod(p, 0o666 & ~UMASK)
             os.replace(p, folder / p.name)
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -250,9 +250,9 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(dest)  # a killed earlier build of the same folder
-    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(dest), dir=dest.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(dest), dir=dest.parent))
     try:
-        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the result is an ordinary folder
+        os.chmod(tmp, 0o777 & ~UMASK)  # mkdtemp makes 0700; the result is an ordinary folder
         yield tmp
         if replace and dest.exists():
             shutil.rmtree(dest)
@@ -270,18 +270,18 @@ def atomic_directory(dest: str | Path, *, replace: bool = True) -> Iterator[Path
         raise
 
 
-def _jsonable(obj: Any, *, nonfinite_as_text: bool = True) -> Any:
+def jsonable(obj: Any, *, nonfinite_as_text: bool = True) -> Any:
     """``obj`` as plain JSON values.  A non-finite float becomes the text ``"nan"``/``"inf"``/``"-inf"`` (strict JSON, for
     hashes and files other programs read), or stays a float with ``nonfinite_as_text=False`` (run records, schema 3)."""
     obj = as_dict(obj)
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v, nonfinite_as_text=nonfinite_as_text) for k, v in obj.items()}
+        return {str(k): jsonable(v, nonfinite_as_text=nonfinite_as_text) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v, nonfinite_as_text=nonfinite_as_text) for v in obj]
+        return [jsonable(v, nonfinite_as_text=nonfinite_as_text) for v in obj]
     if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 0) == 0:
         obj = obj.item()  # numpy / torch scalars
     if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
-        return _jsonable(obj.tolist(), nonfinite_as_text=nonfinite_as_text)
+        return jsonable(obj.tolist(), nonfinite_as_text=nonfinite_as_text)
     if isinstance(obj, float) and not math.isfinite(obj) and nonfinite_as_text:
         return repr(obj)  # strict JSON has no NaN/inf; keep it visible rather than crash
     return obj

@@ -44,7 +44,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def _cached_snapshot(repo_id: str, repo_type: str) -> str | None:
+def cached_snapshot(repo_id: str, repo_type: str) -> str | None:
     """The local Hugging Face cache's snapshot folder of a repository, or None (``local_files_only``: no network)."""
     try:
         from huggingface_hub import snapshot_download
@@ -72,7 +72,7 @@ def resolve(ref: str, *, kind: str = "model", what: str = "", local_dir: str | N
     repo_type = "dataset" if kind == "dataset" else "model"
     if hub_reachable():
         return ref
-    cached = _cached_snapshot(ref, repo_type)
+    cached = cached_snapshot(ref, repo_type)
     if cached:
         return cached if kind == "model" else ref
     reason = "offline mode is on (HF_HUB_OFFLINE=1)" if offline() else f"the hub ({hub_endpoint()}) cannot be reached"

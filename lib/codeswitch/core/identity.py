@@ -263,7 +263,7 @@ def hub_revision(ref: str, repo_type: str = "model") -> str | None:
     the snapshot folder of the local Hugging Face cache, whose name is the commit.
     Resolved once per process.
     """
-    from .hub import _cached_snapshot, hub_reachable
+    from .hub import cached_snapshot, hub_reachable
 
     if hub_reachable():
         try:
@@ -275,7 +275,7 @@ def hub_revision(ref: str, repo_type: str = "model") -> str | None:
                 return info.sha
         except Exception:  # noqa: BLE001 - a gated/unknown repo: fall back to the cache
             pass
-    snap = _cached_snapshot(ref, repo_type)
+    snap = cached_snapshot(ref, repo_type)
     return Path(snap).name if snap else None
 
 

@@ -53,7 +53,7 @@ from .atomic import atomic_write_json, atomic_write_text
 
 __all__ = ["KEEP_MODELS", "FORMATS", "Row", "check_setting", "wanted", "keep_also", "keeping", "kept_dir", "keep", "kept_ok", "read_meta",
            "asked", "select_best", "prune_to_best", "kept_model", "model_card", "META", "CARD", "MODELS", "PAPERS",
-           "Planned", "Estimate", "planned_to_keep", "parameter_count", "backbone_config", "estimate"]
+           "Planned", "Estimate", "planned_to_keep", "parameter_count", "backbone_config", "estimate", "row_key", "slug"]
 
 KEEP_MODELS = ("none", "best", "all")
 #: the formats a kept model is saved in, and how each is loaded (what the card says)
@@ -119,10 +119,11 @@ class Row:
 
     def folder(self) -> str:
         """``<paper>/<table>/<row>[-<column>][-<part>]`` with the row as a folder name."""
-        return f"{self.paper}/{self.table}/{_slug(self.row + ''.join(f'-{x}' for x in (self.column, self.part) if x is not None))}"
+        return f"{self.paper}/{self.table}/{slug(self.row + ''.join(f'-{x}' for x in (self.column, self.part) if x is not None))}"
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a folder name: runs of characters other than letters, digits and ``._+-`` become one ``-``."""
     import re
 
     return re.sub(r"-{2,}", "-", re.sub(r"[^A-Za-z0-9._+-]+", "-", text)).strip("-") or "row"
@@ -277,7 +278,8 @@ def kept_model(spec, profile, *, folder: str | Path, run_one: Callable, cache_di
 
 
 # --------------------------------------------------------------------------- best per row
-def _row_key(row: Row) -> tuple:
+def row_key(row: Row) -> tuple:
+    """A table cell's identity: (paper, table, row, column[, part]); one kept model a key."""
     return (row.paper, row.table, row.row, row.column) + (() if row.part is None else (row.part,))
 
 
@@ -287,7 +289,7 @@ def select_best(candidates: Iterable[tuple[Any, Row, float | None]]) -> dict[tup
     order)."""
     best: dict[tuple, tuple[Any, float]] = {}
     for spec, row, score in candidates:
-        k = _row_key(row)
+        k = row_key(row)
         if score is None:
             best.setdefault(k, (spec, float("-inf")))
         elif k not in best or score > best[k][1]:
@@ -410,7 +412,7 @@ def planned_to_keep(setting: str, planned: Sequence[Planned]) -> list[Planned]:
         return []
     if setting == "all":
         return list(planned)
-    return list({_row_key(p.row): p for p in reversed(planned)}.values())[::-1]
+    return list({row_key(p.row): p for p in reversed(planned)}.values())[::-1]
 
 
 def _run_of(spec) -> str:
@@ -440,20 +442,20 @@ def backbone_config(ref: str, root: str | Path):
     recipe); ``None`` when it is not here."""
     from transformers import AutoConfig
 
-    from .hub import _cached_snapshot
-    from .models import TINY_BACKBONES, TINY_PRETRAINED, TINY_VOCAB, _tiny_config, backbone_cache_dir, backbone_id, is_tiny
+    from .hub import cached_snapshot
+    from .models import TINY_BACKBONES, TINY_PRETRAINED, TINY_VOCAB, tiny_config, backbone_cache_dir, backbone_id, is_tiny
 
     if is_tiny(ref):
         built = backbone_cache_dir(Path(root)) / backbone_id(ref) / "config.json"
         if built.is_file():
             return AutoConfig.from_pretrained(built.parent)
         base = TINY_PRETRAINED.get(ref, {}).get("base", ref)
-        return _tiny_config(base, TINY_VOCAB) if base in TINY_BACKBONES else None
+        return tiny_config(base, TINY_VOCAB) if base in TINY_BACKBONES else None
     local = Path(os.path.expanduser(ref))
     local = local if local.is_absolute() else Path(root) / local
     if (local / "config.json").is_file():
         return AutoConfig.from_pretrained(local)
-    snapshot = _cached_snapshot(ref, "model") if "/" in ref or not local.exists() else None
+    snapshot = cached_snapshot(ref, "model") if "/" in ref or not local.exists() else None
     if snapshot and (Path(snapshot) / "config.json").is_file():
         return AutoConfig.from_pretrained(snapshot)
     return None

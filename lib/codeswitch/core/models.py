@@ -320,7 +320,7 @@ def train_tiny_tokenizer(vocab_size: int = TINY_VOCAB):
     )
 
 
-def _tiny_config(name: str, vocab_size: int):
+def tiny_config(name: str, vocab_size: int):
     from transformers import BertConfig, MBartConfig, XLMRobertaConfig
 
     spec = dict(TINY_BACKBONES[name])
@@ -359,7 +359,7 @@ def build_tiny_backbone(name: str, cache_dir: Path) -> Path:
         tokenizer = train_tiny_tokenizer()
         if name == "tiny-xlmr":
             tokenizer.model_input_names = ["input_ids", "attention_mask"]
-        config = _tiny_config(name, len(tokenizer))
+        config = tiny_config(name, len(tokenizer))
         with torch.random.fork_rng(devices=[]):  # the caller's random stream is left as it was
             torch.manual_seed(0)  # the same tiny weights on every machine
             model = AutoModel.from_config(config)

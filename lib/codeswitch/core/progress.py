@@ -87,12 +87,12 @@ class LogTqdm(_tqdm):
 def _line(bar: _tqdm, final: bool) -> str:
     """One plain line for ``bar``: ``[desc] 12/60 run  20% | 0:00:41 elapsed`` (and, until it is final, the time left)."""
     d = bar.format_dict
-    elapsed = _hms(d.get("elapsed", 0))
+    elapsed = hms(d.get("elapsed", 0))
     if bar.total:
         line = f"[{bar.desc or 'progress'}] {bar.n}/{bar.total} {bar.unit}  {100 * bar.n / bar.total:3.0f}% | {elapsed} elapsed"
         if not final:
             rate = bar.n / d["elapsed"] if d.get("elapsed") else 0
-            line += f", {_hms((bar.total - bar.n) / rate) if rate else '?'} left"
+            line += f", {hms((bar.total - bar.n) / rate) if rate else '?'} left"
     else:
         line = f"[{bar.desc or 'progress'}] {bar.n} {bar.unit} | {elapsed} elapsed"
     if bar.postfix:
@@ -140,7 +140,7 @@ def _main_process() -> bool:
     return multiprocessing.parent_process() is None
 
 
-def _hms(seconds: float) -> str:
+def hms(seconds: float) -> str:
     seconds = int(max(seconds, 0))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .kept import META, MODELS, Row, _row_key, _slug, check_setting, read_meta
+from .kept import META, MODELS, Row, check_setting, read_meta, row_key, slug
 from .atomic import atomic_directory
 
 __all__ = ["kept_models", "export", "push_to_hub", "ExportError", "PlanRun", "ExportPlan", "plan_export", "export_targets",
@@ -72,9 +72,9 @@ def plan_export(runs: Sequence[PlanRun]) -> ExportPlan:
     for r in runs:
         check_setting(r.setting, where=f"{r.section}.keep_models")
         if r.setting == "best":
-            expected.setdefault((r.section, *_row_key(r.row)), []).append(r)
+            expected.setdefault((r.section, *row_key(r.row)), []).append(r)
         elif r.setting == "all":
-            expected.setdefault((r.section, *_row_key(r.row), r.row.seed, r.spec.key_hash()), []).append(r)
+            expected.setdefault((r.section, *row_key(r.row), r.row.seed, r.spec.key_hash()), []).append(r)
         folder = Path(r.folder)
         if folder in models or not folder.exists():
             continue
@@ -212,7 +212,7 @@ def push_to_hub(folders: Iterable[str | Path], org: str, *, api=None, private: b
         folder = Path(folder)
         meta = read_meta(folder) or {}
         row = Row(**meta["row"]) if "row" in meta else None
-        name = _slug(f"{row.paper}-{row.table}-{row.row}" + (f"-seed-{row.seed}" if folder.name.startswith("seed-") else "")
+        name = slug(f"{row.paper}-{row.table}-{row.row}" + (f"-seed-{row.seed}" if folder.name.startswith("seed-") else "")
                      if row else folder.name)
         repo = f"{org}/{name}"
         api.create_repo(repo, repo_type="model", private=private, exist_ok=True)

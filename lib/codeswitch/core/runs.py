@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from .atomic import atomic_write_text, ensure_writable, _UMASK, _jsonable
+from .atomic import UMASK, atomic_write_text, ensure_writable, jsonable
 from .progress import progress
 
 SCHEMA = 3  # 2: records carry a checksum of their result; 3: non-finite floats stored as NaN/Infinity, not as text
@@ -93,7 +93,7 @@ def report_warning(message: str, category: type[Warning], *, stacklevel: int = 2
                        "notebook": os.environ.get("CODESWITCH_NOTEBOOK")}, ensure_ascii=False) + "\n"
     try:
         Path(target).parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666 & ~_UMASK)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666 & ~UMASK)
         try:
             os.write(fd, line.encode("utf-8"))  # one write per line: appends from several processes do not interleave
         finally:
@@ -142,7 +142,7 @@ def summarize_warnings(entries: Sequence[Mapping]) -> list[str]:
 # --------------------------------------------------------------------------- hashing
 def canonical_json(config: Mapping[str, Any]) -> str:
     """The config as canonical JSON (sorted keys, no whitespace): the thing that is hashed."""
-    return json.dumps(_jsonable(config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(jsonable(config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -219,17 +219,17 @@ class RunCache:
 
     def put(self, config: Mapping[str, Any], result: Mapping[str, Any], *, seconds: float | None = None,
             stats: Mapping[str, Any] | None = None) -> Path:
-        payload = _jsonable(result, nonfinite_as_text=False)
+        payload = jsonable(result, nonfinite_as_text=False)
         record = {
             "schema": SCHEMA,
             "key": config_hash(config),
-            "config": _jsonable(config),
+            "config": jsonable(config),
             "result": payload,
             "checksum": result_checksum(payload),
             "seconds": None if seconds is None else round(seconds, 3),
         }
         if stats:  # what the run used (codeswitch.core.runstats): outside the result and its checksum
-            record["stats"] = _jsonable(stats, nonfinite_as_text=False)
+            record["stats"] = jsonable(stats, nonfinite_as_text=False)
         text = json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True)  # NaN/Infinity: see the module docstring
         return atomic_write_text(self.path(config), text + "\n")
 
@@ -348,7 +348,7 @@ def run_lock(record: str | Path, *, wait: bool = True) -> Iterator[bool]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     announced = False
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~UMASK)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -386,17 +386,17 @@ def fresh_warnings_file(runs_dir: Path) -> Path:
     live process of this machine, or another machine's file younger than a day)."""
     import re
 
-    from ..core.atomic import _HOST, _STALE_OTHER_HOST_S, _pid_alive
+    from ..core.atomic import HOST, STALE_OTHER_HOST_S, pid_alive
 
     folder = Path(runs_dir) / ".warnings"
-    current = atomic_write_text(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{_HOST}-{os.getpid()}.jsonl", "")
+    current = atomic_write_text(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{HOST}-{os.getpid()}.jsonl", "")
     pattern = re.compile(r"^\d{8}-\d{6}-(?:([A-Za-z0-9]+)-)?(\d+)\.jsonl$")  # (without a host: written before hosts were named)
     for p in folder.iterdir():
         m = pattern.match(p.name)
         if p == current or not m:
             continue
         try:
-            live = _pid_alive(int(m.group(2))) if m.group(1) in (None, _HOST) else time.time() - p.stat().st_mtime < _STALE_OTHER_HOST_S
+            live = pid_alive(int(m.group(2))) if m.group(1) in (None, HOST) else time.time() - p.stat().st_mtime < STALE_OTHER_HOST_S
             if not live:
                 p.unlink(missing_ok=True)
         except OSError:

@@ -60,11 +60,11 @@ def run_notebook(
     os.environ["CODESWITCH_PROGRESS_FILE"] = str(progress_file)
     if output_root is not None:
         os.environ["CODESWITCH_OUTPUT_ROOT"] = str(Path(output_root).resolve())
-    from ..core.atomic import _temp_prefix
+    from ..core.atomic import temp_prefix
 
     # the kernel's connection file (else /tmp/tmp*.json, left behind when this process is killed): a temp named
     # after this process, which the next run's prepare_output removes once this process is gone
-    connection = out_dir / f"{_temp_prefix(out_dir / 'kernel.json')}{spec.stem}.json"
+    connection = out_dir / f"{temp_prefix(out_dir / 'kernel.json')}{spec.stem}.json"
     try:
         pm.execute_notebook(
             str(notebooks_dir(root) / spec.file),
@@ -103,9 +103,9 @@ def progress_path(folder: Path, spec: NotebookSpec) -> Path:
     """This process's progress file for ``spec`` in ``folder``: named after the host and the process, so two runs of one
     notebook at once never share one (each console would print both runs' bars); a killed run's is a temp the next
     run's :func:`codeswitch.core.atomic.prepare_output` removes."""
-    from ..core.atomic import _temp_prefix
+    from ..core.atomic import temp_prefix
 
-    return Path(folder) / f"{_temp_prefix(Path(folder) / f'{spec.stem}.progress.log')}log"
+    return Path(folder) / f"{temp_prefix(Path(folder) / f'{spec.stem}.progress.log')}log"
 
 
 def _kernel_manager_class(connection: Path) -> type:

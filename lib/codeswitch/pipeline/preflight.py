@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Sequence
 
 import yaml
 
-from ..core.hub import _cached_snapshot
+from ..core.hub import cached_snapshot
 from ..core.deltas import read_profile_data
 from ..core.resources import BUILTIN_REFS, Resource, Status, is_builtin, is_local, is_url, local_path, missing_files
 
@@ -95,7 +95,7 @@ def status(r: Resource, root: Path) -> Status:
             return Status(r, "local", str(p), False, r.files)
         missing = missing_files(p, r.files) if p.is_dir() else ()
         return Status(r, "local", str(p), not missing, missing)
-    snap = _cached_snapshot(r.ref, r.repo_type)  # local_files_only: never the network
+    snap = cached_snapshot(r.ref, r.repo_type)  # local_files_only: never the network
     if snap is None:
         return Status(r, "hub", f"hub {r.repo_type} {r.ref} (not in the HF cache)", False, r.files)
     missing = missing_files(Path(snap), r.files)

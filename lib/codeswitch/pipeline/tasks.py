@@ -179,7 +179,7 @@ class _Queue:
         return done, running, len(self.tasks) - done - running - failed, failed
 
     def line(self, final: bool = False) -> None:
-        from ..core.progress import _hms
+        from ..core.progress import hms
 
         done, running, pending, failed = c = self.counts()
         now = time.monotonic()
@@ -188,10 +188,10 @@ class _Queue:
             return  # a line when the counts changed (at most one per poll interval), else a heartbeat a minute
         self._last, self._last_time = c, now
         elapsed = now - self.start
-        left = "0:00:00" if final or not (running or pending) else (_hms(elapsed / done * (running + pending)) if done else "?")
+        left = "0:00:00" if final or not (running or pending) else (hms(elapsed / done * (running + pending)) if done else "?")
         print(
             f"[{self.desc}] queue: {done} done, {running} running, {pending} pending, {failed} failed"
-            f" of {len(self.tasks)} | {_hms(elapsed)} elapsed, {left} left",
+            f" of {len(self.tasks)} | {hms(elapsed)} elapsed, {left} left",
             flush=True,
         )
 
