@@ -37,3 +37,19 @@ def test_calbert_reads_a_local_copy_of_the_hub_corpus(iitb_copy):
 
     pairs = load_pairs(str(iitb_copy))
     assert len(pairs) == 2 and all(p for p in pairs)
+
+
+def test_calbert_draws_a_sample_of_the_hub_corpus_by_the_one_sampling_rule(tmp_path):
+    """load_pairs(sample=n) on the IITB layout keeps the rows core.sampling's random rule picks, in file order."""
+    from datasets import Dataset
+
+    from codeswitch.calbert.data import load_pairs
+    from codeswitch.core.sampling import sample_indices
+
+    en = [f"sentence number {i}" for i in range(40)]
+    (tmp_path / "data").mkdir()
+    Dataset.from_dict({"translation": [{"en": e, "hi": "नमस्ते"} for e in en]}).to_parquet(
+        str(tmp_path / "data" / "train-00000-of-00001.parquet"))
+    picked = [p.english for p in load_pairs(str(tmp_path), sample=7)]
+    assert picked == [en[i] for i in sample_indices(40, 7, "random")] and picked != en[:7]
+    assert len(load_pairs(str(tmp_path), sample=100)) == 40  # a sample larger than the corpus: every row

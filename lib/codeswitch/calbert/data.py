@@ -153,13 +153,12 @@ def read_parallel_tsv(path: str | Path, *, lowercase: bool = True) -> list[Pair]
     return pairs
 
 
-def load_iitb_pairs(
-    ref: str, *, split: str = "train", lowercase: bool = True, sample: int | None = None, seed: int = 0, what: str = ""
-) -> list[Pair]:
+def load_iitb_pairs(ref: str, *, split: str = "train", lowercase: bool = True, sample: int | None = None, what: str = "") -> list[Pair]:
     """The IIT Bombay English–Hindi corpus (hub id or local copy), Hindi romanised to ITRANS.
 
-    ``sample`` draws that many rows at random (``seed``) *before* romanising: the
-    corpus has 1.66 M pairs and CalBERT pre-trains on far fewer.
+    ``sample`` draws that many rows at random *before* romanising (the corpus has 1.66 M pairs and CalBERT pre-trains
+    on far fewer), by the project's one sampling rule (:func:`codeswitch.core.sampling.sample_indices`, ``random``:
+    its fixed seed, rows in file order).
     """
     from datasets import load_dataset
 
@@ -169,8 +168,7 @@ def load_iitb_pairs(
     if "translation" not in ds.column_names:
         raise PairsFormatError(f"dataset {ref!r}: expected a 'translation' column of {{en, hi}}, found {ds.column_names}")
     if sample is not None and sample < len(ds):
-        idx = sorted(random.Random(seed).sample(range(len(ds)), sample))
-        ds = ds.select(idx)
+        ds = ds.select(sample_indices(len(ds), sample, "random"))
     rows = ds["translation"]
     return pairs_from_parallel((r["en"] for r in rows), (r["hi"] for r in rows), lowercase=lowercase)
 
@@ -182,7 +180,6 @@ def load_pairs(
     lowercase: bool = True,
     root: Path | None = None,
     sample: int | None = None,
-    seed: int = 0,
     what: str = "",
 ) -> list[Pair]:
     """Pairs from any supported ``source`` (see the module docstring); relative paths are taken from ``root``.
@@ -195,7 +192,7 @@ def load_pairs(
     if not path.is_absolute() and root is not None and (Path(root) / path).exists():
         path = Path(root) / path
     if path.is_dir() and is_dataset_snapshot(path) and not any(path.glob("*.json")):  # a local copy of the hub corpus
-        return load_iitb_pairs(str(path), lowercase=lowercase, sample=sample, seed=seed, what=what)
+        return load_iitb_pairs(str(path), lowercase=lowercase, sample=sample, what=what)
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:
@@ -205,7 +202,7 @@ def load_pairs(
         if path.suffix == ".json":
             return read_pairs_json(path, field=field, lowercase=lowercase)
         return read_parallel_tsv(path, lowercase=lowercase)
-    return load_iitb_pairs(source, lowercase=lowercase, sample=sample, seed=seed, what=what)
+    return load_iitb_pairs(source, lowercase=lowercase, sample=sample, what=what)
 
 
 def split_heldout(pairs: Sequence[Pair], n_heldout: int, *, max_train: int | None = None, fraction: float | None = None,

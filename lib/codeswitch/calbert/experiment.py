@@ -55,7 +55,7 @@ def resolve_backbone(ref: str, profile: Profile, what: str = "calbert.backbones"
 
 @lru_cache(maxsize=4)
 def _pairs(source: str, field: str, lowercase: bool, root: str, sample: int | None) -> tuple[Pair, ...]:
-    return tuple(load_pairs(source, field=field, lowercase=lowercase, root=Path(root), sample=sample, seed=0, what="calbert.pretrain.pairs"))
+    return tuple(load_pairs(source, field=field, lowercase=lowercase, root=Path(root), sample=sample, what="calbert.pretrain.pairs"))
 
 
 def pretraining_pairs(spec: PretrainRun | ScratchRun, profile: Profile) -> tuple[list[Pair], list[Pair]]:
