@@ -46,9 +46,12 @@ def _table(profile, name="demo_table", **kw):
 
 def test_tables_record_profile_overrides_commit_and_inputs(tmp_path):
     cfg = load_profile("smoke", {"seeds": [3]}, root=REPO, output_root=tmp_path)
+    before = P.git_state(REPO)
     paths = _table(cfg, inputs={"model": ["tiny-bert"], "koglish": ["synthetic"]})
-    commit, dirty = P.git_state(REPO)
+    after = P.git_state(REPO)  # (a commit made while the test runs moves HEAD: the table has one of the two)
     prov = json.loads((cfg.figures_dir / "demo_table.provenance.json").read_text())
+    commit, dirty = prov["git_commit"], prov["git_dirty"]
+    assert (commit, dirty) in (before, after) and commit
     assert prov == {
         "profile": "smoke", "profile_file": "configs/smoke.yaml", "profile_hash": profile_hash(cfg), "overrides": {"seeds": [3]},
         "overrides_hash": overrides_hash({"seeds": [3]}), "folder": cfg.figures_dir.name,
