@@ -231,7 +231,10 @@ def test_prepare_downloads_everything_and_the_prepared_profile_checks_clean(no_n
 
     assert prepared["koglish"]["benepar_model"] == f"{d}/nltk_data/models/benepar_en3"
     capsys.readouterr()
-    rc = pipeline.main(["--profile", str(out), "--check"])
+    # every model here is the 2-layer tiny-bert: --check reads its depth from the prepared copy and refuses paper's layer 8
+    assert pipeline.main(["--profile", str(out), "--check"]) == 2
+    assert "alignment.align_layer = 8 is not a hidden state of backbone mBERT" in capsys.readouterr().err
+    rc = pipeline.main(["--profile", str(out), "--set", "alignment.align_layer=1", "--check"])
     text = capsys.readouterr().out
     assert rc == 0, text
     assert "MISSING" not in text

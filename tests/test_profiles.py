@@ -253,6 +253,24 @@ def test_a_negative_seed_fails_the_dry_run_naming_seeds(capsys):
     assert "key 'seeds': must be an integer in [0, 2**32)" in capsys.readouterr().err
 
 
+def test_an_align_layer_the_backbone_lacks_stops_reproduce_before_the_first_notebook(capsys):
+    """alignment.align_layer against the backbone's depth (the optional check_settings of the contract): --dry-run, a
+    real run and --check of notebook 06 exit 2 naming the --set, the backbone and its depth; other notebooks are not
+    held up by it, and the shipped profiles pass (paper's mBERT, not on disk here, is checked when its run starts)."""
+    bad = ["--set", "alignment.align_layer=3"]
+    for args in (["--only", "06", "--dry-run"], ["--only", "06"], ["--only", "06", "--check"]):
+        assert pipeline.main([*bad, *args]) == 2
+        err = capsys.readouterr().err
+        assert "--set alignment.align_layer=3 (over configs/smoke.yaml): alignment.align_layer = 3 is not a hidden state" in err
+        assert "(tiny-bert-mlm): it has 2 layers, hidden states 0..2" in err
+    assert pipeline.main([*bad, "--only", "05", "--dry-run"]) == 0
+    assert pipeline.main(["--only", "06", "--dry-run"]) == 0
+    from codeswitch.pipeline.command import check_settings
+
+    for name in ("smoke", "paper", "paper-ci", "quick", "quick-ci"):
+        check_settings(load_profile(name, root=REPO), ["06"])
+
+
 def test_a_bad_value_in_a_profile_file_names_the_file_and_key(tmp_path):
     bad = tmp_path / "mine.yaml"
     bad.write_text("seeds: [1]\nconcse:\n  num_train_epochs: 0\n", encoding="utf-8")

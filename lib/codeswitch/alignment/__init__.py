@@ -22,8 +22,8 @@ from .figures import figures
 from .config import SECTION, load
 from .resources import resources
 from .standins import build as build_standins
-from .experiment import SELECTION_RULE, kept_dir, kept_model, kept_plan, kept_row
+from .experiment import SELECTION_RULE, check_settings, kept_dir, kept_model, kept_plan, kept_row
 
 NOTEBOOKS = ('06',)  # the notebooks this package serves
 
-__all__ = ["Config", "AlignRun", "FinetuneRun", "FigureRun", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model"]
+__all__ = ["Config", "AlignRun", "FinetuneRun", "FigureRun", "plan", "stages", "run_one", "run", "tables", "figures", "SECTION", "NOTEBOOKS", "load", "resources", "build_standins", "check_settings", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan", "kept_model"]

@@ -65,7 +65,7 @@ from .config import AlignRun, AlignTuneRun, Config, ExtractionRun, FigureRun, Fi
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
 from .train import auto_model
 
-__all__ = ["run_one", "run", "checkpoint_dir", "figure_sentences", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan",
+__all__ = ["run_one", "run", "check_settings", "checkpoint_dir", "figure_sentences", "SELECTION_RULE", "kept_row", "kept_dir", "kept_plan",
            "kept_model"]
 
 
@@ -86,25 +86,38 @@ def _backbone(profile: Profile, model: str) -> str:
     return resolve_model(model, profile, what="alignment.backbones")
 
 
-def check_align_layer(profile: Profile, c: Config) -> None:
+def check_align_layer(profile: Profile, c: Config, *, local_only: bool = False) -> None:
     """``align_layer`` names a hidden state of every backbone, checked from its configuration before any run.
 
     Hidden state 0 is the embeddings, state ``k`` the output of layer ``k``, so a backbone of ``n`` layers takes
     0..n.  A layer it lacks is a :class:`~codeswitch.core.sections.ConfigError` naming the file, the key and the
     backbone's depth, before anything trains: the check inside the extraction (:func:`.evaluate.extract_alignments`)
     comes after the grid (the first quick-local run of notebook 06 trained for 105 minutes and then stopped there, on
-    MiniLM's 6 layers with mBERT's layer 8).
+    MiniLM's 6 layers with mBERT's layer 8).  :func:`run` checks every backbone; ``local_only`` (``./reproduce.sh``
+    before its first notebook, :func:`check_settings`) skips a hub backbone that is not here yet.
     """
+    from ..core.deltas import blame_override
     from ..core.models import backbone_depth
     from ..core.sections import ConfigError
 
     for b in c.backbones:
-        depth = backbone_depth(b.model, profile, what="alignment.backbones")
+        depth = backbone_depth(b.model, profile, what="alignment.backbones", local_only=local_only)
+        if depth is None:
+            continue
         if not 0 <= c.align_layer <= depth:
-            raise ConfigError(
-                f"{profile.source_file or profile.name}: alignment.align_layer = {c.align_layer} is not a hidden state of "
+            source = profile.source_file or profile.name
+            raise blame_override(ConfigError(
+                f"{source}: alignment.align_layer = {c.align_layer} is not a hidden state of "
                 f"backbone {b.name} ({b.model}): it has {depth} layers, hidden states 0..{depth}.  awesome-align takes layer 8 "
-                f"of mBERT's 12; the same depth here is layer {round(8 * depth / 12)}", ("alignment", "align_layer"))
+                f"of mBERT's 12; the same depth here is layer {round(8 * depth / 12)}", ("alignment", "align_layer")),
+                ("alignment", "align_layer"), profile.overrides, source) from None
+
+
+def check_settings(profile: Profile) -> None:
+    """The settings that depend on what they name, checked where that is here already (the contract's optional
+    ``check_settings``: ``./reproduce.sh`` calls it before the first notebook starts): ``align_layer`` against the
+    depth of each backbone on disk (:func:`check_align_layer`)."""
+    check_align_layer(profile, load(profile), local_only=True)
 
 
 @lru_cache(maxsize=4)

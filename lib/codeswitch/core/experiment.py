@@ -2,7 +2,7 @@
 
 Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastivemix``,
 ``alignment``, ``calbert``) exposes, at package level (:data:`CONTRACT`, :data:`CONTRACT_VALUES`,
-:data:`KEPT_CONTRACT`, :data:`STANDINS`; :func:`check` verifies them all)::
+:data:`KEPT_CONTRACT`, :data:`STANDINS`, :data:`OPTIONAL`; :func:`check` verifies them all)::
 
     SECTION, NOTEBOOKS           its profile section (= its name) and the notebooks it serves, in order
     Config                       frozen dataclass of its profile section
@@ -21,6 +21,10 @@ Every paper package (``codeswitch.koglish``, ``glue``, ``concse``, ``contrastive
     SELECTION_RULE               the run of a row that ``keep_models: best`` keeps (``None``: it keeps no models);
                                  where not ``None``: kept_row(spec), kept_dir(profile, spec), kept_plan(profile),
                                  kept_model(spec, profile) (:mod:`codeswitch.core.kept`)
+    check_settings(profile)      optional: the settings that depend on what they name (alignment: ``align_layer`` against
+                                 each backbone's depth), checked where that is on disk already; raises ``ConfigError``.
+                                 ``./reproduce.sh`` calls it for the selected notebooks before the first one starts
+                                 (:data:`OPTIONAL`)
 
 A :class:`RunSpec` is built once from the config section and passed as it is to the
 runner and the trainer.  Its cache key is :meth:`RunSpec.key`: every field (as
@@ -53,7 +57,8 @@ from .identity import input_identity
 from .profiles import as_dict
 from .runs import RunCache, config_hash, run_grid
 
-__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "plan_table", "CONTRACT", "CONTRACT_VALUES", "KEPT_CONTRACT", "STANDINS", "check"]
+__all__ = ["RunSpec", "Results", "Stage", "not_in_key", "run_specs", "plan_table", "CONTRACT", "CONTRACT_VALUES", "KEPT_CONTRACT", "STANDINS", "OPTIONAL",
+           "check"]
 
 _KEY = "key"
 
@@ -241,6 +246,10 @@ KEPT_CONTRACT: Mapping[str, tuple[str, ...]] = {
 }
 #: ``build_standins(root) -> {name: folder}`` writes the package's stand-in data for the paper path in CI; ``None``: it has none
 STANDINS = "build_standins"
+#: the functions a package may expose (a package without one has nothing to check there), with their required arguments
+OPTIONAL: Mapping[str, tuple[str, ...]] = {
+    "check_settings": ("profile",),
+}
 
 
 def _signature_problems(name: str, fn_name: str, fn, params: tuple[str, ...]) -> list[str]:
@@ -273,6 +282,9 @@ def check(package) -> list[str]:
     if getattr(package, "SELECTION_RULE", None) is not None:
         for fn_name, params in KEPT_CONTRACT.items():
             problems += _signature_problems(name, fn_name, getattr(package, fn_name, None), params)
+    for fn_name, params in OPTIONAL.items():
+        if hasattr(package, fn_name):
+            problems += _signature_problems(name, fn_name, getattr(package, fn_name), params)
     if not hasattr(package, STANDINS):
         problems.append(f"{name}.{STANDINS}: missing (None where the package has no stand-in data)")
     elif getattr(package, STANDINS) is not None:

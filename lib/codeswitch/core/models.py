@@ -229,11 +229,13 @@ def resolve_model(ref: str, profile=None, *, what: str = "") -> str:
     return path
 
 
-def backbone_depth(ref: str, profile=None, *, what: str = "") -> int:
+def backbone_depth(ref: str, profile=None, *, what: str = "", local_only: bool = False) -> int | None:
     """The number of (encoder) layers of the backbone ``ref``: its hidden states are 0 (the embeddings) to this.
 
     A backbone this module builds is read from its recipe, without building it; any other from its
-    configuration (``config.json`` of the folder :func:`resolve_model` gives: no weights are loaded).
+    configuration (``config.json`` of the folder :func:`resolve_model` gives, or of the hub: no weights are loaded).
+    ``local_only``: ``None`` where that would need the network (a hub model not in the local cache), as a check
+    before anything runs wants it (:func:`codeswitch.pipeline.command.check_settings`).
     """
     if ref in TINY_PRETRAINED:
         return backbone_depth(TINY_PRETRAINED[ref]["base"])
@@ -244,7 +246,16 @@ def backbone_depth(ref: str, profile=None, *, what: str = "") -> int:
         return spec.get("num_hidden_layers", spec.get("encoder_layers"))
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(resolve_model(ref, profile, what=what))
+    if local_only:
+        from .hub import cached_snapshot
+
+        folder = Path(os.path.expanduser(ref))
+        path = bundled_model_path(ref) or (str(folder) if (folder / "config.json").is_file() else cached_snapshot(ref, "model"))
+        if path is None:
+            return None
+    else:
+        path = resolve_model(ref, profile, what=what)
+    config = AutoConfig.from_pretrained(path)
     return getattr(config, "num_hidden_layers", None) or config.encoder_layers
 
 

@@ -37,7 +37,7 @@ from ..core.deltas import parse_overrides
 from ..core.profiles import PROFILES, load_profile, project_root
 from ..core.sections import ConfigError
 from ..core.atomic import atomic_write_text
-from .command import EXIT_CODES, resolve_cli_paths, validate_sections
+from .command import EXIT_CODES, check_settings, resolve_cli_paths, validate_sections
 from .execute import NotebookFailed, check_outputs, progress_path, run_notebook, write_index
 from .notebooks import NOTEBOOKS, NotebookSpec, available, select
 
@@ -187,6 +187,7 @@ def _validated(args, overrides: dict, chosen, root: Path):
     try:
         profile = load_profile(args.profile, overrides, root=root)  # fails fast on a bad profile name or --set key
         validate_sections(profile)  # ... and on a bad value, before any notebook starts
+        check_settings(profile, [s.number for s in chosen])  # ... and on a value what it names refutes (a layer a backbone lacks)
         missing = missing_resources(profile, [s.number for s in chosen])  # ... and on anything they need that is not there
         executor = executor_config(profile, kind=args.executor, workers=args.workers, partition=args.partition, account=args.account,
                                    runs_per_gpu=args.runs_per_gpu)
@@ -443,13 +444,14 @@ def _command_args(args) -> list[str]:
 def _preflight(args, root: Path) -> int:
     from . import preflight
 
+    numbers = None if not args.only else [s.number for s in select(available(root), args.only)]
     try:
         prof = load_profile(args.profile, parse_overrides(args.overrides), root=root)
         validate_sections(prof)
+        check_settings(prof, numbers or [s.number for s in available(root)])
     except ConfigError as exc:
         print(f"reproduce.sh: {exc}", file=sys.stderr)
         return 2
-    numbers = None if not args.only else [s.number for s in select(available(root), args.only)]
     if args.prepare:
         out = preflight.prepare(prof, args.prepare)
         prof = load_profile(str(out), root=root)

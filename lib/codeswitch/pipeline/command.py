@@ -37,6 +37,19 @@ def validate_sections(profile) -> None:
             raise ConfigError(f"section '{pkg.SECTION}': {exc}") from None
 
 
+def check_settings(profile, notebooks) -> None:
+    """The settings of the packages serving ``notebooks`` that depend on what they name (each package's optional
+    ``check_settings``, :data:`codeswitch.core.experiment.OPTIONAL`): a ``ConfigError`` before any notebook starts, not
+    in the middle of a grid (alignment's ``align_layer`` deeper than its backbone was found after 105 minutes)."""
+    from .registry import packages
+
+    chosen = set(notebooks)
+    for pkg in packages():
+        fn = getattr(pkg, "check_settings", None)
+        if fn is not None and chosen & set(pkg.NOTEBOOKS):
+            fn(profile)
+
+
 # --------------------------------------------------------------------------- one rule for relative paths
 CWD_VAR = "CODESWITCH_CWD"  # where the command was typed (reproduce.sh exports it before it changes into the repository)
 
