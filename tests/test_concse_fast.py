@@ -206,3 +206,35 @@ def test_trainer_runs_in_bf16(tmp_path, backbones_dir):
     assert infos["fp32"]["steps"] == infos["bf16"]["steps"] == 4
     assert infos["bf16"]["train_loss"] != infos["fp32"]["train_loss"]  # autocast did run in bf16 ...
     assert infos["bf16"]["train_loss"] == pytest.approx(infos["fp32"]["train_loss"], rel=0.01)  # ... and changed nothing that matters
+
+
+def test_gradient_checkpointing_trains_the_same_run_and_stays_out_of_the_key(tmp_path, backbones_dir, monkeypatch):
+    """concse.gradient_checkpointing (memory only): the real trainer with dropout on gives the same training loss, dev
+    history and weights with the layers recomputed in the backward as without (the RNG state is kept, so the dropout
+    masks are the same); the encoder was checkpointed; the run key is the same."""
+    import dataclasses
+
+    from transformers import PreTrainedModel
+
+    from codeswitch.concse.train import train_encoder
+    from codeswitch.core.models import resolve_model
+    from codeswitch.core.profiles import load_profile
+
+    nli, dev = tiny_nli(words_per_sentence=(3, 9))
+    spec, _ = tiny_concse_spec(tmp_path, num_train_epochs=1)
+    profile = load_profile("smoke", output_root=tmp_path)
+    enabled = []
+    name = "activation_checkpointing_enable" if hasattr(PreTrainedModel, "activation_checkpointing_enable") else "gradient_checkpointing_enable"
+    real = getattr(PreTrainedModel, name)
+    monkeypatch.setattr(PreTrainedModel, name, lambda self, *a, **k: enabled.append(type(self).__name__) or real(self, *a, **k))
+    runs = {}
+    for on in (False, True):
+        one = dataclasses.replace(spec, gradient_checkpointing=on)
+        runs[on] = train_encoder(one, resolve_model("tiny-bert"), nli, dev, profile=profile)
+        assert one.key() == spec.key()
+    assert enabled == ["BertModel"]
+    (plain, a), (checkpointed, b) = runs[False], runs[True]
+    assert a["steps"] == b["steps"] == 4
+    assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-5) and b["dev_history"] == pytest.approx(a["dev_history"], rel=1e-5)
+    for (name, p), q in zip(plain.state_dict().items(), checkpointed.state_dict().values()):
+        torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6, msg=name)

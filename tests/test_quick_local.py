@@ -62,11 +62,13 @@ def test_the_delta_changes_only_datasets_encoders_and_offline(data_dir, tmp_path
     assert resolved["alignment"]["gluecos_dir"] == str(data_dir) and resolved["alignment"]["task_subdirs"]["sentiment"] == "sail2017"
     # awesome-align's layer 8 of mBERT's 12 at the same depth of MiniLM's 6 (quick keeps 8)
     assert resolved["alignment"]["align_layer"] == Q.MINILM_ALIGN_LAYER == 4 and quick["alignment"]["align_layer"] == 8
+    # ConCSE/SimCSE recompute activations in the backward (memory only: Table 9's SimCSE at 512 ran out of 24 GB)
+    assert resolved["concse"]["gradient_checkpointing"] is True and not quick["concse"].get("gradient_checkpointing", False)
     # everything else is quick's: the rule as written
     for section in ("glue", "concse", "calbert", "alignment"):
         for key, value in quick[section].items():
             if key not in ("backbones", "parallel_source", "lexicon_source", "gluecos_dir", "task_subdirs", "pretrain", "sail", "iitp",
-                           "packing", "gluecos_packing", "align_layer"):
+                           "packing", "gluecos_packing", "align_layer", "gradient_checkpointing"):
                 assert resolved[section][key] == value, (section, key)
     assert resolved["calbert"]["sail"]["max_train_samples"] == quick["calbert"]["sail"]["max_train_samples"]
 

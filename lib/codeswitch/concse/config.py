@@ -109,6 +109,11 @@ class Config:
     # reduce-overhead (torch.compile's CUDA-graph mode over the packed budgets; needs packing); part of the key when on
     # (compiled kernels round differently).  CPU runs work either way.
     torch_compile: TorchCompile = False
+    # Memory, not results: each encoder layer's activations are recomputed in the backward pass instead of kept
+    # (transformers' gradient checkpointing, torch.utils.checkpoint with the RNG state kept, so the dropout masks, the
+    # loss and the gradients are the same: tests/test_concse_train.py), about a third more compute a step.  What lets
+    # Table 9's SimCSE at batch 512 (1,536 sentences a step) train in fp32 on a 24 GB CPU machine; enters no run key.
+    gradient_checkpointing: bool = False
     # which runs keep their trained encoder, as a sentence-transformers model (codeswitch.core.kept):
     # "none" | "best" (per table row, the seed best on Koglish STS-B dev) | "all"; enters no run key
     keep_models: str = "none"
@@ -208,6 +213,7 @@ class ConCSERun(RunSpec):
     study: str = not_in_key()  # "table3" | "table4" | ... (where the run is shown)
     label: str = not_in_key()  # its row or column label there
     keep_models: str = not_in_key()  # the section's keep_models: whether run_one keeps the trained encoder (core.kept.wanted)
+    gradient_checkpointing: bool = not_in_key(False)  # memory only: the same loss and gradients (the section's setting)
     temperature: float | None = None  # τ; None where no term uses it
     margin: float | None = None  # α; None without the triplet term
     triplet_weight: float | None = None  # λ; None without the triplet term

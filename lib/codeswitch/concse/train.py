@@ -229,6 +229,12 @@ def train_encoder(spec: ConCSERun, model_path: str, train: pd.DataFrame, dev: pd
 
     with quiet_transformers():
         model = build_encoder(model_path, max_length=spec.max_length, seed=spec.seed, head=spec.encoder_head)
+        if spec.gradient_checkpointing:  # memory only: layers recomputed in the backward, RNG state kept (same dropout)
+            backbone = model[0].auto_model
+            if hasattr(backbone, "activation_checkpointing_enable"):  # transformers >= 5.2x's name for it
+                backbone.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            else:
+                backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         device = profile.torch_device()
         dataset = nli_dataset(train, spec.method)
         dev_eval = sts_evaluator(dev, name=KeepBestEpoch.DEV, batch_size=spec.per_device_eval_batch_size, where="Koglish STS-B dev")

@@ -69,7 +69,9 @@ SAMPLE_LIMITS: Mapping[str, str] = {
           "(CoLA, STS-B) are both there.",
     "03": "Koglish-STS sample: STS-B (dev and test) only; STS12-16 and SICK-R are not in the sample, so Table 3 "
           "scores STS-B alone (concse.sts_tests: [stsb]) and its Avg. is STS-B's, not comparable with the paper's.",
-    "04": "as 03: the ablations are selected and scored on STS-B only.",
+    "04": "as 03: the ablations are selected and scored on STS-B only. Every ConCSE/SimCSE step recomputes its layers' "
+          "activations in the backward pass (concse.gradient_checkpointing: memory only, the same loss and gradients): "
+          "Table 9's SimCSE at the paper's batch of 512 ran out of this machine's 24 GB without it.",
     "06": f"IITB sample: 850 validation pairs and their alignments, no training split: {PARALLEL_HOLDOUT} of them (a "
           f"seeded random sample) validate the alignment and the other {850 - PARALLEL_HOLDOUT} train it "
           "(alignment.parallel_holdout); GLUECoS: SAIL 2017 (sentiment, Romanized; no test split) only, no NER or QA, "
@@ -89,6 +91,11 @@ BACKBONES: Mapping[str, str] = {"glue": "mBERT-base", "concse": "mBERT-base", "a
 #: is the project's GPU fast path (issue 24: equal up to float order), not a paper setting
 NO_PACKING = {"packing": False}
 
+#: ConCSE/SimCSE with each layer's activations recomputed in the backward pass (concse.gradient_checkpointing: memory
+#: only, the same loss and gradients): the first quick-local run of 04 (2026-11-29) was killed by the kernel's
+#: out-of-memory killer at 24 GB resident, in Table 9's SimCSE at the paper's batch of 512 (1,536 sentences a step, fp32)
+CONCSE_MEMORY = {"gradient_checkpointing": True}
+
 
 def delta(data_dir: Path, quick_yaml: Path, packing: bool = False) -> dict:
     """The quick-local delta for ``data_dir`` (absolute paths), as a mapping.  ``packing``: keep quick's packed
@@ -103,7 +110,8 @@ def delta(data_dir: Path, quick_yaml: Path, packing: bool = False) -> dict:
         "offline": True,
         "koglish_source": str(d / "koglish_sample"),
         "glue": {"backbones": one["glue"], **pad},
-        "concse": {"backbones": one["concse"], "sts_tests": ["stsb"], **pad},  # the sample's one STS set (SAMPLE_LIMITS)
+        "concse": {"backbones": one["concse"], "sts_tests": ["stsb"], **pad,  # the sample's one STS set (SAMPLE_LIMITS)
+                   **CONCSE_MEMORY},
         "alignment": {"backbones": one["alignment"], "parallel_source": str(d / "cfilt_en_hi"),
                       "parallel_holdout": PARALLEL_HOLDOUT,  # no training split in the sample (SAMPLE_LIMITS)
                       "align_layer": MINILM_ALIGN_LAYER,  # MiniLM has 6 layers, not mBERT's 12
