@@ -36,6 +36,11 @@ MODES = ("all_layers", "linear_head")
 OBJECTIVES = ("sentence", "word")
 
 
+def same_depth_layer(depth: int) -> int:
+    """awesome-align's extraction layer (8 of mBERT's 12) at the same relative depth of an encoder of ``depth`` layers."""
+    return round(8 * depth / 12)
+
+
 @dataclass(frozen=True)
 class Backbone:
     name: str  # a label

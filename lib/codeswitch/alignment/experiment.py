@@ -61,7 +61,7 @@ from ..core.learning import KEY as LEARNING, learning
 from ..core.profiles import Profile
 from ..core.runs import RunCache, config_hash
 from ..core.sampling import sample_indices, take
-from .config import AlignRun, AlignTuneRun, Config, ExtractionRun, FigureRun, FinetuneRun, load
+from .config import AlignRun, AlignTuneRun, Config, ExtractionRun, FigureRun, FinetuneRun, load, same_depth_layer
 from .plan import EXPERIMENT, FIGURE_FILE, SYNTHETIC_GLUECOS, TABLES, build_stages, cache_dir, specs
 from .train import auto_model
 
@@ -109,7 +109,7 @@ def check_align_layer(profile: Profile, c: Config, *, local_only: bool = False) 
             raise blame_override(ConfigError(
                 f"{source}: alignment.align_layer = {c.align_layer} is not a hidden state of "
                 f"backbone {b.name} ({b.model}): it has {depth} layers, hidden states 0..{depth}.  awesome-align takes layer 8 "
-                f"of mBERT's 12; the same depth here is layer {round(8 * depth / 12)}", ("alignment", "align_layer")),
+                f"of mBERT's 12; the same depth here is layer {same_depth_layer(depth)}", ("alignment", "align_layer")),
                 ("alignment", "align_layer"), profile.overrides, source) from None
 
 

@@ -35,6 +35,7 @@ from typing import Mapping, Sequence
 
 import yaml
 
+from ..alignment.config import same_depth_layer
 from .notebooks import NOTEBOOKS as NOTEBOOK_SPECS
 
 __all__ = ["MINILM", "MINILM_ALIGN_LAYER", "PARALLEL_HOLDOUT", "SAMPLES", "SAMPLE_LIMITS", "delta", "write_delta", "merge_times", "write_times", "write_record", "earlier_record", "learning_lines", "main"]
@@ -61,7 +62,7 @@ PARALLEL_HOLDOUT = 250
 #: 669a801) stopped in its extraction check with "align layer 8 does not exist (the encoder has hidden states 0..6)"
 #: (a correctness fix of the delta, not of quick's rule; the paper profile keeps 8).  alignment.run now checks the layer
 #: against each backbone's depth before anything trains (codeswitch.alignment.experiment.check_align_layer)
-MINILM_ALIGN_LAYER = 4
+MINILM_ALIGN_LAYER = same_depth_layer(6)  # 4
 
 #: what a sample lacks that a notebook's full grid needs, and what the delta does (stated in docs/quick.md)
 SAMPLE_LIMITS: Mapping[str, str] = {
