@@ -12,7 +12,6 @@ dev Spearman as one JSON line.  A check that the settings run on a GPU, not a be
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys

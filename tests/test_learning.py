@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pytest
 
-from codeswitch.core.learning import BASELINES, Learning, failures, learning, learning_records, summary
+from codeswitch.core.learning import BASELINES, failures, learning, learning_records, summary
 
 #: the run caches (below runs/<profile>/) whose training runs must each record a learning entry
 TRAINING_CACHES = ("glue", "concse", "contrastivemix", "alignment", "calbert")
