@@ -72,7 +72,10 @@ SAMPLE_LIMITS: Mapping[str, str] = {
           "scores STS-B alone (concse.sts_tests: [stsb]) and its Avg. is STS-B's, not comparable with the paper's.",
     "04": "as 03: the ablations are selected and scored on STS-B only. Every ConCSE/SimCSE step recomputes its layers' "
           "activations in the backward pass (concse.gradient_checkpointing: memory only, the same loss and gradients): "
-          "Table 9's SimCSE at the paper's batch of 512 ran out of this machine's 24 GB without it.",
+          "Table 9's SimCSE at the paper's batch of 512 ran out of this machine's 24 GB without it. The Koglish-NLI "
+          "sample's 500 rows are fewer than that batch: its one optimiser step falls in the linear warmup "
+          "(warmup_ratio 0.1 of 1 step: the first step's learning rate is 0), so 'SimCSE matched' is the untrained "
+          "encoder (its runs 'did not learn', gain 0) and its comparison is 'not checked'.",
     "06": f"IITB sample: 850 validation pairs and their alignments, no training split: {PARALLEL_HOLDOUT} of them (a "
           f"seeded random sample) validate the alignment and the other {850 - PARALLEL_HOLDOUT} train it "
           "(alignment.parallel_holdout); GLUECoS: SAIL 2017 (sentiment, Romanized; no test split) only, no NER or QA, "
