@@ -38,6 +38,32 @@ def test_a_verdict_states_direction_and_significance_apart():
     assert "2/2 comparisons go the paper's way; 1/2 significant (Student's t-test over seeds, α = 0.05)" in c.detail, c.detail
 
 
+def test_a_best_of_verdict_counts_the_gaps_and_their_significance():
+    """Issue 38, item 5, for "X is best" claims (ConCSE Tables 4-7, alignment's best scheme, ContrastiveMix's Table 3):
+    the verdict rests on the ordering, and the line says against how many entries X is ahead and how many of those gaps
+    are significant, along rows or columns alike; a significant gap the other way is counted apart."""
+    long = _seeded({"A": 70.0, "B": 60.0, "C": 69.5}, std=1.0, n=5)
+    c = claims.best_is(long, "A is best", expected="A", where="x")
+    assert c.holds is True and c.detail.startswith("highest: A 70.00, C 69.50, B 60.00"), c.detail
+    assert "A vs each other: 2/2 comparisons go the paper's way; 1/2 significant (Student's t-test over seeds" in c.detail
+    # the same cells as columns of one row (ConCSE's sweeps): the same verdict and count
+    swapped = long.rename(columns={"row": "column", "column": "row"})
+    t = claims.best_is(swapped, "A is best", expected="A", along="column")
+    assert t.holds is True and "A vs each other: 2/2 comparisons go the paper's way; 1/2 significant" in t.detail, t.detail
+    # C is not best: behind A (not significantly), ahead of B (significantly); B is behind both, significantly
+    notc = claims.best_is(long, "C is best", expected="C", where="x")
+    assert notc.holds is False and "1/2 comparisons go the paper's way; 1/2 significant" in notc.detail, notc.detail
+    notb = claims.best_is(long, "B is best", expected="B", where="x")
+    assert notb.holds is False and "0/2 comparisons go the paper's way; 0/2 significant" in notb.detail
+    assert "2 significant the other way" in notb.detail
+    # the ± convention matters: population stds (ddof=0) of 3 seeds read as larger sample stds
+    close = _seeded({"A": 62.5, "B": 62.0}, std=0.2, n=3)  # t = 3.06 with sample stds, 2.50 with population stds (df 4)
+    assert "1/1 comparisons go the paper's way; 1/1 significant" in claims.best_is(close, "t", expected="A", where="x").detail
+    assert "1/1 comparisons go the paper's way; 0/1 significant" in claims.best_is(close, "t", expected="A", where="x", ddof=0).detail
+    one = claims.best_is(_seeded({"A": 70.0, "C": 69.5}, std=0.0, n=1), "t", expected="A", where="x")
+    assert one.holds is True and "significance not testable" in one.detail, one.detail
+
+
 def test_a_significance_claim_fails_on_significance_with_its_direction_stated():
     long = _seeded({"A": 70.0, "B": 60.0, "C": 69.5}, std=1.0, n=5)
     c = claims.greater(long, "A significantly beats B and C", pairs=[("A", "B"), ("A", "C")], columns=["x"],

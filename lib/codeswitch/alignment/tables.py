@@ -138,7 +138,7 @@ def table3_1_claim(long: pd.DataFrame, profile=None):
     sig = claims.Significance(TEST, sig.significant, sig.alpha, sig.untestable)
     beats = claims.greater(long, text, pairs=pairs, columns=columns, source=source, skip=skip, significance=sig,
                            needs_significance=True)
-    tops = [claims.best_is(long, text, expected=best, where=c, source=source) for c in columns]
+    tops = [claims.best_is(long, text, expected=best, where=c, source=source, significance=sig) for c in columns]
     if contradiction:
         contradiction = "'significant improvements ... for all alignment training schemes' — " + contradiction
     if not tops:

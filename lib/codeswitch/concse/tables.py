@@ -278,7 +278,7 @@ def _loss_variants_claim(long: pd.DataFrame, ddof: int) -> claims.Claim:
     """:func:`table4_claim` with the ± convention ``ddof`` of the means' stds."""
     source = "ConCSE §5.3 Ablation Studies of Loss Functions, Table 4 (concse.md)"
     text = "ConCSE (v6, all three losses) scores best of the loss variants, and the cross contrastive loss alone (v1) beats SimCSE"
-    best = claims.best_is(long, text, expected="v6", along="row", where=STSB, source=source)
+    best = claims.best_is(long, text, expected="v6", along="row", where=STSB, source=source, ddof=ddof)
     v1 = claims.greater(long, text, pairs=[("v1", "SimCSE")], columns=[STSB], source=source,
                         significance=claims.seed_ttest(long, ddof=ddof, alpha=SIGNIFICANCE), needs_significance=True)
     if best.holds is None or v1.holds is None:
@@ -315,8 +315,10 @@ PAPER_BEST = {
 }
 
 
-def sweep_claim(long: pd.DataFrame, table: str) -> claims.Claim:
-    """Tables 5–7: the setting the paper names best scores best (ties: every tied setting counts as the best)."""
+def sweep_claim(long: pd.DataFrame, table: str, ddof: int = 0) -> claims.Claim:
+    """Tables 5–7: the setting the paper names best scores best (ties: every tied setting counts as the best); the
+    detail also says against how many other settings its gap is significant (Student's t-test over seeds with the ±
+    convention ``ddof``: reported, not required, as the paper names no test)."""
     expected, quote = PAPER_BEST[table]
     what = SWEEPS[table][0]
     source = f"ConCSE §5.3 {quote.split(':')[0]}, Table {table[-1]} (concse.md)"
@@ -324,25 +326,25 @@ def sweep_claim(long: pd.DataFrame, table: str) -> claims.Claim:
     known = long[pd.notna(long["mean"])]
     if known.empty:
         return claims.Claim(text, None, "the paper's values are unknown (lost in conversion)", source)
-    return claims.best_is(known, text, expected=expected, along="column", source=source)
+    return claims.best_is(known, text, expected=expected, along="column", source=source, ddof=ddof)
 
 
 @claims.register("concse_table5", paper="concse", table="table5")
 def table5_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 5: the best temperature τ is 0.05 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table5")
+    return sweep_claim(long, "table5", 0 if profile is None else load(profile).std_ddof)
 
 
 @claims.register("concse_table6", paper="concse", table="table6")
 def table6_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 6: the best triplet weight λ is 1.2 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table6")
+    return sweep_claim(long, "table6", 0 if profile is None else load(profile).std_ddof)
 
 
 @claims.register("concse_table7", paper="concse", table="table7")
 def table7_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 7: the best margin α is 1 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table7")
+    return sweep_claim(long, "table7", 0 if profile is None else load(profile).std_ddof)
 
 
 #: each sweep's setting: (its name in captions, the Config field listing its points)
@@ -366,7 +368,7 @@ def sweep_table(scores: pd.DataFrame, c: Config, profile: Profile, table: str, *
         notes.append(f"The paper prints six numbers ({printed}) under five headers; the mapping is unknown, so every paper cell reads '?'.")
         notes.append("λ = N/A is the run without the triplet term (= Table 4's v3).")
     n = int(scores.loc[scores["study"] == table, "seed"].nunique())
-    claim = sweep_claim(long, table)
+    claim = sweep_claim(long, table, c.std_ddof)
     return save_table(
         wide, f"concse_{table}", profile,
         caption=f"ConCSE-{c.ablation_backbone} on Koglish-STS-B vs the {what} (Spearman × 100); {_ddof_note(c, n)}",

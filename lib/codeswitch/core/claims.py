@@ -358,20 +358,46 @@ def all_of(text: str, parts: Sequence[tuple[str, Claim]], *, source: str = "", c
     return Claim(text, not failed, detail, source, contradiction)
 
 
-def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row", where: str | None = None, source: str = "") -> Claim:
+def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row", where: str | None = None, source: str = "",
+            significance: Significance | None | str = "seeds", ddof: int = 1) -> Claim:
     """The highest mean along ``along`` ("row" or "column", restricted to ``where`` in the other axis) is ``expected``.
 
-    Ties are decided by a stated rule, never by row order: every entry tied for the highest mean counts as the best."""
-    other = "column" if along == "row" else "row"
-    df = long if where is None else long[long[other].astype(str) == where]
+    Ties are decided by a stated rule, never by row order: every entry tied for the highest mean counts as the best.
+    The detail gives the top three, then ``expected`` against each other entry, direction and significance apart
+    (:func:`tally`, issue 38): how many it beats, and how many of those gaps are significant.  The verdict rests on
+    the ordering (the papers name a best setting, not a significant one).  ``significance``: as :func:`greater`'s (the
+    default ``"seeds"``: :func:`seed_ttest` with the frame's ± convention ``ddof``), keyed by ``(better, worse, where)``
+    along rows; ``along="column"`` transposes the frame first, so the same test reads the cells of row ``where``."""
+    if along == "column":  # the same rule on the transposed frame: entries are columns, ``where`` a row
+        swapped = long.rename(columns={"row": "column", "column": "row"})
+        return best_is(swapped, text, expected=expected, along="row", where=where, source=source, significance=significance, ddof=ddof)
+    df = long if where is None else long[long["column"].astype(str) == where]
     df = df[pd.notna(df["mean"])]
-    if df.empty or expected not in set(df[along].astype(str)):
+    if df.empty or expected not in set(df["row"].astype(str)):
         return Claim(text, None, f"'{expected}' was not run", source)
     values = df["mean"].astype(float)
     top = float(values.max())
-    tied = [str(r) for r, m in zip(df[along], values) if m == top]  # a tie: every tied entry counts as the best
-    ranking = ", ".join(f"{r} {_fmt(float(m))}" for r, m in sorted(zip(df[along].astype(str), values), key=lambda t: -t[1])[:3])
+    tied = [str(r) for r, m in zip(df["row"], values) if m == top]  # a tie: every tied entry counts as the best
+    ranking = ", ".join(f"{r} {_fmt(float(m))}" for r, m in sorted(zip(df["row"].astype(str), values), key=lambda t: -t[1])[:3])
     detail = f"highest: {ranking}" + (f"; tie for the highest between {', '.join(tied)}" if len(tied) > 1 else "")
+    if significance == "seeds":
+        significance = seed_ttest(long, ddof=ddof)
+    columns = set(df["column"].astype(str))
+    col = where if where is not None else (next(iter(columns)) if len(columns) == 1 else None)  # the cells' one column
+    mine = float(values[(df["row"].astype(str) == expected).to_numpy()].iloc[0])
+    others = [(str(r), float(m)) for r, m in zip(df["row"], values) if str(r) != expected]
+    went = tested = sig = against = 0
+    for other, m in others:
+        ahead = mine > m
+        went += ahead
+        s = significance.significant(expected, other, col) if significance is not None and col is not None else None
+        if s is not None:
+            tested += 1
+            sig += bool(s and ahead)
+            against += bool(s and not ahead)
+    if others:
+        detail += f"; {expected} vs each other: " + tally(went, len(others), significant=sig, against=against, tested=tested,
+                                                          significance=significance)
     return Claim(text, expected in tied, detail, source)
 
 
