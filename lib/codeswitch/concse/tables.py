@@ -261,6 +261,11 @@ def table4(scores: pd.DataFrame, c: Config, profile: Profile, *, learning=()) ->
     )
 
 
+def _std_ddof(profile: Profile | None) -> int:
+    """The ± convention of the profile's ConCSE section (``std_ddof``); none given (the paper's own numbers): population std."""
+    return 0 if profile is None else load(profile).std_ddof
+
+
 @claims.register("concse_table4", paper="concse", table="table4")
 def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """ConCSE §5.3 "Ablation Studies of Loss Functions" (concse.md): "only L_CS^Con results in a significant performance
@@ -271,7 +276,7 @@ def table4_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.C
     (Student's t-test over seeds, p < 0.05) where both ± are known (the paper prints none for Table 4).
     ``profile``: the ± convention (``std_ddof``; none: population std) — checked on the paper's numbers by
     :func:`codeswitch.core.claims.on_paper`, an entry point that builds the section's Config here."""
-    return _loss_variants_claim(long, 0 if profile is None else load(profile).std_ddof)
+    return _loss_variants_claim(long, _std_ddof(profile))
 
 
 def _loss_variants_claim(long: pd.DataFrame, ddof: int) -> claims.Claim:
@@ -294,8 +299,7 @@ def table4_components_claim(long: pd.DataFrame, profile: Profile | None = None) 
 
     Checked: v2 < v1, v3 > v1 and v5 > v1 on Koglish-STS-B (the directions; the paper words none of them "significant",
     so significance is reported, not required: Student's t-test over seeds with the profile's ± convention)."""
-    ddof = 0 if profile is None else load(profile).std_ddof
-    return _components_claim(long, ddof)
+    return _components_claim(long, _std_ddof(profile))
 
 
 def _components_claim(long: pd.DataFrame, ddof: int) -> claims.Claim:
@@ -332,19 +336,19 @@ def sweep_claim(long: pd.DataFrame, table: str, ddof: int = 0) -> claims.Claim:
 @claims.register("concse_table5", paper="concse", table="table5")
 def table5_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 5: the best temperature τ is 0.05 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table5", 0 if profile is None else load(profile).std_ddof)
+    return sweep_claim(long, "table5", _std_ddof(profile))
 
 
 @claims.register("concse_table6", paper="concse", table="table6")
 def table6_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 6: the best triplet weight λ is 1.2 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table6", 0 if profile is None else load(profile).std_ddof)
+    return sweep_claim(long, "table6", _std_ddof(profile))
 
 
 @claims.register("concse_table7", paper="concse", table="table7")
 def table7_claim(long: pd.DataFrame, profile: Profile | None = None) -> claims.Claim:
     """Table 7: the best margin α is 1 (:func:`sweep_claim`)."""
-    return sweep_claim(long, "table7", 0 if profile is None else load(profile).std_ddof)
+    return sweep_claim(long, "table7", _std_ddof(profile))
 
 
 #: each sweep's setting: (its name in captions, the Config field listing its points)

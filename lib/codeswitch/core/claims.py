@@ -271,6 +271,20 @@ def tally(went: int, n: int, *, significant: int = 0, against: int = 0, tested: 
     return line
 
 
+def _significance_counts(compared: Sequence[tuple[str, str, str | None, bool]],
+                         significance: Significance | None) -> tuple[int, int, int]:
+    """``(significant the paper's way, tested, significant the other way)`` of ``(better, worse, column, went)``
+    comparisons (``column`` ``None``: not testable)."""
+    tested = sig = against = 0
+    for better, worse, col, went in compared:
+        s = significance.significant(better, worse, col) if significance is not None and col is not None else None
+        if s is not None:
+            tested += 1
+            sig += bool(s and went)
+            against += bool(s and not went)
+    return sig, tested, against
+
+
 def greater(
     long: pd.DataFrame,
     text: str,
@@ -304,8 +318,7 @@ def greater(
     cells = means(long)
     columns = list(columns)
     skip = set(skip)
-    checked, skipped, failed, missing = 0, 0, [], []
-    tested = sig = against = 0
+    compared, skipped, failed, missing = [], 0, [], []
     for better, worse in pairs:
         for col in columns:
             if (better, worse, col) in skip:
@@ -315,18 +328,13 @@ def greater(
             if a is None or b is None:
                 missing.append(f"{better if a is None else worse} / {col}")
                 continue
-            checked += 1
-            went = a > b
-            if not went:
+            compared.append((better, worse, col, a > b))
+            if not a > b:
                 failed.append(f"{better} {_fmt(a)} vs {worse} {_fmt(b)} on {col}")
-            s = significance.significant(better, worse, col) if significance is not None else None
-            if s is not None:
-                tested += 1
-                sig += bool(s and went)
-                against += bool(s and not went)
-    if not checked:
+    if not compared:
         return Claim(text, None, "no cell to compare" + (f": missing {missing[0]}" if missing else ""), source, contradiction)
-    went = checked - len(failed)
+    checked, went = len(compared), len(compared) - len(failed)
+    sig, tested, against = _significance_counts(compared, significance)
     detail = tally(went, checked, significant=sig, against=against, tested=tested, significance=significance, way=way)
     direction = went >= min_share * checked - 1e-9
     significant = not needs_significance or not tested or sig >= min_share * tested - 1e-9
@@ -384,20 +392,12 @@ def best_is(long: pd.DataFrame, text: str, *, expected: str, along: str = "row",
         significance = seed_ttest(long, ddof=ddof)
     columns = set(df["column"].astype(str))
     col = where if where is not None else (next(iter(columns)) if len(columns) == 1 else None)  # the cells' one column
-    mine = float(values[(df["row"].astype(str) == expected).to_numpy()].iloc[0])
-    others = [(str(r), float(m)) for r, m in zip(df["row"], values) if str(r) != expected]
-    went = tested = sig = against = 0
-    for other, m in others:
-        ahead = mine > m
-        went += ahead
-        s = significance.significant(expected, other, col) if significance is not None and col is not None else None
-        if s is not None:
-            tested += 1
-            sig += bool(s and ahead)
-            against += bool(s and not ahead)
-    if others:
-        detail += f"; {expected} vs each other: " + tally(went, len(others), significant=sig, against=against, tested=tested,
-                                                          significance=significance)
+    by_row = dict(zip(df["row"].astype(str), values))
+    compared = [(expected, other, col, by_row[expected] > m) for other, m in by_row.items() if other != expected]
+    if compared:
+        sig, tested, against = _significance_counts(compared, significance)
+        detail += f"; {expected} vs each other: " + tally(sum(went for *_, went in compared), len(compared), significant=sig,
+                                                          against=against, tested=tested, significance=significance)
     return Claim(text, expected in tied, detail, source)
 
 
